@@ -1,0 +1,38 @@
+# tpindex: two commands set everything up on a fresh machine: `make index` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DB ?= db/tpindex.db
+TAGS ?= v0.30.0..v0.32.0
+
+.PHONY: install index test lint serve bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+index: $(STAMP)
+	$(BIN)/tpindex build --from-pypi --tags '$(TAGS)' --db $(DB)
+	$(BIN)/tpindex versions --db $(DB)
+	@echo "Database: $(DB)   Browse it: make serve   Ask: $(BIN)/tpindex which NAME --db $(DB)"
+
+test: $(STAMP)
+	$(BIN)/ruff check indexer tests
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check indexer tests
+
+serve: $(STAMP)
+	$(BIN)/tpindex serve --db $(DB)
+
+bench: $(STAMP)
+	$(BIN)/python tests/bench/bench.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,281 @@
+"""The build: sources -> extract -> store -> resolve, one transaction per version.
+
+Each unique blob is parsed once (in worker processes, while this process walks the next version and
+writes); a blob met at a new path is located again from its stored raw facts, not parsed. A version is
+written in one transaction whose last statement marks it complete, so a build killed at any moment
+leaves only complete versions behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+import zlib
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import store
+from .extract import extractor_id, parse
+from .extract.locate import locate
+from .scope import Scope, module_of, parsed
+from .sources import VersionRef
+from .specs import sort_key
+
+INLINE_PARSE_LIMIT = 24  # fewer new blobs than this in a version: parse here, skip the pool round trip
+
+
+class BuildError(Exception):
+    pass
+
+
+@dataclass
+class BuildStats:
+    versions_added: list[str] = field(default_factory=list)
+    versions_reindexed: list[str] = field(default_factory=list)
+    versions_skipped: list[str] = field(default_factory=list)
+    blobs_parsed: int = 0
+    blobs_reused: int = 0
+    parses: dict[str, int] = field(default_factory=dict)  # blob id -> times parsed in this run
+    files: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        added = len(self.versions_added) + len(self.versions_reindexed)
+        parts = [f"{added} version(s) indexed"]
+        if self.versions_reindexed:
+            parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor changed)")
+        parts.append(f"{len(self.versions_skipped)} already indexed and skipped")
+        return (", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
+                f" earlier versions or builds; {self.files} file(s) mapped; {self.seconds:.2f} s.")
+
+
+class BuildLock:
+    """One build per database at a time: a second one is refused with a clear message."""
+
+    def __init__(self, db_path: Path):
+        self.path = Path(str(db_path) + ".lock")
+
+    def __enter__(self):
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise BuildError(f"cannot create {self.path} ({e.strerror}); check the directory's permissions") from e
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            raise BuildError(f"another tpindex build is writing {str(self.path)[:-5]}; wait for it to finish"
+                             " or build into another --db") from None
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def build(
+    db_path: str | Path,
+    source,
+    versions: list[VersionRef],
+    scope: Scope,
+    jobs: int | None = None,
+    dedup: bool = True,
+    progress: Callable[[], None] | None = None,
+    upstream: str | None = None,
+) -> BuildStats:
+    t0 = time.perf_counter()
+    stats = BuildStats()
+    db_path = Path(db_path)
+    with BuildLock(db_path):
+        db = store.connect(db_path)
+        try:
+            Builder(db, source, scope, stats, jobs, dedup).run(versions, progress)
+            if upstream:
+                with db.conn:
+                    store.set_meta(db, "upstream", upstream)
+        finally:
+            db.conn.close()
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+class Builder:
+    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool):
+        self.db, self.source, self.scope, self.stats = db, source, scope, stats
+        self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.dedup = dedup
+        self.extractor = extractor_id()
+        self.known_blobs = {r[0] for r in db.execute("select id from blobs where extractor = ?", [self.extractor])}
+        self.units = {(b, p): i for i, b, p in db.execute(
+            "select id, blob_id, path from units where extractor = ?", [self.extractor])}
+        self.pool = None
+        self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
+
+    # -- plan ------------------------------------------------------------------------------------
+    def todo(self, versions: list[VersionRef]) -> list[tuple[VersionRef, int | None]]:
+        out = []
+        for ref in versions:
+            row = self.db.execute(
+                "select id, commit_id, status, scope, extractor from versions where label = ?", [ref.label]
+            ).fetchone()
+            if row and row[1] == ref.commit and row[2] == "complete" and row[3] == self.scope.name \
+                    and row[4] == self.extractor:
+                self.stats.versions_skipped.append(ref.label)
+                continue
+            out.append((ref, row[0] if row else None))
+        return out
+
+    def run(self, versions: list[VersionRef], progress) -> None:
+        pending: deque = deque()
+        try:
+            for ref, old_id in self.todo(versions):
+                entries = list(self.source.files(ref, self.scope))
+                self.submit(entries)
+                pending.append((ref, old_id, entries))
+                if len(pending) > 1:
+                    self.write(*pending.popleft())
+                    if progress:
+                        progress()
+            while pending:
+                self.write(*pending.popleft())
+                if progress:
+                    progress()
+            self.renumber()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
+
+    # -- parse -------------------------------------------------------------------------------------
+    def submit(self, entries) -> None:
+        new = []
+        for e in entries:
+            if not parsed(e.path):
+                continue
+            if self.dedup and (e.blob_id in self.known_blobs or e.blob_id in self.inflight):
+                continue
+            new.append(e)
+            self.inflight[e.blob_id] = None
+        if not new:
+            return
+        if len(new) < INLINE_PARSE_LIMIT or self.jobs <= 1:
+            for e in new:
+                data = e.read()
+                self.inflight[e.blob_id] = (len(data), parse(data))
+                self._count(e.blob_id)
+            return
+        pool = self._pool()
+        for e in new:
+            data = e.read()
+            self.inflight[e.blob_id] = (len(data), pool.submit(parse, data))
+            self._count(e.blob_id)
+
+    def _count(self, blob_id: str) -> None:
+        self.stats.parses[blob_id] = self.stats.parses.get(blob_id, 0) + 1
+        self.stats.blobs_parsed += 1
+
+    def _pool(self):
+        if self.pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"))
+        return self.pool
+
+    def _result(self, blob_id: str):
+        size, res = self.inflight.pop(blob_id)
+        if hasattr(res, "result"):
+            res = res.result()
+        return size, res
+
+    # -- write -------------------------------------------------------------------------------------
+    def write(self, ref: VersionRef, old_id: int | None, entries) -> None:
+        db, conn = self.db, self.db.conn
+        parsed_here: dict[str, dict] = {}
+        with conn:  # one transaction per version
+            conn.execute("begin immediate")
+            for e in entries:
+                if e.blob_id in self.inflight and self.inflight[e.blob_id] is not None:
+                    size, res = self._result(e.blob_id)
+                    parsed_here[e.blob_id] = res
+                    self._store_blob(e.blob_id, size, res)
+            if old_id is not None:
+                conn.execute("delete from versions where id = ?", [old_id])
+                self.stats.versions_reindexed.append(ref.label)
+            else:
+                self.stats.versions_added.append(ref.label)
+            cur = conn.execute(
+                "insert into versions(label, ref, commit_id, source, status, scope, extractor, indexed_at)"
+                " values (?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
+                [ref.label, ref.ref, ref.commit, ref.source, self.scope.name, self.extractor])
+            version_id = cur.lastrowid
+            rows = []
+            for e in entries:
+                unit = self._unit(e, parsed_here)
+                rows.append((version_id, e.path, unit))
+            conn.executemany("insert or replace into files(version_id, path, unit_id) values (?, ?, ?)", rows)
+            self.stats.files += len(rows)
+            from .resolve import resolve_version
+
+            n_registered = resolve_version(db, version_id)
+            if n_registered == 0:
+                self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
+            conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
+                         [len(rows), "found" if n_registered else "none", version_id])
+
+    def _store_blob(self, blob_id: str, size: int, res: dict) -> None:
+        packed = zlib.compress(json.dumps(res["facts"], separators=(",", ":")).encode(), 1)
+        self.db.conn.execute(
+            "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts)"
+            " values (?, ?, ?, ?, ?, ?, ?, ?)",
+            [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
+             res["error"], packed])
+        self.known_blobs.add(blob_id)
+
+    def _unit(self, e, parsed_here: dict[str, dict]) -> int:
+        key = (e.blob_id, e.path)
+        if key in self.units:
+            if e.blob_id not in parsed_here:
+                self.stats.blobs_reused += 1
+            return self.units[key]
+        conn = self.db.conn
+        if not parsed(e.path):
+            if e.blob_id not in self.known_blobs:
+                conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
+                             [e.blob_id, self.extractor])
+                self.known_blobs.add(e.blob_id)
+            facts = {}
+        elif e.blob_id in parsed_here:
+            facts = parsed_here[e.blob_id]["facts"]
+        else:
+            self.stats.blobs_reused += 1
+            packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
+            facts = json.loads(zlib.decompress(packed)) if packed else {}
+        old = conn.execute("select id from units where blob_id = ? and path = ?", key).fetchone()
+        if old:  # stale facts of an older extractor: replace them under the same unit id
+            unit_id = old[0]
+            for table in store.FACT_TABLES:
+                conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
+            conn.execute("update units set extractor = ?, module = ? where id = ?",
+                         [self.extractor, module_of(e.path), unit_id])
+        else:
+            unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
+                                   [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid
+        for table, rows in locate(facts, e.path).items():
+            if rows:
+                cols = list(rows[0])
+                conn.executemany(
+                    f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                    [(unit_id, *[r[c] for c in cols]) for r in rows])
+        self.units[key] = unit_id
+        return unit_id
+
+    def renumber(self) -> None:
+        labels = [r[0] for r in self.db.execute("select label from versions")]
+        with self.db.conn:
+            self.db.conn.executemany("update versions set ord = ? where label = ?",
+                                     [(i, label) for i, label in enumerate(sorted(labels, key=sort_key))])

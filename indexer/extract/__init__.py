@@ -1,0 +1,81 @@
+"""Extract: pure functions from a file's bytes to raw facts, one module per fact kind, each driven by a
+tree-sitter pattern file. A blob is parsed once and every pattern runs on the same tree.
+
+`parse(data)` gives the raw facts of a blob (independent of where the blob sits); `locate.locate()`
+turns them into rows for one path (modules, relative imports, names resolved through imports).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+from . import adapters, classes, imports, markers, namechecks, plants, registry
+from .ts import parser, queries_dir
+
+# Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
+# (a new plant) makes every stored fact stale and recomputed on the next build.
+EXTRACTOR_VERSION = 1
+
+KINDS = {
+    "imports": imports.extract,
+    "classes": classes.extract,
+    "markers": markers.extract,
+    "plants": plants.extract,
+    "adapter_bindings": adapters.extract,
+    "registrations": registry.extract,
+    "name_checks": namechecks.extract,
+}
+
+
+@functools.cache
+def extractor_id() -> str:
+    h = hashlib.sha1()
+    for p in sorted(queries_dir().rglob("*.scm")):
+        h.update(p.relative_to(queries_dir()).as_posix().encode() + b"\0" + p.read_bytes())
+    return f"{EXTRACTOR_VERSION}:{h.hexdigest()[:12]}"
+
+
+def parse(data: bytes) -> dict:
+    """Raw facts of one blob, and how well it parsed. Never raises for any input bytes."""
+    out: dict = {"status": "ok", "error_count": 0, "first_error_line": None, "error": None, "facts": {}}
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        out["status"], out["error"] = "not-utf8", f"invalid UTF-8 at byte {e.start}"
+    if b"\0" in data:
+        out["status"], out["error"] = "nul-bytes", "NUL byte at offset %d" % data.index(b"\0")
+    try:
+        tree = parser().parse(data)
+        root = tree.root_node
+        if root.has_error:
+            count, first = _errors(root)
+            out["error_count"], out["first_error_line"] = count, first
+            if out["status"] == "ok":
+                out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
+        for kind, fn in KINDS.items():
+            out["facts"][kind] = fn(root)
+    except Exception as e:  # a parser or pattern failure must not stop the build: record it
+        out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
+        out["facts"] = {}
+    return out
+
+
+def _errors(root) -> tuple[int, int | None]:
+    """Number of ERROR / MISSING nodes and the first line with one (iterative: deep trees are fine)."""
+    count, first = 0, None
+    cursor = root.walk()
+    stack_done = False
+    while not stack_done:
+        node = cursor.node
+        if node.is_error or node.is_missing:
+            count += 1
+            line = node.start_point.row + 1
+            first = line if first is None else min(first, line)
+        if node.has_error and not node.is_missing and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                stack_done = True
+                break
+    return count, first

@@ -1,0 +1,135 @@
+"""Classes: qualified name, span, decorators, bases (positional and keyword kept apart), methods with the
+shape of their body, and class attributes assigned literal values."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .ts import captures, line, qualname, query, text
+
+LITERALS = {"string", "concatenated_string", "integer", "float", "true", "false", "none"}
+CONTAINERS = {"list", "tuple", "dictionary", "set"}
+STREAMING = "extract_tool_calls_streaming"
+
+
+def extract(root: Node) -> list[dict]:
+    return [_class(node) for node in captures(query("classes.scm"), root).get("class", [])]
+
+
+def _class(node: Node) -> dict:
+    body = node.child_by_field_name("body")
+    methods, attrs = [], []
+    for stmt in body.named_children if body is not None else []:
+        defn = stmt.child_by_field_name("definition") if stmt.type == "decorated_definition" else stmt
+        if defn is not None and defn.type == "function_definition":
+            methods.append(_method(defn, stmt))
+        elif stmt.type == "expression_statement" and stmt.named_child_count == 1:
+            attr = _literal_attr(stmt.named_children[0])
+            if attr:
+                attrs.append(attr)
+    bases, keywords = [], []
+    supers = node.child_by_field_name("superclasses")
+    for arg in supers.named_children if supers is not None else []:
+        if arg.type == "keyword_argument":
+            keywords.append({"name": text(arg.child_by_field_name("name")),
+                             "written": text(arg.child_by_field_name("value"))})
+        elif arg.type not in ("comment",):
+            bases.append({"written": text(arg), "head": _head(arg)})
+    decorated = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else None
+    decorators = [text(d.named_children[0]) for d in decorated.named_children
+                  if d.type == "decorator"] if decorated else []
+    streaming = next((m["body"] for m in methods if m["name"] == STREAMING), None)
+    return {
+        "qualname": qualname(node),
+        "name": text(node.child_by_field_name("name")),
+        "line": line(decorated or node),
+        "end_line": node.end_point.row + 1,
+        "decorators": decorators,
+        "bases": bases,
+        "keywords": keywords,
+        "methods": methods,
+        "attrs": attrs,
+        "no_methods": not methods,
+        "streaming": streaming,
+        "nested_in": _nesting(node),
+    }
+
+
+def _head(expr: Node) -> str | None:
+    """The dotted name a base expression refers to: `a.B` -> a.B, `Generic[T]` -> Generic, else None."""
+    if expr.type == "subscript":
+        return _head(expr.child_by_field_name("value"))
+    if expr.type == "call":
+        return None
+    if expr.type in ("identifier", "attribute"):
+        written = text(expr)
+        return written if all(p.isidentifier() for p in written.split(".")) else None
+    return None
+
+
+def _method(defn: Node, stmt: Node) -> dict:
+    return {
+        "name": text(defn.child_by_field_name("name")),
+        "line": line(stmt),
+        "end_line": defn.end_point.row + 1,
+        "body": _body_kind(defn.child_by_field_name("body")),
+    }
+
+
+def _body_kind(body: Node | None) -> str:
+    """'returns-none' (only returns None / pass), 'raises-not-implemented', or 'code'."""
+    stmts = [s for s in (body.named_children if body is not None else []) if s.type != "comment"]
+    if stmts and stmts[0].type == "expression_statement" and stmts[0].named_children and \
+            stmts[0].named_children[0].type == "string":
+        stmts = stmts[1:]  # docstring
+    if not stmts:
+        return "returns-none"
+    if all(_returns_none(s) for s in stmts):
+        return "returns-none"
+    if len(stmts) == 1 and stmts[0].type == "raise_statement":
+        raised = stmts[0].named_children[0] if stmts[0].named_children else None
+        if raised is not None and text(raised).split("(")[0].strip() == "NotImplementedError":
+            return "raises-not-implemented"
+    return "code"
+
+
+def _returns_none(stmt: Node) -> bool:
+    if stmt.type == "pass_statement":
+        return True
+    if stmt.type == "return_statement":
+        vals = stmt.named_children
+        return not vals or (len(vals) == 1 and vals[0].type == "none")
+    if stmt.type == "expression_statement" and stmt.named_child_count == 1:
+        return stmt.named_children[0].type == "ellipsis"
+    return False
+
+
+def _literal_attr(node: Node) -> dict | None:
+    if node.type != "assignment":
+        return None
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None or right is None or left.type != "identifier" or not _is_literal(right):
+        return None
+    return {"name": text(left), "value": text(right), "line": line(node)}
+
+
+def _is_literal(node: Node) -> bool:
+    if node.type in LITERALS:
+        return not (node.type == "string" and any(c.type == "interpolation" for c in node.named_children))
+    if node.type == "unary_operator":
+        return _is_literal(node.named_children[-1])
+    if node.type in CONTAINERS:
+        return all(_is_literal(c.child_by_field_name("key")) and _is_literal(c.child_by_field_name("value"))
+                   if c.type == "pair" else _is_literal(c) for c in node.named_children)
+    return False
+
+
+def _nesting(node: Node) -> str:
+    n = node.parent
+    while n is not None:
+        if n.type == "function_definition":
+            return "function"
+        if n.type == "class_definition":
+            return "class"
+        n = n.parent
+    return "module"

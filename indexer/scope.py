@@ -1,0 +1,82 @@
+"""Which paths of a version tree are indexed.
+
+A scope is a list of glob patterns over repository paths (fnmatch: `*` also crosses `/`). Sources walk
+only the literal directory prefix of each pattern, so a scope never reads the rest of the tree.
+Only Python files under `vllm/` are parsed; other in-scope files (chat templates, tests) are recorded
+as present.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+# Every path the tool-calling subsystem has had (DESIGN.md section 2).
+TOOL_CALLING = (
+    "vllm/entrypoints/openai/tool_parsers/*.py",
+    "vllm/entrypoints/openai/reasoning_parsers/*.py",
+    "vllm/tool_parsers/*.py",
+    "vllm/reasoning/*.py",
+    "vllm/parser/*.py",
+    "vllm/entrypoints/openai/cli_args.py",
+    "vllm/entrypoints/openai/serving_chat.py",
+    "examples/tool_chat_template_*.jinja",
+    "tests/tool_parsers/test_*.py",
+)
+ALL = ("vllm/*.py",)
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True)
+class Scope:
+    patterns: tuple[str, ...]
+    name: str = "default"
+
+    @classmethod
+    def named(cls, name: str, extra: tuple[str, ...] = ()) -> Scope:
+        if name == "default":
+            base = TOOL_CALLING
+        elif name == "all":
+            base = ALL + TOOL_CALLING[-2:]
+        else:
+            raise ValueError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)")
+        label = name if not extra else f"{name}+" + ",".join(extra)
+        return cls(tuple(dict.fromkeys(base + tuple(extra))), label)
+
+    def roots(self) -> list[str]:
+        """Literal directory prefixes to walk ("" = the whole tree), with nested ones dropped."""
+        roots = set()
+        for pat in self.patterns:
+            m = _GLOB_CHARS.search(pat)
+            literal = pat if m is None else pat[: m.start()]
+            roots.add(literal if m is None else literal.rpartition("/")[0])
+        out: list[str] = []
+        for r in sorted(roots, key=len):
+            if not any(r == o or r.startswith(o + "/") or o == "" for o in out):
+                out.append(r)
+        return sorted(out)
+
+    def matches(self, path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, p) for p in self.patterns)
+
+
+def parsed(path: str) -> bool:
+    """Whether a path in scope is parsed for facts (Python under vllm/) or only recorded."""
+    return path.startswith("vllm/") and path.endswith(".py")
+
+
+def module_of(path: str) -> str:
+    """Dotted module of a repository path: vllm/a/b.py -> vllm.a.b, vllm/a/__init__.py -> vllm.a."""
+    p = path[:-3] if path.endswith(".py") else path
+    parts = p.split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_of(path: str) -> str:
+    """The package a file's relative imports start from."""
+    mod = module_of(path)
+    return mod if path.endswith("/__init__.py") else mod.rpartition(".")[0]

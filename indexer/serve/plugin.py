@@ -1,0 +1,1 @@
+"""Datasette plugin (see issue 6)."""

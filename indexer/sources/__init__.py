@@ -1,0 +1,47 @@
+"""Where version trees come from.
+
+A source lists candidate version names (tags, released versions), turns a chosen name into a
+`VersionRef`, and yields the in-scope files of a version as `FileEntry`s whose bytes are read lazily.
+Blob ids are git blob ids (sha1 of b"blob <len>\\0" + data), so one file is one blob whichever source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class VersionRef:
+    label: str  # what people call it: "v0.32.0", a branch name, a directory's version
+    ref: str  # what was asked for: tag, ref, archive file name, directory
+    commit: str  # identity of the content: git commit, archive sha256, directory digest
+    source: str  # "git" | "pypi" | "dir"
+    sort_key: tuple = field(compare=False, default=())
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # repository-relative, "/"-separated
+    blob_id: str
+    read: Callable[[], bytes] = field(compare=False, repr=False)
+
+
+class Source(Protocol):
+    kind: str
+
+    def names(self) -> list[str]:
+        """Candidate version names the tag-spec grammar selects from (tags, released versions)."""
+
+    def ref(self, name: str) -> VersionRef:
+        """The version for a name from names() or any other ref the source understands."""
+
+    def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
+        """In-scope files of a version, walking only the scope's subtrees."""
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

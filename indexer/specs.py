@@ -1,0 +1,117 @@
+"""The tag-spec grammar of `--tags`, over the version names a source lists.
+
+    A..B     every version from A to B inclusive, in PEP 440 order (not commit or date order)
+    A.. ..B  open ends
+    a,b,c    lists (any mix of the forms here)
+    v0.3*    shell globs
+    NAME     one tag or version by name (pre-releases included), or any other ref the source knows
+
+Pre-releases (rc, dev, a, b) are left out of ranges and globs unless `pre`; names that do not parse
+as versions are ignored by ranges.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+
+
+class SpecError(ValueError):
+    """A spec that is malformed or selects nothing; the message says what exists instead."""
+
+
+def parse_version(name: str) -> Version | None:
+    text = name[1:] if name[:1] in ("v", "V") else name
+    if not text or not text[0].isdigit():
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def sort_key(name: str) -> tuple:
+    v = parse_version(name)
+    return (0, v, name) if v is not None else (1, Version("0"), name)
+
+
+@dataclass
+class Selection:
+    names: list[str]  # in version order
+    refs: list[str] = field(default_factory=list)  # explicit non-tag refs, in the order given
+    ignored: list[str] = field(default_factory=list)  # names that do not parse as versions
+
+
+def closest(word: str, names: Iterable[str], n: int = 3) -> list[str]:
+    names = list(names)
+    close = difflib.get_close_matches(word, names, n=n, cutoff=0.5)
+    if not close:
+        v = parse_version(word)
+        versions = sorted((x for x in names if parse_version(x)), key=sort_key)
+        if v is not None and versions:
+            below = [x for x in versions if parse_version(x) <= v]
+            above = [x for x in versions if parse_version(x) > v]
+            close = below[-1:] + above[:1]
+        else:
+            close = versions[-n:]
+    return close
+
+
+def _bound(text: str, names: set[str], spec: str) -> Version | None:
+    if not text:
+        return None
+    v = parse_version(text)
+    if v is None:
+        raise SpecError(f"range end {text!r} in {spec!r} is not a version (write e.g. v0.30.0..v0.32.0)")
+    return v
+
+
+def select(
+    spec: str,
+    names: Iterable[str],
+    pre: bool = False,
+    is_ref: Callable[[str], bool] = lambda name: False,
+) -> Selection:
+    names = list(dict.fromkeys(names))
+    known = set(names)
+    versions = {n: parse_version(n) for n in names}
+    items = [s.strip() for s in spec.split(",")]
+    if not spec.strip() or any(not s for s in items):
+        raise SpecError(f"malformed tag spec {spec!r}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
+    chosen: dict[str, None] = {}
+    refs: list[str] = []
+    for item in items:
+        if ".." in item:
+            lo_text, _, hi_text = item.partition("..")
+            if ".." in hi_text or (not lo_text and not hi_text):
+                raise SpecError(f"malformed range {item!r}: use A..B, A.. or ..B")
+            lo, hi = _bound(lo_text, known, item), _bound(hi_text, known, item)
+            if lo is not None and hi is not None and lo > hi:
+                raise SpecError(f"empty range {item!r}: {lo_text} comes after {hi_text}")
+            for n, v in versions.items():
+                if v is None or (v.is_prerelease and not pre):
+                    continue
+                if (lo is None or v >= lo) and (hi is None or v <= hi):
+                    chosen[n] = None
+        elif any(c in item for c in "*?["):
+            for n in names:
+                v = versions[n]
+                if fnmatch.fnmatchcase(n, item) and not (v is not None and v.is_prerelease and not pre):
+                    chosen[n] = None
+        elif item in known:
+            chosen[item] = None
+        elif is_ref(item):
+            if item not in refs:
+                refs.append(item)
+        else:
+            hint = ", ".join(closest(item, names)) or "none"
+            raise SpecError(f"unknown tag or ref {item!r}; closest existing tags: {hint}")
+    if not chosen and not refs:
+        hint = ", ".join(closest(spec.split(",")[0].split("..")[0] or spec, names)) or "none"
+        raise SpecError(f"tag spec {spec!r} selects nothing; closest existing tags: {hint}")
+    ignored = sorted(n for n, v in versions.items() if v is None)
+    return Selection(sorted(chosen, key=sort_key), refs, ignored)

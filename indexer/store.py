@@ -1,0 +1,242 @@
+"""The SQLite store: schema, migrations, and the views that hide blob ids.
+
+Facts are computed once per unique blob and located once per (blob, path) pair, a "unit" (the path
+decides the module, and so how relative imports and registered modules resolve). Each version maps
+paths to units. Views join them so that a person writes `where version = 'v0.32.0'`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+
+class StoreError(Exception):
+    """A database that cannot be used as it is; the message says what to do."""
+
+
+TABLES = """
+create table if not exists meta (key text primary key, value text);
+create table if not exists versions (
+    id integer primary key,
+    label text not null unique,
+    ref text not null,
+    commit_id text not null,
+    source text not null,
+    ord integer,
+    status text not null default 'building',
+    registry text,
+    file_count integer,
+    scope text,
+    extractor text,
+    indexed_at text
+);
+create table if not exists blobs (
+    id text primary key,
+    size integer not null,
+    extractor text not null,
+    status text not null,
+    error_count integer not null default 0,
+    first_error_line integer,
+    error text,
+    facts blob
+);
+create table if not exists units (
+    id integer primary key,
+    blob_id text not null references blobs(id),
+    path text not null,
+    module text,
+    extractor text not null,
+    unique (blob_id, path)
+);
+create index if not exists units_module on units(module);
+create table if not exists files (
+    version_id integer not null references versions(id) on delete cascade,
+    path text not null,
+    unit_id integer not null references units(id),
+    primary key (version_id, path)
+) without rowid;
+create index if not exists files_unit on files(unit_id);
+create table if not exists registrations (
+    unit_id integer not null references units(id), kind text not null, name text not null,
+    module text, class text, form text not null, line integer, registry text);
+create table if not exists imports (
+    unit_id integer not null references units(id), line integer, module text, name text, alias text,
+    level integer, star integer, type_checking integer, in_function text, in_class text);
+create table if not exists classes (
+    unit_id integer not null references units(id), qualname text not null, name text, module text,
+    line integer, end_line integer, decorators text, nested_in text, no_methods integer, streaming text);
+create table if not exists bases (
+    unit_id integer not null references units(id), class text not null, pos integer,
+    written text, resolved text, base_module text, keyword text);
+create table if not exists methods (
+    unit_id integer not null references units(id), class text not null, name text, line integer,
+    end_line integer, body text);
+create table if not exists class_attrs (
+    unit_id integer not null references units(id), class text not null, name text, value text, line integer);
+create table if not exists markers (
+    id integer primary key, unit_id integer not null references units(id), kind text, line integer,
+    text text, class text, function text);
+create table if not exists plants (
+    unit_id integer not null references units(id), plant text, line integer, text text, class text,
+    function text);
+create table if not exists adapter_bindings (
+    unit_id integer not null references units(id), adapter text, pos integer, parser_written text,
+    parser text, line integer);
+create table if not exists name_checks (
+    unit_id integer not null references units(id), kind text, name text, class text, module text,
+    line integer, via text);
+"""
+
+FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
+               "plants", "adapter_bindings", "name_checks")
+
+INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
+
+FTS = """
+create virtual table if not exists markers_fts using fts5(text, content='markers', content_rowid='id');
+create trigger if not exists markers_ai after insert on markers begin
+  insert into markers_fts(rowid, text) values (new.id, new.text);
+end;
+create trigger if not exists markers_ad after delete on markers begin
+  insert into markers_fts(markers_fts, rowid, text) values ('delete', old.id, old.text);
+end;
+"""
+
+# Views: per version, complete versions only, no blob ids.
+VIEWS = {
+    "version_files": """
+        select v.label as version, v.ord as version_ord, f.path as file, u.module, u.id as unit_id,
+               u.blob_id, b.status as parse_status
+        from files f join versions v on v.id = f.version_id and v.status = 'complete'
+        join units u on u.id = f.unit_id join blobs b on b.id = u.blob_id""",
+    "registry": """
+        select vf.version, r.kind, r.name, r.module, r.class, r.form, vf.file, r.line, r.registry,
+               vf.version_ord
+        from registrations r join version_files vf on vf.unit_id = r.unit_id""",
+    "imports_v": """
+        select vf.version, vf.file, vf.module as importer, i.line, i.module, i.name, i.alias, i.level,
+               i.star, i.type_checking, i.in_function, i.in_class, vf.version_ord
+        from imports i join version_files vf on vf.unit_id = i.unit_id""",
+    "adapter_imports": """
+        select version, file, importer, line, module, name, alias,
+               case when name like '%ParserToolAdapter' then 'tool' else 'reasoning' end as role,
+               version_ord
+        from imports_v where name like '%ParserToolAdapter' or name like '%ParserReasoningAdapter'""",
+    "classes_v": """
+        select vf.version, vf.file, c.module, c.qualname as class, c.line, c.end_line, c.decorators,
+               c.nested_in, c.no_methods, c.streaming, vf.version_ord
+        from classes c join version_files vf on vf.unit_id = c.unit_id""",
+    "class_hierarchy": """
+        select vf.version, c.qualname as class, c.module, vf.file, c.line, b.pos, b.written as base_written,
+               b.resolved as base, b.base_module, bf.file as base_file, vf.version_ord
+        from classes c join version_files vf on vf.unit_id = c.unit_id
+        join bases b on b.unit_id = c.unit_id and b.class = c.qualname and b.keyword is null
+        left join version_files bf on bf.version = vf.version and bf.module = b.base_module""",
+    "methods_v": """
+        select vf.version, vf.file, vf.module, m.class, m.name as method, m.line, m.end_line, m.body,
+               vf.version_ord
+        from methods m join version_files vf on vf.unit_id = m.unit_id""",
+    "class_attrs_v": """
+        select vf.version, vf.file, vf.module, a.class, a.name as attribute, a.value, a.line, vf.version_ord
+        from class_attrs a join version_files vf on vf.unit_id = a.unit_id""",
+    "markers_v": """
+        select vf.version, vf.file, m.kind, m.line, m.text, m.class, m.function, m.id as marker_id,
+               vf.version_ord
+        from markers m join version_files vf on vf.unit_id = m.unit_id""",
+    "plants_v": """
+        select vf.version, vf.file, p.plant, p.line, p.text, p.class, p.function, vf.version_ord
+        from plants p join version_files vf on vf.unit_id = p.unit_id""",
+    "adapter_bindings_v": """
+        select vf.version, vf.file, a.adapter, a.pos, a.parser_written, a.parser, a.line, vf.version_ord
+        from adapter_bindings a join version_files vf on vf.unit_id = a.unit_id""",
+    "name_checks_v": """
+        select vf.version, vf.file, n.kind, n.name, n.class, n.module, n.line, n.via, vf.version_ord
+        from name_checks n join version_files vf on vf.unit_id = n.unit_id""",
+    "parse_errors": """
+        select version, file, parse_status, b.error_count, b.first_error_line, b.error
+        from version_files vf join blobs b on b.id = vf.blob_id where b.status != 'ok'""",
+}
+
+
+def connect(path: str | Path, create: bool = True, readonly: bool = False):
+    """Open (and create or migrate) a database; returns a sqlite_utils.Database."""
+    import sqlite_utils
+
+    path = Path(path)
+    if not path.exists():
+        if not create:
+            raise StoreError(f"no database at {path}; build one first: tpindex build --db {path}")
+        if not path.parent.is_dir():
+            raise StoreError(f"directory {path.parent} does not exist; create it or pass another --db")
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        else:
+            conn = sqlite3.connect(str(path), timeout=30)
+        conn.execute("pragma busy_timeout = 30000")
+        conn.execute("select count(*) from sqlite_master").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{path} is not a tpindex database ({e}); pass another --db") from e
+    db = sqlite_utils.Database(conn)
+    if not readonly:
+        _setup(db, path)
+    else:
+        check_schema(db, path)
+    return db
+
+
+def schema_version(db) -> int | None:
+    if "meta" not in db.table_names():
+        return None
+    row = db.execute("select value from meta where key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def check_schema(db, path) -> None:
+    found = schema_version(db)
+    if found is None:
+        if db.table_names():
+            raise StoreError(f"{path} is an SQLite database but not a tpindex one; pass another --db")
+        raise StoreError(f"{path} holds no index yet; build one first: tpindex build --db {path}")
+    if found > SCHEMA_VERSION:
+        raise StoreError(f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION});"
+                         " upgrade tpindex or rebuild into another --db")
+
+
+MIGRATIONS: dict[int, str] = {
+    # from version N to N+1
+}
+
+
+def _setup(db, path) -> None:
+    try:
+        db.execute("pragma journal_mode = wal")
+    except sqlite3.OperationalError as e:
+        raise StoreError(f"cannot write {path} ({e}); check its permissions or pass another --db") from e
+    db.execute("pragma foreign_keys = on")
+    db.execute("pragma synchronous = normal")
+    found = schema_version(db)
+    if found is None and [t for t in db.table_names() if t != "meta"]:
+        raise StoreError(f"{path} is an SQLite database but not a tpindex one; pass another --db")
+    if found is not None:
+        check_schema(db, path)
+    with db.conn:
+        for v in range((found or SCHEMA_VERSION), SCHEMA_VERSION):
+            db.conn.executescript(MIGRATIONS[v])
+        db.conn.executescript(TABLES + INDEXES + FTS)
+        for name, sql in VIEWS.items():
+            db.execute(f"drop view if exists {name}")
+            db.execute(f"create view {name} as {sql}")
+        db.execute("insert or replace into meta(key, value) values ('schema_version', ?)", [str(SCHEMA_VERSION)])
+
+
+def set_meta(db, key: str, value: str) -> None:
+    db.execute("insert or replace into meta(key, value) values (?, ?)", [key, value])
+
+
+def get_meta(db, key: str, default: str | None = None) -> str | None:
+    row = db.execute("select value from meta where key = ?", [key]).fetchone()
+    return row[0] if row else default

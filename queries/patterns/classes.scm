@@ -1,0 +1,2 @@
+; Every class definition, nested in classes or functions included.
+(class_definition name: (identifier) @name) @class
