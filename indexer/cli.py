@@ -44,7 +44,33 @@ def open_db(path: str):
         raise Fail(str(e)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """Commands living in other modules are imported only when they run (fast start-up)."""
+
+    lazy = {
+        "which": "indexer.answers.commands:which",
+        "diff": "indexer.answers.commands:diff",
+        "export": "indexer.answers.commands:export",
+        "serve": "indexer.serve.command:serve",
+        "check": "indexer.check:check",
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy:
+            import importlib
+
+            module, _, attr = self.lazy[name].partition(":")
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except ImportError:
+                return None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="tpindex")
 def main():
     """Index vLLM's tool-calling code across versions and answer questions about it.
@@ -55,6 +81,7 @@ def main():
     tpindex diff    what changed in the parser map between two versions
     tpindex export  the parser index of a version as JSON, CSV or Markdown
     tpindex serve   browse the database in Datasette
+    tpindex check   verify a database
     """
 
 

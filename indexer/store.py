@@ -85,6 +85,28 @@ create table if not exists plants (
 create table if not exists adapter_bindings (
     unit_id integer not null references units(id), adapter text, pos integer, parser_written text,
     parser text, line integer);
+create table if not exists parser_map (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null,            -- tool | reasoning | unified
+    name text not null,
+    reg_module text, reg_class text, reg_file text, reg_line integer, form text,
+    impl text not null,            -- standalone | unified | name-check | dispatch | unresolved
+    real_class text, real_module text, real_file text, real_line integer,
+    adapter text,                  -- the adapter class the registered class reaches, if any
+    alias_of text,                 -- other names registered to the same class in this version, comma-separated
+    stub integer,                  -- the registered file defines no method of its own
+    reexport integer,              -- the registered module only re-exports a class defined elsewhere
+    parent_class text, parent_file text,  -- the parser class the real class subclasses, when it is a parser
+    reason text,                   -- why a chain could not be followed (impl = unresolved)
+    primary key (version_id, kind, name)
+);
+create table if not exists parser_hops (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null, step integer not null,
+    hop text not null,             -- registered | reexport | base | adapter | binding | name-check | dispatch | real
+    class text, module text, file text, line integer,
+    primary key (version_id, kind, name, step)
+);
 create table if not exists name_checks (
     unit_id integer not null references units(id), kind text, name text, class text, module text,
     line integer, via text);
@@ -155,6 +177,15 @@ VIEWS = {
     "name_checks_v": """
         select vf.version, vf.file, n.kind, n.name, n.class, n.module, n.line, n.via, vf.version_ord
         from name_checks n join version_files vf on vf.unit_id = n.unit_id""",
+    "parser_map_v": """
+        select v.label as version, p.kind, p.name, p.impl, p.reg_module, p.reg_class, p.reg_file, p.reg_line,
+               p.form, p.real_class, p.real_module, p.real_file, p.real_line, p.adapter, p.alias_of, p.stub,
+               p.reexport, p.parent_class, p.parent_file, p.reason, v.ord as version_ord
+        from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'""",
+    "parser_hops_v": """
+        select v.label as version, h.kind, h.name, h.step, h.hop, h.class, h.module, h.file, h.line,
+               v.ord as version_ord
+        from parser_hops h join versions v on v.id = h.version_id and v.status = 'complete'""",
     "parse_errors": """
         select version, file, parse_status, b.error_count, b.first_error_line, b.error
         from version_files vf join blobs b on b.id = vf.blob_id where b.status != 'ok'""",
