@@ -85,6 +85,8 @@ create table if not exists plants (
 create table if not exists adapter_bindings (
     unit_id integer not null references units(id), adapter text, pos integer, parser_written text,
     parser text, line integer);
+create table if not exists aliases (
+    unit_id integer not null references units(id), name text, written text, resolved text, line integer);
 create table if not exists parser_map (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null,            -- tool | reasoning | unified
@@ -109,11 +111,11 @@ create table if not exists parser_hops (
 );
 create table if not exists name_checks (
     unit_id integer not null references units(id), kind text, name text, class text, module text,
-    line integer, via text);
+    line integer, via text, owner text);
 """
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
-               "plants", "adapter_bindings", "name_checks")
+               "plants", "adapter_bindings", "aliases", "name_checks")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -175,7 +177,7 @@ VIEWS = {
         select vf.version, vf.file, a.adapter, a.pos, a.parser_written, a.parser, a.line, vf.version_ord
         from adapter_bindings a join version_files vf on vf.unit_id = a.unit_id""",
     "name_checks_v": """
-        select vf.version, vf.file, n.kind, n.name, n.class, n.module, n.line, n.via, vf.version_ord
+        select vf.version, vf.file, n.kind, n.name, n.class, n.module, n.line, n.via, n.owner, vf.version_ord
         from name_checks n join version_files vf on vf.unit_id = n.unit_id""",
     "parser_map_v": """
         select v.label as version, p.kind, p.name, p.impl, p.reg_module, p.reg_class, p.reg_file, p.reg_line,

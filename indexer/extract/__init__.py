@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 
-from . import adapters, classes, imports, markers, namechecks, plants, registry
+from . import adapters, aliases, classes, imports, markers, namechecks, plants, registry
 from .ts import parser, queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
@@ -23,6 +23,7 @@ KINDS = {
     "markers": markers.extract,
     "plants": plants.extract,
     "adapter_bindings": adapters.extract,
+    "aliases": aliases.extract,
     "registrations": registry.extract,
     "name_checks": namechecks.extract,
 }

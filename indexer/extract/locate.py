@@ -67,7 +67,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     names = Names(imports, module, local)
     rows: dict[str, list[dict]] = {k: [] for k in (
         "imports", "classes", "bases", "methods", "class_attrs", "markers", "plants",
-        "adapter_bindings", "registrations", "name_checks")}
+        "adapter_bindings", "aliases", "registrations", "name_checks")}
     for imp in imports:
         rows["imports"].append({"line": imp["line"], "module": imp["abs_module"], "name": imp["name"],
                                 "alias": imp["alias"], "level": imp["level"], "star": int(imp["star"]),
@@ -97,6 +97,8 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     rows["plants"] = list(raw_facts.get("plants", []))
     for b in raw_facts.get("adapter_bindings", []):
         rows["adapter_bindings"].append({**b, "parser": names.resolve(b["parser_written"])})
+    for a in raw_facts.get("aliases", []):
+        rows["aliases"].append({**a, "resolved": names.resolve(a["written"])})
     for r in raw_facts.get("registrations", []):
         rows["registrations"].append(_registration(r, path, module))
     for n in raw_facts.get("name_checks", []):
@@ -128,4 +130,4 @@ def _name_check(n: dict, path: str, names: Names) -> dict:
     if module is None and n.get("class"):
         module = names.module_of_name(n["class"])
     return {"kind": n["kind"], "name": n["name"], "class": n.get("class"), "module": module,
-            "line": n["line"], "via": n.get("via")}
+            "line": n["line"], "via": n.get("via"), "owner": n.get("owner")}
