@@ -82,14 +82,15 @@ def _call(caps) -> list[dict]:
     pos, kw = _args(caps["args"][0])
     call_line = line(caps["call"][0])
     if method == "register_lazy_module":
-        fields = dict(zip(("name", "module_path", "class_name"), pos))
+        fields = dict(zip(("name", "module_path", "class_name"), pos, strict=False))
         fields.update({k: v for k, v in kw.items() if k in ("name", "module_path", "class_name")})
         name, module, cls = (string_value(fields.get(k)) for k in ("name", "module_path", "class_name"))
         if name is None or module is None:
             return []  # a loop over a lazy dict: the dict's rows say it
         return [{"kind": kind_of(manager), "name": name, "module": module, "class": cls,
                  "form": "lazy-call", "line": call_line, "registry": manager}]
-    target = kw.get("module") or (pos[1] if len(pos) > 1 else None)
+    # register_module(name=None, force=True, module=None): the class is the third positional argument
+    target = kw.get("module") or (pos[2] if len(pos) > 2 else None)
     if target is None or target.type not in ("identifier", "attribute"):
         return []
     name_node = kw.get("name") or (pos[0] if pos else None)
