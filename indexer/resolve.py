@@ -232,7 +232,7 @@ def resolve_version(db, version_id: int) -> int:
             " where f.version_id = ? and n.name is not null", [version_id]):
         checks.setdefault((kind, name), []).append((cls, module, path, line, fmod))
     rows, hop_rows, chosen = [], [], {}
-    for kind, name, module, cls, form, path, line, fmod in regs:
+    for kind, name, module, cls, form, path, line, _fmod in regs:
         key = (kind, name)
         if key in chosen:  # first registration wins (a leftover decorator duplicating a dict entry)
             continue

@@ -11,7 +11,7 @@ import functools
 import hashlib
 
 from . import adapters, aliases, classes, imports, markers, namechecks, plants, registry
-from .ts import parser, queries_dir
+from .ts import parser, prime, queries_dir, unprime
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
@@ -45,7 +45,7 @@ def parse(data: bytes) -> dict:
     except UnicodeDecodeError as e:
         out["status"], out["error"] = "not-utf8", f"invalid UTF-8 at byte {e.start}"
     if b"\0" in data:
-        out["status"], out["error"] = "nul-bytes", "NUL byte at offset %d" % data.index(b"\0")
+        out["status"], out["error"] = "nul-bytes", f"NUL byte at offset {data.find(0)}"
     try:
         tree = parser().parse(data)
         root = tree.root_node
@@ -54,11 +54,14 @@ def parse(data: bytes) -> dict:
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
+        prime(root)
         for kind, fn in KINDS.items():
             out["facts"][kind] = fn(root)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
         out["facts"] = {}
+    finally:
+        unprime()
     return out
 
 

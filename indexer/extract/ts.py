@@ -28,18 +28,66 @@ def parser() -> Parser:
     return Parser(LANGUAGE)
 
 
+def _rel(name: str) -> str:
+    return name if "/" in name else f"patterns/{name}"
+
+
 @functools.cache
 def query(name: str) -> Query:
     """A pattern file under queries/patterns/ (or a path relative to queries/)."""
-    rel = name if "/" in name else f"patterns/{name}"
-    return Query(LANGUAGE, (queries_dir() / rel).read_text())
+    q = Query(LANGUAGE, (queries_dir() / _rel(name)).read_text())
+    _NAMES[id(q)] = _rel(name)
+    return q
+
+
+_NAMES: dict[int, str] = {}
+
+
+@functools.cache
+def combined() -> tuple[Query, tuple[str, ...]]:
+    """Every pattern file in one query, and the file each pattern index comes from.
+
+    Running one cursor over a tree visits it once, however many pattern files there are."""
+    files = sorted(p.relative_to(queries_dir()).as_posix() for p in queries_dir().rglob("*.scm"))
+    owner: list[str] = []
+    for rel in files:
+        owner.extend([rel] * query(rel).pattern_count)
+    return Query(LANGUAGE, "\n".join((queries_dir() / rel).read_text() for rel in files)), tuple(owner)
+
+
+class _Primed:
+    root: Node | None = None
+    found: dict[str, list[dict[str, list[Node]]]] = {}
+
+
+def prime(root: Node) -> None:
+    """Run every pattern over a tree in one pass; matches()/captures() on this root then read the result."""
+    q, owner = combined()
+    found: dict[str, list] = {}
+    for index, caps in QueryCursor(q).matches(root):
+        found.setdefault(owner[index], []).append(caps)
+    _Primed.root, _Primed.found = root, found
+
+
+def unprime() -> None:
+    _Primed.root, _Primed.found = None, {}
 
 
 def matches(q: Query, node: Node) -> list[dict[str, list[Node]]]:
+    if _Primed.root is not None and id(q) in _NAMES and node == _Primed.root:
+        return _Primed.found.get(_NAMES[id(q)], [])
     return [caps for _, caps in QueryCursor(q).matches(node)]
 
 
 def captures(q: Query, node: Node) -> dict[str, list[Node]]:
+    if _Primed.root is not None and id(q) in _NAMES and node == _Primed.root:
+        merged: dict[str, list[Node]] = {}
+        for caps in _Primed.found.get(_NAMES[id(q)], []):
+            for name, nodes in caps.items():
+                merged.setdefault(name, []).extend(nodes)
+        for nodes in merged.values():
+            nodes.sort(key=lambda n: n.start_byte)
+        return merged
     return QueryCursor(q).captures(node)
 
 
