@@ -84,23 +84,31 @@ def select(
         raise SpecError(f"malformed tag spec {spec!r}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
     chosen: dict[str, None] = {}
     refs: list[str] = []
+    left_out: list[str] = []  # pre-releases a range or glob would have taken with pre=True
     for item in items:
         if ".." in item:
             lo_text, _, hi_text = item.partition("..")
+            lo_text, hi_text = lo_text.strip(), hi_text.strip()
             if ".." in hi_text or (not lo_text and not hi_text):
                 raise SpecError(f"malformed range {item!r}: use A..B, A.. or ..B")
             lo, hi = _bound(lo_text, known, item), _bound(hi_text, known, item)
             if lo is not None and hi is not None and lo > hi:
                 raise SpecError(f"empty range {item!r}: {lo_text} comes after {hi_text}")
             for n, v in versions.items():
-                if v is None or (v.is_prerelease and not pre):
+                if v is None or not ((lo is None or v >= lo) and (hi is None or v <= hi)):
                     continue
-                if (lo is None or v >= lo) and (hi is None or v <= hi):
+                if v.is_prerelease and not pre:
+                    left_out.append(n)
+                else:
                     chosen[n] = None
         elif any(c in item for c in "*?["):
             for n in names:
                 v = versions[n]
-                if fnmatch.fnmatchcase(n, item) and not (v is not None and v.is_prerelease and not pre):
+                if not fnmatch.fnmatchcase(n, item):
+                    continue
+                if v is not None and v.is_prerelease and not pre:
+                    left_out.append(n)
+                else:
                     chosen[n] = None
         elif item in known:
             chosen[item] = None
@@ -111,7 +119,11 @@ def select(
             hint = ", ".join(closest(item, names)) or "none"
             raise SpecError(f"unknown tag or ref {item!r}; closest existing tags: {hint}")
     if not chosen and not refs:
-        hint = ", ".join(closest(spec.split(",")[0].split("..")[0] or spec, names)) or "none"
+        if left_out:
+            raise SpecError(f"tag spec {spec!r} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
+                            " and globs leave out; pass --pre (pre=True) or name them")
+        words = [w.strip() for w in items[0].split("..") if w.strip()]
+        hint = ", ".join(closest(words[0] if words else spec, names)) or "none"
         raise SpecError(f"tag spec {spec!r} selects nothing; closest existing tags: {hint}")
     ignored = sorted(n for n, v in versions.items() if v is None)
     return Selection(sorted(chosen, key=sort_key), refs, ignored)

@@ -31,16 +31,29 @@ class GitSource:
 
     # -- version names -------------------------------------------------------------------------
     def tags(self) -> dict[str, str]:
-        """tag name -> commit id (annotated tags peeled)."""
+        """tag name -> commit id (annotated tags peeled); tags of trees or blobs are not versions."""
         if self._tags is None:
             out = {}
             for line in self.repo.git.for_each_ref(
-                "refs/tags", format="%(refname:strip=2) %(objectname) %(*objectname)"
+                "refs/tags", format="%(refname:strip=2) %(objecttype) %(objectname) %(*objecttype) %(*objectname)"
             ).splitlines():
-                name, obj, peeled = (line.split(" ") + ["", ""])[:3]
-                out[name] = peeled or obj
+                name, kind, obj, peeled_kind, peeled = (line.split(" ") + [""] * 4)[:5]
+                if kind == "commit":
+                    out[name] = obj
+                elif peeled_kind == "commit":
+                    out[name] = peeled
+                elif peeled_kind == "tag":  # a tag of a tag: peel all the way
+                    commit = self._peel(name)
+                    if commit:
+                        out[name] = commit
             self._tags = out
         return self._tags
+
+    def _peel(self, name: str) -> str | None:
+        try:
+            return self.repo.commit(f"refs/tags/{name}").hexsha
+        except Exception:
+            return None
 
     def names(self) -> list[str]:
         return list(self.tags())
@@ -57,10 +70,10 @@ class GitSource:
 
         commit = self.tags().get(name)
         if commit is None:
-            commit = self.repo.commit(name).hexsha
-        else:
-            # a tag of a tree or blob is not a version
-            commit = self.repo.commit(commit).hexsha
+            try:
+                commit = self.repo.commit(name).hexsha
+            except Exception as e:  # gitpython raises several kinds for a name that is not a commit
+                raise ValueError(f"{name!r} is not a tag, branch or commit of {self.repo.git_dir}") from e
         return VersionRef(label=name, ref=name, commit=commit, source="git", sort_key=sort_key(name))
 
     # -- files ---------------------------------------------------------------------------------
