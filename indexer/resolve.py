@@ -145,16 +145,17 @@ def resolve_class(v: Version, module: str, cls: str, kind: str) -> Resolution:
     m = v.module(mod)
     here = Hop("class", name, mod, m["path"], m["classes"][name]["line"])
     res.hops.append(here)
-    # walk the bases breadth-first for an adapter or a class-based dispatch
-    queue, seen = [(mod, name)], set()
-    while queue and len(res.hops) < MAX_HOPS * 2:
-        cmod, cname = queue.pop(0)
+    # walk the bases breadth-first for an adapter or a class-based dispatch; keep only the path to it
+    queue, seen = [(mod, name, [])], set()
+    while queue and len(seen) < MAX_HOPS * 4:
+        cmod, cname, path = queue.pop(0)
         if (cmod, cname) in seen:
             continue
         seen.add((cmod, cname))
         cm = v.module(cmod)
         if cname in cm["dispatch"]:
             real_written, line = cm["dispatch"][cname]
+            res.hops.extend(path)
             res.hops.append(Hop("unified_parser_cls", cname, cmod, cm["path"], line))
             return _to_real(v, res, cmod, real_written, "unified")
         for written, resolved in cm["bases"].get(cname, []):
@@ -162,17 +163,16 @@ def resolve_class(v: Version, module: str, cls: str, kind: str) -> Resolution:
             if not resolved:
                 continue
             bmod, bname = split(resolved, v)
-            if bname.endswith(ADAPTER_SUFFIXES):
-                return _adapter(v, res, cmod, bmod, bname)
             sub_hops: list[Hop] = []
-            found = find_symbol(v, bmod, bname, sub_hops)
+            found = (None,) if bname.endswith(ADAPTER_SUFFIXES) else find_symbol(v, bmod, bname, sub_hops)
+            if found[0] is None and bname.endswith(ADAPTER_SUFFIXES) or found[0] == "binding" \
+                    and found[2].endswith(ADAPTER_SUFFIXES):
+                res.hops.extend(path)
+                return _adapter(v, res, cmod, bmod, bname)
             if found[0] == "class":
                 bm = v.module(found[1])
-                res.hops.extend(sub_hops)
-                res.hops.append(Hop("base", found[2], found[1], bm["path"], bm["classes"][found[2]]["line"]))
-                queue.append((found[1], found[2]))
-            elif found[0] == "binding" and found[2].endswith(ADAPTER_SUFFIXES):
-                return _adapter(v, res, cmod, bmod, bname)
+                hop = Hop("base", found[2], found[1], bm["path"], bm["classes"][found[2]]["line"])
+                queue.append((found[1], found[2], path + sub_hops + [hop]))
     res.real = here
     return res
 

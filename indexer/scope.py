@@ -23,7 +23,11 @@ TOOL_CALLING = (
     "vllm/entrypoints/openai/serving_chat.py",
     "examples/tool_chat_template_*.jinja",
     "tests/tool_parsers/test_*.py",
+    "tests/entrypoints/tool_parsers/test_*.py",
+    "tests/entrypoints/openai/tool_parsers/test_*.py",
+    "tests/reasoning/test_*.py",
 )
+PRESENCE = TOOL_CALLING[-5:]  # recorded as present (templates, tests), never parsed
 ALL = ("vllm/*.py",)
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -39,7 +43,7 @@ class Scope:
         if name == "default":
             base = TOOL_CALLING
         elif name == "all":
-            base = ALL + TOOL_CALLING[-2:]
+            base = ALL + PRESENCE
         else:
             raise ValueError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)")
         label = name if not extra else f"{name}+" + ",".join(extra)

@@ -188,6 +188,30 @@ VIEWS = {
         select v.label as version, h.kind, h.name, h.step, h.hop, h.class, h.module, h.file, h.line,
                v.ord as version_ord
         from parser_hops h join versions v on v.id = h.version_id and v.status = 'complete'""",
+    "lifecycle": """
+        with present as (
+            select p.kind, p.name, v.label, v.ord, p.impl, p.real_file,
+                   lag(p.real_file) over w as prev_file, lag(v.ord) over w as prev_ord
+            from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'
+            window w as (partition by p.kind, p.name order by v.ord)
+        ), spans as (
+            select kind, name, min(ord) as first_ord, max(ord) as last_ord, count(*) as n from present
+            group by kind, name
+        )
+        select s.kind, s.name,
+            (select label from present p where p.kind = s.kind and p.name = s.name and p.ord = s.first_ord)
+                as first_version,
+            (select label from present p where p.kind = s.kind and p.name = s.name and p.ord = s.last_ord)
+                as last_version,
+            (select label from present p where p.kind = s.kind and p.name = s.name and p.impl = 'unified'
+                order by p.ord limit 1) as became_unified,
+            (select group_concat(label, ', ') from (select label from present p where p.kind = s.kind
+                and p.name = s.name and p.prev_ord is not null
+                and coalesce(p.real_file, '') != coalesce(p.prev_file, '') order by p.ord)) as real_file_changed_in,
+            (select label from versions v where v.status = 'complete' and v.ord > s.last_ord order by v.ord limit 1)
+                as removed_in,
+            s.n as versions_present
+        from spans s""",
     "parse_errors": """
         select version, file, parse_status, b.error_count, b.first_error_line, b.error
         from version_files vf join blobs b on b.id = vf.blob_id where b.status != 'ok'""",

@@ -1,0 +1,1 @@
+"""Present: answers read from the database (which, diff, lifecycle, export)."""

@@ -1,0 +1,85 @@
+"""Click commands for the answers: which, diff, export."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..cli import Fail, db_option, open_db
+from .versions import AnswerError
+
+KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "unified"]),
+                    help="Only this kind of parser (default: every kind the name has).")
+
+
+def _run(fn):
+    try:
+        return fn()
+    except AnswerError as e:
+        raise Fail(str(e), e.hint) from None
+
+
+@click.command()
+@click.argument("name")
+@click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed).")
+@click.option("--all", "all_", is_flag=True,
+              help="Every indexed version, equal consecutive versions collapsed into ranges, and the lifecycle.")
+@KIND
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@db_option
+def which(name, at, all_, kind, fmt, db_path):
+    """Which file really implements parser NAME: the chain from the registration to the real class,
+    with file:line for every hop."""
+    from . import which as w
+
+    if at and all_:
+        raise Fail("--at and --all ask different questions", "use one of them")
+    db = open_db(db_path)
+    if all_:
+        h = _run(lambda: w.history(db, name, kind))
+        click.echo(json.dumps(h, indent=2, default=str) if fmt == "json" else "\n".join(w.format_history(h)))
+        return
+    ans = _run(lambda: w.which(db, name, at, kind))
+    if fmt == "json":
+        click.echo(json.dumps(ans, indent=2, default=str))
+        return
+    click.echo("\n\n".join("\n".join(w.format_chain(r, ans["version"])) for r in ans["parsers"]))
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@db_option
+def diff(a, b, fmt, db_path):
+    """What changed from version A to version B: names added / removed, implementations moved, aliases,
+    adapter imports, classes, markers and plants. Exit status 0 when nothing changed, 1 when something
+    did, 2 on error (like diff(1))."""
+    from . import diff as d
+
+    db = open_db(db_path)
+    result = _run(lambda: d.diff(db, a, b))
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    elif fmt == "markdown":
+        click.echo(d.format_markdown(result))
+    else:
+        click.echo(d.format_text(result))
+    raise SystemExit(1 if result["changes"] else 0)
+
+
+@click.command()
+@click.option("--at", "at", metavar="VERSION", help="The version to export (default: the newest indexed).")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "markdown"]), default="json", show_default=True)
+@click.option("-o", "--output", type=click.File("w"), default="-", help="Write here instead of standard output.")
+@db_option
+def export(at, fmt, output, db_path):
+    """The parser index of a version: kind, name, impl, registered file and class, real file and class,
+    adapter, aliases, stub, re-export, parent parser, chat templates and tests (where the scope holds
+    them). Sorted by kind and name; the same database gives the same bytes."""
+    from .export import export_rows, render
+
+    db = open_db(db_path)
+    version, rows = _run(lambda: export_rows(db, at))
+    output.write(render(version, rows, fmt))
