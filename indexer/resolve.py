@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 ADAPTER_SUFFIXES = ("ParserToolAdapter", "ParserReasoningAdapter")
+ENGINE_ATTR = "_parser_engine_cls"  # an adapter declared by hand names its parser engine class here
 MAX_HOPS = 12
 
 
@@ -73,9 +74,12 @@ class Version:
             for cls, owner, ln in c.execute(
                     "select class, owner, line from name_checks where unit_id = ? and name is null", [unit]):
                 dispatch[owner] = (cls, ln)
+            engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
+                "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
+                " and value_kind = 'name'", [unit, ENGINE_ATTR])}
             n_methods = c.execute("select count(*) from methods where unit_id = ?", [unit]).fetchone()[0]
             self._mods[module] = {"path": path, "unit": unit, "classes": classes, "bases": bases,
-                                  "imports": imports, "aliases": aliases, "bindings": bindings, "dispatch": dispatch,
+                                  "imports": imports, "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
                                   "n_methods": n_methods}
         return self._mods[module]
 
@@ -153,11 +157,18 @@ def resolve_class(v: Version, module: str, cls: str, kind: str) -> Resolution:
             continue
         seen.add((cmod, cname))
         cm = v.module(cmod)
+        if cname in cm["engines"]:
+            engine, line = cm["engines"][cname]
+            res.hops.extend(path)
+            res.adapter = cname
+            res.hops.append(Hop("engine attribute", cname, cmod, cm["path"], line))
+            full = engine if engine.startswith("vllm.") else _written_in(v, cmod, engine)
+            return _to_real(v, res, full, "unified", engine, cmod)
         if cname in cm["dispatch"]:
             real_written, line = cm["dispatch"][cname]
             res.hops.extend(path)
             res.hops.append(Hop("unified_parser_cls", cname, cmod, cm["path"], line))
-            return _to_real(v, res, cmod, real_written, "unified")
+            return _to_real(v, res, _written_in(v, cmod, real_written), "unified", real_written, cmod)
         for written, resolved in cm["bases"].get(cname, []):
             resolved = resolved or v.resolve_in(cmod, written.split("[")[0])
             if not resolved:
@@ -194,12 +205,15 @@ def _adapter(v: Version, res: Resolution, from_mod: str, bmod: str, bname: str) 
     if not parser:
         res.impl, res.reason = "unresolved", f"make_adapters() argument in {amod} is not an imported or local class"
         return res
-    pmod, pname = split(parser, v)
-    return _to_real(v, res, pmod, pname, "unified", resolved=True)
+    return _to_real(v, res, parser, "unified")
 
 
-def _to_real(v: Version, res: Resolution, mod: str, written: str, impl: str, resolved: bool = False) -> Resolution:
-    full = f"{mod}.{written}" if resolved else (v.resolve_in(mod, written) or (written if "." in written else None))
+def _written_in(v: Version, mod: str, written: str) -> str | None:
+    """The full dotted name of a name written in a module (None: neither imported nor defined there)."""
+    return v.resolve_in(mod, written) or (written if "." in written and written.split(".")[0] == "vllm" else None)
+
+
+def _to_real(v: Version, res: Resolution, full: str | None, impl: str, written: str = "", mod: str = "") -> Resolution:
     if not full:
         res.impl, res.reason = "unresolved", f"{written} in {mod} is neither imported nor defined there"
         return res
@@ -276,9 +290,8 @@ def _name_check(v: Version, picks: list, form: str) -> Resolution:
     cls, module, path, line, fmod = picks[0]
     res = Resolution(impl="name-check" if form != "cli-choices" else "dispatch")
     res.hops.append(Hop("name-check" if form != "cli-choices" else "dispatch", cls, fmod, path, line))
-    if module is None:
-        return _to_real(v, res, fmod, cls, res.impl)
-    return _to_real(v, res, module, cls, res.impl, resolved=True)
+    full = _written_in(v, fmod, cls) if module is None else f"{module}.{cls}"
+    return _to_real(v, res, full, res.impl, cls, fmod)
 
 
 def _aliases_and_parents(v: Version, rows: list[dict]) -> None:

@@ -75,7 +75,8 @@ create table if not exists methods (
     unit_id integer not null references units(id), class text not null, name text, line integer,
     end_line integer, body text);
 create table if not exists class_attrs (
-    unit_id integer not null references units(id), class text not null, name text, value text, line integer);
+    unit_id integer not null references units(id), class text not null, name text, value text, line integer,
+    value_kind text, resolved text);
 create table if not exists markers (
     id integer primary key, unit_id integer not null references units(id), kind text, line integer,
     text text, class text, function text);
@@ -164,7 +165,8 @@ VIEWS = {
                vf.version_ord
         from methods m join version_files vf on vf.unit_id = m.unit_id""",
     "class_attrs_v": """
-        select vf.version, vf.file, vf.module, a.class, a.name as attribute, a.value, a.line, vf.version_ord
+        select vf.version, vf.file, vf.module, a.class, a.name as attribute, a.value, a.value_kind, a.resolved,
+               a.line, vf.version_ord
         from class_attrs a join version_files vf on vf.unit_id = a.unit_id""",
     "markers_v": """
         select vf.version, vf.file, m.kind, m.line, m.text, m.class, m.function, m.id as marker_id,

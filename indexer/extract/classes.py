@@ -108,9 +108,13 @@ def _literal_attr(node: Node) -> dict | None:
     if node.type != "assignment":
         return None
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if left is None or right is None or left.type != "identifier" or not _is_literal(right):
+    if left is None or right is None or left.type != "identifier":
         return None
-    return {"name": text(left), "value": text(right), "line": line(node)}
+    if _is_literal(right):
+        return {"name": text(left), "value": text(right), "line": line(node), "value_kind": "literal"}
+    if right.type in ("identifier", "attribute"):  # `_parser_engine_cls = MiniCPMVParser`
+        return {"name": text(left), "value": text(right), "line": line(node), "value_kind": "name"}
+    return None
 
 
 def _is_literal(node: Node) -> bool:

@@ -92,7 +92,10 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
         for m in c["methods"]:
             rows["methods"].append({"class": q, **m})
         for a in c["attrs"]:
-            rows["class_attrs"].append({"class": q, **a})
+            ref = a.get("value_kind") == "name"
+            rows["class_attrs"].append({"class": q, "name": a["name"], "value": a["value"], "line": a["line"],
+                                        "value_kind": a.get("value_kind", "literal"),
+                                        "resolved": names.resolve(a["value"]) if ref else None})
     rows["markers"] = list(raw_facts.get("markers", []))
     rows["plants"] = list(raw_facts.get("plants", []))
     for b in raw_facts.get("adapter_bindings", []):
