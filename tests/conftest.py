@@ -18,6 +18,7 @@ GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.devnull,
+    "GIT_OPTIONAL_LOCKS": "0",  # `git status` in a test must not refresh the index it checks
 }
 
 

@@ -1,0 +1,160 @@
+"""The core build: versions from git tags, blobs parsed once, incremental runs, bare repositories, and
+the work tree left alone."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+
+import pytest
+from conftest import build_tags, commit, git, make_repo, rows, tpindex
+
+TP = "vllm/entrypoints/openai/tool_parsers"
+
+
+def parser_file(name: str, cls: str, extra: str = "") -> str:
+    return (f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
+            f"@ToolParserManager.register_module({name!r})\n"
+            f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        return text{extra}\n")
+
+
+ABSTRACT = "class ToolParser:\n    pass\n\n\nclass ToolParserManager:\n    pass\n"
+
+HISTORY = {
+    "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT,
+               f"{TP}/hermes_tool_parser.py": parser_file("hermes", "HermesToolParser"),
+               "examples/tool_chat_template_hermes.jinja": "{{ messages }}\n",
+               "docs/unrelated.md": "not in scope\n"},
+    "v0.7.0rc1": {f"{TP}/mistral_tool_parser.py": parser_file("mistral", "MistralToolParser")},
+    "v0.7.0": {f"{TP}/mistral_tool_parser.py": parser_file("mistral", "MistralToolParser", "  # final")},
+    "nightly": {f"{TP}/llama_tool_parser.py": parser_file("llama3_json", "LlamaToolParser")},
+    "v0.8.0": {f"{TP}/llama_tool_parser.py": parser_file("llama3_json", "LlamaToolParser"),
+               "tests/tool_parsers/test_hermes.py": "def test_it():\n    pass\n"},
+}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return make_repo(tmp_path / "repo", HISTORY, annotated=("v0.7.0", "nightly"))
+
+
+def registry_names(db, version):
+    return [r[0] for r in rows(db, "select name from registry where version = ? order by name", [version])]
+
+
+def test_multi_era_build_with_prerelease_and_non_version_tags(repo, db):
+    stats = build_tags(repo, db, "v0.6.3..,v0.7.0rc1,nightly")
+    assert rows(db, "select label, ord, status, registry from versions order by ord") == [
+        ("v0.6.3", 0, "complete", "found"), ("v0.7.0rc1", 1, "complete", "found"),
+        ("v0.7.0", 2, "complete", "found"), ("v0.8.0", 3, "complete", "found"),
+        ("nightly", 4, "complete", "found")]
+    assert registry_names(db, "v0.6.3") == ["hermes"]
+    assert registry_names(db, "v0.7.0rc1") == ["hermes", "mistral"]
+    assert registry_names(db, "nightly") == ["hermes", "llama3_json", "mistral"]
+    assert stats.versions_added == ["v0.6.3", "v0.7.0rc1", "v0.7.0", "v0.8.0", "nightly"]
+    # only in-scope files are mapped; templates and tests are recorded without being parsed
+    files = rows(db, "select file, parse_status from version_files where version = 'v0.8.0' order by file")
+    assert files == [("examples/tool_chat_template_hermes.jinja", "not-parsed"),
+                     ("tests/tool_parsers/test_hermes.py", "not-parsed"),
+                     (f"{TP}/abstract_tool_parser.py", "ok"), (f"{TP}/hermes_tool_parser.py", "ok"),
+                     (f"{TP}/llama_tool_parser.py", "ok"), (f"{TP}/mistral_tool_parser.py", "ok")]
+
+
+def test_each_blob_parsed_once_and_incremental_runs(repo, db):
+    first = build_tags(repo, db, "v0.6.3..v0.7.0")
+    assert first.parses and set(first.parses.values()) == {1}
+    # the blobs of v0.6.3 and v0.7.0: the unchanged files are shared, so parsed once
+    assert len(first.parses) == 3
+    second = build_tags(repo, db, "v0.6.3..v0.8.0,nightly,v0.7.0rc1")
+    assert second.versions_skipped == ["v0.6.3", "v0.7.0"]
+    assert second.versions_added == ["v0.7.0rc1", "v0.8.0", "nightly"]
+    assert set(second.parses.values()) == {1}
+    assert not set(second.parses) & set(first.parses)
+    new_blobs = {git(repo, "rev-parse", f"v0.7.0rc1:{TP}/mistral_tool_parser.py"),
+                 git(repo, "rev-parse", f"v0.8.0:{TP}/llama_tool_parser.py")}
+    assert set(second.parses) == new_blobs  # nightly's llama file is the same blob as v0.8.0's
+    third = build_tags(repo, db, "v0.6.3..v0.8.0,nightly,v0.7.0rc1")
+    assert third.parses == {} and third.versions_added == [] and third.versions_reindexed == []
+    assert sorted(third.versions_skipped) == sorted(["v0.6.3", "v0.7.0rc1", "v0.7.0", "v0.8.0", "nightly"])
+
+
+def test_many_blobs_through_worker_processes_match_inline(tmp_path):
+    files = {f"{TP}/p{i}_tool_parser.py": parser_file(f"p{i}", f"P{i}ToolParser") for i in range(40)}
+    repo = make_repo(tmp_path / "repo", {"v1.0.0": files})
+    pooled = build_tags(repo, tmp_path / "a.db", "v1.0.0", jobs=2)
+    inline = build_tags(repo, tmp_path / "b.db", "v1.0.0", jobs=1)
+    assert len(pooled.parses) == len(inline.parses) == 40
+    sql = "select name, module, class, form, file, line from registry order by name"
+    assert rows(tmp_path / "a.db", sql) == rows(tmp_path / "b.db", sql)
+    assert len(rows(tmp_path / "a.db", sql)) == 40
+
+
+def test_moved_tag_is_reindexed_and_its_rows_change(repo, db):
+    build_tags(repo, db, "v0.6.3..v0.8.0")
+    assert registry_names(db, "v0.8.0") == ["hermes", "llama3_json", "mistral"]
+    git(repo, "checkout", "-q", "v0.8.0")
+    sha = commit(repo, {f"{TP}/llama_tool_parser.py": None,
+                        f"{TP}/granite_tool_parser.py": parser_file("granite", "GraniteToolParser")},
+                 tag="v0.8.0", force=True)
+    stats = build_tags(repo, db, "v0.6.3..v0.8.0")
+    assert stats.versions_reindexed == ["v0.8.0"]
+    assert sorted(stats.versions_skipped) == ["v0.6.3", "v0.7.0"]
+    assert list(stats.parses) == [git(repo, "rev-parse", f"v0.8.0:{TP}/granite_tool_parser.py")]
+    assert registry_names(db, "v0.8.0") == ["granite", "hermes", "mistral"]
+    assert rows(db, "select commit_id from versions where label = 'v0.8.0'") == [(sha,)]
+    assert rows(db, "select count(*) from versions") == [(3,)]
+    assert rows(db, "select label from versions order by ord") == [("v0.6.3",), ("v0.7.0",), ("v0.8.0",)]
+
+
+def test_bare_repository(repo, tmp_path, db):
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    tpindex("build", "--repo", bare, "--tags", "v0.6.3..", "--db", db, "-q")
+    assert rows(db, "select label from versions order by ord") == [("v0.6.3",), ("v0.7.0",), ("v0.8.0",)]
+    assert registry_names(db, "v0.8.0") == ["hermes", "llama3_json", "mistral"]
+
+
+def _state(repo):
+    index = repo / ".git" / "index"
+    return (git(repo, "status", "--porcelain", "--untracked-files=all"), git(repo, "rev-parse", "HEAD"),
+            git(repo, "symbolic-ref", "-q", "HEAD"), index.stat().st_mtime_ns,
+            hashlib.sha256(index.read_bytes()).hexdigest(),
+            sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts))
+
+
+def test_work_tree_index_and_head_untouched(repo, db):
+    (repo / TP / "hermes_tool_parser.py").write_text("# uncommitted edit\n")
+    (repo / "scratch.py").write_text("x = 1\n")
+    git(repo, "add", "scratch.py")
+    (repo / "untracked.txt").write_text("u\n")
+    before = _state(repo)
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..,nightly", "--db", db, "-q")
+    assert _state(repo) == before
+    # the build read the tagged trees, not the edited work tree
+    assert registry_names(db, "v0.8.0") == ["hermes", "llama3_json", "mistral"]
+
+
+def test_cli_build_then_versions(repo, db):
+    r = tpindex("build", "--repo", repo, "--tags", "v0.6.3..v0.7.0", "--db", db)
+    assert "2 version(s) indexed" in r.output
+    r = tpindex("build", "--repo", repo, "--tags", "v0.6.3..v0.7.0", "--db", db)
+    assert "2 already indexed and skipped" in r.output and "0 blob(s) parsed" in r.output
+    out = tpindex("versions", "--db", db).output.splitlines()
+    assert [line.split()[0] for line in out[1:]] == ["v0.6.3", "v0.7.0"]
+
+
+def test_not_a_repository_is_a_user_error(tmp_path, db):
+    r = tpindex("build", "--repo", tmp_path, "--tags", "v1..", "--db", db, ok=False)
+    assert r.exit_code == 2 and "not a git repository" in r.output and "Traceback" not in r.output
+
+
+def test_version_with_no_registry_warns(tmp_path, db):
+    repo = make_repo(tmp_path / "repo", {"v0.5.0": {f"{TP}/__init__.py": "# nothing registered yet\n"},
+                                         "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT,
+                                                    f"{TP}/hermes_tool_parser.py": parser_file("h", "H")}})
+    stats = build_tags(repo, db, "v0.5.0..")
+    assert rows(db, "select label, registry from versions order by ord") == [("v0.5.0", "none"),
+                                                                             ("v0.6.3", "found")]
+    assert len(stats.warnings) == 1 and stats.warnings[0].startswith("v0.5.0")
+    r = tpindex("build", "--repo", repo, "--tags", "v0.5.0", "--db", tmp_path / "other.db", "-q")
+    assert "warning: v0.5.0" in r.output
