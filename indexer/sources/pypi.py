@@ -1,0 +1,422 @@
+"""vllm's released source archives (`vllm-X.Y.Z.tar.gz`) from the package index pip is configured with.
+
+The index is asked once per run through the PEP 691 JSON simple API (a PEP 503 HTML page is understood
+too, for mirrors that serve only HTML). Its URL is `PIP_INDEX_URL`, else `index-url` from pip's
+configuration files (read directly, in pip's order; `[install]` overrides `[global]`), else PyPI.
+
+Archives are downloaded into the cache directory (platformdirs' user cache dir for "tpindex", under
+`sdists/`) through a temporary file that is renamed only once its hash matches the index's, so the cache
+never holds a partial or unverified file. A cached archive is hashed again (sha256, ~0.1 s for 45 MB)
+each time it is used instead of trusting a sidecar; one that no longer matches is downloaded again.
+
+Versions are labelled `vX.Y.Z` like the git tags. Archives are read in place with `tarfile` (no
+extraction); the first path component (`vllm-X.Y.Z/`) is stripped and the files a source tree would not
+have (PKG-INFO, *.egg-info/) are left out. Blob ids are git's, so a file is one blob whichever source.
+"""
+
+from __future__ import annotations
+
+import base64
+import configparser
+import hashlib
+import json
+import os
+import sys
+import tarfile
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+from . import FileEntry, VersionRef, git_blob_id
+
+PROJECT = "vllm"
+PYPI = "https://pypi.org/simple"
+ACCEPT = ("application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
+          "text/html;q=0.01")
+TIMEOUT = 60
+CHUNK = 1 << 20
+
+
+class PackageIndexError(OSError):
+    """The index cannot be read, or an archive cannot be downloaded or does not match its hash."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+# -- where the index is ------------------------------------------------------------------------------
+
+def pip_config_files(env=None) -> list[Path]:
+    """pip's configuration files, lowest priority first (global, user, site, then PIP_CONFIG_FILE)."""
+    env = os.environ if env is None else env
+    xdg_dirs = env.get("XDG_CONFIG_DIRS") or "/etc/xdg"
+    files = [Path(d) / "pip" / "pip.conf" for d in xdg_dirs.split(os.pathsep) if d][::-1]
+    files.append(Path("/etc/pip.conf"))
+    explicit = env.get("PIP_CONFIG_FILE")
+    if not (explicit and os.path.exists(explicit)):
+        home = Path(env.get("HOME") or Path.home())
+        files.append(home / ".pip" / "pip.conf")
+        files.append(Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+    files.append(Path(sys.prefix) / "pip.conf")
+    if explicit:
+        files.append(Path(explicit))
+    return files
+
+
+def pip_setting(name: str, env=None, files: list[Path] | None = None) -> str | None:
+    """A pip option as pip would see it: PIP_<NAME>, else the last config file setting it."""
+    env = os.environ if env is None else env
+    value = env.get("PIP_" + name.upper().replace("-", "_"))
+    if value:
+        return value
+    found = None
+    for path in pip_config_files(env) if files is None else files:
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path, encoding="utf-8")
+        except (OSError, configparser.Error, UnicodeDecodeError):
+            continue
+        for section in ("global", "install"):
+            for key in (name, name.replace("-", "_")):
+                if parser.has_option(section, key) and parser.get(section, key).strip():
+                    found = parser.get(section, key).strip()
+    return found
+
+
+def configured_index_url(env=None, files: list[Path] | None = None) -> str:
+    """The index pip installs from: PIP_INDEX_URL, pip's index-url, else PyPI."""
+    value = pip_setting("index-url", env, files)
+    return value.split()[0] if value else PYPI
+
+
+def default_cache_dir() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("tpindex")) / "sdists"
+
+
+def redact(url: str) -> str:
+    """A URL without its password, for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+# -- the listing ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Release:
+    label: str  # "v0.30.0"
+    filename: str  # "vllm-0.30.0.tar.gz"
+    url: str
+    hashes: tuple[tuple[str, str], ...]  # (algorithm, hex digest) as the index gives them
+
+
+def sdist_version(filename: str) -> str | None:
+    """"0.30.0" for "vllm-0.30.0.tar.gz"; None for wheels, other archives and other projects."""
+    from ..specs import parse_version
+
+    stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else None
+    if stem is None or not stem.lower().startswith(PROJECT + "-"):
+        return None
+    version = stem[len(PROJECT) + 1:]
+    return version if parse_version(version) is not None else None
+
+
+def _yanked(value) -> bool:
+    return value is not None and value is not False  # PEP 691: true, or a reason string
+
+
+def releases_from_json(data: dict, page_url: str) -> dict[str, Release]:
+    out: dict[str, Release] = {}
+    for f in data.get("files", []):
+        version = sdist_version(f.get("filename", ""))
+        if version is None or _yanked(f.get("yanked", False)):
+            continue
+        hashes = tuple(sorted((k.lower(), v.lower()) for k, v in (f.get("hashes") or {}).items()))
+        out["v" + version] = Release("v" + version, f["filename"], urllib.parse.urljoin(page_url, f["url"]), hashes)
+    return out
+
+
+class _Anchors(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[tuple[dict, str]] = []
+        self._open: dict | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self._open, self._text = dict(attrs), ""
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self._open is not None:
+            self.links.append((self._open, self._text.strip()))
+            self._open = None
+
+
+def releases_from_html(text: str, page_url: str) -> dict[str, Release]:
+    """PEP 503: anchors whose text is the file name, hash in the URL fragment, data-yanked when yanked."""
+    parser = _Anchors()
+    parser.feed(text)
+    out: dict[str, Release] = {}
+    for attrs, name in parser.links:
+        href = attrs.get("href") or ""
+        url, _, fragment = urllib.parse.urljoin(page_url, href).partition("#")
+        filename = name or urllib.parse.unquote(url.rsplit("/", 1)[-1])
+        version = sdist_version(filename)
+        if version is None or "data-yanked" in attrs:
+            continue
+        algo, _, digest = fragment.partition("=")
+        hashes = ((algo.lower(), digest.lower()),) if digest else ()
+        out["v" + version] = Release("v" + version, filename, url, hashes)
+    return out
+
+
+# -- the source ------------------------------------------------------------------------------------------
+
+class _NoBar:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        pass
+
+
+class PypiSource:
+    kind = "pypi"
+
+    def __init__(self, cache_dir: str | Path | None = None, progress: bool = False, index_url: str | None = None,
+                 opener: Callable | None = None):
+        self.index_url = (index_url or configured_index_url()).rstrip("/")
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+        self.progress = progress
+        self._opener = opener or _default_opener()
+        self._releases: dict[str, Release] | None = None
+        self._verified: dict[str, tuple[Path, str]] = {}  # label -> (archive, sha256), checked this run
+
+    # -- version names -------------------------------------------------------------------------------
+    def releases(self) -> dict[str, Release]:
+        """label -> release, for every sdist the index lists and has not yanked (fetched once)."""
+        if self._releases is None:
+            self._releases = self._fetch_listing()
+        return self._releases
+
+    def names(self) -> list[str]:
+        return list(self.releases())
+
+    def is_ref(self, name: str) -> bool:
+        return False
+
+    def ref(self, name: str) -> VersionRef:
+        """The version, with its archive downloaded (or found in the cache) and verified."""
+        from ..specs import sort_key
+
+        release = self._release(name)
+        _, sha256 = self.archive(release.label)
+        return VersionRef(label=release.label, ref=release.filename, commit=sha256, source="pypi",
+                          sort_key=sort_key(release.label))
+
+    # -- files -----------------------------------------------------------------------------------------
+    def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
+        path, _ = self.archive(version.label)
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                for member in tar:
+                    if not (member.isfile() or member.issym()):
+                        continue
+                    rel = _tree_path(member.name)
+                    if rel is None or not scope.matches(rel):
+                        continue
+                    if member.isfile():
+                        data = tar.extractfile(member).read()
+                    else:
+                        data = member.linkname.encode()  # git stores a symlink as its target
+                    yield FileEntry(rel, git_blob_id(data), _const(data))
+        except (tarfile.TarError, EOFError, OSError) as e:
+            raise PackageIndexError(f"{version.label}: cannot read {path} ({e}); delete it and run again") from e
+
+    # -- archives --------------------------------------------------------------------------------------
+    def archive(self, label: str) -> tuple[Path, str]:
+        """The verified archive of a version in the cache, downloading it if needed; -> (path, sha256)."""
+        if label in self._verified:
+            return self._verified[label]
+        release = self._release(label)
+        algo, expected = _pick_hash(release)
+        dest = self.cache_dir / release.filename
+        if dest.is_file():
+            digests = _file_digests(dest, algo)
+            if digests[algo] == expected:
+                self._verified[label] = (dest, digests["sha256"])
+                return self._verified[label]
+        self._verified[label] = (dest, self._download(release, dest, algo, expected))
+        return self._verified[label]
+
+    def _release(self, name: str) -> Release:
+        from ..specs import closest
+
+        releases = self.releases()
+        label = name if name.startswith("v") else "v" + name
+        if label not in releases:
+            hint = ", ".join(closest(name, releases)) or "none"
+            raise PackageIndexError(f"{name} is not a released source archive of {PROJECT} on {redact(self.index_url)}"
+                                    f" (closest: {hint})")
+        return releases[label]
+
+    def _download(self, release: Release, dest: Path, algo: str, expected: str) -> str:
+        where = f"{release.label}: download of {release.filename} from {redact(release.url)}"
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{release.filename}.", suffix=".part")
+        except OSError as e:
+            raise PackageIndexError(f"{release.label}: cannot write to the cache directory {dest.parent} "
+                                    f"({e.strerror or e}); pass another --cache-dir") from e
+        try:
+            h, sha256 = hashlib.new(algo), hashlib.sha256()
+            with os.fdopen(fd, "wb") as out, self._open(release.url) as resp:
+                total = int(resp.headers.get("Content-Length") or 0) or None
+                with self._bar(total, release) as bar:
+                    while chunk := resp.read(CHUNK):
+                        out.write(chunk)
+                        h.update(chunk)
+                        if algo != "sha256":
+                            sha256.update(chunk)
+                        bar.update(len(chunk))
+            if h.hexdigest() != expected:
+                raise PackageIndexError(f"{where} does not match the index's {algo} ({h.hexdigest()[:16]}..., "
+                                        f"expected {expected[:16]}...); nothing of {release.label} was indexed")
+            os.replace(tmp, dest)
+            return h.hexdigest() if algo == "sha256" else sha256.hexdigest()
+        except PackageIndexError:
+            _unlink(tmp)
+            raise
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            _unlink(tmp)
+            raise PackageIndexError(f"{where} failed: {_reason(e)}") from e
+        except BaseException:
+            _unlink(tmp)
+            raise
+
+    def _bar(self, total: int | None, release: Release):
+        if not self.progress or not total:
+            return _NoBar()
+        import click
+
+        return click.progressbar(length=total, label=f"downloading {release.filename}", file=sys.stderr)
+
+    # -- HTTP ------------------------------------------------------------------------------------------------
+    def _open(self, url: str, accept: str | None = None):
+        headers = {"User-Agent": "tpindex"}
+        if accept:
+            headers["Accept"] = accept
+        parts = urllib.parse.urlsplit(url)
+        index = urllib.parse.urlsplit(self.index_url)
+        if parts.username is not None or (index.username is not None and parts.hostname == index.hostname):
+            user = urllib.parse.unquote(parts.username or index.username or "")
+            password = urllib.parse.unquote(parts.password or index.password or "")
+            token = base64.b64encode(f"{user}:{password}".encode()).decode()
+            headers["Authorization"] = f"Basic {token}"
+            netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+            url = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        return self._opener(urllib.request.Request(url, headers=headers))
+
+    def _fetch_listing(self) -> dict[str, Release]:
+        url = f"{self.index_url}/{PROJECT}/"
+        try:
+            with self._open(url, ACCEPT) as resp:
+                body = resp.read()
+                page_url = resp.geturl() if hasattr(resp, "geturl") else url
+                ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                raise PackageIndexError(f"the package index {redact(self.index_url)} has no project {PROJECT} "
+                                        "(HTTP 404); set PIP_INDEX_URL to an index that has it") from e
+            raise PackageIndexError(f"cannot read the package index at {redact(url)}: {_reason(e)}") from e
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            raise PackageIndexError(f"cannot read the package index at {redact(url)}: {_reason(e)}; "
+                                    "check the network or PIP_INDEX_URL") from e
+        try:
+            if "json" in ctype or body.lstrip()[:1] == b"{":
+                return releases_from_json(json.loads(body), page_url)
+            return releases_from_html(body.decode("utf-8", "replace"), page_url)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise PackageIndexError(f"the package index at {redact(url)} sent a listing tpindex cannot read "
+                                    f"({type(e).__name__}: {e})") from e
+
+
+def _default_opener() -> Callable:
+    import ssl
+
+    cafile = pip_setting("cert")
+    context = None
+    if cafile and os.path.isfile(cafile):
+        context = ssl.create_default_context(cafile=cafile)
+
+    def open_url(request):
+        return urllib.request.urlopen(request, timeout=TIMEOUT, context=context)
+
+    return open_url
+
+
+def _pick_hash(release: Release) -> tuple[str, str]:
+    hashes = dict(release.hashes)
+    if "sha256" in hashes:
+        return "sha256", hashes["sha256"]
+    for algo in sorted(hashes):
+        if algo in hashlib.algorithms_guaranteed and algo not in ("md5", "sha1"):
+            return algo, hashes[algo]
+    raise PackageIndexError(f"{release.label}: the index gives no usable hash for {release.filename}; "
+                            "refusing an unverified download")
+
+
+def _file_digests(path: Path, algo: str) -> dict[str, str]:
+    hashers = {"sha256": hashlib.sha256(), algo: hashlib.new(algo)}
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            for h in hashers.values():
+                h.update(chunk)
+    return {k: h.hexdigest() for k, h in hashers.items()}
+
+
+def _tree_path(name: str) -> str | None:
+    """The repository path of an archive member, or None for what a source tree would not have."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if len(parts) < 2:
+        return None
+    rel = parts[1:]
+    if rel == ["PKG-INFO"] or rel[0].endswith(".egg-info"):
+        return None
+    return "/".join(rel)
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, urllib.error.HTTPError):
+        return f"HTTP {e.code} {e.reason}"
+    if isinstance(e, urllib.error.URLError):
+        return str(e.reason)
+    return getattr(e, "strerror", None) or str(e) or type(e).__name__
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _const(data: bytes):
+    return lambda: data

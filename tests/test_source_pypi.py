@@ -1,0 +1,395 @@
+"""The package-index source, against a fake PEP 691 index on 127.0.0.1 serving archives the tests write."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import json
+import subprocess
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import build_tags, make_repo, rows
+
+from indexer.build import build
+from indexer.scope import Scope
+from indexer.sources import git_blob_id
+from indexer.sources.pypi import (
+    PYPI,
+    PackageIndexError,
+    PypiSource,
+    configured_index_url,
+    releases_from_html,
+    sdist_version,
+)
+from indexer.specs import select
+
+INIT = b'''\
+from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+
+_TOOL_PARSERS_TO_REGISTER = {
+    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
+    "alpha_alias": ("alpha_tool_parser", "AlphaToolParser"),
+}
+
+
+def register_lazy_tool_parsers():
+    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
+        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
+'''
+
+ABSTRACT = b'''\
+class ToolParser:
+    def extract_tool_calls_streaming(self, delta):
+        raise NotImplementedError
+
+
+class ToolParserManager:
+    tool_parsers = {}
+'''
+
+ALPHA = b'''\
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class AlphaToolParser(ToolParser):
+    supports_required_and_named = False
+
+    def extract_tool_calls_streaming(self, delta):
+        # TODO: handle partial JSON
+        return delta
+'''
+
+
+def tree(version: str) -> dict[str, bytes]:
+    """A small source tree imitating vLLM's layout (written here, not copied)."""
+    files = {
+        "vllm/__init__.py": b"",
+        "vllm/tool_parsers/__init__.py": INIT,
+        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+        "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+        "vllm/other/unrelated.py": b"X = 1\n",
+        "examples/tool_chat_template_alpha.jinja": b"{{ messages }}\n",
+        "tests/tool_parsers/test_alpha.py": b"def test_alpha():\n    pass\n",
+        "README.md": f"release {version}\n".encode(),
+    }
+    if version >= "0.32":
+        files["vllm/tool_parsers/alpha_tool_parser.py"] = ALPHA.replace(b"# TODO", b"# FIXME")
+    return files
+
+
+def sdist(version: str, files: dict[str, bytes]) -> bytes:
+    """A source archive laid out like setuptools writes one: vllm-X.Y.Z/..., PKG-INFO, vllm.egg-info/."""
+    top = f"vllm-{version}"
+    members = dict(files)
+    members["PKG-INFO"] = f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n".encode()
+    members["vllm.egg-info/SOURCES.txt"] = "\n".join(files).encode()
+    members["vllm/_version.py"] = f"__version__ = version = '{version}'\n".encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        dirs = sorted({str(Path(p).parent) for p in members} - {"."})
+        for d in [""] + dirs:
+            info = tarfile.TarInfo(f"{top}/{d}".rstrip("/"))
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 1
+            tar.addfile(info)
+        for path, data in members.items():
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size, info.mtime = len(data), 1
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class FakeIndex:
+    """A PEP 691 simple index for vllm with a /files/ directory; records every request path."""
+
+    def __init__(self):
+        self.entries: list[dict] = []
+        self.blobs: dict[str, bytes] = {}
+        self.requests: list[str] = []
+        self.html_only = False
+        self.url = ""
+
+    def add(self, version: str, files: dict[str, bytes] | None = None, yanked=False, sha256: str | None = None):
+        data = sdist(version, files if files is not None else tree(version))
+        name = f"vllm-{version}.tar.gz"
+        self.blobs[name] = data
+        self.entries.append({"filename": name, "url": f"../../files/{name}", "yanked": yanked,
+                             "hashes": {"sha256": sha256 or hashlib.sha256(data).hexdigest()}})
+        wheel = f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl"
+        self.entries.append({"filename": wheel, "url": f"../../files/{wheel}", "yanked": yanked,
+                             "hashes": {"sha256": "0" * 64}})
+        return data
+
+    def downloads(self) -> list[str]:
+        return [p for p in self.requests if p.startswith("/files/")]
+
+    def handler(self):
+        index = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                index.requests.append(self.path)
+                if self.path == "/simple/vllm/":
+                    if "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "") \
+                            and not index.html_only:
+                        body = json.dumps({"meta": {"api-version": "1.0"}, "name": "vllm",
+                                           "files": index.entries}).encode()
+                        ctype = "application/vnd.pypi.simple.v1+json"
+                    else:
+                        links = "".join(
+                            f'<a href="{e["url"]}#sha256={e["hashes"]["sha256"]}"'
+                            f'{" data-yanked" if e["yanked"] else ""}>{e["filename"]}</a><br>'
+                            for e in index.entries)
+                        body = f"<html><body>{links}</body></html>".encode()
+                        ctype = "text/html"
+                    return self._send(200, body, ctype)
+                name = self.path.removeprefix("/files/")
+                if self.path.startswith("/files/") and name in index.blobs:
+                    return self._send(200, index.blobs[name], "application/octet-stream")
+                self._send(404, b"not found", "text/plain")
+
+            def _send(self, code, body, ctype):
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        return Handler
+
+
+@pytest.fixture
+def index():
+    fake = FakeIndex()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def released(index):
+    """0.30.0, 0.31.0 (yanked), 0.32.0 and a release candidate."""
+    for v in ("0.30.0", "0.32.0", "0.33.0rc1"):
+        index.add(v)
+    index.add("0.31.0", yanked="broken build")
+    return index
+
+
+def source(index, cache: Path) -> PypiSource:
+    return PypiSource(cache_dir=cache, progress=False, index_url=index.url)
+
+
+def cli_build(monkeypatch, index, *args):
+    from indexer.cli import main
+
+    monkeypatch.setenv("PIP_INDEX_URL", index.url)
+    return CliRunner().invoke(main, ["build", "--from-pypi", "-q", "-j", "1", *map(str, args)])
+
+
+# -- listing -----------------------------------------------------------------------------------------------
+
+def test_names_are_tag_like_labels_of_sdists_not_yanked(released, tmp_path):
+    src = source(released, tmp_path)
+    assert sorted(src.names()) == ["v0.30.0", "v0.32.0", "v0.33.0rc1"]
+    assert select("v0.30.0..v0.33.0", src.names()).names == ["v0.30.0", "v0.32.0"]
+    assert select("v0.33*", src.names(), pre=True).names == ["v0.33.0rc1"]
+    assert src.is_ref("v0.31.0") is False
+    src.names()
+    assert released.requests.count("/simple/vllm/") == 1  # the listing is fetched once per run
+    assert released.downloads() == []  # listing downloads nothing
+
+
+def test_html_index_is_understood_too(released, tmp_path):
+    released.html_only = True
+    src = source(released, tmp_path)
+    assert sorted(src.names()) == ["v0.30.0", "v0.32.0", "v0.33.0rc1"]
+    assert src.ref("v0.30.0").commit == hashlib.sha256(released.blobs["vllm-0.30.0.tar.gz"]).hexdigest()
+
+
+def test_sdist_version_only_for_vllm_source_archives():
+    assert sdist_version("vllm-0.8.5.post1.tar.gz") == "0.8.5.post1"
+    assert sdist_version("vllm-0.30.0-cp38-abi3-manylinux_2_28_x86_64.whl") is None
+    assert sdist_version("vllm-0.30.0.zip") is None
+    assert sdist_version("vllm_flash_attn-2.0.tar.gz") is None
+    assert sdist_version("vllm-nightly.tar.gz") is None
+
+
+def test_pep503_fragment_hash_and_yanked():
+    page = ('<a href="/f/vllm-1.0.0.tar.gz#sha256=ab">vllm-1.0.0.tar.gz</a>'
+            '<a href="/f/vllm-1.0.1.tar.gz#sha256=cd" data-yanked="">vllm-1.0.1.tar.gz</a>')
+    got = releases_from_html(page, "https://mirror.example/simple/vllm/")
+    assert list(got) == ["v1.0.0"]
+    assert got["v1.0.0"].url == "https://mirror.example/f/vllm-1.0.0.tar.gz"
+    assert dict(got["v1.0.0"].hashes) == {"sha256": "ab"}
+
+
+def test_index_url_from_env_then_pip_config_then_pypi(tmp_path):
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nindex-url = https://mirror.example/simple\n")
+    assert configured_index_url({}, [conf]) == "https://mirror.example/simple"
+    later = tmp_path / "later.conf"
+    later.write_text("[install]\nindex-url = https://other.example/simple\n")
+    assert configured_index_url({}, [conf, later]) == "https://other.example/simple"
+    env = {"PIP_INDEX_URL": "https://env.example/simple"}
+    assert configured_index_url(env, [conf]) == "https://env.example/simple"
+    assert configured_index_url({}, [tmp_path / "missing.conf"]) == PYPI
+    # PIP_CONFIG_FILE is read last (it wins over the other files)
+    assert configured_index_url({"PIP_CONFIG_FILE": str(conf), "HOME": str(tmp_path)}).startswith(
+        "https://mirror.example/")
+
+
+# -- archives -----------------------------------------------------------------------------------------------
+
+def test_ref_downloads_verifies_and_caches(released, tmp_path):
+    cache = tmp_path / "cache"
+    ref = source(released, cache).ref("v0.30.0")
+    data = released.blobs["vllm-0.30.0.tar.gz"]
+    assert (ref.label, ref.ref, ref.commit, ref.source) == (
+        "v0.30.0", "vllm-0.30.0.tar.gz", hashlib.sha256(data).hexdigest(), "pypi")
+    assert (cache / "vllm-0.30.0.tar.gz").read_bytes() == data
+    assert sorted(p.name for p in cache.iterdir()) == ["vllm-0.30.0.tar.gz"]  # no partial files left
+    assert released.downloads() == ["/files/vllm-0.30.0.tar.gz"]
+
+    # a second run (a new source, same cache) downloads nothing
+    again = source(released, cache)
+    assert again.ref("v0.30.0") == ref
+    list(again.files(ref, Scope.named("default")))
+    assert released.downloads() == ["/files/vllm-0.30.0.tar.gz"]
+
+
+def test_corrupt_cached_archive_is_downloaded_again(released, tmp_path):
+    source(released, tmp_path).ref("v0.30.0")
+    (tmp_path / "vllm-0.30.0.tar.gz").write_bytes(b"truncated")
+    ref = source(released, tmp_path).ref("v0.30.0")
+    assert len(released.downloads()) == 2
+    assert (tmp_path / "vllm-0.30.0.tar.gz").read_bytes() == released.blobs["vllm-0.30.0.tar.gz"]
+    assert ref.commit == hashlib.sha256(released.blobs["vllm-0.30.0.tar.gz"]).hexdigest()
+
+
+def test_hash_mismatch_names_the_version_and_leaves_nothing(index, tmp_path):
+    index.add("0.30.0")
+    index.add("0.31.0", sha256="f" * 64)
+    src = source(index, tmp_path / "cache")
+    with pytest.raises(PackageIndexError, match=r"^v0\.31\.0: .*does not match") as err:
+        src.ref("v0.31.0")
+    assert isinstance(err.value, OSError)
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "cache" / "vllm-0.31.0.tar.gz").exists()
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_hash_mismatch_in_a_build_writes_nothing_of_that_version(monkeypatch, index, tmp_path):
+    index.add("0.30.0")
+    index.add("0.31.0", sha256="f" * 64)
+    db = tmp_path / "index.db"
+    result = cli_build(monkeypatch, index, "--tags", "v0.30.0..v0.31.0", "--db", db, "--cache-dir", tmp_path / "c")
+    assert result.exit_code == 2, result.output
+    assert "v0.31.0" in result.output and "does not match" in result.output
+    assert "Traceback" not in result.output
+    if db.exists():
+        assert rows(db, "select label from versions where label = 'v0.31.0'") == []
+        assert rows(db, "select * from registry where version = 'v0.31.0'") == []
+    assert not (tmp_path / "c" / "vllm-0.31.0.tar.gz").exists()
+
+
+def test_failed_download_names_the_version(index, tmp_path):
+    index.add("0.30.0")
+    del index.blobs["vllm-0.30.0.tar.gz"]  # listed, but the file answers 404
+    with pytest.raises(PackageIndexError, match=r"^v0\.30\.0: .*HTTP 404"):
+        source(index, tmp_path).ref("v0.30.0")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unreachable_index_is_a_clear_error(monkeypatch, tmp_path):
+    from indexer.cli import main
+
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
+    result = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", tmp_path / "x.db",
+                                       "--cache-dir", tmp_path / "c"])
+    assert result.exit_code == 2
+    assert "cannot read the package index at http://127.0.0.1:9/simple/vllm/" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_version_is_a_spec_error_with_the_closest(monkeypatch, released, tmp_path):
+    result = cli_build(monkeypatch, released, "--tags", "v0.31.0", "--db", tmp_path / "x.db",
+                       "--cache-dir", tmp_path / "c")
+    assert result.exit_code == 2
+    assert "v0.31.0" in result.output and "v0.30.0" in result.output  # yanked: not offered
+
+
+# -- files ----------------------------------------------------------------------------------------------------
+
+def test_files_are_tree_paths_with_git_blob_ids(released, tmp_path):
+    src = source(released, tmp_path / "cache")
+    ref = src.ref("v0.30.0")
+    everything = {e.path: e for e in src.files(ref, Scope(("*",)))}
+    assert set(everything) == set(tree("0.30.0")) | {"vllm/_version.py"}  # no PKG-INFO, no egg-info
+    out = tmp_path / "out"
+    for path, entry in everything.items():
+        data = entry.read()
+        assert data == tree("0.30.0").get(path, data)
+        file = out / path
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(data)
+        git_id = subprocess.run(["git", "hash-object", str(file)], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        assert entry.blob_id == git_id == git_blob_id(data)
+    default = sorted(e.path for e in src.files(ref, Scope.named("default")))
+    assert default == ["examples/tool_chat_template_alpha.jinja", "tests/tool_parsers/test_alpha.py",
+                       "vllm/tool_parsers/__init__.py", "vllm/tool_parsers/abstract_tool_parser.py",
+                       "vllm/tool_parsers/alpha_tool_parser.py"]
+
+
+FACT_QUERIES = {
+    "registry": "select version, kind, name, module, class, form, file, line, registry from registry",
+    "version_files": "select version, file, module, blob_id, parse_status from version_files",
+    "classes_v": "select version, file, module, class, line, streaming from classes_v",
+    "markers_v": "select version, file, kind, line, text from markers_v",
+    "class_attrs_v": "select version, file, class, attribute, value from class_attrs_v",
+    "parser_map_v": "select version, kind, name, real_class, real_file, real_line from parser_map_v",
+}
+
+
+def test_archive_and_git_give_identical_rows(released, tmp_path):
+    repo = make_repo(tmp_path / "repo", {"v0.30.0": tree("0.30.0"), "v0.32.0": tree("0.32.0")})
+    git_db, pypi_db = tmp_path / "git.db", tmp_path / "pypi.db"
+    build_tags(repo, git_db, "v0.30.0..v0.32.0")
+    src = source(released, tmp_path / "cache")
+    refs = [src.ref(n) for n in select("v0.30.0..v0.32.0", src.names()).names]
+    stats = build(pypi_db, src, refs, Scope.named("default"), jobs=1)
+    assert stats.versions_added == ["v0.30.0", "v0.32.0"]
+    for name, sql in FACT_QUERIES.items():
+        got = sorted(rows(pypi_db, sql), key=repr)
+        assert got, name
+        assert got == sorted(rows(git_db, sql), key=repr), name
+    names = rows(pypi_db, "select name from registry where version = 'v0.32.0' order by name")
+    assert names == [("alpha",), ("alpha_alias",)]
+    assert rows(pypi_db, "select distinct source from versions") == [("pypi",)]
+
+
+def test_cli_build_twice_second_downloads_nothing_and_skips(monkeypatch, released, tmp_path):
+    db, cache = tmp_path / "index.db", tmp_path / "cache"
+    first = cli_build(monkeypatch, released, "--tags", "v0.30.0..v0.32.0", "--db", db, "--cache-dir", cache)
+    assert first.exit_code == 0, first.output
+    assert sorted(released.downloads()) == ["/files/vllm-0.30.0.tar.gz", "/files/vllm-0.32.0.tar.gz"]
+    assert rows(db, "select label, ref, source from versions order by ord") == [
+        ("v0.30.0", "vllm-0.30.0.tar.gz", "pypi"), ("v0.32.0", "vllm-0.32.0.tar.gz", "pypi")]
+    from indexer.cli import main
+
+    second = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0..v0.32.0", "--db", str(db),
+                                       "--cache-dir", str(cache)])
+    assert second.exit_code == 0, second.output
+    assert "2 already indexed and skipped" in second.output
+    assert len(released.downloads()) == 2
