@@ -151,7 +151,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         if dirs:
             from .sources.directory import DirectorySource
 
-            source = DirectorySource(dirs[0], label)
+            source = DirectorySource(dirs[0], label, scope=the_scope)
             versions = [source.ref(source.names()[0])]
         else:
             if not spec:
