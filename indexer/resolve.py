@@ -262,19 +262,21 @@ def resolve_version(db, version_id: int) -> int:
             res = resolve_class(v, module, cls, kind)
         hops = [reg] + res.hops
         reg_mod = v.module(module) if module else None
+        reg_file = reg_mod["path"] if reg_mod else None
+        reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         rows.append({
-            "kind": kind, "name": name, "reg_module": module, "reg_class": cls,
-            "reg_file": reg_mod["path"] if reg_mod else (path if form == "cli-choices" else None),
-            "reg_line": line, "form": form, "impl": res.impl,
+            "kind": kind, "name": name, "registry_file": path, "registry_line": line, "reg_module": module,
+            "reg_class": cls, "reg_file": reg_file, "reg_line": reg_line, "form": form, "impl": res.impl,
             "real_class": res.real.cls if res.real else None, "real_module": res.real.module if res.real else None,
             "real_file": res.real.file if res.real else None, "real_line": res.real.line if res.real else None,
             "adapter": res.adapter, "stub": int(reg_mod["n_methods"] == 0) if reg_mod else None,
-            "reexport": int(res.reexport), "reason": res.reason, "reg_at": (path, line),
+            "reexport": int(res.reexport), "reason": res.reason,
         })
         hop_rows.extend((version_id, kind, name, i, h.hop, h.cls, h.module, h.file, h.line)
                         for i, h in enumerate(hops))
     _aliases_and_parents(v, rows)
-    cols = ["kind", "name", "reg_module", "reg_class", "reg_file", "reg_line", "form", "impl", "real_class",
+    cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
+            "form", "impl", "real_class",
             "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
             "parent_file", "reason"]
     conn.execute("delete from parser_map where version_id = ?", [version_id])

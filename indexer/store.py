@@ -92,7 +92,10 @@ create table if not exists parser_map (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null,            -- tool | reasoning | unified
     name text not null,
-    reg_module text, reg_class text, reg_file text, reg_line integer, form text,
+    registry_file text, registry_line integer,  -- where the name is registered (or listed)
+    reg_module text, reg_class text,
+    reg_file text, reg_line integer,  -- the registered module's file, and the registered class's line in it
+    form text,
     impl text not null,            -- standalone | unified | name-check | dispatch | unresolved
     real_class text, real_module text, real_file text, real_line integer,
     adapter text,                  -- the adapter class the registered class reaches, if any
@@ -182,7 +185,8 @@ VIEWS = {
         select vf.version, vf.file, n.kind, n.name, n.class, n.module, n.line, n.via, n.owner, vf.version_ord
         from name_checks n join version_files vf on vf.unit_id = n.unit_id""",
     "parser_map_v": """
-        select v.label as version, p.kind, p.name, p.impl, p.reg_module, p.reg_class, p.reg_file, p.reg_line,
+        select v.label as version, p.kind, p.name, p.impl, p.registry_file, p.registry_line, p.reg_module,
+               p.reg_class, p.reg_file, p.reg_line,
                p.form, p.real_class, p.real_module, p.real_file, p.real_line, p.adapter, p.alias_of, p.stub,
                p.reexport, p.parent_class, p.parent_file, p.reason, v.ord as version_ord
         from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'""",

@@ -14,8 +14,8 @@ import re
 
 from .versions import newest, require
 
-COLUMNS = ("kind", "name", "impl", "registered_file", "registered_line", "registered_class", "real_file",
-           "real_class", "adapter", "alias_of", "stub", "reexport", "parent_class", "chat_templates", "tests",
+COLUMNS = ("kind", "name", "impl", "registry_file", "registry_line", "registered_file", "registered_line",
+           "registered_class", "real_file", "real_line", "real_class", "adapter", "alias_of", "stub", "reexport", "parent_class", "chat_templates", "tests",
            "reason")
 
 
@@ -43,8 +43,10 @@ def export_rows(db, at: str | None = None) -> tuple[str, list[dict]]:
             wanted.add(f"test_{_stem(r['reg_file'])}")
         mine_s = [t for t in tests if _stem(t) in wanted]
         rows.append({
-            "kind": r["kind"], "name": name, "impl": r["impl"], "registered_file": r["reg_file"],
+            "kind": r["kind"], "name": name, "impl": r["impl"], "registry_file": r["registry_file"],
+            "registry_line": r["registry_line"], "registered_file": r["reg_file"],
             "registered_line": r["reg_line"], "registered_class": r["reg_class"], "real_file": r["real_file"],
+            "real_line": r["real_line"],
             "real_class": r["real_class"], "adapter": r["adapter"], "alias_of": r["alias_of"],
             "stub": bool(r["stub"]) if r["stub"] is not None else None, "reexport": bool(r["reexport"]),
             "parent_class": r["parent_class"], "chat_templates": sorted(mine_t), "tests": sorted(mine_s),

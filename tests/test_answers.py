@@ -1,0 +1,85 @@
+"""Golden tests of the answers people read: `which`, `diff` (every format, exit codes) and `export`
+(every format), on the unified-era fixture of test_resolve. Set UPDATE_GOLDEN=1 to rewrite the golden
+files after an intended change, then read the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import build_tags, make_repo, tpindex
+from test_resolve import TAG_A, TAG_B, TAG_C
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    base = tmp_path_factory.mktemp("answers")
+    repo = make_repo(base / "repo", {"v0.24.0": TAG_A, "v0.25.0": TAG_B, "v0.27.0": TAG_C})
+    db = base / "index.db"
+    build_tags(repo, db, "v0.24.0..")
+    return db
+
+
+def golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"output differs from {path}; UPDATE_GOLDEN=1 rewrites it"
+
+
+def test_which_at_a_version(db):
+    out = tpindex("which", "beta", "--at", "v0.25.0", "--db", db).output
+    golden("which_beta_v0.25.0.txt", out)
+
+
+def test_which_defaults_to_the_newest_version(db):
+    assert "at v0.27.0: name-check" in tpindex("which", "beta", "--db", db).output
+
+
+def test_which_all_collapses_equal_versions_into_ranges(db):
+    golden("which_alpha_all.txt", tpindex("which", "alpha", "--all", "--db", db).output)
+    golden("which_beta_all.txt", tpindex("which", "beta", "--all", "--db", db).output)
+
+
+def test_which_json(db):
+    data = json.loads(tpindex("which", "delta", "--at", "v0.24.0", "--format", "json", "--db", db).output)
+    assert [h["hop"] for h in data["parsers"][0]["hops"]] == ["registered", "class", "base", "adapter", "real"]
+
+
+def test_which_unknown_name_suggests_close_names(db):
+    r = tpindex("which", "alpah", "--db", db, ok=False)
+    assert r.exit_code == 2
+    assert "no parser named 'alpah'" in r.output and "alpha" in r.output.splitlines()[-1]
+
+
+def test_which_unknown_version(db):
+    r = tpindex("which", "alpha", "--at", "v0.26.0", "--db", db, ok=False)
+    assert r.exit_code == 2 and "v0.26.0 is not indexed" in r.output
+
+
+@pytest.mark.parametrize("fmt,ext", [("text", "txt"), ("json", "json"), ("markdown", "md")])
+def test_diff_formats_and_exit_status(db, fmt, ext):
+    r = tpindex("diff", "v0.24.0", "v0.25.0", "--format", fmt, "--db", db, ok=False)
+    assert r.exit_code == 1, r.output
+    golden(f"diff_v0.24.0_v0.25.0.{ext}", r.output)
+
+
+def test_diff_without_changes_exits_0(db):
+    r = tpindex("diff", "v0.25.0", "v0.25.0", "--db", db, ok=False)
+    assert r.exit_code == 0 and r.output.startswith("no changes")
+
+
+def test_diff_of_a_version_not_indexed_exits_2(db):
+    r = tpindex("diff", "v0.24.0", "v9.9.9", "--db", db, ok=False)
+    assert r.exit_code == 2 and "v9.9.9 is not indexed" in r.output
+
+
+@pytest.mark.parametrize("fmt,ext", [("json", "json"), ("csv", "csv"), ("markdown", "md")])
+def test_export_formats_are_golden_and_stable(db, fmt, ext):
+    first = tpindex("export", "--at", "v0.25.0", "--format", fmt, "--db", db).output
+    assert first == tpindex("export", "--at", "v0.25.0", "--format", fmt, "--db", db).output
+    golden(f"export_v0.25.0.{ext}", first)
