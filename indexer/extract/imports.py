@@ -64,8 +64,10 @@ def _under_type_checking(node: Node) -> bool:
     n = node.parent
     while n is not None:
         if n.type == "if_statement":
-            cond = text(n.child_by_field_name("condition"))
-            if cond.endswith("TYPE_CHECKING") and _in_consequence(n, node):
+            cond = n.child_by_field_name("condition")
+            # `if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`; not `if not TYPE_CHECKING:`
+            if cond is not None and cond.type in ("identifier", "attribute") and \
+                    text(cond).split(".")[-1] == "TYPE_CHECKING" and _in_consequence(n, node):
                 return True
         n = n.parent
     return False
