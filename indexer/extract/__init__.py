@@ -15,7 +15,7 @@ from .ts import parser, prime, queries_dir, unprime
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 
 KINDS = {
     "imports": imports.extract,
@@ -40,12 +40,15 @@ def extractor_id() -> str:
 def parse(data: bytes) -> dict:
     """Raw facts of one blob, and how well it parsed. Never raises for any input bytes."""
     out: dict = {"status": "ok", "error_count": 0, "first_error_line": None, "error": None, "facts": {}}
+    if b"\0" in data:
+        out["status"], out["error"] = "nul-bytes", f"NUL byte at offset {data.find(0)}"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        out["status"], out["error"] = "not-utf8", f"invalid UTF-8 at byte {e.start}"
-    if b"\0" in data:
-        out["status"], out["error"] = "nul-bytes", f"NUL byte at offset {data.find(0)}"
+        if out["status"] == "ok":
+            out["status"], out["error"] = "not-utf8", f"invalid UTF-8 at byte {e.start}"
+        # pattern predicates decode node text strictly: parse a repaired copy (same lines)
+        data = data.decode("utf-8", errors="replace").encode("utf-8")
     try:
         tree = parser().parse(data)
         root = tree.root_node
