@@ -220,7 +220,7 @@ VIEWS = {
         from spans s""",
     "parse_errors": """
         select version, file, parse_status, b.error_count, b.first_error_line, b.error
-        from version_files vf join blobs b on b.id = vf.blob_id where b.status != 'ok'""",
+        from version_files vf join blobs b on b.id = vf.blob_id where b.status not in ('ok', 'not-parsed')""",
 }
 
 

@@ -58,6 +58,7 @@ def test_multi_era_build_with_prerelease_and_non_version_tags(repo, db):
                      ("tests/tool_parsers/test_hermes.py", "not-parsed"),
                      (f"{TP}/abstract_tool_parser.py", "ok"), (f"{TP}/hermes_tool_parser.py", "ok"),
                      (f"{TP}/llama_tool_parser.py", "ok"), (f"{TP}/mistral_tool_parser.py", "ok")]
+    assert rows(db, "select * from parse_errors") == []  # files recorded without parsing are not errors
 
 
 def test_each_blob_parsed_once_and_incremental_runs(repo, db):
