@@ -11,6 +11,8 @@ from pathlib import Path
 
 from . import FileEntry, VersionRef
 
+TREE, SUBMODULE = b"40000", b"160000"
+
 
 class NotARepository(ValueError):
     pass
@@ -28,6 +30,7 @@ class GitSource:
             raise NotARepository(f"{path} is not a git repository") from e
         self._tags: dict[str, str] | None = None
         self._listing: dict[str, list[tuple[str, str]]] = {}
+        self._trees: dict[str, list[tuple[bytes, str, str]]] = {}
 
     # -- version names -------------------------------------------------------------------------
     def tags(self) -> dict[str, str]:
@@ -78,34 +81,64 @@ class GitSource:
 
     # -- files ---------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
-        tree = self.repo.commit(version.commit).tree
         odb = self.repo.odb
+        root_tree = self._commit_tree(version.commit)
         for root in scope.roots():
-            try:
-                sub = tree / root if root else tree
-            except KeyError:
+            found = self._lookup(root_tree, root)
+            if found is None:
                 continue
-            if sub.type == "blob":
-                entries = [(root, sub.hexsha)]
+            mode, sha = found
+            if mode != TREE:
+                entries = [(root, sha)]
             else:
                 prefix = root + "/" if root else ""
-                entries = [(prefix + rel, sha) for rel, sha in self._list(sub)]
+                entries = [(prefix + rel, blob) for rel, blob in self._list(sha)]
             for path, sha in entries:
                 if scope.matches(path):
                     yield FileEntry(path, sha, _reader(odb, sha))
 
-    def _list(self, tree) -> list[tuple[str, str]]:
+    def _commit_tree(self, commit: str) -> str:
+        return self.repo.commit(commit).tree.hexsha
+
+    def _entries(self, tree_sha: str) -> list[tuple[bytes, str, str]]:
+        """(mode, name, sha) of a tree object, read raw (trees are cached: shared across versions)."""
+        cached = self._trees.get(tree_sha)
+        if cached is None:
+            data = self.repo.odb.stream(bytes.fromhex(tree_sha)).read()
+            cached, i = [], 0
+            while i < len(data):
+                sp = data.index(b" ", i)
+                nul = data.index(b"\0", sp)
+                cached.append((data[i:sp], data[sp + 1:nul].decode("utf-8", "surrogateescape"),
+                               data[nul + 1:nul + 21].hex()))
+                i = nul + 21
+            self._trees[tree_sha] = cached
+        return cached
+
+    def _lookup(self, tree_sha: str, path: str) -> tuple[bytes, str] | None:
+        """(mode, sha) of a path under a tree, or None."""
+        mode, sha = TREE, tree_sha
+        for part in path.split("/") if path else []:
+            if mode != TREE:
+                return None
+            hit = next(((m, s) for m, n, s in self._entries(sha) if n == part), None)
+            if hit is None:
+                return None
+            mode, sha = hit
+        return mode, sha
+
+    def _list(self, tree_sha: str) -> list[tuple[str, str]]:
         """(relative path, blob id) of every blob under a tree, memoised by tree id."""
-        cached = self._listing.get(tree.hexsha)
+        cached = self._listing.get(tree_sha)
         if cached is not None:
             return cached
         out: list[tuple[str, str]] = []
-        for item in tree:
-            if item.type == "blob":
-                out.append((item.name, item.hexsha))
-            elif item.type == "tree":
-                out.extend((f"{item.name}/{rel}", sha) for rel, sha in self._list(item))
-        self._listing[tree.hexsha] = out
+        for mode, name, sha in self._entries(tree_sha):
+            if mode == TREE:
+                out.extend((f"{name}/{rel}", blob) for rel, blob in self._list(sha))
+            elif mode != SUBMODULE:
+                out.append((name, sha))
+        self._listing[tree_sha] = out
         return out
 
 
