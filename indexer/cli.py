@@ -116,7 +116,7 @@ def main():
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
               help="Parser worker processes (default: number of CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
-@click.option("-v", "--verbose", is_flag=True, help="Also report tags that are not versions and each version's warnings.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the tags that ranges ignored because they are not versions.")
 @click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
 def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, cache_dir, upstream, jobs, quiet,
           verbose, no_dedup):

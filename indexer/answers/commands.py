@@ -26,7 +26,8 @@ def _run(fn):
 @click.option("--all", "all_", is_flag=True,
               help="Every indexed version, equal consecutive versions collapsed into ranges, and the lifecycle.")
 @KIND
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text for people; json (the same facts, every hop) for tools.")
 @db_option
 def which(name, at, all_, kind, fmt, db_path):
     """Which file really implements parser NAME: the chain from the registration to the real class,
@@ -50,7 +51,9 @@ def which(name, at, all_, kind, fmt, db_path):
 @click.command()
 @click.argument("a")
 @click.argument("b")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: one line per change; json: {a, b, changes: [{type, subject, detail, ...}]}; "
+                   "markdown: a table for issues and pull requests.")
 @db_option
 def diff(a, b, fmt, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, aliases,
@@ -71,7 +74,8 @@ def diff(a, b, fmt, db_path):
 
 @click.command()
 @click.option("--at", "at", metavar="VERSION", help="The version to export (default: the newest indexed).")
-@click.option("--format", "fmt", type=click.Choice(["json", "csv", "markdown"]), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "csv", "markdown"]), default="json", show_default=True,
+              help="json: {version, columns, parsers: [...]}; csv: one row per name with a header; markdown: a table.")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="Write here instead of standard output.")
 @db_option
 def export(at, fmt, output, db_path):
