@@ -7,8 +7,11 @@ import shutil
 
 import pytest
 from conftest import build_tags, line_of, make_repo, rows
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indexer.extract import parse
+from indexer.extract.locate import absolute, locate
 
 TP = "vllm/tool_parsers"
 
@@ -200,6 +203,28 @@ def test_imports_aliases_type_checking_and_function_level(facts):
         (lazy, "vllm.lazy_helpers", "helper", None, 0, "Hermes2ProToolParser.extract_tool_calls_streaming",
          "Hermes2ProToolParser"),
     ]
+
+
+@pytest.mark.parametrize("path, module, level, expected", [
+    ("vllm/tool_parsers/__init__.py", "x", 1, "vllm.tool_parsers.x"),
+    ("vllm/tool_parsers/__init__.py", "", 2, "vllm"),
+    ("vllm/tool_parsers/a.py", "", 1, "vllm.tool_parsers"),
+    ("vllm/tool_parsers/a.py", "b.c", 2, "vllm.b.c"),
+    ("vllm/a/b/c/d.py", "x.y", 3, "vllm.a.x.y"),
+    ("vllm/a/b/c/__init__.py", "x", 3, "vllm.a.x"),
+    ("vllm/a.py", "os", 0, "os"),
+])
+def test_relative_imports_from_modules_and_packages(path, module, level, expected):
+    assert absolute(module, level, path) == expected
+
+
+def test_same_blob_at_two_paths_locates_differently():
+    raw = parse(b"from .helpers import Base\n\n\nclass P(Base):\n    pass\n")["facts"]
+    a = locate(raw, "vllm/tool_parsers/p.py")
+    b = locate(raw, "vllm/entrypoints/openai/tool_parsers/p.py")
+    assert a["bases"][0]["resolved"] == "vllm.tool_parsers.helpers.Base"
+    assert b["bases"][0]["resolved"] == "vllm.entrypoints.openai.tool_parsers.helpers.Base"
+    assert a["classes"][0]["module"] == "vllm.tool_parsers.p"
 
 
 def test_adapter_imports_view(facts):
@@ -517,6 +542,15 @@ def test_parse_never_raises(data):
     out = parse(data)
     assert out["status"] in ("ok", "syntax-errors", "nul-bytes", "not-utf8")
     assert set(out["facts"]) >= {"imports", "classes", "markers", "plants", "registrations"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=400) | st.text(alphabet="classdefimport()[]{}:=.,'\"#\\\n\t xTODO@", max_size=300)
+       .map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_parse_and_locate_never_raise_on_any_bytes(data):
+    out = parse(data)
+    assert out["status"] != "extract-failed", out["error"]
+    locate(out["facts"], "vllm/tool_parsers/x/y.py")
 
 
 # -- versions ----------------------------------------------------------------------------------------------
