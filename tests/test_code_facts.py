@@ -258,6 +258,15 @@ def test_adapter_bindings_parenthesised_bare_and_single(facts):
     ]
 
 
+def test_adapter_binding_with_keyword_parser():
+    raw = parse(b"from vllm.parser.x import XParser\n(XParserReasoningAdapter, XParserToolAdapter) ="
+                b" make_adapters(parser_cls=XParser)\n")["facts"]
+    got = locate(raw, "vllm/parser/engine/registered_adapters.py")["adapter_bindings"]
+    assert [(b["adapter"], b["parser_written"], b["parser"]) for b in got] == [
+        ("XParserReasoningAdapter", "XParser", "vllm.parser.x.XParser"),
+        ("XParserToolAdapter", "XParser", "vllm.parser.x.XParser")]
+
+
 # -- classes -------------------------------------------------------------------------------------------------
 def test_classes_qualnames_spans_decorators(facts):
     got = q(facts, "select file, class, line, end_line, decorators, nested_in, no_methods, streaming from classes_v"

@@ -11,6 +11,8 @@ def extract(root: Node) -> list[dict]:
     rows = []
     for caps in matches(query("adapter_bindings.scm"), root):
         targets, parser = caps["targets"][0], caps["parser"][0]
+        if parser.type == "keyword_argument":  # make_adapters(parser_cls=XParser)
+            parser = parser.child_by_field_name("value")
         names = [text(n) for n in _names(targets)]
         for pos, name in enumerate(names):
             rows.append({"adapter": name, "pos": pos, "parser_written": text(parser),
