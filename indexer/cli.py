@@ -202,9 +202,9 @@ def versions(db_path):
     db = open_db(db_path)
     rows = db.execute("""
         select v.label, v.source, v.status, v.file_count,
-          (select count(*) from registry r where r.version = v.label and r.kind = 'tool'),
-          (select count(*) from registry r where r.version = v.label and r.kind = 'reasoning'),
-          (select count(*) from registry r where r.version = v.label and r.kind = 'unified')
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'tool'),
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'reasoning'),
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'unified')
         from versions v order by v.ord""").fetchall()
     if not rows:
         click.echo(f"{db_path}: no versions indexed yet")

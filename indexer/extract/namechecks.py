@@ -46,7 +46,7 @@ def extract(root: Node) -> list[dict]:
                 owner_name = qualname(owner) if owner else text(caps["owner"][0])
                 rows.append({"kind": "unified", "name": None, **pick, "line": line(caps["method"][0]),
                              "via": "unified_parser_cls()", "owner": owner_name})
-    rows.sort(key=lambda r: (r["line"], r["name"] or "", r["class"] or ""))
+    rows.sort(key=lambda r: (r["line"], r["name"] or ""))  # stable: a branch's imports keep their order
     return rows
 
 
@@ -91,6 +91,11 @@ def _compared(cond: Node, constants: dict) -> list[tuple[str, list[str]]]:
                     if var and names:
                         out.append((var, names))
                         break
+                else:
+                    # "x" in (reasoning_parser_name, tool_parser_name) / HF_PARSER in {...}
+                    names = _strings(left, constants)
+                    if ops[0] == "in" and names and right.type in ("tuple", "set", "list"):
+                        out.extend((v, names) for c in right.named_children if (v := _is_name_var(c)))
             continue
         if n.type == "binary_operator" and text(n.child_by_field_name("operator")) == "&":
             sides = [n.child_by_field_name("left"), n.child_by_field_name("right")]

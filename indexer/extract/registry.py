@@ -74,7 +74,7 @@ def _decorator(caps) -> list[dict]:
     if names is None:
         return []
     return [{"kind": kind_of(manager), "name": n, "module": None, "class": cls, "form": "decorator",
-             "line": line(caps["decorated"][0]), "registry": manager} for n in names]
+             "line": line(caps["decorator"][0]), "registry": manager} for n in names]
 
 
 def _call(caps) -> list[dict]:

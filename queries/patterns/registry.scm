@@ -5,7 +5,7 @@
   (decorator
     (call
       function: (attribute object: (_) @manager attribute: (identifier) @method)
-      arguments: (argument_list) @args))
+      arguments: (argument_list) @args)) @decorator
   definition: (class_definition name: (identifier) @class)
   (#eq? @method "register_module")) @decorated
 
