@@ -405,13 +405,28 @@ def test_class_tree_of_the_base_lists_every_subclass(facts):
     ]
 
 
-def test_class_tree_lists_bases_outside_the_version_and_adapters(facts):
+def test_class_tree_lists_bases_outside_the_version_and_follows_adapters(facts):
     got = class_tree(facts, "v1.0.0", "Qwen3Parser")
     assert [(r[0], r[1], r[2], r[4]) for r in got] == [
         ("ancestor", 1, "typing.Generic", None),
         ("ancestor", 1, "vllm.parser.abstract_parser.Parser", None),
         ("self", 0, "Qwen3Parser", "vllm/parser/qwen3.py"),
+        ("descendant", 1, "OnlyToolAdapter", "vllm/parser/engine/registered_adapters.py"),
+        ("descendant", 1, "Qwen3ParserReasoningAdapter", "vllm/parser/engine/registered_adapters.py"),
+        ("descendant", 1, "Qwen3ParserToolAdapter", "vllm/parser/engine/registered_adapters.py"),
+        ("descendant", 2, "Qwen3ToolParser", f"{TP}/qwen3_tool_parser.py"),
     ]
+    assert class_tree(facts, "1.0.0", " Qwen3Parser ") == got  # version without v, spaces trimmed
+    assert [r[2] for r in class_tree(facts, "", "Qwen3ToolParser")] == []  # blank: the newest, v1.1.0
+    adapters = "vllm/parser/engine/registered_adapters.py"
+    assert [r[:3] + r[4:] for r in class_tree(facts, "v1.0.0", "Qwen3ToolParser")] == [
+        ("ancestor", 3, "typing.Generic", None, None),
+        ("ancestor", 3, "vllm.parser.abstract_parser.Parser", None, None),
+        ("ancestor", 2, "Qwen3Parser", "vllm/parser/qwen3.py", line_of(PARSER, "class Qwen3Parser")),
+        ("ancestor", 1, "Qwen3ParserToolAdapter", adapters, line_of(ADAPTERS, "(Qwen3ParserReasoningAdapter")),
+        ("self", 0, "Qwen3ToolParser", f"{TP}/qwen3_tool_parser.py", line_of(STUB, "@ToolParserManager")),
+    ]
+    assert class_tree(facts, "v1.0.0", "vllm.parser.qwen3.Qwen3Parser") == got
     assert class_tree(facts, "v1.0.0", "NoSuchClass") == []
     assert class_tree(facts, "v9.9.9", "Qwen3Parser") == []
 

@@ -1,25 +1,39 @@
 -- Class tree: every ancestor and every descendant of a class in one version.
--- :version  a version label, e.g. v0.32.0
+-- :version  a version label, e.g. v0.32.0 (blank: the newest indexed version)
 -- :class    a class, bare (Hermes2ProToolParser) or module-qualified (vllm.tool_parsers.hermes_tool_parser.Hermes2ProToolParser)
 -- A base written through a package that re-exports it (from vllm.tool_parsers import ToolParser) is followed
--- to the module that defines it. Bases outside the version (typing.Generic) are listed with no file.
+-- to the module that defines it; an adapter made by make_adapters(XParser) has XParser as its parent. Bases
+-- outside the version (typing.Generic) are listed with no file.
 with recursive
+  at(version) as (
+    select label from versions where status = 'complete' and case
+      when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
+      else label in (trim(:version), 'v' || trim(:version)) end
+  ),
   cls(full, module, class, file, line) as materialized (
-    select module || '.' || class, module, class, file, line from classes_v where version = :version
+    select module || '.' || class, module, class, file, line from classes_v where version = (select version from at)
+    union all  -- adapters made by make_adapters(XParser) stand for classes too
+    select vf.module || '.' || a.adapter, vf.module, a.adapter, a.file, a.line
+    from adapter_bindings_v a join version_files vf on vf.version = a.version and vf.file = a.file
+    where a.version = (select version from at)
   ),
   edge(child, parent) as materialized (
     select h.module || '.' || h.class,
            coalesce(
              (select c.full from cls c where c.full = h.base),
              (select i.module || '.' || i.name from imports_v i
-               where i.version = :version and i.importer = h.base_module and i.name is not null and i.star = 0
+               where i.version = (select version from at) and i.importer = h.base_module and i.name is not null and i.star = 0
                  and coalesce(i.alias, i.name) = substr(h.base, length(h.base_module) + 2)
                order by i.type_checking limit 1),
              h.base, h.base_written)
-    from class_hierarchy h where h.version = :version
+    from class_hierarchy h where h.version = (select version from at)
+    union
+    select vf.module || '.' || a.adapter, coalesce(a.parser, a.parser_written)
+    from adapter_bindings_v a join version_files vf on vf.version = a.version and vf.file = a.file
+    where a.version = (select version from at)
   ),
   target(full) as (
-    select full from cls where class = :class or full = :class
+    select full from cls where class = trim(:class) or full = trim(:class)
   ),
   up(full, depth) as (
     select full, 0 from target
