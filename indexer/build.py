@@ -104,6 +104,19 @@ def build(
     return stats
 
 
+def _exit_with_parent(parent: int) -> None:
+    """In a parser worker: exit once the build process is gone. A build killed with SIGKILL cannot shut
+    its pool down, and its workers would otherwise wait for work forever."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 class Builder:
     def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool):
         self.db, self.source, self.scope, self.stats = db, source, scope, stats
@@ -183,7 +196,8 @@ class Builder:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"))
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_exit_with_parent, initargs=(os.getpid(),))
         return self.pool
 
     def _result(self, blob_id: str):
