@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import io
 import json
+import os
 import subprocess
 import tarfile
 import threading
@@ -260,6 +261,9 @@ def test_ref_downloads_verifies_and_caches(released, tmp_path):
     assert (cache / "vllm-0.30.0.tar.gz").read_bytes() == data
     assert sorted(p.name for p in cache.iterdir()) == ["vllm-0.30.0.tar.gz"]  # no partial files left
     assert released.downloads() == ["/files/vllm-0.30.0.tar.gz"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (cache / "vllm-0.30.0.tar.gz").stat().st_mode & 0o777 == 0o666 & ~umask  # a normal file
 
     # a second run (a new source, same cache) downloads nothing
     again = source(released, cache)
@@ -309,6 +313,17 @@ def test_failed_download_names_the_version(index, tmp_path):
     with pytest.raises(PackageIndexError, match=r"^v0\.30\.0: .*HTTP 404"):
         source(index, tmp_path).ref("v0.30.0")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_unreadable_archive_names_the_version(index, tmp_path):
+    data = b"this is not a gzip file"
+    index.blobs["vllm-0.30.0.tar.gz"] = data
+    index.entries.append({"filename": "vllm-0.30.0.tar.gz", "url": "/files/vllm-0.30.0.tar.gz",
+                          "hashes": {"sha256": hashlib.sha256(data).hexdigest()}})
+    src = source(index, tmp_path)
+    ref = src.ref("v0.30.0")
+    with pytest.raises(PackageIndexError, match=r"^v0\.30\.0: cannot read .* as a tar\.gz archive"):
+        list(src.files(ref, Scope.named("default")))
 
 
 def test_unreachable_index_is_a_clear_error(monkeypatch, tmp_path):
@@ -393,3 +408,52 @@ def test_cli_build_twice_second_downloads_nothing_and_skips(monkeypatch, release
     assert second.exit_code == 0, second.output
     assert "2 already indexed and skipped" in second.output
     assert len(released.downloads()) == 2
+
+
+# -- the archive reader ----------------------------------------------------------------------------------------
+
+LONG = "vllm-1.0.0/vllm/" + "/".join(["deeply_nested_directory"] * 6) + "/módulo_with_a_long_name.py"
+
+
+@pytest.mark.parametrize("fmt", [tarfile.PAX_FORMAT, tarfile.GNU_FORMAT, tarfile.USTAR_FORMAT])
+def test_fast_reader_agrees_with_tarfile(tmp_path, fmt):
+    from indexer.sources import pypi
+
+    archive = tmp_path / "a.tar.gz"
+    with tarfile.open(archive, "w:gz", format=fmt) as tar:
+        def add(name, data=b"", kind=tarfile.REGTYPE, link=""):
+            info = tarfile.TarInfo(name)
+            info.type, info.size, info.linkname = kind, len(data), link
+            tar.addfile(info, io.BytesIO(data) if data else None)
+
+        add("vllm-1.0.0", kind=tarfile.DIRTYPE)
+        add("vllm-1.0.0/vllm/a.py", b"A = 1\n" * 300)
+        add("vllm-1.0.0/vllm/empty.py")
+        add(LONG, b"B = 2\n")
+        add("vllm-1.0.0/vllm/link.py", kind=tarfile.SYMTYPE, link="a.py")
+        add("vllm-1.0.0/vllm/hard.py", kind=tarfile.LNKTYPE, link="vllm-1.0.0/vllm/a.py")
+        add("vllm-1.0.0/vllm/b.py", bytes(range(256)) * 5)
+    wanted = pypi._tree_path
+    fast = list(pypi._fast_members(archive, wanted))
+    assert fast == list(pypi._tarfile_members(archive, wanted))
+    assert [name for name, _ in fast] == ["vllm/a.py", "vllm/empty.py", LONG.split("/", 1)[1], "vllm/link.py",
+                                          "vllm/b.py"]
+    assert dict(fast)["vllm/link.py"] == b"a.py"
+    only_b = list(pypi._fast_members(archive, lambda n: n if n.endswith("/b.py") else None))
+    assert only_b == [("vllm-1.0.0/vllm/b.py", bytes(range(256)) * 5)]
+
+
+def test_reader_falls_back_to_tarfile_on_a_header_it_does_not_understand(tmp_path, monkeypatch):
+    from indexer.sources import pypi
+
+    archive = tmp_path / "vllm-1.0.0.tar.gz"
+    archive.write_bytes(sdist("1.0.0", tree("1.0.0")))
+
+    def refuse(path, wanted):
+        raise pypi._Unreadable("unexpected header")
+        yield
+
+    expected = pypi.read_members(archive, pypi._tree_path)
+    monkeypatch.setattr(pypi, "_fast_members", refuse)
+    assert pypi.read_members(archive, pypi._tree_path) == expected
+    assert {n for n, _ in expected} == set(tree("1.0.0")) | {"vllm/_version.py"}
