@@ -1,1 +1,184 @@
-"""Datasette plugin (see issue 6)."""
+"""Datasette plugin for tpindex databases (registered through the `datasette` entry point).
+
+- canned_queries: the questions in queries/canned/*.sql, for every tpindex database;
+- render_cell: a file (with its line) links to that line upstream at the row's version;
+- register_routes: /-/parser-matrix, names x versions coloured by implementation;
+- extra_template_vars: the home page lists the questions first;
+- prepare_connection: connections to a tpindex database are query-only;
+- prepare_jinja2_environment: the templates in templates/.
+
+A database is a tpindex database when it has a parser_map table; others are left alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from datasette import hookimpl
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+from . import canned, matrix
+from .links import DEFAULT_UPSTREAM, link_columns, looks_like_path, normalize_upstream, ref_for, source_url
+
+PLUGIN = "tpindex"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+class DbState:
+    """What the plugin keeps per tpindex database: its upstream and each version's ref."""
+
+    def __init__(self, upstream: str | None):
+        self.upstream = upstream
+        self.refs: dict[str, str] = {}
+        self.lock = asyncio.Lock()
+
+    async def ref(self, db, label: str) -> str:
+        if label not in self.refs:
+            async with self.lock:
+                res = await db.execute("select label, source, commit_id from versions")
+                self.refs.update({r[0]: ref_for(r[0], r[1], r[2]) for r in res.rows})
+                self.refs.setdefault(label, label)
+        return self.refs[label]
+
+
+def _cache(datasette) -> dict:
+    if not hasattr(datasette, "_tpindex_state"):
+        datasette._tpindex_state = {}
+    return datasette._tpindex_state
+
+
+async def state(datasette, database: str | None) -> DbState | None:
+    """The plugin's state for a tpindex database, None for any other database."""
+    if database is None or database not in datasette.databases:
+        return None
+    cache = _cache(datasette)
+    if database not in cache:
+        db = datasette.get_database(database)
+        st = None
+        if not db.is_memory and "parser_map" in await db.table_names():
+            res = await db.execute("select value from meta where key = 'upstream'")
+            st = DbState(res.rows[0][0] if res.rows else None)
+        cache[database] = st
+    return cache[database]
+
+
+async def tpindex_databases(datasette) -> list[str]:
+    return [name for name in list(datasette.databases) if name != "_internal" and await state(datasette, name)]
+
+
+def upstream_for(datasette, database: str, st: DbState) -> str:
+    config = datasette.plugin_config(PLUGIN, database=database) or {}
+    return normalize_upstream(config.get("upstream") or st.upstream or DEFAULT_UPSTREAM)
+
+
+@hookimpl
+def prepare_jinja2_environment(env, datasette):
+    """Our templates, where Datasette puts a plugin package's templates: after --template-dir, before its
+    own (this plugin is a module, so Datasette does not find them itself)."""
+    from jinja2 import ChoiceLoader, FileSystemLoader
+
+    loader = env.loader
+    first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None
+    if isinstance(first, FileSystemLoader) and first.searchpath:
+        if str(TEMPLATES) not in first.searchpath:
+            first.searchpath.insert(len(first.searchpath) - 1, str(TEMPLATES))
+    else:
+        env.loader = ChoiceLoader([loader, FileSystemLoader(str(TEMPLATES))])
+
+
+@hookimpl
+def prepare_connection(conn, database, datasette):
+    try:
+        if conn.execute("select 1 from sqlite_master where type = 'table' and name = 'parser_map'").fetchone():
+            conn.execute("pragma query_only = 1")
+    except Exception:  # a database that cannot be read here is Datasette's to report
+        pass
+
+
+@hookimpl
+def canned_queries(datasette, database, actor):
+    async def inner():
+        if not await state(datasette, database):
+            return {}
+        return {c.name: c.datasette() for c in canned.load()}
+
+    return inner()
+
+
+@hookimpl
+def render_cell(row, value, column, table, database, datasette):
+    if not looks_like_path(value) or not hasattr(row, "keys"):
+        return None
+    cols = link_columns(column, row.keys())
+    if cols is None:
+        return None
+    version = row[cols[0]]
+    line = row[cols[1]] if cols[1] else None
+    if not isinstance(version, str) or not version:
+        return None
+
+    async def inner():
+        st = await state(datasette, database)
+        if st is None:
+            return None
+        ref = await st.ref(datasette.get_database(database), version)
+        url = source_url(upstream_for(datasette, database, st), ref, value, line if isinstance(line, int) else None)
+        where = f"{value}:{line}" if isinstance(line, int) else value
+        return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
+            url, where, version, value)
+
+    return inner()
+
+
+@hookimpl
+def extra_template_vars(template, database, table, columns, view_name, request, datasette):
+    if template != "index.html":
+        return {}
+
+    async def inner():
+        out = []
+        for name in await tpindex_databases(datasette):
+            actor = request.actor if request else None
+            if not await datasette.permission_allowed(actor, "view-database", name, default=True):
+                continue
+            db = datasette.get_database(name)
+            versions = [r[0] for r in (await db.execute(
+                "select label from versions where status = 'complete' order by ord")).rows]
+            kinds = [(r[0], r[1]) for r in (await db.execute(
+                "select kind, count(distinct name) from parser_map_v group by kind"
+                " order by case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, kind")).rows]
+            queries = await datasette.get_canned_queries(name, actor)
+            out.append({"name": name, "versions": versions, "kinds": kinds,
+                        "queries": [q for q in queries.values() if not q.get("write")]})
+        return {"tpindex_databases": out}
+
+    return inner()
+
+
+@hookimpl
+def register_routes():
+    return [(r"^/-/parser-matrix$", matrix_page)]
+
+
+async def matrix_page(datasette, request):
+    await datasette.ensure_permissions(request.actor, ["view-instance"])
+    names = await tpindex_databases(datasette)
+    wanted = request.args.get("db") or (names[0] if names else None)
+    if wanted not in names:
+        return Response.html(await datasette.render_template(
+            "error.html", {"error": "no tpindex database is served here" if not names else
+                           f"{wanted} is not a tpindex database; served: {', '.join(names)}", "title": "Not found",
+                           "status": 404}, request=request), status=404)
+    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
+    kind = request.args.get("kind", "").strip()
+    kind = kind if kind in matrix.KINDS else ""
+    prefix = request.args.get("prefix", "").strip()[:100]
+    which = datasette.urls.query(wanted, "which")
+    m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which))
+    return Response.html(await datasette.render_template("tpindex_matrix.html", {
+        "matrix": m, "kind": kind, "prefix": prefix, "database": wanted, "databases": names,
+        "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,
+        "short": matrix.short,
+    }, request=request))

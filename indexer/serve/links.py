@@ -1,0 +1,67 @@
+"""Links from a row's file and line to that line upstream, at the row's version.
+
+A column is a file column when its name ends in `file` or `path`, optionally followed by `_a` / `_b`
+(the two sides of a comparison). Its version is the row's `version` column (or `last_version`; for
+`_a` / `_b`, the `a` / `b` column), and its line the column named like it with `line` for `file`/`path`:
+file -> line, reg_file -> reg_line, real_file_a -> real_line_a. Without a line column the link goes to
+the file.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+DEFAULT_UPSTREAM = "https://github.com/vllm-project/vllm"
+
+_FILE_COLUMN = re.compile(r"^(?P<prefix>.*?)(?P<what>file|path)(?P<side>_a|_b)?$")
+_VERSION_TAG = re.compile(r"^v?\d+(\.\d+)+")
+
+
+def link_columns(column: str, keys) -> tuple[str, str | None] | None:
+    """(version column, line column or None) for a file column of a row with these keys, else None."""
+    m = _FILE_COLUMN.match(column)
+    if not m:
+        return None
+    keys = set(keys)
+    side = m.group("side")
+    if side:
+        candidates = (side[1:], f"version{side}")
+    else:
+        candidates = ("version", "last_version")
+    version = next((c for c in candidates if c in keys), None)
+    if version is None:
+        return None
+    line = f"{m.group('prefix')}line{side or ''}"
+    return version, (line if line in keys else None)
+
+
+def looks_like_path(value) -> bool:
+    return (isinstance(value, str) and 0 < len(value) < 500 and "://" not in value and not value.startswith("/")
+            and "." in value.rsplit("/", 1)[-1] and not any(c.isspace() for c in value))
+
+
+def normalize_upstream(url: str) -> str:
+    url = url.strip()
+    if "{" in url:
+        return url
+    url = url.rstrip("/")
+    return url[:-4] if url.endswith(".git") else url
+
+
+def source_url(upstream: str, ref: str, path: str, line: int | None = None) -> str:
+    """The upstream URL of a file (and line) at a ref. An upstream containing `{ref}`, `{path}` and
+    `{line}` is a template (for hosts other than GitHub); otherwise GitHub's /blob/ layout."""
+    has_line = isinstance(line, int) and line > 0
+    if "{" in upstream:
+        url = upstream.format(ref=quote(ref, safe=""), path=quote(path), line=line if has_line else "")
+        return url if has_line else url.removesuffix("#L")
+    return f"{upstream}/blob/{quote(ref, safe='')}/{quote(path)}" + (f"#L{line}" if has_line else "")
+
+
+def ref_for(label: str, source: str | None, commit: str | None) -> str:
+    """The upstream ref of a version: its label for release versions (tags upstream, whichever source
+    indexed them), the commit for another git ref (a branch moves)."""
+    if source == "git" and commit and not _VERSION_TAG.match(label):
+        return commit
+    return label

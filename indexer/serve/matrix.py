@@ -1,0 +1,110 @@
+"""The parser matrix: registered names as rows, indexed versions as columns, each cell coloured by how
+the name is implemented at that version. Served at /-/parser-matrix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+IMPLS = ("standalone", "unified", "name-check", "dispatch", "unresolved")
+LETTERS = {"standalone": "s", "unified": "u", "name-check": "n", "dispatch": "d", "unresolved": "?"}
+KINDS = ("tool", "reasoning", "unified")
+IMPL_HELP = {
+    "standalone": "its own class in its registered file",
+    "unified": "a stub over an adapter made from a parser class in vllm/parser/",
+    "name-check": "the manager compares the name and picks the class",
+    "dispatch": "hard-coded: CLI choices and a branch in the serving code",
+    "unresolved": "the chain could not be followed",
+}
+
+ROWS_SQL = """
+select kind, name, version, impl, real_file, real_class, real_line, adapter, reason
+from parser_map_v
+where (:kind = '' or kind = :kind) and (:prefix = '' or substr(name, 1, length(:prefix)) = :prefix)
+"""
+
+
+@dataclass
+class Cell:
+    version: str
+    impl: str | None = None
+    title: str = ""
+    href: str = ""
+    moved: bool = False  # the real file differs from the one of the previous version that has the name
+
+    @property
+    def letter(self) -> str:
+        return LETTERS.get(self.impl or "", "")
+
+
+@dataclass
+class Row:
+    kind: str
+    name: str
+    cells: list[Cell] = field(default_factory=list)
+
+
+@dataclass
+class Matrix:
+    versions: list[str]
+    sections: list[tuple[str, list[Row]]]  # (kind, rows)
+    counts: dict[str, int]  # impl -> cells
+
+    @property
+    def n_rows(self) -> int:
+        return sum(len(rows) for _, rows in self.sections)
+
+
+def short(label: str) -> str:
+    return label[1:] if label[:1] == "v" and label[1:2].isdigit() else label
+
+
+def describe(name: str, version: str, r: dict) -> str:
+    if r["impl"] == "unresolved":
+        return f"{name} @ {version}: unresolved ({r['reason'] or '?'})"
+    where = f"{r['real_file']}:{r['real_line']}" if r["real_line"] else (r["real_file"] or "?")
+    via = f" via {r['adapter']}" if r["adapter"] else ""
+    return f"{name} @ {version}: {r['impl']}, {where} ({r['real_class']}){via}"
+
+
+def build(versions: list[str], rows: list[dict], which_url) -> Matrix:
+    """versions in version order; rows from ROWS_SQL; which_url(name, version) -> the cell's link."""
+    position = {v: i for i, v in enumerate(versions)}
+    by_key: dict[tuple[str, str], dict[str, dict]] = {}
+    for r in rows:
+        if r["version"] in position:
+            by_key.setdefault((r["kind"], r["name"]), {})[r["version"]] = r
+    counts = dict.fromkeys(IMPLS, 0)
+    sections = []
+    for kind in KINDS + tuple(sorted({k for k, _ in by_key} - set(KINDS))):
+        out = []
+        for (k, name), present in sorted(by_key.items(), key=lambda kv: kv[0][1]):
+            if k != kind:
+                continue
+            row, previous = Row(kind, name), None
+            for v in versions:
+                r = present.get(v)
+                if r is None:
+                    row.cells.append(Cell(v))
+                    continue
+                counts[r["impl"]] = counts.get(r["impl"], 0) + 1
+                moved = previous is not None and (previous or "") != (r["real_file"] or "")
+                row.cells.append(Cell(v, r["impl"], describe(name, v, r) + (" (real file moved)" if moved else ""),
+                                      which_url(name, v), moved))
+                previous = r["real_file"] or ""
+            out.append(row)
+        if out:
+            sections.append((kind, out))
+    return Matrix(versions, sections, counts)
+
+
+async def load(db, kind: str, prefix: str, which_url) -> Matrix:
+    versions = [r[0] for r in (await db.execute(
+        "select label from versions where status = 'complete' order by ord")).rows]
+    res = await db.execute(ROWS_SQL, {"kind": kind, "prefix": prefix}, custom_time_limit=10_000)
+    return build(versions, [dict(r) for r in res.rows], which_url)
+
+
+def which_link(base: str):
+    """base: the URL of the `which` canned query."""
+    return lambda name, version: f"{base}?{urlencode({'name': name, 'version': version})}"

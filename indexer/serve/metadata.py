@@ -1,0 +1,243 @@
+"""Datasette metadata for a tpindex database: what every table and view holds, the columns that need
+saying, facets, sort orders, label columns and full-text search on markers."""
+
+from __future__ import annotations
+
+TITLE = "tpindex: vLLM's tool-calling code across versions"
+
+DESCRIPTION_HTML = """
+<p>An index of <a href="https://github.com/vllm-project/vllm">vLLM</a>'s tool-calling subsystem, one row per fact
+per version: the tool- and reasoning-parser registries, the file and class that really implement each
+registered name (following stubs, re-exports, adapters and name checks), imports of adapters, classes and
+their bases, HACK/TODO comments and known workaround patterns ("plants").</p>
+<p>Start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
+Every file with a line links to that line upstream at that version. The database is read-only; any
+<code>select</code> may be run against the views (they take <code>where version = 'v0.32.0'</code> and hide
+blob ids).</p>
+"""
+
+VERSION = "a version label, e.g. v0.32.0 (tags upstream)"
+VERSION_ORD = "position of the version in version order (sort by this, not by the label)"
+IMPL = ("how the name is implemented: standalone (its own class), unified (a stub over an adapter made from a "
+        "parser class in vllm/parser/), name-check (the manager compares the name and picks a class), dispatch "
+        "(hard-coded era: CLI choices and a branch in the serving code), unresolved (see reason)")
+KIND = "tool, reasoning or unified: the registry the name belongs to"
+FORM = ("how the name is registered: decorator, lazy-dict (a _..._TO_REGISTER dict), lazy-call "
+        "(register_lazy_module(...)), module-call, cli-choices (the hard-coded era)")
+UNIT = "internal: the (blob, path) pair the fact was extracted from"
+
+PER_VERSION_VIEW = {"sort_desc": "version_ord", "facet_size": 10}
+
+TABLES: dict[str, dict] = {
+    # views: what people query
+    "parser_map_v": {
+        "description": "Every registered parser name of every version, resolved to the class and file that really "
+                       "implement it. One row per (version, kind, name).",
+        "facets": ["kind", "impl", "form", "version"],
+        "columns": {
+            "impl": IMPL, "form": FORM,
+            "registry_file": "the file where the name is registered (or listed); registry_line: its line",
+            "reg_module": "the module the registration names; reg_class: the class, reg_file / reg_line: where it is",
+            "real_file": "the file that really implements the parser; real_class / real_line: the class and its line",
+            "adapter": "the adapter class (…ParserToolAdapter / …ParserReasoningAdapter) the registered class reaches",
+            "alias_of": "other names registered to the same class in this version",
+            "stub": "1: the registered file defines no method of its own",
+            "reexport": "1: the registered module only re-exports a class defined elsewhere",
+            "parent_class": "the parser class the real class subclasses, when it is another name's parser",
+            "reason": "why the chain could not be followed (impl = unresolved)",
+            "version_ord": VERSION_ORD,
+        },
+        **PER_VERSION_VIEW,
+    },
+    "parser_hops_v": {
+        "description": "The chain from each registration to its real class, one row per hop, in step order.",
+        "facets": ["hop", "kind", "version"],
+        "sort": "step",
+        "columns": {
+            "step": "0 = the registration, then each hop in order",
+            "hop": "registered, reexport, alias, class, base, adapter, engine attribute, unified_parser_cls, "
+                   "name-check, dispatch, real",
+            "version": VERSION, "version_ord": VERSION_ORD,
+        },
+    },
+    "lifecycle": {
+        "description": "Each (kind, name) over the indexed versions: first and last version, when it became "
+                       "unified, the versions where its real file changed, the version that removed it.",
+        "facets": ["kind"],
+        "sort": "name",
+        "columns": {
+            "became_unified": "first indexed version where the name is implemented through the parser engine",
+            "real_file_changed_in": "indexed versions whose real file differs from the previous indexed version's",
+            "removed_in": "first indexed version after last_version (blank: still present in the newest)",
+            "versions_present": "number of indexed versions registering the name",
+        },
+    },
+    "registry": {
+        "description": "Raw registrations as written: every registered name of every version, with where it is "
+                       "registered. A name may appear twice (a leftover decorator duplicating a dict entry); "
+                       "parser_map_v keeps the first.",
+        "facets": ["kind", "form", "version"],
+        "columns": {"version": VERSION, "kind": KIND, "form": FORM, "module": "the module the registration names",
+                    "class": "the class the registration names", "line": "line of the registration",
+                    "registry": "the registry the name is registered in (e.g. _TOOL_PARSERS_TO_REGISTER)",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "adapter_imports": {
+        "description": "Imports of adapter classes (…ParserToolAdapter, …ParserReasoningAdapter): which files "
+                       "import an adapter, and from which module.",
+        "facets": ["role", "module", "version"],
+        "columns": {"importer": "the module of the importing file", "module": "the module imported from",
+                    "name": "the adapter imported", "role": "tool or reasoning (from the adapter's name)",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "imports_v": {
+        "description": "Every import statement of every in-scope file, per version.",
+        "facets": ["version"],
+        "columns": {"importer": "the module of the importing file", "module": "the module imported from",
+                    "name": "the name imported (blank for `import module`)", "level": "relative import level",
+                    "star": "1: `from module import *`", "type_checking": "1: under `if TYPE_CHECKING:`",
+                    "in_function": "the function the import is inside (a lazy import)",
+                    "in_class": "the class the import is inside", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "classes_v": {
+        "description": "Every class of every in-scope file, per version.",
+        "facets": ["version", "streaming"],
+        "columns": {"class": "qualified name within the module (Outer.Inner)", "nested_in": "the enclosing class or function",
+                    "no_methods": "1: the class body defines no method",
+                    "streaming": "the shape of extract_tool_calls_streaming when the class defines it: returns-none, "
+                                 "raises-not-implemented, code (blank: not defined here)",
+                    "decorators": "decorator names, as a JSON list", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "class_hierarchy": {
+        "description": "Each class with each of its bases, resolved through the file's imports.",
+        "facets": ["version"],
+        "columns": {"pos": "position of the base in the class statement", "base_written": "the base as written",
+                    "base": "the base, resolved to a dotted name", "base_module": "the module of the base",
+                    "base_file": "the file of base_module in the same version (blank: outside the scope)",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "methods_v": {
+        "description": "Every method of every class, per version.",
+        "facets": ["version", "method"],
+        "columns": {"body": "the shape of the body: returns-none (only pass / return None), raises-not-implemented, code",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "class_attrs_v": {
+        "description": "Class attributes assigned in class bodies (e.g. supports_required_and_named = False).",
+        "facets": ["attribute", "version"],
+        "columns": {"value": "the value as written", "value_kind": "literal or name",
+                    "resolved": "a name value resolved through the file's imports", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "markers_v": {
+        "description": "HACK / TODO / FIXME / XXX comments with their enclosing class and function. Searchable.",
+        "facets": ["kind", "version"],
+        "fts_table": "markers_fts", "fts_pk": "marker_id",
+        "columns": {"kind": "HACK, TODO, FIXME or XXX", "text": "the comment", "function": "the enclosing function (Class.method)",
+                    "marker_id": "id in the markers table (and the full-text index)", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "plants_v": {
+        "description": "Known workaround patterns (\"plants\"), e.g. an assignment of prev_tool_call_arr = "
+                       "[{\"arguments\": {}}], one pattern file per plant.",
+        "facets": ["plant", "version"],
+        "columns": {"plant": "the pattern's name (its file under queries/plants/)", "text": "the matched statement",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "adapter_bindings_v": {
+        "description": "Adapters made from a parser class: (ReasoningAdapter, ToolAdapter) = make_adapters(Parser).",
+        "facets": ["version"],
+        "columns": {"pos": "position of the adapter in the assignment", "parser_written": "the argument as written",
+                    "parser": "the parser class, resolved to a dotted name", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "name_checks_v": {
+        "description": "Branches that compare a requested parser name and pick a class "
+                       "(if tool_parser_name == \"x\": ...), and class-based dispatch (unified_parser_cls()).",
+        "facets": ["kind", "via", "version"],
+        "columns": {"kind": KIND, "name": "the compared name (blank: class-based dispatch)", "class": "the class picked",
+                    "module": "the module the branch imports the class from", "via": "what the branch compares",
+                    "owner": "the class owning a unified_parser_cls() method", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "version_files": {
+        "description": "The in-scope files of each version, with the module each defines.",
+        "facets": ["version", "parse_status"],
+        "columns": {"unit_id": UNIT, "blob_id": "git blob id of the content (equal ids, equal bytes)",
+                    "parse_status": "ok, error (parsed with errors), not-parsed (templates and tests: recorded as present)",
+                    "version_ord": VERSION_ORD},
+        "sort_desc": "version_ord",
+    },
+    "parse_errors": {
+        "description": "Files that parsed with syntax errors; their facts may be incomplete.",
+        "facets": ["version"],
+        "columns": {"first_error_line": "line of the first syntax error"},
+    },
+    # tables: the store
+    "versions": {
+        "description": "Indexed versions. Only status = complete versions appear in the views.",
+        "label_column": "label", "sort": "ord",
+        "facets": ["source", "status", "registry"],
+        "columns": {"label": VERSION, "ref": "what was read: the git ref, the archive name or the directory",
+                    "commit_id": "git commit, or the archive's sha256", "source": "git, pypi or dir",
+                    "ord": "position in version order", "status": "building or complete",
+                    "registry": "found: parser names were recognised; none: no registry in scope",
+                    "file_count": "in-scope files", "scope": "the scope the version was indexed with",
+                    "extractor": "the extractor version that produced the facts"},
+    },
+    "meta": {"description": "Database settings: schema_version, upstream (the repository links point to)."},
+    "blobs": {"description": "Unique file contents (git blob ids), each parsed once; facts are keyed by blob.",
+              "label_column": "id", "facets": ["status"],
+              "columns": {"status": "ok, error, not-parsed", "facts": "the raw facts, compressed",
+                          "extractor": "the extractor version that produced the facts"}},
+    "units": {"description": "A blob at a path (the path decides the module).", "label_column": "path",
+              "columns": {"module": "the dotted module the path defines"}},
+    "files": {"description": "The files of each version: (version, path) -> unit.",
+              "columns": {"unit_id": UNIT}},
+    "parser_map": {"description": "Per version: each registered name resolved to its real class (see parser_map_v).",
+                   "facets": ["kind", "impl"], "columns": {"impl": IMPL, "kind": KIND, "form": FORM}},
+    "parser_hops": {"description": "Per version: the hops of each name's chain (see parser_hops_v)."},
+    "registrations": {"description": "Registrations per unit (see the registry view).", "facets": ["kind", "form"],
+                      "columns": {"unit_id": UNIT, "form": FORM}},
+    "imports": {"description": "Imports per unit (see imports_v).", "columns": {"unit_id": UNIT}},
+    "classes": {"description": "Classes per unit (see classes_v).", "columns": {"unit_id": UNIT}},
+    "bases": {"description": "Bases per class per unit (see class_hierarchy).", "columns": {"unit_id": UNIT}},
+    "methods": {"description": "Methods per unit (see methods_v).", "columns": {"unit_id": UNIT}},
+    "class_attrs": {"description": "Class attributes per unit (see class_attrs_v).", "columns": {"unit_id": UNIT}},
+    "markers": {"description": "Marker comments per unit (see markers_v). Searchable.", "facets": ["kind"],
+                "fts_table": "markers_fts", "fts_pk": "id", "columns": {"unit_id": UNIT}},
+    "markers_fts": {"description": "Full-text index over markers.text (external content)."},
+    "plants": {"description": "Plants per unit (see plants_v).", "facets": ["plant"], "columns": {"unit_id": UNIT}},
+    "adapter_bindings": {"description": "make_adapters() bindings per unit (see adapter_bindings_v).",
+                         "columns": {"unit_id": UNIT}},
+    "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
+    "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
+}
+
+
+def database_metadata() -> dict:
+    return {
+        "description_html": DESCRIPTION_HTML,
+        "tables": {name: dict(meta) for name, meta in TABLES.items()},
+    }
+
+
+def metadata(db_name: str, upstream: str | None = None) -> dict:
+    """The metadata Datasette is started with; `upstream` (serve --upstream) wins over the database's own."""
+    meta = {
+        "title": TITLE,
+        "description_html": DESCRIPTION_HTML,
+        "source": "vLLM (tool-calling subsystem)",
+        "source_url": "https://github.com/vllm-project/vllm",
+        "databases": {db_name: database_metadata()},
+    }
+    if upstream:
+        meta["plugins"] = {"tpindex": {"upstream": upstream}}
+    return meta
