@@ -1,0 +1,15 @@
+-- HACK / TODO / FIXME / XXX sites of a version: every marker comment of VERSION, optionally of one kind and containing some words.
+-- :version  a version label, e.g. v0.32.0 (blank: the newest indexed version)
+-- :kind     HACK, TODO, FIXME or XXX (blank: all)
+-- :q        words to search for in the comment (full-text, the last word as a prefix; blank: all)
+with at(version) as (
+  select label from versions where status = 'complete' and case
+    when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
+    else label in (trim(:version), 'v' || trim(:version)) end
+)
+select m.version, m.kind, m.file, m.line, m.text, m.class, m.function
+from markers_v m join at on at.version = m.version
+where (trim(:kind) = '' or m.kind = upper(trim(:kind)))
+  and (trim(:q) = '' or m.marker_id in (
+    select rowid from markers_fts where markers_fts match '"' || replace(replace(trim(:q), char(0), ''), '"', '""') || '" *'))
+order by m.file, m.line
