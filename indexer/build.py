@@ -238,6 +238,7 @@ class Builder:
             n_registered = resolve_version(db, version_id)
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
+            self._renumber()  # readers, and a build killed before its end, see every version in order
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
 
@@ -289,7 +290,10 @@ class Builder:
         return unit_id
 
     def renumber(self) -> None:
-        labels = [r[0] for r in self.db.execute("select label from versions")]
         with self.db.conn:
-            self.db.conn.executemany("update versions set ord = ? where label = ?",
-                                     [(i, label) for i, label in enumerate(sorted(labels, key=sort_key))])
+            self._renumber()
+
+    def _renumber(self) -> None:
+        labels = [r[0] for r in self.db.conn.execute("select label from versions")]
+        self.db.conn.executemany("update versions set ord = ? where label = ?",
+                                 [(i, label) for i, label in enumerate(sorted(labels, key=sort_key))])
