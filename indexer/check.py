@@ -1,0 +1,202 @@
+"""`tpindex check`: verify a database without changing it.
+
+Read-only (it never takes the build lock and never waits for a running build): schema version, tables
+and views, SQLite's own quick_check, foreign keys, every version complete and in order with its file
+count, every file's unit and blob present and its facts readable, the markers' full-text index in sync
+with the markers (rebuilt in a temporary table and compared term by term), and parser-map rows only for
+complete versions. Prints "ok: ..." and exits 0, or one line per problem and exits 1; a file that is
+not a tpindex database at all is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import zlib
+
+import click
+
+from .cli import Fail, db_option
+
+
+@click.command()
+@db_option
+def check(db_path):
+    """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index
+    and the parser map. Prints "ok: ..." and exits 0 when all is well; else one line per problem and
+    exit status 1 (2 when the file is not a tpindex database)."""
+    from .store import StoreError, connect
+
+    try:
+        db = connect(db_path, create=False, readonly=True)
+    except StoreError as e:
+        raise Fail(str(e), "tpindex check verifies a database that tpindex build wrote") from None
+    try:
+        problems, notes, summary = run_checks(db.conn)
+    except sqlite3.DatabaseError as e:
+        problems, notes, summary = [f"the database cannot be read ({e})"], [], ""
+    finally:
+        db.conn.close()
+    for n in notes:
+        click.echo(f"note: {n}")
+    if problems:
+        for p in problems:
+            click.echo(f"problem: {p}", err=True)
+        click.echo(f"{db_path}: {len(problems)} problem(s). Hint: rebuild into a new --db (tpindex build --db NEW"
+                   " ...); a build also migrates an older schema and re-indexes incomplete versions.", err=True)
+        raise SystemExit(1)
+    click.echo(f"ok: {summary}")
+
+
+def table_names(sql: str) -> list[str]:
+    return re.findall(r"create (?:virtual )?table if not exists (\w+)", sql)
+
+
+def run_checks(conn) -> tuple[list[str], list[str], str]:
+    from . import store
+    from .specs import sort_key
+
+    problems: list[str] = []
+    notes: list[str] = []
+    q = conn.execute
+
+    found = _schema(conn)
+    if found != store.SCHEMA_VERSION:
+        problems.append(f"schema version {found}, this tpindex writes {store.SCHEMA_VERSION}:"
+                        " the next tpindex build migrates it")
+    present = {r[0]: r[1] for r in q("select name, type from sqlite_master where type in ('table', 'view')")}
+    missing = [t for t in table_names(store.TABLES + store.FTS) if present.get(t) != "table"]
+    missing += [v for v in store.VIEWS if present.get(v) != "view"]
+    if missing:
+        problems.append(f"missing tables or views: {', '.join(missing)}")
+        return problems, notes, ""
+
+    bad = [r[0] for r in q("pragma quick_check")]
+    if bad != ["ok"]:
+        problems.append(f"SQLite quick_check: {'; '.join(bad[:5])}" + (" ..." if len(bad) > 5 else ""))
+
+    fk: dict[tuple[str, str], int] = {}
+    for table, _rowid, parent, _fkid in q("pragma foreign_key_check"):
+        fk[(table, parent)] = fk.get((table, parent), 0) + 1
+    for (table, parent), n in sorted(fk.items()):
+        if (table, parent) in (("files", "units"), ("units", "blobs")):
+            continue  # reported below with a clearer message
+        problems.append(f"{n} row(s) of {table} point at missing {parent} rows")
+
+    # versions: complete, in order, with their file counts
+    versions = q("select id, label, status, ord, file_count, (select count(*) from files f where f.version_id = v.id)"
+                 " from versions v").fetchall()
+    for _id, label, status, _ord, file_count, n_files in versions:
+        if status != "complete":
+            problems.append(f"version {label} is not complete (status {status!r})")
+        elif file_count != n_files:
+            problems.append(f"version {label} records {file_count} file(s) but maps {n_files}")
+    ords = [o for *_, o, _, _ in versions]
+    if None in ords or len(set(ords)) != len(ords):
+        problems.append("versions have missing or repeated order numbers (versions.ord)")
+    elif [v[1] for v in sorted(versions, key=lambda v: v[3])] != sorted((v[1] for v in versions), key=sort_key):
+        problems.append("versions.ord does not follow version order")
+
+    # files -> units -> blobs, and the facts of every blob that was parsed
+    n = q("select count(*) from files f left join units u on u.id = f.unit_id where u.id is null").fetchone()[0]
+    if n:
+        problems.append(f"{n} file row(s) point at no unit")
+    n = q("select count(*) from units u left join blobs b on b.id = u.blob_id where b.id is null").fetchone()[0]
+    if n:
+        problems.append(f"{n} unit(s) point at no blob")
+    unreadable = 0
+    for blob_id, status, facts in q("select id, status, facts from blobs where status != 'not-parsed'"):
+        try:
+            if facts is None:
+                if status not in ("extract-failed",):
+                    raise ValueError("no facts")
+            else:
+                json.loads(zlib.decompress(facts))
+        except (ValueError, zlib.error):
+            unreadable += 1
+            if unreadable == 1:
+                first = blob_id
+    if unreadable:
+        problems.append(f"{unreadable} parsed blob(s) have missing or unreadable facts (first: {first})")
+
+    # the full-text index of markers: rebuild it in a temporary table and compare term by term
+    problems.extend(_fts(conn))
+
+    # the parser map: only for complete versions; every hop belongs to a mapped name
+    n = q("select count(*) from parser_map p join versions v on v.id = p.version_id"
+          " where v.status != 'complete'").fetchone()[0]
+    if n:
+        problems.append(f"{n} parser_map row(s) belong to incomplete versions")
+    n = q("select count(*) from parser_hops h left join parser_map p on p.version_id = h.version_id"
+          " and p.kind = h.kind and p.name = h.name where p.name is null").fetchone()[0]
+    if n:
+        problems.append(f"{n} parser_hops row(s) belong to no parser_map row")
+    for (label,) in q("select label from versions v where registry = 'found' and status = 'complete'"
+                      " and not exists (select 1 from parser_map p where p.version_id = v.id)"):
+        problems.append(f"version {label} has a registry but no parser_map rows")
+
+    for view in store.VIEWS:
+        try:
+            q(f"select * from {view} limit 1").fetchall()
+        except sqlite3.DatabaseError as e:
+            problems.append(f"view {view} fails: {e}")
+
+    from .extract import extractor_id
+
+    stale = [r[0] for r in q("select label from versions where extractor != ? order by ord", [extractor_id()])]
+    if stale:
+        notes.append(f"{len(stale)} version(s) were indexed by another extractor ({', '.join(stale[:5])}"
+                     f"{' ...' if len(stale) > 5 else ''}); the next build re-indexes them")
+    n = q("select count(*) from units u where not exists (select 1 from files f where f.unit_id = u.id)").fetchone()[0]
+    if n:
+        notes.append(f"{n} unit(s) are mapped by no version (left by re-indexed versions; harmless)")
+
+    counts = q("""select (select count(*) from files), (select count(*) from blobs),
+        (select count(*) from blobs where status not in ('ok', 'not-parsed')),
+        (select count(distinct kind || ':' || name) from parser_map), (select count(*) from markers)""").fetchone()
+    labels = [v[1] for v in sorted(versions, key=lambda v: (v[3] is None, v[3] or 0))]
+    span = f" ({labels[0]} .. {labels[-1]})" if labels else ""
+    summary = (f"{len(versions)} version(s){span}, {counts[0]} file row(s), {counts[1]} blob(s)"
+               f" ({counts[2]} with parse errors), {counts[3]} parser name(s), {counts[4]} marker(s);"
+               f" schema {found}")
+    return problems, notes, summary
+
+
+def _schema(conn) -> int | None:
+    try:
+        row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    return int(row[0]) if row else None
+
+
+def _fts(conn) -> list[str]:
+    q = conn.execute
+    try:
+        q("drop table if exists temp.tpindex_check_fts")
+        q("create virtual table temp.tpindex_check_fts using fts5(text)")
+        q("insert into temp.tpindex_check_fts(rowid, text) select id, text from markers")
+        q("create virtual table temp.tpindex_check_have using fts5vocab(main, markers_fts, 'instance')")
+        q("create virtual table temp.tpindex_check_want using fts5vocab(temp, tpindex_check_fts, 'instance')")
+        cols = "term, doc, offset"
+        extra = q(f"select count(*), min(doc) from (select {cols} from temp.tpindex_check_have"
+                  f" except select {cols} from temp.tpindex_check_want)").fetchone()
+        lost = q(f"select count(*), min(doc) from (select {cols} from temp.tpindex_check_want"
+                 f" except select {cols} from temp.tpindex_check_have)").fetchone()
+    except sqlite3.DatabaseError as e:
+        return [f"the full-text index markers_fts cannot be read ({e})"]
+    finally:
+        for t in ("tpindex_check_have", "tpindex_check_want", "tpindex_check_fts"):
+            try:
+                q(f"drop table if exists temp.{t}")
+            except sqlite3.DatabaseError:
+                pass
+    out = []
+    if extra[0]:
+        out.append(f"markers_fts is out of sync: {extra[0]} indexed term(s) match no marker text (first marker id"
+                   f" {extra[1]})")
+    if lost[0]:
+        out.append(f"markers_fts is out of sync: {lost[0]} term(s) of marker texts are not indexed (first marker id"
+                   f" {lost[1]})")
+    return out

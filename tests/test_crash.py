@@ -1,0 +1,381 @@
+"""Crash safety: builds killed with SIGKILL at seeded moments, failed downloads and a full disk leave a
+database that the next normal build completes into exactly the rows of a clean build.
+
+Kill points come from two seeded generators:
+- statement kills: a driver process counts every statement and commit the build sends to SQLite and
+  kills itself (SIGKILL) just before or just after the Nth one (deterministic: the same seed kills at
+  the same statement on every machine);
+- external kills: `tpindex build` is started and killed from outside (SIGKILL to the main process only,
+  as the kernel's OOM killer would) after it has written a seeded number of versions plus a seeded
+  fraction of a moment, which lands inside SQLite's own writes (WAL appends, checkpoints) as well.
+
+Rows are compared by content (`dump`): ids and rowids assigned in another order are replaced by what
+they point to, and columns that legitimately differ between runs are left out (see DROP).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from conftest import make_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+OLD = "vllm/entrypoints/openai/tool_parsers"
+OLD_R = "vllm/entrypoints/openai/reasoning_parsers"
+NEW = "vllm/tool_parsers"
+N_PARSERS = 26  # new blobs per version > build.INLINE_PARSE_LIMIT (24), so -j 2 uses the worker pool
+
+# -- a multi-era fixture (hand-written imitations of vLLM's layouts) ------------------------------------
+
+ABSTRACT = '''
+class ToolParser:
+    def extract_tool_calls(self, text):
+        raise NotImplementedError
+
+    def extract_tool_calls_streaming(self, delta):
+        raise NotImplementedError
+
+
+class ToolParserManager:
+    tool_parsers = {}
+
+    @classmethod
+    def register_module(cls, name=None, force=True, module=None):
+        return lambda m: m
+
+    @classmethod
+    def register_lazy_module(cls, name, module_path, class_name):
+        cls.tool_parsers[name] = (module_path, class_name)
+'''
+
+ABS_REASONING = '''
+class ReasoningParser:
+    pass
+
+
+class ReasoningParserManager:
+    @classmethod
+    def register_module(cls, name=None, force=True, module=None):
+        return lambda m: m
+'''
+
+
+def parser_src(pkg: str, i: int, version: str, decorated: bool) -> str:
+    """Tool parser number i as it looks at a version: a marker per file, a HACK and a plant in some."""
+    deco = f'@ToolParserManager.register_module(["p{i}", "p{i}_alias"])\n' if decorated else ""
+    hack = ('        # HACK: keep the first call\n        self.prev_tool_call_arr = [{"arguments": {}}]\n'
+            if i % 5 == 0 else "")
+    base = "ToolParser" if i % 7 else "P1ToolParser"  # one model's parser subclassing another's
+    imp = "" if i % 7 else f"from {pkg}.p1_tool_parser import P1ToolParser\n"
+    return (f"# parser {i} as of {version}\n"
+            f"from {pkg}.abstract_tool_parser import ToolParser, ToolParserManager\n{imp}\n\n"
+            f"{deco}class P{i}ToolParser({base}):\n"
+            f"    supports_required_and_named = {i % 2 == 0}\n\n"
+            f"    def extract_tool_calls_streaming(self, delta):\n"
+            f"        # TODO({version}): partial JSON in parser {i}\n{hack}"
+            f"        return delta\n")
+
+
+def lazy_init(pkg: str, version: str) -> str:
+    entries = "".join(f'    "p{i}": ("p{i}_tool_parser", "P{i}ToolParser"),\n' for i in range(N_PARSERS))
+    return (f"# {version}\nfrom {pkg}.abstract_tool_parser import ToolParser, ToolParserManager\n\n"
+            f"_TOOL_PARSERS_TO_REGISTER = {{\n{entries}}}\n\n\n"
+            "def register_lazy_tool_parsers():\n"
+            "    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():\n"
+            f'        ToolParserManager.register_lazy_module(name, f"{pkg}.{{file_name}}", class_name)\n')
+
+
+def parsers(path: str, version: str, decorated: bool) -> dict[str, str]:
+    pkg = path.replace("/", ".")
+    return {f"{path}/p{i}_tool_parser.py": parser_src(pkg, i, version, decorated) for i in range(N_PARSERS)}
+
+
+def vllm_history(n_versions: int = 5) -> dict[str, dict[str, str | None]]:
+    """Tags across registry eras; every version rewrites the N_PARSERS parser files (new blobs)."""
+    gone = {f"{OLD}/p{i}_tool_parser.py": None for i in range(N_PARSERS)}
+    history: dict[str, dict[str, str | None]] = {
+        "v0.6.3": {f"{OLD}/__init__.py": "", f"{OLD}/abstract_tool_parser.py": ABSTRACT,
+                   **parsers(OLD, "v0.6.3", True),
+                   "examples/tool_chat_template_p1.jinja": "{{ messages }}\n",
+                   "tests/tool_parsers/test_p1.py": "def test_p1():\n    pass\n",
+                   "docs/unrelated.md": "out of scope\n"},
+        "v0.7.1": {**parsers(OLD, "v0.7.1", True),
+                   f"{OLD_R}/__init__.py": "", f"{OLD_R}/abs_reasoning_parsers.py": ABS_REASONING,
+                   f"{OLD_R}/r1_reasoning_parser.py":
+                       f"from {OLD_R.replace('/', '.')}.abs_reasoning_parsers import ReasoningParser,"
+                       " ReasoningParserManager\n\n\n@ReasoningParserManager.register_module('r1')\n"
+                       "class R1ReasoningParser(ReasoningParser):\n    pass  # XXX: no streaming yet\n"},
+        "v0.11.1": {**parsers(OLD, "v0.11.1", False), f"{OLD}/__init__.py": lazy_init(OLD.replace("/", "."), "v0.11.1"),
+                    f"{OLD}/broken_tool_parser.py": "def broken(:\n    pass\n"},
+        "v0.13.0": {**gone, f"{OLD}/broken_tool_parser.py": None, f"{OLD}/abstract_tool_parser.py": None,
+                    f"{OLD}/__init__.py": "def __getattr__(name):\n    raise AttributeError(name)\n",
+                    f"{NEW}/__init__.py": lazy_init("vllm.tool_parsers", "v0.13.0"),
+                    f"{NEW}/abstract_tool_parser.py": ABSTRACT, **parsers(NEW, "v0.13.0", False)},
+        "v0.14.0rc1": {**parsers(NEW, "v0.14.0rc1", False), f"{OLD}/__init__.py": None},
+        "v0.14.0": {**parsers(NEW, "v0.14.0", False)},
+    }
+    return dict(list(history.items())[:n_versions])
+
+
+# -- comparing databases by content ------------------------------------------------------------------------
+
+# Columns that legitimately differ between two builds of the same versions:
+# - versions.id, units.id, markers.id: rowids, assigned in whatever order the versions and blobs were
+#   written (a resumed build writes the remaining versions later); every column pointing at them is
+#   replaced by what it points to (unit_id -> (blob id, path), version_id -> label, markers_fts rowid ->
+#   the marker's content);
+# - versions.indexed_at: the wall-clock time of the write.
+# markers_fts' shadow tables (_data, _idx, _docsize, _config) store the same index in a layout that
+# depends on rowids and merge history; the index is compared through fts5vocab instead (term, marker,
+# column, offset) and checked with FTS5's own integrity-check.
+# Everything else, including versions.ord (renumbered after every build), must be equal.
+DROP = {"versions": {"id", "indexed_at"}, "units": {"id"}, "markers": {"id"}}
+FTS_SHADOW = ("markers_fts_data", "markers_fts_idx", "markers_fts_docsize", "markers_fts_config")
+
+
+def dump(db_path: Path) -> dict[str, list]:
+    conn = sqlite3.connect(db_path)
+    try:
+        conn.execute("insert into markers_fts(markers_fts, rank) values ('integrity-check', 1)")
+        conn.rollback()
+        unit = {i: (b, p) for i, b, p in conn.execute("select id, blob_id, path from units")}
+        version = dict(conn.execute("select id, label from versions"))
+        marker_cols = [c[1] for c in conn.execute("pragma table_info(markers)") if c[1] != "id"]
+        marker = {}
+        for r in conn.execute(f"select id, {', '.join(marker_cols)} from markers"):
+            d = dict(zip(marker_cols, r[1:], strict=True))
+            d["unit_id"] = unit[d["unit_id"]]
+            marker[r[0]] = tuple(d.values())
+        out: dict[str, list] = {}
+        tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+        for t in tables:
+            if t.startswith("sqlite_") or t in FTS_SHADOW:
+                continue
+            if t == "markers_fts":
+                conn.execute("create virtual table temp.vocab using fts5vocab(main, markers_fts, 'instance')")
+                out[t] = sorted((term, marker[doc], col, off) for term, doc, col, off in
+                                conn.execute("select term, doc, col, offset from temp.vocab"))
+                out[t + " rows"] = sorted((marker[i], text) for i, text in
+                                          conn.execute("select rowid, text from markers_fts"))
+                continue
+            cols = [c[1] for c in conn.execute(f"pragma table_info({t})") if c[1] not in DROP.get(t, ())]
+            rows = []
+            for r in conn.execute(f"select {', '.join(cols)} from {t}"):
+                d = dict(zip(cols, r, strict=True))
+                if "unit_id" in d:
+                    d["unit_id"] = unit[d["unit_id"]]
+                if "version_id" in d:
+                    d["version_id"] = version[d["version_id"]]
+                if t == "blobs" and d["facts"] is not None:
+                    d["facts"] = json.loads(zlib.decompress(d["facts"]))
+                rows.append(json.dumps(d, sort_keys=True, default=list))
+            out[t] = sorted(rows)
+        return out
+    finally:
+        conn.close()
+
+
+def assert_same(got: dict, want: dict, what: str = "") -> None:
+    assert sorted(got) == sorted(want), f"{what}: tables differ"
+    for t in want:
+        if got[t] != want[t]:
+            extra = [r for r in got[t] if r not in want[t]][:3]
+            missing = [r for r in want[t] if r not in got[t]][:3]
+            pytest.fail(f"{what}: table {t} differs ({len(got[t])} rows, clean build {len(want[t])});"
+                        f" extra {extra}; missing {missing}")
+
+
+# -- the kill harness ------------------------------------------------------------------------------------------
+
+# Runs one build and SIGKILLs itself just before or after statement number KILL_AT (0: never); prints
+# the number of statements it sent when it was not killed. A "statement" is every execute, executemany
+# and executescript on the build's connection, and every commit (the end of a `with conn:` block).
+DRIVER = r'''
+import os, signal, sqlite3, sys
+kill_at, repo, db, spec, jobs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+count = 0
+
+def tick():
+    global count
+    count += 1
+    if count == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+class Conn:
+    def __init__(self, conn):
+        self._conn = conn
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+    def __enter__(self):
+        return self._conn.__enter__()
+    def __exit__(self, *exc):
+        tick()
+        out = self._conn.__exit__(*exc)
+        tick()
+        return out
+    def _wrap(name):
+        def call(self, *args):
+            tick()
+            out = getattr(self._conn, name)(*args)
+            tick()
+            return out
+        return call
+    execute, executemany = _wrap("execute"), _wrap("executemany")
+    executescript, commit = _wrap("executescript"), _wrap("commit")
+
+import indexer.store
+real_connect = sqlite3.connect
+indexer.store.sqlite3 = type(sys)("sqlite3_counting")
+indexer.store.sqlite3.__dict__.update(sqlite3.__dict__)
+indexer.store.sqlite3.connect = lambda *a, **k: Conn(real_connect(*a, **k))
+
+from indexer.build import build
+from indexer.scope import Scope
+from indexer.sources.git import GitSource
+from indexer.specs import select
+
+source = GitSource(repo)
+chosen = select(spec, source.names(), pre=True, is_ref=source.is_ref)
+build(db, source, [source.ref(n) for n in chosen.names], Scope.named("default"), jobs=jobs)
+print(count)
+'''
+
+
+def reap(proc: subprocess.Popen, what: str) -> tuple[str, str]:
+    """Wait for a build's output to end; this happens only when every process of its session (its pool
+    workers too) has exited. A session still alive after a generous bound fails the test, after
+    SIGKILLing that session (only processes this test started)."""
+    try:
+        return proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"{what}: processes of the build outlived it (parser workers of a killed build?)")
+
+
+def run_driver(repo: Path, db: Path, kill_at: int, jobs: int, spec: str = "v0.6.3..") -> tuple[int, str, str]:
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(kill_at), str(repo), str(db), spec, str(jobs)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    out, err = reap(proc, f"statement kill at {kill_at}")
+    return proc.returncode, out, err
+
+
+def check_ok(db: Path, killed: bool = False) -> str:
+    """`tpindex check` passes; after a kill before the schema was committed it finds no index yet."""
+    from conftest import tpindex
+
+    result = tpindex("check", "--db", db, ok=not killed)
+    if killed and result.exit_code == 2:
+        assert "holds no index yet" in result.output, result.output
+    else:
+        assert result.exit_code == 0 and result.output.startswith(("ok: ", "note: ")), result.output
+    return result.output
+
+
+# -- the trials ------------------------------------------------------------------------------------------------
+
+SPEC = "v0.6.3.."
+SEED = 8
+
+
+@pytest.fixture(scope="module")
+def fixture_repo(tmp_path_factory):
+    return make_repo(tmp_path_factory.mktemp("crash") / "repo", vllm_history())
+
+
+@pytest.fixture(scope="module")
+def clean(fixture_repo, tmp_path_factory):
+    """A clean build (-j 1) of every version: its rows, and how many statements a fresh build sends."""
+    db = tmp_path_factory.mktemp("clean") / "clean.db"
+    code, out, err = run_driver(fixture_repo, db, 0, 1)
+    assert code == 0, err
+    return dump(db), int(out)
+
+
+def test_parallel_build_writes_the_same_rows(fixture_repo, clean, tmp_path):
+    want, statements = clean
+    code, out, err = run_driver(fixture_repo, tmp_path / "j2.db", 0, 2)
+    assert code == 0, err
+    assert int(out) == statements
+    assert_same(dump(tmp_path / "j2.db"), want, "-j 2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(16))
+def test_killed_at_a_statement_then_rebuilt(fixture_repo, clean, tmp_path, trial):
+    """Up to two SIGKILLs at seeded statements (fresh or resumed build, -j 1 or -j 2), then a normal
+    build: same rows as a clean build, and `tpindex check` passes after each kill."""
+    want, statements = clean
+    rng = random.Random(SEED * 1000 + trial)
+    db = tmp_path / "t.db"
+    for kill in range(1 + (trial % 4 == 3)):
+        kill_at = {0: 1, 1: statements}.get(trial, rng.randint(1, statements)) if kill == 0 \
+            else rng.randint(1, statements // 2)
+        code, _, err = run_driver(fixture_repo, db, kill_at, jobs=1 + trial % 2)
+        assert code in (-signal.SIGKILL, 0), err
+        if db.exists() and code == -signal.SIGKILL:
+            check_ok(db, killed=True)
+    code, _, err = run_driver(fixture_repo, db, 0, jobs=2 - trial % 2)
+    assert code == 0, err
+    assert_same(dump(db), want, f"trial {trial}")
+    check_ok(db)
+
+
+def tpindex_exe() -> list[str]:
+    exe = Path(sys.executable).parent / "tpindex"
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from indexer.cli import main; main()"]
+
+
+def complete_versions(db: Path) -> int:
+    """How many versions a reader sees complete now (0 while the database or its schema is not there)."""
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return conn.execute("select count(*) from versions where status = 'complete'").fetchone()[0]
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return 0
+        raise
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(6))
+def test_tpindex_build_killed_from_outside(fixture_repo, clean, tmp_path, trial):
+    """`tpindex build` SIGKILLed (main process only) once it has written a seeded number of versions and
+    a seeded moment more; then a normal build gives the rows of a clean build."""
+    want, _ = clean
+    rng = random.Random(SEED * 1000 + 100 + trial)
+    after, delay, jobs = rng.randint(0, 4), rng.uniform(0, 0.1), 1 + trial % 2
+    db = tmp_path / "t.db"
+    cmd = [*tpindex_exe(), "build", "--repo", str(fixture_repo), "--tags", SPEC, "--pre", "-j", str(jobs),
+           "--db", str(db), "-q"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    while proc.poll() is None and complete_versions(db) < after:
+        time.sleep(0.01)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    _, err = reap(proc, f"external kill after {after} version(s) + {delay:.2f} s")
+    assert proc.returncode in (-signal.SIGKILL, 0), err
+    print(f"external trial {trial}: exit {proc.returncode}, {complete_versions(db)} version(s) complete")
+    if proc.returncode == -signal.SIGKILL and db.exists():
+        check_ok(db, killed=True)
+    result = subprocess.run(cmd[:-1] + ["-j", str(3 - jobs)], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert_same(dump(db), want, f"external trial {trial}")
+    check_ok(db)
