@@ -145,19 +145,27 @@ class Builder:
 
     def run(self, versions: list[VersionRef], progress) -> None:
         pending: deque = deque()
+
+        def write_pending():
+            while pending:
+                self.write(*pending.popleft())
+                if progress:
+                    progress()
+
         try:
             for ref, old_id in self.todo(versions):
-                entries = list(self.source.files(ref, self.scope))
+                try:
+                    entries = list(self.source.files(ref, self.scope))
+                except BaseException:
+                    write_pending()  # the versions already read are fine: keep them, then fail
+                    raise
                 self.submit(entries)
                 pending.append((ref, old_id, entries))
                 if len(pending) > 1:
                     self.write(*pending.popleft())
                     if progress:
                         progress()
-            while pending:
-                self.write(*pending.popleft())
-                if progress:
-                    progress()
+            write_pending()
             self.renumber()
         finally:
             if self.pool is not None:

@@ -140,6 +140,11 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         raise Fail("--path DIR takes one directory", "run one build per directory, each with its --label")
     if from_pypi and dirs:
         raise Fail("--from-pypi and --path DIR are two different sources", "choose one")
+    if label and not dirs:
+        raise Fail("--label names the version of a --path DIR build", "drop --label, or add --path DIR")
+    if dirs and spec:
+        raise Fail("--tags selects versions of a repository or the package index; --path DIR is one version",
+                   "drop --tags (use --label to name the directory's version)")
     db_file = Path(db_path)
     if not db_file.parent.is_dir():
         raise Fail(f"the database directory {db_file.parent} does not exist",
@@ -186,6 +191,8 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                           progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
     except (BuildError, StoreError) as e:
         raise Fail(str(e)) from None
+    except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
+        raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
     finally:
         if bar:
             bar.__exit__(None, None, None)
