@@ -7,7 +7,8 @@ A file starts with a comment header:
     -- Further comment lines continue the description.
 
 `-- :param  text` lines document the parameters, in the order the form shows them. The file's stem is
-the query's name (its URL: /<database>/<stem>).
+the query's name (its URL: /<database>/<stem>); it must differ from every table and view name, which
+the query would hide.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The order of the questions on the home page; files not listed follow, by name.
-ORDER = ("which", "history", "lifecycle", "names_changed", "parsers_by_impl", "reasoning_parsers",
-         "adapter_importers", "class_tree", "class_attribute", "method_overrides", "markers", "plants")
+ORDER = ("which", "history", "name_lifecycle", "names_changed", "parsers_by_impl", "reasoning_parsers",
+         "adapter_importers", "class_tree", "class_attribute", "method_overrides", "marker_sites", "plants_by_version")
 
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.\s")
 _PARAM = re.compile(r"^:([A-Za-z_]\w*)\s*(.*)$")

@@ -31,7 +31,7 @@ with va(version) as (
   left join ma a on a.kind = n.kind and a.name = n.name
   left join mb b on b.kind = n.kind and b.name = n.name
 )
-select * from changes where change is not null
+select * from changes where change is not null and exists (select 1 from va) and exists (select 1 from vb)
 union all
 select 'not indexed: ' || trim(:a), null, null, null, null, null, null, null, null, null, null, null, null
   where trim(:a) != '' and not exists (select 1 from va)

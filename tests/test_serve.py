@@ -1,0 +1,853 @@
+"""tpindex serve: canned queries, upstream links, the parser matrix, the home page and read-only serving,
+through Datasette's test client on a database built by the real pipeline from a small git history.
+
+The history imitates vLLM's layouts with hand-written files (no vLLM code):
+
+    v0.6.0   the hard-coded era: `--tool-call-parser` choices and a branch in the serving code (alpha: dispatch)
+    v0.29.0  a lazy dict in vllm/tool_parsers/__init__.py (alpha, beta: standalone; gamma: unresolved)
+    v0.30.0  beta moves onto the parser engine (stub + adapter + vllm/parser/beta.py); delta is picked by a
+             name check; gamma is gone
+    v0.31.0  alpha's file is renamed (its real file moves); the plant is removed
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import socket
+import sqlite3
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from conftest import line_of, make_repo, rows, tpindex
+
+OLD = "vllm/entrypoints/openai/tool_parsers"
+
+CLI_ARGS = '''
+def make_arg_parser(parser):
+    parser.add_argument(
+        "--tool-call-parser",
+        type=str,
+        choices=["alpha"],
+        default=None)
+    return parser
+'''
+SERVING_CHAT = '''
+from vllm.entrypoints.openai.tool_parsers import AlphaToolParser
+
+
+class OpenAIServingChat:
+    def __init__(self, tool_parser):
+        if tool_parser == "alpha":
+            self.tool_parser = AlphaToolParser
+'''
+OLD_INIT = '''
+from .abstract_tool_parser import ToolParser
+from .alpha_tool_parser import AlphaToolParser
+
+__all__ = ["ToolParser", "AlphaToolParser"]
+'''
+ABSTRACT = '''
+class ToolParser:
+    def extract_tool_calls_streaming(self, delta):
+        raise NotImplementedError
+
+
+class ToolParserManager:
+    tool_parsers = {}
+
+    @classmethod
+    def register_lazy_module(cls, name, module_path, class_name):
+        cls.tool_parsers[name] = (module_path, class_name)
+'''
+OLD_ALPHA = '''
+from vllm.entrypoints.openai.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class AlphaToolParser(ToolParser):
+    def extract_tool_calls_streaming(self, delta):
+        return delta
+'''
+
+TOOL_INIT = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+
+_TOOL_PARSERS_TO_REGISTER = {{
+{entries}
+}}
+
+
+def register_lazy_tool_parsers():
+    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
+        module_path = f"vllm.tool_parsers.{{file_name}}"
+        ToolParserManager.register_lazy_module(name, module_path, class_name)
+
+
+register_lazy_tool_parsers()
+'''
+ALPHA = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class AlphaToolParser(ToolParser):
+    supports_required_and_named = False
+
+    def __init__(self):
+        # TODO: stream arguments as they arrive
+        self.prev_tool_call_arr = [{"arguments": {}}]
+
+    def extract_tool_calls_streaming(self, delta):
+        return delta
+'''
+ALPHA_MOVED = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class AlphaToolParser(ToolParser):
+    supports_required_and_named = False
+
+    def __init__(self):
+        # TODO: stream arguments as they arrive
+        self.prev_tool_call_arr = []
+
+    def extract_tool_calls_streaming(self, delta):
+        return delta
+'''
+BETA_STANDALONE = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class BetaToolParser(ToolParser):
+    def extract_tool_calls_streaming(self, delta):
+        return delta
+'''
+BETA_STUB = '''
+from vllm.parser.engine.registered_adapters import BetaParserToolAdapter
+
+
+class BetaToolParser(BetaParserToolAdapter):
+    pass
+'''
+REASONING_INIT = '''
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
+
+_REASONING_PARSERS_TO_REGISTER = {
+    "beta": ("beta_reasoning_parser", "BetaReasoningParser"),
+}
+
+
+def register_lazy_reasoning_parsers():
+    for name, (file_name, class_name) in _REASONING_PARSERS_TO_REGISTER.items():
+        module_path = f"vllm.reasoning.{file_name}"
+        ReasoningParserManager.register_lazy_module(name, module_path, class_name)
+
+
+register_lazy_reasoning_parsers()
+'''
+ABS_REASONING = '''
+class ReasoningParser:
+    pass
+
+
+class ReasoningParserManager:
+    reasoning_parsers = {}
+
+    @classmethod
+    def register_lazy_module(cls, name, module_path, class_name):
+        cls.reasoning_parsers[name] = (module_path, class_name)
+'''
+BETA_REASONING_STANDALONE = '''
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
+
+
+class BetaReasoningParser(ReasoningParser):
+    def is_reasoning_end(self, ids):
+        return True
+'''
+BETA_REASONING_STUB = '''
+from vllm.parser.engine.registered_adapters import BetaParserReasoningAdapter
+
+
+class BetaReasoningParser(BetaParserReasoningAdapter):
+    pass
+'''
+ADAPTERS = '''
+from vllm.parser.beta import BetaParser
+
+
+def make_adapters(parser_cls):
+    return type("R", (), {}), type("T", (), {})
+
+
+(BetaParserReasoningAdapter, BetaParserToolAdapter) = make_adapters(BetaParser)
+'''
+BETA_PARSER = '''
+class BetaParser:
+    def parse(self, text):
+        # HACK: the model sometimes repeats its opening tag
+        return text
+'''
+PARSER_MANAGER = '''
+def tool_parser_for(tool_parser_name):
+    if tool_parser_name == "delta":
+        from vllm.parser.delta import DeltaParser
+
+        return DeltaParser
+    return None
+'''
+DELTA_PARSER = '''
+class DeltaParser:
+    def parse(self, text):
+        return text
+'''
+
+
+def entries(*names_files):
+    return "\n".join(f'    "{n}": ("{f}", "{c}"),' for n, f, c in names_files)
+
+
+INIT_29 = TOOL_INIT.format(entries=entries(("alpha", "alpha_tool_parser", "AlphaToolParser"),
+                                           ("beta", "beta_tool_parser", "BetaToolParser"),
+                                           ("gamma", "gamma_tool_parser", "GammaToolParser")))
+INIT_30 = TOOL_INIT.format(entries=entries(("alpha", "alpha_tool_parser", "AlphaToolParser"),
+                                           ("beta", "beta_tool_parser", "BetaToolParser"),
+                                           ("delta", "delta_tool_parser", "DeltaToolParser")))
+INIT_31 = TOOL_INIT.format(entries=entries(("alpha", "alpha_parser", "AlphaToolParser"),
+                                           ("beta", "beta_tool_parser", "BetaToolParser"),
+                                           ("delta", "delta_tool_parser", "DeltaToolParser")))
+
+HISTORY = {
+    "v0.6.0": {
+        "vllm/entrypoints/openai/cli_args.py": CLI_ARGS,
+        "vllm/entrypoints/openai/serving_chat.py": SERVING_CHAT,
+        f"{OLD}/__init__.py": OLD_INIT,
+        f"{OLD}/abstract_tool_parser.py": ABSTRACT,
+        f"{OLD}/alpha_tool_parser.py": OLD_ALPHA,
+    },
+    "v0.29.0": {
+        "vllm/entrypoints/openai/cli_args.py": None,
+        "vllm/entrypoints/openai/serving_chat.py": None,
+        f"{OLD}/__init__.py": None,
+        f"{OLD}/abstract_tool_parser.py": None,
+        f"{OLD}/alpha_tool_parser.py": None,
+        "vllm/tool_parsers/__init__.py": INIT_29,
+        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+        "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+        "vllm/tool_parsers/beta_tool_parser.py": BETA_STANDALONE,
+        "vllm/reasoning/__init__.py": REASONING_INIT,
+        "vllm/reasoning/abs_reasoning_parsers.py": ABS_REASONING,
+        "vllm/reasoning/beta_reasoning_parser.py": BETA_REASONING_STANDALONE,
+    },
+    "v0.30.0": {
+        "vllm/tool_parsers/__init__.py": INIT_30,
+        "vllm/tool_parsers/beta_tool_parser.py": BETA_STUB,
+        "vllm/reasoning/beta_reasoning_parser.py": BETA_REASONING_STUB,
+        "vllm/parser/__init__.py": "",
+        "vllm/parser/engine/__init__.py": "",
+        "vllm/parser/engine/registered_adapters.py": ADAPTERS,
+        "vllm/parser/beta.py": BETA_PARSER,
+        "vllm/parser/parser_manager.py": PARSER_MANAGER,
+        "vllm/parser/delta.py": DELTA_PARSER,
+    },
+    "v0.31.0": {
+        "vllm/tool_parsers/__init__.py": INIT_31,
+        "vllm/tool_parsers/alpha_tool_parser.py": None,
+        "vllm/tool_parsers/alpha_parser.py": ALPHA_MOVED,
+    },
+}
+VERSIONS = list(HISTORY)
+
+# Lines the tests expect, computed from the texts above.
+ALPHA_CLASS_LINE = line_of(ALPHA, "class AlphaToolParser")
+ALPHA_TODO_LINE = line_of(ALPHA, "# TODO")
+ALPHA_PLANT_LINE = line_of(ALPHA, "prev_tool_call_arr")
+BETA_PARSER_LINE = line_of(BETA_PARSER, "class BetaParser")
+BETA_HACK_LINE = line_of(BETA_PARSER, "# HACK")
+BETA_STUB_LINE = line_of(BETA_STUB, "class BetaToolParser")
+ADAPTER_IMPORT_LINE = line_of(BETA_STUB, "import BetaParserToolAdapter")
+REASONING_ADAPTER_IMPORT_LINE = line_of(BETA_REASONING_STUB, "import BetaParserReasoningAdapter")
+ADAPTER_BINDING_LINE = line_of(ADAPTERS, "= make_adapters(BetaParser)")
+DELTA_CHECK_LINE = line_of(PARSER_MANAGER, 'if tool_parser_name == "delta"')
+DELTA_CLASS_LINE = line_of(DELTA_PARSER, "class DeltaParser")
+
+
+def build_fixture(root: Path, upstream: str | None = None) -> Path:
+    """The repository and its database under root, built by the real pipeline; -> the database path."""
+    from indexer.build import build
+    from indexer.scope import Scope
+    from indexer.sources.git import GitSource
+
+    repo = make_repo(root / "repo", HISTORY)
+    source = GitSource(repo)
+    db = root / "fixture.db"
+    stats = build(db, source, [source.ref(v) for v in VERSIONS], Scope.named("default"), jobs=1, upstream=upstream)
+    assert stats.warnings == [], stats.warnings
+    return db
+
+
+# -- the served database -----------------------------------------------------------------------------
+
+class Client:
+    """Datasette's test client, driven from synchronous tests on one event loop."""
+
+    def __init__(self, ds):
+        self.ds = ds
+        self.loop = asyncio.new_event_loop()
+        self.run(ds.invoke_startup())
+
+    def run(self, coro):
+        return self.loop.run_until_complete(coro)
+
+    def get(self, path: str):
+        return self.run(self.ds.client.get(path))
+
+    def post(self, path: str, **kw):
+        return self.run(self.ds.client.post(path, **kw))
+
+    def html(self, path: str) -> str:
+        r = self.get(path)
+        assert r.status_code == 200, (path, r.status_code, r.text[:2000])
+        return r.text
+
+    def json(self, path: str):
+        r = self.get(path)
+        assert r.status_code == 200, (path, r.status_code, r.text[:2000])
+        return r.json()
+
+    def close(self):
+        for db in self.ds.databases.values():
+            db.close()
+        self.loop.close()
+
+
+@pytest.fixture(scope="module")
+def fixture_db(tmp_path_factory) -> Path:
+    return build_fixture(tmp_path_factory.mktemp("serve"))
+
+
+def serve(db: Path, **kw) -> Client:
+    from indexer.serve.command import make_datasette
+
+    return Client(make_datasette(db, **kw))
+
+
+@pytest.fixture(scope="module")
+def client(fixture_db):
+    c = serve(fixture_db)
+    yield c
+    c.close()
+
+
+def canned(client: Client, query: str, **params) -> list[dict]:
+    return client.json(f"/tpindex/{query}.json?" + urlencode({**params, "_shape": "array"}))
+
+
+def pick(rows_: list[dict], *cols: str) -> list[tuple]:
+    return [tuple(r[c] for c in cols) for r in rows_]
+
+
+CANNED_DIR = Path(__file__).resolve().parent.parent / "queries" / "canned"
+REG_INIT = "vllm/tool_parsers/__init__.py"
+
+
+def test_every_canned_file_is_served_with_its_title_and_parameters(client):
+    from indexer.serve.canned import load
+
+    served = client.json("/tpindex.json")["queries"]
+    by_name = {q["name"]: q for q in served}
+    assert set(by_name) == {p.stem for p in CANNED_DIR.glob("*.sql")}
+    listing = client.json("/tpindex.json")
+    tables = {t["name"] for t in listing["tables"]} | {v["name"] if isinstance(v, dict) else v for v in listing["views"]}
+    assert set(by_name) & tables == set(), "a canned query named like a table hides the table"
+    for c in load(CANNED_DIR):
+        assert c.title and c.description, f"{c.name}.sql: the header needs a title and a description"
+        sql_params = set(re.findall(r"(?<![:\w]):([A-Za-z_]\w*)", re.sub(r"--[^\n]*", "", c.sql)))
+        assert [n for n, _ in c.params] and sql_params == {n for n, _ in c.params}, \
+            f"{c.name}.sql: every :param is documented in the header, in form order"
+        assert by_name[c.name]["title"] == c.title
+
+
+def test_which_follows_a_stub_through_its_adapter_to_the_parser_engine(client):
+    got = canned(client, "which", name="beta", version="v0.30.0")
+    assert {r["version"] for r in got} == {"v0.30.0"} and {r["impl"] for r in got} == {"unified"}
+    tool = [r for r in got if r["kind"] == "tool"]
+    assert pick(tool, "step", "hop", "class", "file", "line", "real") == [
+        (0, "registered", "BetaToolParser", REG_INIT, line_of(INIT_30, '"beta":'), None),
+        (1, "class", "BetaToolParser", "vllm/tool_parsers/beta_tool_parser.py", BETA_STUB_LINE, None),
+        (2, "adapter", "BetaParserToolAdapter", "vllm/parser/engine/registered_adapters.py", ADAPTER_BINDING_LINE,
+         None),
+        (3, "real", "BetaParser", "vllm/parser/beta.py", BETA_PARSER_LINE, "real"),
+    ]
+    assert "stub" in tool[0]["note"]
+    reasoning = [r for r in got if r["kind"] == "reasoning"]
+    assert pick(reasoning, "hop", "class")[-1] == ("real", "BetaParser")
+
+
+def test_which_answers_the_newest_version_when_none_is_given_and_takes_labels_without_v(client):
+    newest = canned(client, "which", name="alpha", version="")
+    assert {r["version"] for r in newest} == {"v0.31.0"}
+    assert pick(newest, "hop", "file", "real")[-1] == ("class", "vllm/tool_parsers/alpha_parser.py", "real")
+    assert canned(client, "which", name="alpha", version="0.30.0")[0]["version"] == "v0.30.0"
+
+
+def test_which_shows_name_checks_dispatch_and_unresolved_names(client):
+    delta = canned(client, "which", name="delta", version="v0.30.0")
+    assert pick(delta, "impl", "hop", "class", "file", "line") == [
+        ("name-check", "registered", "DeltaToolParser", REG_INIT, line_of(INIT_30, '"delta":')),
+        ("name-check", "name-check", "DeltaParser", "vllm/parser/parser_manager.py", DELTA_CHECK_LINE),
+        ("name-check", "real", "DeltaParser", "vllm/parser/delta.py", DELTA_CLASS_LINE),
+    ]
+    old = canned(client, "which", name="alpha", version="v0.6.0")
+    assert {r["impl"] for r in old} == {"dispatch"}
+    assert old[-1]["file"] == f"{OLD}/alpha_tool_parser.py" and old[-1]["real"] == "real"
+    gamma = canned(client, "which", name="gamma", version="v0.29.0")
+    assert pick(gamma, "impl", "hop") == [("unresolved", "registered")]
+    assert gamma[0]["note"].startswith("unresolved: ") and "gamma_tool_parser" in gamma[0]["note"]
+    assert canned(client, "which", name="gamma", version="v0.30.0") == []
+
+
+def test_history_collapses_equal_versions_into_ranges(client):
+    got = canned(client, "history", name="alpha")
+    assert pick(got, "kind", "first_version", "last_version", "versions", "impl", "real_file", "real_line") == [
+        ("tool", "v0.6.0", "v0.6.0", 1, "dispatch", f"{OLD}/alpha_tool_parser.py", line_of(OLD_ALPHA, "class Alpha")),
+        ("tool", "v0.29.0", "v0.30.0", 2, "standalone", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_CLASS_LINE),
+        ("tool", "v0.31.0", "v0.31.0", 1, "standalone", "vllm/tool_parsers/alpha_parser.py",
+         line_of(ALPHA_MOVED, "class Alpha")),
+    ]
+
+
+def test_lifecycle_of_a_name(client):
+    cols = ("kind", "first_version", "last_version", "versions_present", "became_unified", "real_file_changed_in",
+            "removed_in")
+    assert pick(canned(client, "name_lifecycle", name="beta"), *cols) == [
+        ("reasoning", "v0.29.0", "v0.31.0", 3, "v0.30.0", "v0.30.0", None),
+        ("tool", "v0.29.0", "v0.31.0", 3, "v0.30.0", "v0.30.0", None),
+    ]
+    assert pick(canned(client, "name_lifecycle", name="gamma"), *cols) == [
+        ("tool", "v0.29.0", "v0.29.0", 1, None, None, "v0.30.0")]
+
+
+def test_names_added_removed_and_moved_between_two_versions(client):
+    got = canned(client, "names_changed", a="v0.29.0", b="v0.30.0")
+    assert pick(got, "change", "kind", "name", "impl_a", "impl_b", "real_file_a", "real_file_b") == [
+        ("added", "tool", "delta", None, "name-check", None, "vllm/parser/delta.py"),
+        ("moved", "reasoning", "beta", "standalone", "unified", "vllm/reasoning/beta_reasoning_parser.py",
+         "vllm/parser/beta.py"),
+        ("moved", "tool", "beta", "standalone", "unified", "vllm/tool_parsers/beta_tool_parser.py",
+         "vllm/parser/beta.py"),
+        ("removed", "tool", "gamma", "unresolved", None, None, None),
+    ]
+    assert {(r["a"], r["b"]) for r in got} == {("v0.29.0", "v0.30.0")}
+    assert pick(canned(client, "names_changed", a="0.30.0", b="0.31.0"), "change", "name", "real_file_b") == [
+        ("moved", "alpha", "vllm/tool_parsers/alpha_parser.py")]
+    assert canned(client, "names_changed", a="v0.30.0", b="v0.30.0") == []
+    assert pick(canned(client, "names_changed", a="v0.30.0", b="v9.9.9"), "change", "name") == [
+        ("not indexed: v9.9.9", None)]
+
+
+def test_parsers_of_a_version_by_implementation(client):
+    got = canned(client, "parsers_by_impl", version="v0.30.0", impl="")
+    assert pick(got, "impl", "kind", "name", "real_file") == [
+        ("standalone", "tool", "alpha", "vllm/tool_parsers/alpha_tool_parser.py"),
+        ("unified", "reasoning", "beta", "vllm/parser/beta.py"),
+        ("unified", "tool", "beta", "vllm/parser/beta.py"),
+        ("name-check", "tool", "delta", "vllm/parser/delta.py"),
+    ]
+    assert pick(canned(client, "parsers_by_impl", version="v0.30.0", impl="unified"), "kind", "adapter") == [
+        ("reasoning", "BetaParserReasoningAdapter"), ("tool", "BetaParserToolAdapter")]
+    assert pick(canned(client, "parsers_by_impl", version="v0.29.0", impl="unresolved"), "name") == [("gamma",)]
+
+
+def test_reasoning_parsers_of_a_version_with_their_tool_parsers(client):
+    got = canned(client, "reasoning_parsers", version="v0.30.0")
+    assert pick(got, "name", "impl", "real_class", "real_file", "real_line", "tool_parsers") == [
+        ("beta", "unified", "BetaParser", "vllm/parser/beta.py", BETA_PARSER_LINE, "beta")]
+    assert pick(canned(client, "reasoning_parsers", version="v0.6.0"), "name") == []
+
+
+def test_files_importing_an_adapter(client):
+    got = canned(client, "adapter_importers", version="v0.30.0")
+    assert pick(got, "file", "line", "adapter", "imported_from", "role") == [
+        ("vllm/reasoning/beta_reasoning_parser.py", REASONING_ADAPTER_IMPORT_LINE, "BetaParserReasoningAdapter",
+         "vllm.parser.engine.registered_adapters", "reasoning"),
+        ("vllm/tool_parsers/beta_tool_parser.py", ADAPTER_IMPORT_LINE, "BetaParserToolAdapter",
+         "vllm.parser.engine.registered_adapters", "tool"),
+    ]
+    assert canned(client, "adapter_importers", version="v0.29.0") == []
+
+
+def test_class_tree_is_served(client):
+    got = canned(client, "class_tree", version="v0.30.0", **{"class": "AlphaToolParser"})
+    assert pick(got, "relation", "class", "file") == [
+        ("ancestor", "ToolParser", "vllm/tool_parsers/abstract_tool_parser.py"),
+        ("self", "AlphaToolParser", "vllm/tool_parsers/alpha_tool_parser.py"),
+    ]
+
+
+def test_classes_setting_an_attribute_and_defining_a_method(client):
+    got = canned(client, "class_attribute", attribute="supports_required_and_named", version="v0.30.0")
+    assert pick(got, "class", "value", "file", "line") == [
+        ("AlphaToolParser", "False", "vllm/tool_parsers/alpha_tool_parser.py",
+         line_of(ALPHA, "supports_required_and_named"))]
+    got = canned(client, "method_overrides", method="extract_tool_calls_streaming", version="v0.30.0")
+    assert pick(got, "class", "file") == [
+        ("ToolParser", "vllm/tool_parsers/abstract_tool_parser.py"),
+        ("AlphaToolParser", "vllm/tool_parsers/alpha_tool_parser.py"),
+    ]
+
+
+def test_markers_of_a_version_by_kind_and_words(client):
+    everything = canned(client, "marker_sites", version="v0.30.0", kind="", q="")
+    assert pick(everything, "kind", "file", "line") == [
+        ("HACK", "vllm/parser/beta.py", BETA_HACK_LINE),
+        ("TODO", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_TODO_LINE),
+    ]
+    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="todo", q=""), "kind") == [("TODO",)]
+    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="", q="opening tag"), "kind") == [("HACK",)]
+    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="", q="stream arg"), "kind") == [("TODO",)]
+    assert canned(client, "marker_sites", version="v0.29.0", kind="HACK", q="") == []
+
+
+def test_plants_by_version(client):
+    everything = canned(client, "plants_by_version", version="")
+    assert pick(everything, "version", "plant", "file", "line", "text") == [
+        (v, "prev_tool_call_arr_empty_arguments", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_PLANT_LINE,
+         'self.prev_tool_call_arr = [{"arguments": {}}]') for v in ("v0.30.0", "v0.29.0")]
+    assert canned(client, "plants_by_version", version="v0.31.0") == []
+    assert pick(canned(client, "plants_by_version", version="0.29.0"), "version") == [("v0.29.0",)]
+
+
+def test_the_markers_view_is_searchable_through_its_full_text_index(client):
+    got = client.json("/tpindex/markers_v.json?_search=opening&_shape=array")
+    assert {(r["version"], r["kind"]) for r in got} == {("v0.30.0", "HACK"), ("v0.31.0", "HACK")}
+    assert client.json("/tpindex/markers.json?_search=stream&_shape=array&_col=kind")[0]["kind"] == "TODO"
+    assert "search" in client.html("/tpindex/markers_v").lower()
+
+
+HOSTILE = ["x' or '1'='1", "'; drop table versions; --", "\") union select sqlite_version() --", "%", "*",
+           "NEAR(", "a\" OR \"b", "v0.30.0'--", "1; delete from parser_map", "\\", ":name", "\x00"]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_canned_queries_bind_their_parameters(client, fixture_db, value):
+    from indexer.serve.canned import load
+
+    before = rows(fixture_db, "select count(*) from parser_map")
+    for c in load(CANNED_DIR):
+        params = {n: value for n, _ in c.params}
+        r = client.get(f"/tpindex/{c.name}.json?" + urlencode({**params, "_shape": "array"}))
+        assert r.status_code == 200, (c.name, value, r.text)
+        got = r.json()
+        if c.name == "names_changed":  # echoes the unknown versions back, as data
+            assert {x["change"] for x in got} == {f"not indexed: {value.strip()}"}, (value, got)
+        else:
+            assert got == [], (c.name, value, got)
+        page = client.html(f"/tpindex/{c.name}?" + urlencode(params))
+        assert "message-error" not in page and "Traceback" not in page
+    assert rows(fixture_db, "select count(*) from parser_map") == before
+
+
+# -- upstream links ----------------------------------------------------------------------------------
+
+LINK = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>([^<]*)</a>')
+GH = "https://github.com/vllm-project/vllm/blob"
+
+
+def links(page: str) -> list[tuple[str, str]]:
+    return [(text, href.replace("&amp;", "&")) for href, text in LINK.findall(page)]
+
+
+def test_files_link_to_their_line_upstream_at_the_rows_version(client):
+    page = client.html("/tpindex/which?name=beta&version=v0.30.0")
+    assert ("vllm/parser/beta.py", f"{GH}/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") in links(page)
+    assert ("vllm/tool_parsers/beta_tool_parser.py",
+            f"{GH}/v0.30.0/vllm/tool_parsers/beta_tool_parser.py#L{BETA_STUB_LINE}") in links(page)
+    # a comparison links each side at its own version
+    page = client.html("/tpindex/names_changed?a=v0.30.0&b=v0.31.0")
+    assert links(page) == [
+        ("vllm/tool_parsers/alpha_tool_parser.py", f"{GH}/v0.30.0/vllm/tool_parsers/alpha_tool_parser.py#L{ALPHA_CLASS_LINE}"),
+        ("vllm/tool_parsers/alpha_parser.py",
+         f"{GH}/v0.31.0/vllm/tool_parsers/alpha_parser.py#L{line_of(ALPHA_MOVED, 'class Alpha')}"),
+    ]
+    # a range links at its last version
+    page = client.html("/tpindex/history?name=delta")
+    assert ("vllm/parser/delta.py", f"{GH}/v0.31.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}") in links(page)
+
+
+def test_tables_and_views_link_their_file_columns_too(client):
+    page = client.html("/tpindex/parser_map_v?version=v0.30.0&name=delta")
+    got = dict((href.split("#")[0].rsplit("/", 1)[-1], href) for _, href in links(page))
+    assert got["delta.py"] == f"{GH}/v0.30.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}"
+    delta_line = line_of(INIT_30, '"delta":')
+    assert got["__init__.py"] == f"{GH}/v0.30.0/{REG_INIT}#L{delta_line}"
+    # a file without a line links to the file; rows without a version do not link
+    page = client.html("/tpindex/version_files?version=v0.29.0&file=vllm/reasoning/__init__.py")
+    assert links(page) == [("vllm/reasoning/__init__.py", f"{GH}/v0.29.0/vllm/reasoning/__init__.py")]
+    assert links(client.html("/tpindex/units")) == []
+
+
+def test_upstream_comes_from_the_build_and_serve_time_wins(tmp_path):
+    db = build_fixture(tmp_path, upstream="https://git.example.org/mirror/vllm.git/")
+    c = serve(db)
+    try:
+        page = c.html("/tpindex/which?name=delta&version=v0.31.0")
+        assert f"https://git.example.org/mirror/vllm/blob/v0.31.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}" in page
+    finally:
+        c.close()
+    c = serve(db, upstream="https://code.example.com/{ref}/src/{path}#L{line}")
+    try:
+        page = c.html("/tpindex/which?name=delta&version=v0.31.0")
+        assert f"https://code.example.com/v0.31.0/src/vllm/parser/delta.py#L{DELTA_CLASS_LINE}" in page
+        assert "git.example.org" not in page
+    finally:
+        c.close()
+
+
+def test_link_rules():
+    from indexer.serve.links import link_columns, looks_like_path, ref_for, source_url
+
+    keys = ["version", "file", "line", "reg_file", "reg_line", "real_file_a", "real_line_a", "a", "parent_file"]
+    assert link_columns("file", keys) == ("version", "line")
+    assert link_columns("reg_file", keys) == ("version", "reg_line")
+    assert link_columns("real_file_a", keys) == ("a", "real_line_a")
+    assert link_columns("parent_file", keys) == ("version", None)
+    assert link_columns("real_file_b", keys) is None  # no b column
+    assert link_columns("name", keys) is None
+    assert link_columns("real_file", ["last_version", "real_file", "real_line"]) == ("last_version", "real_line")
+    assert link_columns("file", ["file", "line"]) is None
+    assert looks_like_path("vllm/x.py") and not looks_like_path("two words.py") and not looks_like_path(None)
+    assert source_url("https://h/o/r", "v1.0.0", "a b/c.py", 3) == "https://h/o/r/blob/v1.0.0/a%20b/c.py#L3"
+    assert source_url("https://h/{ref}/{path}#L{line}", "v1", "c.py") == "https://h/v1/c.py"
+    assert ref_for("v0.30.0", "pypi", "sha256...") == "v0.30.0"
+    assert ref_for("main", "git", "abc123") == "abc123"
+
+
+# -- the parser matrix -------------------------------------------------------------------------------
+
+class MatrixPage(HTMLParser):
+    """Versions (column headers), and for each row its kind, name and cells (attributes and link)."""
+
+    def __init__(self):
+        super().__init__()
+        self.versions: list[str] = []
+        self.rows: list[dict] = []
+        self.legend: list[str] = []
+        self._in_td = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if tag == "th" and "v" in classes:
+            self.versions.append(a["title"])
+        elif tag == "tr" and "data-kind" in a:
+            self.rows.append({"kind": a["data-kind"], "name": a["data-name"], "cells": []})
+        elif tag == "td" and "c" in classes and self.rows:
+            self.rows[-1]["cells"].append({**a, "classes": classes})
+        elif tag == "a" and self.rows and self.rows[-1]["cells"] and "href" not in self.rows[-1]["cells"][-1]:
+            self.rows[-1]["cells"][-1]["href"] = a.get("href")
+        elif tag == "span" and "sw" in classes:
+            self.legend.extend(c[2:] for c in classes if c.startswith("i-"))
+
+
+def matrix(client: Client, query: str = "") -> tuple[MatrixPage, str]:
+    page = client.html("/-/parser-matrix" + query)
+    m = MatrixPage()
+    m.feed(page)
+    return m, page
+
+
+EXPECTED_MATRIX = {
+    ("tool", "alpha"): ["dispatch", "standalone", "standalone", "standalone"],
+    ("tool", "beta"): [None, "standalone", "unified", "unified"],
+    ("tool", "delta"): [None, None, "name-check", "name-check"],
+    ("tool", "gamma"): [None, "unresolved", None, None],
+    ("reasoning", "beta"): [None, "standalone", "unified", "unified"],
+}
+
+
+def test_matrix_rows_are_names_columns_are_versions_in_version_order(client):
+    m, page = matrix(client)
+    assert m.versions == VERSIONS  # v0.6.0 first: version order, not text order
+    assert [(r["kind"], r["name"]) for r in m.rows] == list(EXPECTED_MATRIX)
+    for r in m.rows:
+        assert [c.get("data-impl") for c in r["cells"]] == EXPECTED_MATRIX[(r["kind"], r["name"])], r["name"]
+        assert [c["data-version"] for c in r["cells"]] == VERSIONS
+
+
+def test_matrix_cells_are_coloured_by_impl_with_a_legend_and_link_to_which(client):
+    from indexer.serve.matrix import IMPLS
+
+    m, page = matrix(client)
+    colours = dict(re.findall(r"\.i-([\w-]+) \{ background: (#[0-9a-fA-F]{6}); \}", page))
+    assert set(colours) == set(IMPLS) and len(set(colours.values())) == len(IMPLS)
+    assert m.legend == list(IMPLS)
+    for r in m.rows:
+        for c in r["cells"]:
+            if c.get("data-impl"):
+                assert f"i-{c['data-impl']}" in c["classes"]
+                q = parse_qs(urlsplit(c["href"]).query)
+                assert urlsplit(c["href"]).path == "/tpindex/which"
+                assert q == {"name": [r["name"]], "version": [c["data-version"]]}
+            else:
+                assert "empty" in c["classes"] and "href" not in c and "title" not in c
+    beta = next(r for r in m.rows if r["name"] == "beta" and r["kind"] == "tool")
+    cell = beta["cells"][VERSIONS.index("v0.30.0")]
+    assert f"vllm/parser/beta.py:{BETA_PARSER_LINE}" in cell["title"] and "BetaParserToolAdapter" in cell["title"]
+    assert "moved" in cell["classes"] and "moved" not in beta["cells"][VERSIONS.index("v0.31.0")]["classes"]
+    gamma = next(r for r in m.rows if r["name"] == "gamma")
+    assert "gamma_tool_parser" in gamma["cells"][1]["title"]
+
+
+def test_matrix_filters_by_kind_and_name_prefix(client):
+    m, _ = matrix(client, "?kind=reasoning")
+    assert [(r["kind"], r["name"]) for r in m.rows] == [("reasoning", "beta")]
+    m, _ = matrix(client, "?prefix=al")
+    assert [(r["kind"], r["name"]) for r in m.rows] == [("tool", "alpha")]
+    m, _ = matrix(client, "?kind=tool&prefix=b")
+    assert [(r["kind"], r["name"]) for r in m.rows] == [("tool", "beta")]
+    m, page = matrix(client, "?kind=unified")
+    assert m.rows == [] and "No registered names match" in page
+    m, _ = matrix(client, "?kind=bogus&prefix=" + "x'%22;--")
+    assert m.rows == [] and m.versions == []
+
+
+def test_matrix_stays_compact_for_many_versions(client):
+    """70 versions x 60 names: sticky header row and name column, rotated short labels, fixed-width cells."""
+    _, page = matrix(client)
+    style = page[page.index("<style>"):page.index("</style>")]
+    assert re.search(r"table\.pm thead th \{[^}]*position: sticky; top: 0", style)
+    assert re.search(r"table\.pm th\.name \{[^}]*position: sticky; left: 0", style)
+    assert "writing-mode: vertical-rl" in style
+    assert re.search(r"td\.c \{[^}]*width: 15px", style)
+    assert '<span>0.29.0</span>' in page  # short labels, the full one in the title
+
+
+# -- the home page -----------------------------------------------------------------------------------
+
+def test_home_page_says_what_the_database_is_and_lists_the_questions_first(client):
+    from indexer.serve.canned import load
+
+    page = client.html("/")
+    assert "tpindex: vLLM&#39;s tool-calling code across versions" in page or \
+        "tpindex: vLLM's tool-calling code across versions" in page
+    assert "4 versions indexed (v0.6.0 &ndash; v0.31.0); 4 tool parser names, 1 reasoning parser name." in \
+        " ".join(page.split())
+    titles = [c.title for c in load(CANNED_DIR)]
+    positions = [page.index(f">{t}</a>") for t in titles]
+    assert positions == sorted(positions), "questions in their order"
+    assert positions[-1] < page.index('href="/tpindex"'), "questions before the table listing"
+    assert titles[0] == "Which file implements NAME at VERSION"
+    assert 'href="/tpindex/which"' in page and 'href="/-/parser-matrix"' in page
+
+
+# -- read-only -------------------------------------------------------------------------------------
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+WRITES = ["delete from versions", "insert into meta values ('x', 'y')", "update parser_map set impl = 'x'",
+          "drop table markers", "select 1; delete from versions", "pragma query_only = 0",
+          "attach database ':memory:' as x", "with x as (select 1) delete from versions",
+          "vacuum", "create table t(x)"]
+
+
+@pytest.mark.parametrize("sql", WRITES)
+def test_writes_through_sql_are_refused(client, fixture_db, sql):
+    before = digest(fixture_db)
+    r = client.get("/tpindex.json?" + urlencode({"sql": sql, "_shape": "array"}))
+    assert r.status_code == 400, (sql, r.status_code, r.text)
+    assert r.json()["ok"] is False
+    assert digest(fixture_db) == before
+
+
+def test_there_are_no_write_endpoints(client, fixture_db):
+    before = digest(fixture_db)
+    for path in ("/tpindex/meta/-/insert", "/tpindex/versions/-/insert", "/tpindex/-/create",
+                 "/tpindex/versions/-/drop", "/tpindex/versions/1/-/delete", "/tpindex/which"):
+        r = client.post(path, json={"row": {"key": "x", "value": "y"}})
+        assert not 200 <= r.status_code < 300, (path, r.status_code)
+    assert not [q for q in client.json("/tpindex.json")["queries"] if q.get("write")]
+    with pytest.raises(sqlite3.OperationalError):
+        client.run(client.ds.get_database("tpindex").execute_write("delete from versions"))
+    assert digest(fixture_db) == before
+    assert rows(fixture_db, "select count(*) from versions") == [(len(VERSIONS),)]
+
+
+def test_sql_has_a_time_limit(fixture_db):
+    c = serve(fixture_db, time_limit_ms=200)
+    try:
+        assert c.ds.setting("sql_time_limit_ms") == 200
+        endless = "with recursive n(x) as (select 1 union all select x + 1 from n) select count(*) from n"
+        r = c.get("/tpindex.json?" + urlencode({"sql": endless}))
+        assert r.status_code == 400 and "too long" in r.text
+    finally:
+        c.close()
+    from indexer.serve.command import SQL_TIME_LIMIT_MS
+
+    assert client_setting(fixture_db) == SQL_TIME_LIMIT_MS
+
+
+def client_setting(db: Path) -> int:
+    c = serve(db)
+    try:
+        return c.ds.setting("sql_time_limit_ms")
+    finally:
+        c.close()
+
+
+# -- metadata ---------------------------------------------------------------------------------------
+
+def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fixture_db):
+    from indexer.serve.metadata import TABLES
+
+    conn = sqlite3.connect(fixture_db)
+    try:
+        found = {n: [r[1] for r in conn.execute(f"pragma table_info([{n}])")] for (n,) in conn.execute(
+            "select name from sqlite_master where type in ('table', 'view') and name not like 'markers_fts_%'")}
+    finally:
+        conn.close()
+    assert set(found) - set(TABLES) == set(), "describe every table and view in indexer/serve/metadata.py"
+    assert set(TABLES) - set(found) == set(), "metadata describes tables that no longer exist"
+    for name, meta in TABLES.items():
+        assert meta["description"], name
+        named = set(meta.get("facets", [])) | set(meta.get("columns", {}))
+        named |= {meta[k] for k in ("sort", "sort_desc", "label_column", "fts_pk") if k in meta and meta[k] != "rowid"}
+        if name != "markers_fts":
+            assert named <= set(found[name]), (name, named - set(found[name]))
+
+
+def test_views_have_facets_and_sort_in_version_order(client):
+    got = client.json("/tpindex/parser_map_v.json?_size=1")
+    assert {f for f in got["facet_results"]} >= {"kind", "impl", "form", "version"}
+    assert got["query"]["sql"].endswith("order by version_ord desc limit 2")
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+def test_serve_refuses_a_missing_database_and_a_busy_port(tmp_path, fixture_db):
+    r = tpindex("serve", "--db", tmp_path / "nope.db", ok=False)
+    assert r.exit_code == 2 and "no database at" in r.output and "Traceback" not in r.output
+    (tmp_path / "other.db").write_bytes(b"not sqlite at all, not at all" * 10)
+    r = tpindex("serve", "--db", tmp_path / "other.db", ok=False)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = tpindex("serve", "--db", fixture_db, "--port", port, ok=False)
+    assert r.exit_code == 2 and f"port {port}" in r.output and "--port" in r.output
+
+
+def test_serve_help_documents_every_option():
+    out = tpindex("serve", "--help").output
+    for opt in ("--db", "--host", "--port", "--open", "--upstream", "--time-limit"):
+        assert opt in out
+
+
+def test_json_of_the_home_page_stays_datasettes(client):
+    assert "tpindex" in json.dumps(client.json("/.json"))
