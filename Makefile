@@ -32,7 +32,7 @@ serve: $(STAMP)
 	$(BIN)/tpindex serve --db $(DB)
 
 bench: $(STAMP)
-	$(BIN)/python tests/bench/bench.py
+	$(BIN)/python tests/bench/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

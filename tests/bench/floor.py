@@ -1,0 +1,67 @@
+"""The parse floor: how long tree-sitter alone takes over the unique blobs a build parses.
+
+Run as its own process by bench.py (python floor.py --repo R --tags SPEC --scope default|all); prints
+one JSON object. The unique blob ids in scope are collected with the project's Scope and GitSource over
+every selected tag, keeping only the files the build parses (indexer.scope.parsed: Python under
+vllm/); their bytes are read beforehand (untimed); then only `Parser.parse` over them is timed, in
+this one process. With --extract, the build's whole per-blob function (`indexer.extract.parse`:
+tree-sitter parse, every pattern query, the extractors) is timed the same way, as a second figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--tags", required=True)
+    ap.add_argument("--scope", default="default", choices=["default", "all"])
+    ap.add_argument("--extract", action="store_true")
+    args = ap.parse_args(argv)
+
+    from tree_sitter import Parser
+
+    from indexer.extract.ts import LANGUAGE
+    from indexer.scope import Scope, parsed
+    from indexer.sources.git import GitSource
+    from indexer.specs import select
+
+    source = GitSource(args.repo)
+    scope = Scope.named(args.scope)
+    labels = select(args.tags, source.names()).names
+    t0 = time.perf_counter()
+    readers, files = {}, 0
+    for label in labels:
+        for e in source.files(source.ref(label), scope):
+            files += 1
+            if parsed(e.path):
+                readers.setdefault(e.blob_id, e.read)
+    blobs = [read() for read in readers.values()]
+    collect = time.perf_counter() - t0
+
+    parser = Parser(LANGUAGE)
+    c0, t0 = time.process_time(), time.perf_counter()
+    for data in blobs:
+        parser.parse(data)
+    parse_wall, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
+
+    out = {"versions": len(labels), "files": files, "unique_blobs": len(blobs),
+           "bytes": sum(map(len, blobs)), "collect_s": collect, "parse_s": parse_wall, "parse_cpu_s": parse_cpu}
+    if args.extract:
+        from indexer.extract import parse
+
+        parse(b"x = 1\n")  # compile the pattern queries before timing
+        c0, t0 = time.process_time(), time.perf_counter()
+        for data in blobs:
+            parse(data)
+        out["extract_s"], out["extract_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
