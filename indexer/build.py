@@ -104,6 +104,15 @@ def build(
     return stats
 
 
+def parse_and_locate(data: bytes, path: str) -> dict:
+    """Worker: parse one blob, pack its raw facts for reuse at other paths, and locate them at `path`."""
+    res = parse(data)
+    facts = res.pop("facts")
+    res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
+    res["path"], res["rows"] = path, locate(facts, path)
+    return res
+
+
 def _exit_with_parent(parent: int) -> None:
     """In a parser worker: exit once the build process is gone. A build killed with SIGKILL cannot shut
     its pool down, and its workers would otherwise wait for work forever."""
@@ -127,6 +136,7 @@ class Builder:
         self.units = {(b, p): i for i, b, p in db.execute(
             "select id, blob_id, path from units where extractor = ?", [self.extractor])}
         self.pool = None
+        self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
 
     # -- plan ------------------------------------------------------------------------------------
@@ -183,16 +193,13 @@ class Builder:
             self.inflight[e.blob_id] = None
         if not new:
             return
-        if len(new) < INLINE_PARSE_LIMIT or self.jobs <= 1:
-            for e in new:
-                data = e.read()
-                self.inflight[e.blob_id] = (len(data), parse(data))
-                self._count(e.blob_id)
-            return
-        pool = self._pool()
-        for e in new:
-            data = e.read()
-            self.inflight[e.blob_id] = (len(data), pool.submit(parse, data))
+        read_many = getattr(self.source, "read_many", None)
+        datas = read_many(new) if read_many else (e.read() for e in new)
+        inline = len(new) < INLINE_PARSE_LIMIT or self.jobs <= 1
+        pool = None if inline else self._pool()
+        for e, data in zip(new, datas, strict=True):
+            work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
+            self.inflight[e.blob_id] = (len(data), work)
             self._count(e.blob_id)
 
     def _count(self, blob_id: str) -> None:
@@ -218,6 +225,7 @@ class Builder:
     def write(self, ref: VersionRef, old_id: int | None, entries) -> None:
         db, conn = self.db, self.db.conn
         parsed_here: dict[str, dict] = {}
+        facts: dict[str, tuple[list[str], list[tuple]]] = {}  # table -> (columns, rows), inserted in one go
         with conn:  # one transaction per version
             conn.execute("begin immediate")
             for e in entries:
@@ -235,15 +243,15 @@ class Builder:
                 " values (?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
                 [ref.label, ref.ref, ref.commit, ref.source, self.scope.name, self.extractor])
             version_id = cur.lastrowid
-            rows = []
-            for e in entries:
-                unit = self._unit(e, parsed_here)
-                rows.append((version_id, e.path, unit))
+            rows = [(version_id, e.path, self._unit(e, parsed_here, facts)) for e in entries]
+            for table, (cols, fact_rows) in facts.items():
+                conn.executemany(f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                                 fact_rows)
             conn.executemany("insert or replace into files(version_id, path, unit_id) values (?, ?, ?)", rows)
             self.stats.files += len(rows)
             from .resolve import resolve_version
 
-            n_registered = resolve_version(db, version_id)
+            n_registered = resolve_version(db, version_id, self.module_cache)
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
             self._renumber()  # readers, and a build killed before its end, see every version in order
@@ -251,15 +259,14 @@ class Builder:
                          [len(rows), "found" if n_registered else "none", version_id])
 
     def _store_blob(self, blob_id: str, size: int, res: dict) -> None:
-        packed = zlib.compress(json.dumps(res["facts"], separators=(",", ":")).encode(), 1)
         self.db.conn.execute(
             "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts)"
             " values (?, ?, ?, ?, ?, ?, ?, ?)",
             [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
-             res["error"], packed])
+             res["error"], res["packed"]])
         self.known_blobs.add(blob_id)
 
-    def _unit(self, e, parsed_here: dict[str, dict]) -> int:
+    def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:
         key = (e.blob_id, e.path)
         if key in self.units:
             if e.blob_id not in parsed_here:
@@ -271,13 +278,14 @@ class Builder:
                 conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
                              [e.blob_id, self.extractor])
                 self.known_blobs.add(e.blob_id)
-            facts = {}
-        elif e.blob_id in parsed_here:
-            facts = parsed_here[e.blob_id]["facts"]
-        else:
-            self.stats.blobs_reused += 1
+            located = {}
+        elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
+            located = parsed_here[e.blob_id]["rows"]
+        else:  # a blob seen before, now at another path: locate its stored raw facts there
+            if e.blob_id not in parsed_here:
+                self.stats.blobs_reused += 1
             packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
-            facts = json.loads(zlib.decompress(packed)) if packed else {}
+            located = locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path)
         old = conn.execute("select id from units where blob_id = ? and path = ?", key).fetchone()
         if old:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old[0]
@@ -285,15 +293,14 @@ class Builder:
                 conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
             conn.execute("update units set extractor = ?, module = ? where id = ?",
                          [self.extractor, module_of(e.path), unit_id])
+            self.module_cache.pop(unit_id, None)
         else:
             unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
                                    [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid
-        for table, rows in locate(facts, e.path).items():
-            if rows:
-                cols = list(rows[0])
-                conn.executemany(
-                    f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
-                    [(unit_id, *[r[c] for c in cols]) for r in rows])
+        for table, table_rows in located.items():
+            if table_rows:
+                cols, out = facts.setdefault(table, (list(table_rows[0]), []))
+                out.extend((unit_id, *[r[c] for c in cols]) for r in table_rows)
         self.units[key] = unit_id
         return unit_id
 

@@ -41,8 +41,9 @@ class Resolution:
 class Version:
     """Lazy, cached views of one version's facts, by module."""
 
-    def __init__(self, conn, version_id: int):
+    def __init__(self, conn, version_id: int, cache: dict | None = None):
         self.conn, self.vid = conn, version_id
+        self.cache = {} if cache is None else cache  # unit id -> facts; units never change, so shareable
         self.files = {m: (p, u) for m, p, u in conn.execute(
             "select u.module, f.path, u.id from files f join units u on u.id = f.unit_id"
             " where f.version_id = ? and f.path like '%.py'", [version_id])}
@@ -53,35 +54,41 @@ class Version:
             return None
         if module not in self._mods:
             path, unit = self.files[module]
-            c = self.conn
-            classes = {q: {"line": ln, "no_methods": nm} for q, ln, nm in c.execute(
-                "select qualname, line, no_methods from classes where unit_id = ?", [unit])}
-            bases: dict[str, list] = {}
-            for cls, written, resolved in c.execute(
-                    "select class, written, resolved from bases where unit_id = ? and keyword is null order by pos",
-                    [unit]):
-                bases.setdefault(cls, []).append((written, resolved))
-            imports = {}
-            for mod, name, alias, ln in c.execute(
-                    "select module, name, alias, line from imports where unit_id = ? and name is not null"
-                    " and star = 0 and in_function is null", [unit]):
-                imports[alias or name] = (mod, name, ln)
-            aliases = {n: (r, w, ln) for n, r, w, ln in c.execute(
-                "select name, resolved, written, line from aliases where unit_id = ?", [unit])}
-            bindings = {a: (p, ln) for a, p, ln in c.execute(
-                "select adapter, parser, line from adapter_bindings where unit_id = ?", [unit])}
-            dispatch = {}
-            for cls, owner, ln in c.execute(
-                    "select class, owner, line from name_checks where unit_id = ? and name is null", [unit]):
-                dispatch[owner] = (cls, ln)
-            engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
-                "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
-                " and value_kind = 'name'", [unit, ENGINE_ATTR])}
-            n_methods = c.execute("select count(*) from methods where unit_id = ?", [unit]).fetchone()[0]
-            self._mods[module] = {"path": path, "unit": unit, "classes": classes, "bases": bases,
-                                  "imports": imports, "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
-                                  "n_methods": n_methods}
+            if unit not in self.cache:
+                self.cache[unit] = self._load(path, unit)
+            self._mods[module] = self.cache[unit]
         return self._mods[module]
+
+    def _load(self, path: str, unit: int) -> dict:
+        """The facts of one unit that resolution reads, by name."""
+        c = self.conn
+        classes = {q: {"line": ln, "no_methods": nm} for q, ln, nm in c.execute(
+            "select qualname, line, no_methods from classes where unit_id = ?", [unit])}
+        bases: dict[str, list] = {}
+        for cls, written, resolved in c.execute(
+                "select class, written, resolved from bases where unit_id = ? and keyword is null order by pos",
+                [unit]):
+            bases.setdefault(cls, []).append((written, resolved))
+        imports = {}
+        for mod, name, alias, ln in c.execute(
+                "select module, name, alias, line from imports where unit_id = ? and name is not null"
+                " and star = 0 and in_function is null", [unit]):
+            imports[alias or name] = (mod, name, ln)
+        aliases = {n: (r, w, ln) for n, r, w, ln in c.execute(
+            "select name, resolved, written, line from aliases where unit_id = ?", [unit])}
+        bindings = {a: (p, ln) for a, p, ln in c.execute(
+            "select adapter, parser, line from adapter_bindings where unit_id = ?", [unit])}
+        dispatch = {}
+        for cls, owner, ln in c.execute(
+                "select class, owner, line from name_checks where unit_id = ? and name is null", [unit]):
+            dispatch[owner] = (cls, ln)
+        engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
+            "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
+            " and value_kind = 'name'", [unit, ENGINE_ATTR])}
+        n_methods = c.execute("select count(*) from methods where unit_id = ?", [unit]).fetchone()[0]
+        return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
+                "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
+                "n_methods": n_methods}
 
     def resolve_in(self, module: str, dotted: str) -> str | None:
         """What a name written in a module means (through its imports, else a class of its own)."""
@@ -231,10 +238,12 @@ def _to_real(v: Version, res: Resolution, full: str | None, impl: str, written: 
     return res
 
 
-def resolve_version(db, version_id: int) -> int:
-    """Fill parser_map and parser_hops for one version; returns how many names it registers."""
+def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
+    """Fill parser_map and parser_hops for one version; returns how many names it registers.
+
+    `cache` (unit id -> facts) may be shared by the versions of one build."""
     conn = db.conn
-    v = Version(conn, version_id)
+    v = Version(conn, version_id, cache)
     regs = conn.execute(
         "select r.kind, r.name, r.module, r.class, r.form, f.path, r.line, u.module from registrations r"
         " join files f on f.unit_id = r.unit_id join units u on u.id = r.unit_id"

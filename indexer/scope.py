@@ -9,6 +9,7 @@ as present.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 
@@ -63,7 +64,13 @@ class Scope:
         return sorted(out)
 
     def matches(self, path: str) -> bool:
-        return any(fnmatch.fnmatchcase(path, p) for p in self.patterns)
+        return _matches(self.patterns, path)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _matches(patterns: tuple[str, ...], path: str) -> bool:
+    """Cached: versions share most paths, and a build asks about each path once per version."""
+    return any(fnmatch.fnmatchcase(path, p) for p in patterns)
 
 
 def parsed(path: str) -> bool:

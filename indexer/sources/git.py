@@ -31,6 +31,7 @@ class GitSource:
         self._tags: dict[str, str] | None = None
         self._listing: dict[str, list[tuple[str, str]]] = {}
         self._trees: dict[str, list[tuple[bytes, str, str]]] = {}
+        self._catfile: CatFile | None = None
 
     # -- version names -------------------------------------------------------------------------
     def tags(self) -> dict[str, str]:
@@ -97,6 +98,12 @@ class GitSource:
                 if scope.matches(path):
                     yield FileEntry(path, sha, _reader(odb, sha))
 
+    def read_many(self, entries) -> Iterator[bytes]:
+        """The bytes of many files, in order, in one pipelined pass."""
+        if self._catfile is None:
+            self._catfile = CatFile(self.repo.git_dir)
+        return self._catfile.read_many([e.blob_id for e in entries])
+
     def _commit_tree(self, commit: str) -> str:
         return self.repo.commit(commit).tree.hexsha
 
@@ -140,6 +147,52 @@ class GitSource:
                 out.append((name, sha))
         self._listing[tree_sha] = out
         return out
+
+
+class CatFile:
+    """One `git cat-file --batch` whose requests are written by a thread while answers are read here, so
+    reading N blobs costs one round trip instead of N (a persistent cat-file answers one at a time)."""
+
+    def __init__(self, git_dir: str):
+        import subprocess
+
+        self.proc = subprocess.Popen(["git", "--git-dir", git_dir, "cat-file", "--batch"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.out = self.proc.stdout
+
+    def read_many(self, shas: list[str]) -> Iterator[bytes]:
+        import threading
+
+        def request():
+            self.proc.stdin.write(b"".join(s.encode() + b"\n" for s in shas))
+            self.proc.stdin.flush()
+
+        writer = threading.Thread(target=request, daemon=True)
+        writer.start()
+        for sha in shas:
+            header = self.out.readline().split()
+            if len(header) != 3:
+                raise OSError(f"git cat-file cannot read object {sha}: {b' '.join(header).decode(errors='replace')}")
+            size = int(header[2])
+            data = self._read(size)
+            self._read(1)  # the newline after each object
+            yield data
+        writer.join()
+
+    def _read(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = self.out.read(left)
+            if not chunk:
+                raise OSError("git cat-file ended early")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
 
 
 def _reader(odb, hexsha: str):
