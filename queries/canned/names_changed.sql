@@ -2,7 +2,8 @@
 -- :a  the older version, e.g. v0.31.0
 -- :b  the newer version, e.g. v0.32.0
 -- change is one of: added, removed, moved (the real file changed), impl changed (same file, another
--- kind of implementation), re-registered (same real file, another registered module or class).
+-- kind of implementation), re-registered (same real file, another registered module or class). Real files
+-- link to their line at A and at B.
 with va(version) as (
   select label from versions where status = 'complete' and label in (trim(:a), 'v' || trim(:a))
 ), vb(version) as (
@@ -22,11 +23,9 @@ with va(version) as (
       when coalesce(a.reg_module, '') != coalesce(b.reg_module, '')
         or coalesce(a.reg_class, '') != coalesce(b.reg_class, '') then 're-registered'
     end as change,
-    n.kind, n.name,
-    (select version from va) as a, a.impl as impl_a, a.real_class as real_class_a, a.real_file as real_file_a,
-    a.real_line as real_line_a,
-    (select version from vb) as b, b.impl as impl_b, b.real_class as real_class_b, b.real_file as real_file_b,
-    b.real_line as real_line_b
+    n.kind, n.name, a.impl as impl_a, b.impl as impl_b, a.real_file as real_file_a, b.real_file as real_file_b,
+    (select version from va) as a, (select version from vb) as b, a.real_line as real_line_a,
+    b.real_line as real_line_b, a.real_class as real_class_a, b.real_class as real_class_b
   from names n
   left join ma a on a.kind = n.kind and a.name = n.name
   left join mb b on b.kind = n.kind and b.name = n.name
