@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import FileEntry, VersionRef
 
-TREE, SUBMODULE = b"40000", b"160000"
+TREE, SUBMODULE, SYMLINK = b"40000", b"160000", b"120000"
 
 
 class NotARepository(ValueError):
@@ -89,6 +89,8 @@ class GitSource:
             if found is None:
                 continue
             mode, sha = found
+            if mode in (SUBMODULE, SYMLINK):
+                continue
             if mode != TREE:
                 entries = [(root, sha)]
             else:
@@ -143,7 +145,7 @@ class GitSource:
         for mode, name, sha in self._entries(tree_sha):
             if mode == TREE:
                 out.extend((f"{name}/{rel}", blob) for rel, blob in self._list(sha))
-            elif mode != SUBMODULE:
+            elif mode not in (SUBMODULE, SYMLINK):  # a symlink's blob is its target's path, not code
                 out.append((name, sha))
         self._listing[tree_sha] = out
         return out
