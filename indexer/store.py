@@ -307,14 +307,20 @@ def _setup(db, path) -> None:
         raise StoreError(f"{path} is an SQLite database but not a tpindex one; pass another --db")
     if found is not None:
         check_schema(db, path)
-    with db.conn:
-        for v in range((found or SCHEMA_VERSION), SCHEMA_VERSION):
-            db.conn.executescript(MIGRATIONS[v])
-        db.conn.executescript(TABLES + INDEXES + FTS)
-        for name, sql in VIEWS.items():
-            db.execute(f"drop view if exists {name}")
-            db.execute(f"create view {name} as {sql}")
-        db.execute("insert or replace into meta(key, value) values ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    # One transaction (executescript would commit statement by statement): a build killed while it
+    # creates or migrates the schema leaves the database as it was.
+    script = ["begin immediate;"]
+    script += [MIGRATIONS[v] for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION)]
+    script += [TABLES, INDEXES, FTS]
+    script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
+    script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
+               "commit;"]
+    try:
+        db.conn.executescript("\n".join(script))
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.rollback()
+        raise
 
 
 def set_meta(db, key: str, value: str) -> None:
