@@ -288,6 +288,9 @@ def check_schema(db, path) -> None:
     if found > SCHEMA_VERSION:
         raise StoreError(f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION});"
                          " upgrade tpindex or rebuild into another --db")
+    if any(v not in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
+        raise StoreError(f"{path} was built by an older tpindex (schema {found}) that this one cannot migrate"
+                         f" to schema {SCHEMA_VERSION}; rebuild into another --db")
 
 
 MIGRATIONS: dict[int, str] = {
