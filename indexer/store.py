@@ -7,6 +7,7 @@ paths to units. Views join them so that a person writes `where version = 'v0.32.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -254,7 +255,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
             raise StoreError(f"directory {path.parent} does not exist; create it or pass another --db")
     try:
         if readonly:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+            conn = _open_readonly(path)
         else:
             conn = sqlite3.connect(str(path), timeout=30)
         conn.execute("pragma busy_timeout = 30000")
@@ -270,6 +271,21 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
     db = sqlite_utils.Database(conn)
     _setup(db, path)
     return db
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """Read-only; on read-only media (where SQLite cannot create the WAL index) as an immutable file."""
+    from urllib.parse import quote
+
+    uri = "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+    try:
+        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=30)
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        if os.access(path.parent, os.W_OK):
+            raise
+    return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=30)
 
 
 def schema_version(db) -> int | None:
