@@ -29,7 +29,11 @@ INLINE_PARSE_LIMIT = 24  # fewer new blobs than this in a version: parse here, s
 
 
 class BuildError(Exception):
-    pass
+    """A build that cannot start; str() is "what is wrong; what to do", also as `message` and `hint`."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message + (f"; {hint}" if hint else ""))
+        self.message, self.hint = message, hint
 
 
 @dataclass
@@ -64,13 +68,13 @@ class BuildLock:
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise BuildError(f"cannot create {self.path} ({e.strerror}); check the directory's permissions") from e
+            raise BuildError(f"cannot create {self.path} ({e.strerror})", "check the directory's permissions") from e
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self.fd)
-            raise BuildError(f"another tpindex build is writing {str(self.path)[:-5]}; wait for it to finish"
-                             " or build into another --db") from None
+            raise BuildError(f"another tpindex build is writing {str(self.path)[:-5]}",
+                             "wait for it to finish or build into another --db") from None
         return self
 
     def __exit__(self, *exc):

@@ -31,7 +31,7 @@ def check(db_path):
     try:
         db = connect(db_path, create=False, readonly=True)
     except StoreError as e:
-        raise Fail(str(e), "tpindex check verifies a database that tpindex build wrote") from None
+        raise Fail(e.message, e.hint) from None
     try:
         problems, notes, summary = run_checks(db.conn)
     except sqlite3.DatabaseError as e:

@@ -41,7 +41,7 @@ def open_db(path: str):
     try:
         return connect(path, create=False, readonly=True)
     except StoreError as e:
-        raise Fail(str(e)) from None
+        raise Fail(e.message, e.hint) from None
 
 
 class LazyGroup(click.Group):
@@ -179,8 +179,10 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
             versions = [source.ref(n) for n in chosen.names + chosen.refs]
     except SpecError as e:
         raise Fail(str(e), "see tpindex build --help for the spec grammar") from None
-    except (OSError, ValueError) as e:
-        raise Fail(str(e)) from None
+    except OSError as e:  # the package index, a download, the cache: before anything is written
+        raise Fail(str(e), "nothing was indexed; run the build again once this is fixed") from None
+    except ValueError as e:
+        raise Fail(str(e), "see tpindex build --help for --repo, --tags and --path") from None
 
     show = not quiet and sys.stderr.isatty()
     bar = click.progressbar(length=len(versions), label="indexing", file=sys.stderr) if show else None
@@ -189,8 +191,10 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
             bar.__enter__()
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
-    except (BuildError, StoreError) as e:
-        raise Fail(str(e)) from None
+    except StoreError as e:
+        raise Fail(e.message, e.hint) from None
+    except BuildError as e:
+        raise Fail(e.message, e.hint) from None
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
     finally:

@@ -15,7 +15,12 @@ SCHEMA_VERSION = 1
 
 
 class StoreError(Exception):
-    """A database that cannot be used as it is; the message says what to do."""
+    """A database that cannot be used as it is. str() is "what is wrong; what to do"; `message` and
+    `hint` are the two parts."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message + (f"; {hint}" if hint else ""))
+        self.message, self.hint = message, hint
 
 
 TABLES = """
@@ -250,9 +255,9 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
     path = Path(path)
     if not path.exists():
         if not create:
-            raise StoreError(f"no database at {path}; build one first: tpindex build --db {path}")
+            raise StoreError(f"no database at {path}", f"build one first: tpindex build --db {path}")
         if not path.parent.is_dir():
-            raise StoreError(f"directory {path.parent} does not exist; create it or pass another --db")
+            raise StoreError(f"directory {path.parent} does not exist", "create it or pass another --db")
     try:
         if readonly:
             conn = _open_readonly(path)
@@ -261,7 +266,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         conn.execute("pragma busy_timeout = 30000")
         conn.execute("select count(*) from sqlite_master").fetchone()
     except sqlite3.DatabaseError as e:
-        raise StoreError(f"{path} is not a tpindex database ({e}); pass another --db") from e
+        raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
     if readonly:
         db = Reader(conn)
         check_schema(db, path)
@@ -299,14 +304,14 @@ def check_schema(db, path) -> None:
     found = schema_version(db)
     if found is None:
         if db.table_names():
-            raise StoreError(f"{path} is an SQLite database but not a tpindex one; pass another --db")
-        raise StoreError(f"{path} holds no index yet; build one first: tpindex build --db {path}")
+            raise StoreError(f"{path} is an SQLite database but not a tpindex one", "pass another --db")
+        raise StoreError(f"{path} holds no index yet", f"build one first: tpindex build --db {path}")
     if found > SCHEMA_VERSION:
-        raise StoreError(f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION});"
-                         " upgrade tpindex or rebuild into another --db")
+        raise StoreError(f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION})",
+                         "upgrade tpindex or rebuild into another --db")
     if any(v not in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
         raise StoreError(f"{path} was built by an older tpindex (schema {found}) that this one cannot migrate"
-                         f" to schema {SCHEMA_VERSION}; rebuild into another --db")
+                         f" to schema {SCHEMA_VERSION}", "rebuild into another --db")
 
 
 MIGRATIONS: dict[int, str] = {
@@ -318,12 +323,12 @@ def _setup(db, path) -> None:
     try:
         db.execute("pragma journal_mode = wal")
     except sqlite3.OperationalError as e:
-        raise StoreError(f"cannot write {path} ({e}); check its permissions or pass another --db") from e
+        raise StoreError(f"cannot write {path} ({e})", "check its permissions or pass another --db") from e
     db.execute("pragma foreign_keys = on")
     db.execute("pragma synchronous = normal")
     found = schema_version(db)
     if found is None and [t for t in db.table_names() if t != "meta"]:
-        raise StoreError(f"{path} is an SQLite database but not a tpindex one; pass another --db")
+        raise StoreError(f"{path} is an SQLite database but not a tpindex one", "pass another --db")
     if found is not None:
         check_schema(db, path)
     # One transaction (executescript would commit statement by statement): a build killed while it
