@@ -128,6 +128,9 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
       tpindex build --from-pypi --tags v0.30.0..
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
+    import sqlite3
+    from concurrent.futures.process import BrokenProcessPool
+
     from .build import BuildError
     from .build import build as run_build
     from .scope import Scope
@@ -197,6 +200,12 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         raise Fail(e.message, e.hint) from None
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
+    except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
+        raise Fail(f"cannot write {db_file} ({e})", "versions indexed before the failure are kept; free disk"
+                   " space (or pass another --db) and run the build again") from None
+    except BrokenProcessPool:
+        raise Fail("a parser worker process died (killed, or out of memory)",
+                   "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)") from None
     finally:
         if bar:
             bar.__exit__(None, None, None)
