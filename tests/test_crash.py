@@ -1,13 +1,14 @@
 """Crash safety: builds killed with SIGKILL at seeded moments, failed downloads and a full disk leave a
 database that the next normal build completes into exactly the rows of a clean build.
 
-Kill points come from two seeded generators:
-- statement kills: a driver process counts every statement and commit the build sends to SQLite and
-  kills itself (SIGKILL) just before or just after the Nth one (deterministic: the same seed kills at
-  the same statement on every machine);
+Kill points:
+- statement kills: a driver process counts every SQL statement SQLite runs for the build (BEGIN and
+  COMMIT, and those inside executescript, included) and SIGKILLs itself just before the Nth one, N
+  seeded (deterministic: the same seed kills at the same statement on every machine);
 - external kills: `tpindex build` is started and killed from outside (SIGKILL to the main process only,
   as the kernel's OOM killer would) after it has written a seeded number of versions plus a seeded
-  fraction of a moment, which lands inside SQLite's own writes (WAL appends, checkpoints) as well.
+  fraction of a moment, which lands inside SQLite's own writes (WAL appends, checkpoints) as well;
+- schema kills: creating and migrating the schema is killed at every one of its statements (fork).
 
 Rows are compared by content (`dump`): ids and rowids assigned in another order are replaced by what
 they point to, and columns that legitimately differ between runs are left out (see DROP).
@@ -197,47 +198,29 @@ def assert_same(got: dict, want: dict, what: str = "") -> None:
 
 # -- the kill harness ------------------------------------------------------------------------------------------
 
-# Runs one build and SIGKILLs itself just before or after statement number KILL_AT (0: never); prints
-# the number of statements it sent when it was not killed. A "statement" is every execute, executemany
-# and executescript on the build's connection, and every commit (the end of a `with conn:` block).
+# Runs one build and SIGKILLs itself just before SQLite runs statement number KILL_AT (0: never), counting
+# every statement SQLite runs on the build's connections (those inside executescript, and the BEGINs and
+# COMMITs, too); prints how many there were when it was not killed.
 DRIVER = r'''
 import os, signal, sqlite3, sys
 kill_at, repo, db, spec, jobs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 count = 0
 
-def tick():
+def trace(_sql):
     global count
     count += 1
     if count == kill_at:
         os.kill(os.getpid(), signal.SIGKILL)
 
-class Conn:
-    def __init__(self, conn):
-        self._conn = conn
-    def __getattr__(self, name):
-        return getattr(self._conn, name)
-    def __enter__(self):
-        return self._conn.__enter__()
-    def __exit__(self, *exc):
-        tick()
-        out = self._conn.__exit__(*exc)
-        tick()
-        return out
-    def _wrap(name):
-        def call(self, *args):
-            tick()
-            out = getattr(self._conn, name)(*args)
-            tick()
-            return out
-        return call
-    execute, executemany = _wrap("execute"), _wrap("executemany")
-    executescript, commit = _wrap("executescript"), _wrap("commit")
+def connect(*args, **kwargs):
+    conn = sqlite3.connect(*args, **kwargs)
+    conn.set_trace_callback(trace)
+    return conn
 
 import indexer.store
-real_connect = sqlite3.connect
-indexer.store.sqlite3 = type(sys)("sqlite3_counting")
+indexer.store.sqlite3 = type(sys)("sqlite3_traced")
 indexer.store.sqlite3.__dict__.update(sqlite3.__dict__)
-indexer.store.sqlite3.connect = lambda *a, **k: Conn(real_connect(*a, **k))
+indexer.store.sqlite3.connect = connect
 
 from indexer.build import build
 from indexer.scope import Scope
@@ -296,15 +279,15 @@ def fixture_repo(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def clean(fixture_repo, tmp_path_factory):
-    """A clean build (-j 1) of every version: its rows, and how many statements a fresh build sends."""
+    """A clean build (-j 1) of every version: its rows, how many statements a fresh build sends, its path."""
     db = tmp_path_factory.mktemp("clean") / "clean.db"
     code, out, err = run_driver(fixture_repo, db, 0, 1)
     assert code == 0, err
-    return dump(db), int(out)
+    return dump(db), int(out), db
 
 
 def test_parallel_build_writes_the_same_rows(fixture_repo, clean, tmp_path):
-    want, statements = clean
+    want, statements, _ = clean
     code, out, err = run_driver(fixture_repo, tmp_path / "j2.db", 0, 2)
     assert code == 0, err
     assert int(out) == statements
@@ -316,7 +299,7 @@ def test_parallel_build_writes_the_same_rows(fixture_repo, clean, tmp_path):
 def test_killed_at_a_statement_then_rebuilt(fixture_repo, clean, tmp_path, trial):
     """Up to two SIGKILLs at seeded statements (fresh or resumed build, -j 1 or -j 2), then a normal
     build: same rows as a clean build, and `tpindex check` passes after each kill."""
-    want, statements = clean
+    want, statements, _ = clean
     rng = random.Random(SEED * 1000 + trial)
     db = tmp_path / "t.db"
     for kill in range(1 + (trial % 4 == 3)):
@@ -357,7 +340,7 @@ def complete_versions(db: Path) -> int:
 def test_tpindex_build_killed_from_outside(fixture_repo, clean, tmp_path, trial):
     """`tpindex build` SIGKILLed (main process only) once it has written a seeded number of versions and
     a seeded moment more; then a normal build gives the rows of a clean build."""
-    want, _ = clean
+    want, _, clean_db = clean
     rng = random.Random(SEED * 1000 + 100 + trial)
     after, delay, jobs = rng.randint(0, 4), rng.uniform(0, 0.1), 1 + trial % 2
     db = tmp_path / "t.db"
@@ -378,4 +361,376 @@ def test_tpindex_build_killed_from_outside(fixture_repo, clean, tmp_path, trial)
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert_same(dump(db), want, f"external trial {trial}")
+    check_ok(db)
+
+
+# -- a failed download, an archive unreadable during the build ---------------------------------------------------
+
+INDEX = "http://index.invalid/simple"
+
+
+def trees(history: dict[str, dict[str, str | None]]) -> dict[str, dict[str, bytes]]:
+    """The full file tree at each tag of a history (what a release archive of that version holds)."""
+    import textwrap
+
+    out, files = {}, {}
+    for tag, changes in history.items():
+        for path, text in changes.items():
+            if text is None:
+                files.pop(path, None)
+            else:
+                files[path] = textwrap.dedent(text).lstrip("\n").encode()
+        out[tag] = dict(files)
+    return out
+
+
+def sdist(version: str, files: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path, data in {**files, "PKG-INFO": b"Name: vllm\n"}.items():
+            info = tarfile.TarInfo(f"vllm-{version}/{path}")
+            info.size, info.mtime = len(data), 1
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class Response:
+    """What urllib's opener returns, enough for PypiSource; `reset_at` cuts the body like a dropped link."""
+
+    def __init__(self, url: str, body: bytes, ctype: str, reset_at: int | None = None):
+        import io
+
+        self.url, self.body, self.reset_at = url, io.BytesIO(body), reset_at
+        self.headers = {"Content-Type": ctype, "Content-Length": str(len(body))}
+
+    def geturl(self):
+        return self.url
+
+    def read(self, n: int = -1) -> bytes:
+        if self.reset_at is not None and self.body.tell() + (n if n > 0 else 1 << 30) > self.reset_at:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return self.body.read(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class FakeIndex:
+    """A PEP 691 listing and the archives of every tag of `history`; `broken` names archives whose
+    download is cut halfway."""
+
+    def __init__(self, history):
+        import hashlib
+
+        self.archives = {f"vllm-{tag[1:]}.tar.gz": sdist(tag[1:], files) for tag, files in trees(history).items()}
+        self.listing = json.dumps({"meta": {"api-version": "1.0"}, "name": "vllm", "files": [
+            {"filename": name, "url": f"../../files/{name}", "hashes": {"sha256": hashlib.sha256(data).hexdigest()}}
+            for name, data in self.archives.items()]}).encode()
+        self.broken: set[str] = set()
+        self.downloads: list[str] = []
+
+    def open(self, request):
+        url = request.full_url
+        if url == f"{INDEX}/vllm/":
+            return Response(url, self.listing, "application/vnd.pypi.simple.v1+json")
+        name = url.rsplit("/", 1)[-1]
+        self.downloads.append(name)
+        data = self.archives[name]
+        return Response(url, data, "application/octet-stream", len(data) // 2 if name in self.broken else None)
+
+
+@pytest.fixture
+def fake_index(monkeypatch):
+    fake = FakeIndex(vllm_history())
+    monkeypatch.setenv("PIP_INDEX_URL", INDEX)
+    monkeypatch.setattr("indexer.sources.pypi._default_opener", lambda: fake.open)
+    return fake
+
+
+def pypi_build(tmp_path, db, tags, ok=True):
+    from conftest import tpindex
+
+    return tpindex("build", "--from-pypi", "--tags", tags, "--pre", "-j", "2", "--db", db, "-q",
+                   "--cache-dir", tmp_path / "cache", ok=ok)
+
+
+def assert_user_error(result, *words):
+    """Exit 2, a one-line message and a hint, no traceback."""
+    out = result.output
+    assert result.exit_code == 2, out
+    assert "Traceback" not in out and result.exception is None or isinstance(result.exception, SystemExit), out
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("Error: ") and lines[1].startswith("Hint: "), out
+    for w in words:
+        assert w in out, out
+
+
+def test_failed_download_changes_nothing_and_a_rerun_completes(fake_index, tmp_path):
+    clean_db = tmp_path / "clean.db"
+    pypi_build(tmp_path / "c1", clean_db, "v0.6.3..")
+    want = dump(clean_db)
+
+    db = tmp_path / "t.db"
+    pypi_build(tmp_path, db, "v0.6.3..v0.7.1")
+    before = dump(db)
+    fake_index.broken = {"vllm-0.13.0.tar.gz"}
+    result = pypi_build(tmp_path, db, "v0.6.3..", ok=False)
+    assert_user_error(result, "v0.13.0", "Connection reset")
+    assert_same(dump(db), before, "after a failed download")
+    assert not [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".tar.gz")]
+    check_ok(db)
+
+    fake_index.broken = set()
+    pypi_build(tmp_path, db, "v0.6.3..")
+    assert_same(dump(db), want, "rerun after a failed download")
+
+
+def test_archive_unreadable_during_the_build_keeps_earlier_versions(fake_index, tmp_path, monkeypatch):
+    """The archive of v0.13.0 is verified, then cannot be read when the build reaches it (a disk error):
+    the versions before it are complete, nothing of it is written, and a rerun completes."""
+    import errno
+
+    import indexer.sources.pypi
+
+    clean_db = tmp_path / "clean.db"
+    pypi_build(tmp_path, clean_db, "v0.6.3..")
+    want = dump(clean_db)
+
+    real_read = indexer.sources.pypi.read_members
+
+    def failing_read(path, *args, **kwargs):
+        if str(path).endswith("vllm-0.13.0.tar.gz"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_read(path, *args, **kwargs)
+
+    db = tmp_path / "t.db"
+    monkeypatch.setattr(indexer.sources.pypi, "read_members", failing_read)
+    result = pypi_build(tmp_path, db, "v0.6.3..", ok=False)
+    monkeypatch.undo()
+    assert_user_error(result, "v0.13.0")
+    from conftest import rows
+
+    assert rows(db, "select label, status from versions order by ord") == [
+        ("v0.6.3", "complete"), ("v0.7.1", "complete"), ("v0.11.1", "complete")]
+    check_ok(db)
+    monkeypatch.setenv("PIP_INDEX_URL", INDEX)
+    monkeypatch.setattr("indexer.sources.pypi._default_opener", lambda: fake_index.open)
+    pypi_build(tmp_path, db, "v0.6.3..")
+    assert_same(dump(db), want, "rerun after an unreadable archive")
+
+
+# -- a full disk -------------------------------------------------------------------------------------------------
+
+def limit_pages(monkeypatch, pages: int) -> None:
+    """Builds open their database with `pragma max_page_count`: past it SQLite fails every write with
+    SQLITE_FULL ("database or disk is full"), exactly as on a full disk."""
+    import indexer.store
+
+    real = indexer.store.connect
+
+    def connect(*args, **kwargs):
+        db = real(*args, **kwargs)
+        db.execute(f"pragma max_page_count = {pages}")
+        return db
+
+    monkeypatch.setattr(indexer.store, "connect", connect)
+
+
+def git_build(repo, db, ok=True, jobs=2):
+    from conftest import tpindex
+
+    return tpindex("build", "--repo", repo, "--tags", SPEC, "--pre", "-j", str(jobs), "--db", db, "-q", ok=ok)
+
+
+def test_disk_full_during_a_build_keeps_complete_versions(fixture_repo, clean, tmp_path, monkeypatch):
+    from conftest import rows
+
+    want, _, clean_db = clean
+    full = rows(clean_db, "pragma page_count")[0][0]
+    db = tmp_path / "t.db"
+    limit_pages(monkeypatch, full * 6 // 10)
+    result = git_build(fixture_repo, db, ok=False)
+    monkeypatch.undo()
+    assert_user_error(result, "full")
+    n = rows(db, "select count(*) from versions where status = 'complete'")[0][0]
+    assert 0 < n < len(vllm_history())
+    check_ok(db)
+    git_build(fixture_repo, db)
+    assert_same(dump(db), want, "rebuilt after a full disk")
+    check_ok(db)
+
+
+# -- creating and migrating the schema ---------------------------------------------------------------------------
+
+def traced_connect(kill_at: int, counter: list[int]):
+    """store.connect with every SQL statement SQLite runs counted (executescript's too), and a SIGKILL
+    just before statement number kill_at."""
+    import indexer.store
+
+    real = sqlite3.connect
+
+    def connect(*args, **kwargs):
+        conn = real(*args, **kwargs)
+
+        def trace(_sql):
+            counter[0] += 1
+            if counter[0] == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        conn.set_trace_callback(trace)
+        return conn
+
+    shim = type(sys)("sqlite3_traced")
+    shim.__dict__.update(sqlite3.__dict__)
+    shim.connect = connect
+    indexer.store.sqlite3 = shim
+    return indexer.store.connect
+
+
+def killed_in_child(fn) -> int:
+    """Run fn in a forked child (which may SIGKILL itself); -> the child's wait status."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fn()
+        finally:
+            os._exit(0)
+    return os.waitpid(pid, 0)[1]
+
+
+def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
+    """Kill store.connect (with `migrate` as the schema version and migrations) at every statement it
+    runs on the database `prepare` writes; after each, a normal connect works. -> number of kills."""
+    import indexer.store
+
+    def child(path, kill_at, counter):
+        if migrate:
+            indexer.store.SCHEMA_VERSION, indexer.store.MIGRATIONS = migrate["version"], migrate["migrations"]
+        traced_connect(kill_at, counter)(path).conn.close()
+
+    def count_statements():
+        counter = [0]
+        child(probe, 0, counter)
+        probe.with_suffix(".n").write_text(str(counter[0]))
+
+    probe = db.with_name("probe.db")
+    prepare(probe)
+    assert killed_in_child(count_statements) == 0
+    total = int(probe.with_suffix(".n").read_text())
+    assert total > 10
+    for kill_at in range(1, total + 1):
+        for f in db.parent.glob(db.name + "*"):
+            f.unlink()
+        prepare(db)
+        status = killed_in_child(lambda k=kill_at: child(db, k, [0]))
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (kill_at, status)
+        if migrate:
+            with pytest.MonkeyPatch.context() as m:
+                m.setattr(indexer.store, "SCHEMA_VERSION", migrate["version"])
+                m.setattr(indexer.store, "MIGRATIONS", migrate["migrations"])
+                indexer.store.connect(db).conn.close()
+        else:
+            indexer.store.connect(db).conn.close()
+    return total
+
+
+@pytest.mark.slow
+def test_killed_while_creating_the_schema(tmp_path):
+    """At every statement of creating a database: afterwards it opens, and `check` passes."""
+    from conftest import tpindex
+
+    n = setup_sweep(tmp_path / "new.db", lambda db: None)
+    assert tpindex("check", "--db", tmp_path / "new.db").output.startswith("ok: 0 version(s)")
+    assert n > 20
+
+
+@pytest.mark.slow
+def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
+    """At every statement of a (made-up) migration 1 -> 2: afterwards it migrates, exactly once."""
+    from conftest import rows
+
+    _, _, clean_db = clean
+    migrate = {"version": 2, "migrations": {1: "alter table versions add column note text;\n"
+                                               "create table notes (version_id integer, note text);\n"
+                                               "update versions set note = 'migrated';"}}
+    db = tmp_path / "old.db"
+    setup_sweep(db, lambda p: p.write_bytes(clean_db.read_bytes()), migrate)
+    assert rows(db, "select value from meta where key = 'schema_version'") == [("2",)]
+    assert set(rows(db, "select note from versions")) == {("migrated",)}
+    assert rows(db, "select count(*) from versions")[0][0] == len(vllm_history())
+
+
+# -- a parser worker killed (the OOM killer picks a worker) -------------------------------------------------------
+
+MAIN_PID = os.getpid()
+
+
+def parse_or_die(data: bytes) -> dict:
+    """indexer.extract.parse, except that a pool worker given parser 3 of v0.13.0 SIGKILLs itself."""
+    from indexer.extract import parse
+
+    if os.getpid() != MAIN_PID and data.startswith(b"# parser 3 as of v0.13.0"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return parse(data)
+
+
+def test_parser_worker_killed(fixture_repo, clean, tmp_path, monkeypatch):
+    from conftest import rows
+
+    want, _, _ = clean
+    db = tmp_path / "t.db"
+    monkeypatch.setattr("indexer.build.parse", parse_or_die)
+    result = git_build(fixture_repo, db, ok=False, jobs=2)
+    monkeypatch.undo()
+    assert_user_error(result, "worker")
+    n = rows(db, "select count(*) from versions where status = 'complete'")[0][0]
+    assert 2 <= n < len(vllm_history())
+    check_ok(db)
+    git_build(fixture_repo, db)
+    assert_same(dump(db), want, "rebuilt after a worker was killed")
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A directory on a 1 MB tmpfs (root only), enlarged by calling the returned function."""
+    import gc
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root; test_disk_full_during_a_build_keeps_complete_versions covers it")
+    d = tmp_path / "small"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+
+    def grow():
+        subprocess.run(["mount", "-o", "remount,size=32m", str(d)], check=True)
+
+    try:
+        yield d, grow
+    finally:
+        gc.collect()  # connections the in-process CLI left to the garbage collector
+        subprocess.run(["umount", "-l", str(d)], check=True)
+
+
+def test_real_full_filesystem(fixture_repo, clean, small_fs):
+    from conftest import rows
+
+    want, _, _ = clean
+    d, grow = small_fs
+    db = d / "t.db"
+    result = git_build(fixture_repo, db, ok=False)
+    assert_user_error(result)
+    assert "full" in result.output or "No space" in result.output, result.output
+    n = rows(db, "select count(*) from versions where status = 'complete'")[0][0]
+    assert n < len(vllm_history())
+    check_ok(db, killed=True)
+    grow()
+    git_build(fixture_repo, db)
+    assert_same(dump(db), want, "rebuilt after the filesystem was enlarged")
     check_ok(db)

@@ -1,0 +1,213 @@
+"""Bad input: every mistake a user can make gets a one-line message, a hint, exit code 2 and no
+traceback; in-scope files that are broken in any way are indexed as far as possible and recorded as
+parse errors while the build goes on."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sqlite3
+import subprocess
+
+import pytest
+from conftest import make_repo, rows, tpindex
+from test_crash import assert_user_error
+
+TP = "vllm/entrypoints/openai/tool_parsers"
+
+ABSTRACT = "class ToolParser:\n    pass\n\n\nclass ToolParserManager:\n    pass\n"
+
+
+def parser(name: str, cls: str) -> str:
+    return (f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
+            f"@ToolParserManager.register_module({name!r})\nclass {cls}(ToolParser):\n    pass\n")
+
+
+HISTORY = {
+    "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT, f"{TP}/hermes_tool_parser.py": parser("hermes", "Hermes")},
+    "v0.7.0": {f"{TP}/mistral_tool_parser.py": parser("mistral", "Mistral")},
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    return make_repo(tmp_path_factory.mktemp("bad") / "repo", HISTORY)
+
+
+@pytest.fixture(scope="module")
+def built(repo, tmp_path_factory):
+    db = tmp_path_factory.mktemp("built") / "index.db"
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    return db
+
+
+def fails(*args, words=()):
+    result = tpindex(*args, ok=False)
+    assert_user_error(result, *words)
+    return result
+
+
+# -- the source and the versions -----------------------------------------------------------------------------
+
+def test_not_a_git_repository(tmp_path):
+    (tmp_path / "plain").mkdir()
+    fails("build", "--repo", tmp_path / "plain", "--tags", "v1..", "--db", tmp_path / "x.db",
+          words=("is not a git repository", "--from-pypi"))
+    fails("build", "--repo", tmp_path / "missing", "--tags", "v1..", "--db", tmp_path / "x.db",
+          words=("is not a git repository",))
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_unknown_tag(repo, tmp_path):
+    fails("build", "--repo", repo, "--tags", "v0.6.4", "--db", tmp_path / "x.db", words=("v0.6.4", "v0.6.3"))
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("spec", ["v0.6.3..v0.7.0..v0.8.0", "..", "v0.6.3,,v0.7.0", "v0.7.0..v0.6.3", "", " , "])
+def test_malformed_spec(repo, tmp_path, spec):
+    fails("build", "--repo", repo, "--tags", spec, "--db", tmp_path / "x.db")
+
+
+def test_no_vllm_files_in_scope_is_a_warning_and_zero_rows(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"v1.0.0": {"README.md": "not vllm\n", "src/app.py": "x = 1\n"}})
+    db = tmp_path / "x.db"
+    result = tpindex("build", "--repo", repo, "--tags", "v1.0.0", "--db", db)
+    assert "warning: v1.0.0: no parser registry found" in result.output
+    assert "Traceback" not in result.output
+    assert rows(db, "select label, status, file_count, registry from versions") == [("v1.0.0", "complete", 0, "none")]
+    assert rows(db, "select count(*) from files") == [(0,)]
+    assert rows(db, "select count(*) from parser_map") == [(0,)]
+    tpindex("check", "--db", db)
+
+
+# -- the database ----------------------------------------------------------------------------------------------
+
+def test_missing_db_directory(repo, tmp_path):
+    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", tmp_path / "no" / "such" / "x.db",
+          words=("does not exist", "mkdir"))
+    for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["export"], ["versions"]):
+        fails(*cmd, "--db", tmp_path / "no" / "x.db", words=("no database",))
+
+
+@pytest.fixture
+def readonly_dir(tmp_path):
+    """A directory nobody can write: a read-only tmpfs as root (root ignores permission bits), else 0555."""
+    d = tmp_path / "ro"
+    d.mkdir()
+    if os.geteuid() != 0:
+        d.chmod(0o555)
+        yield d
+        d.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(d)], capture_output=True).returncode:
+        pytest.skip("running as root and cannot mount a read-only tmpfs")
+    try:
+        yield d
+    finally:
+        gc.collect()  # connections the CLI left to the garbage collector
+        subprocess.run(["umount", "-l", str(d)], check=True)
+
+
+def test_unwritable_db_directory(repo, readonly_dir):
+    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", readonly_dir / "x.db",
+          words=("cannot write", "permissions"))
+
+
+def test_unwritable_database_file_is_refused_but_readable(repo, built, tmp_path):
+    """A database on read-only media: build refuses it clearly; which, diff and check still read it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a read-only filesystem")
+    d = tmp_path / "ro"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs")
+    try:
+        db = d / "index.db"
+        db.write_bytes(built.read_bytes())  # a WAL database, closed cleanly: no -wal or -shm file
+        subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
+        fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("cannot write",))
+        assert "Hermes" in tpindex("which", "hermes", "--db", db).output
+        tpindex("check", "--db", db)
+    finally:
+        gc.collect()  # connections the CLI left to the garbage collector
+        subprocess.run(["umount", "-l", str(d)], check=True)
+
+
+def test_not_a_sqlite_file(repo, tmp_path):
+    db = tmp_path / "notes.db"
+    db.write_text("these are my notes, not a database\n" * 100)
+    before = db.read_bytes()
+    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex database",))
+    for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["export"], ["versions"]):
+        fails(*cmd, "--db", db, words=("not a tpindex database",))
+    assert db.read_bytes() == before
+
+
+def test_sqlite_database_of_something_else(repo, tmp_path):
+    db = tmp_path / "other.db"
+    conn = sqlite3.connect(db)
+    conn.execute("create table people (name text)")
+    conn.commit()
+    conn.close()
+    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex one",))
+    fails("which", "hermes", "--db", db, words=("not a tpindex one",))
+    fails("check", "--db", db, words=("not a tpindex one",))
+    assert rows(db, "select name from sqlite_master") == [("people",)]
+
+
+def set_schema(db, version: int) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("update meta set value = ? where key = 'schema_version'", [str(version)])
+    conn.commit()
+    conn.close()
+
+
+def test_newer_schema_is_refused(repo, built, tmp_path):
+    db = tmp_path / "newer.db"
+    db.write_bytes(built.read_bytes())
+    set_schema(db, 99)
+    before = db.read_bytes()
+    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("newer tpindex", "schema 99"))
+    for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["versions"]):
+        fails(*cmd, "--db", db, words=("newer tpindex",))
+    assert db.read_bytes() == before
+
+
+def test_older_schema_is_migrated(repo, built, tmp_path, monkeypatch):
+    """This tpindex writes schema 2 (a made-up migration adds a column): a build migrates a schema-1
+    database in place and keeps its versions."""
+    import indexer.store
+
+    db = tmp_path / "older.db"
+    db.write_bytes(built.read_bytes())
+    monkeypatch.setattr(indexer.store, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(indexer.store, "MIGRATIONS", {1: "alter table versions add column note text;"})
+    out = tpindex("check", "--db", db, ok=False)
+    assert out.exit_code == 1 and "schema version 1" in out.output and "migrates" in out.output
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    assert rows(db, "select value from meta where key = 'schema_version'") == [("2",)]
+    assert "note" in [c[1] for c in rows(db, "pragma table_info(versions)")]
+    assert rows(db, "select label from versions order by ord") == [("v0.6.3",), ("v0.7.0",)]
+    tpindex("check", "--db", db)
+
+
+def test_schema_older_than_any_migration_is_refused(repo, built, tmp_path):
+    db = tmp_path / "ancient.db"
+    db.write_bytes(built.read_bytes())
+    set_schema(db, 0)
+    before = db.read_bytes()
+    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("schema 0",))
+    assert db.read_bytes() == before
+
+
+# -- questions the database cannot answer ------------------------------------------------------------------------
+
+def test_unknown_parser_name_for_which(built):
+    fails("which", "hermez", "--db", built, words=("hermez", "did you mean: hermes"))
+    fails("which", "zzzz", "--db", built, words=("zzzz",))
+
+
+def test_version_not_indexed_for_diff(built):
+    fails("diff", "v0.6.3", "v0.9.0", "--db", built, words=("v0.9.0", "not indexed"))
+    fails("diff", "v0.5.0", "v0.7.0", "--db", built, words=("v0.5.0",))
+    fails("which", "hermes", "--at", "v0.9.0", "--db", built, words=("v0.9.0",))
