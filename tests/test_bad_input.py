@@ -211,3 +211,75 @@ def test_version_not_indexed_for_diff(built):
     fails("diff", "v0.6.3", "v0.9.0", "--db", built, words=("v0.9.0", "not indexed"))
     fails("diff", "v0.5.0", "v0.7.0", "--db", built, words=("v0.5.0",))
     fails("which", "hermes", "--at", "v0.9.0", "--db", built, words=("v0.9.0",))
+
+
+def test_db_path_with_uri_characters(repo, tmp_path):
+    db = tmp_path / "odd?name#1%.db"
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    assert "Hermes" in tpindex("which", "hermes", "--db", db).output
+    tpindex("check", "--db", db)
+    assert {p.name for p in tmp_path.iterdir()} <= {db.name + s for s in ("", "-wal", "-shm", ".lock")}
+
+
+# -- broken files in scope ---------------------------------------------------------------------------------------
+
+def registered(name: str, cls: str) -> bytes:
+    return (f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
+            f"@ToolParserManager.register_module({name!r})\nclass {cls}(ToolParser):\n"
+            f"    def extract_tool_calls(self, text):\n        return text  # TODO: {name}\n").encode()
+
+
+def big_code(megabytes: int) -> bytes:
+    chunk = b"".join(b"def helper_%d(a, b):\n    return [a + b for _ in range(%d)]\n\n\n" % (i, i) for i in range(2000))
+    out = bytearray(registered("huge", "HugeToolParser"))
+    while len(out) < megabytes << 20:
+        out += chunk
+    return bytes(out)
+
+
+BROKEN = {
+    "syntax": registered("syntax", "SyntaxToolParser") + b"\n\ndef broken(:\n    pass\n",
+    "nul": registered("nul", "NulToolParser").replace(b"return text", b"return 'a\0b'"),
+    "latin1": b"# caf\xe9 cr\xe8me\n" + registered("latin1", "Latin1ToolParser"),
+    "huge": big_code(10),
+    "parens": registered("parens", "ParensToolParser") + b"x = " + b"(" * 20000 + b"1" + b")" * 20000 + b"\n",
+    "blocks": registered("blocks", "BlocksToolParser") + b"".join(
+        b" " * i + b"if x%d:\n" % i for i in range(1500)) + b" " * 1500 + b"pass\n",
+    "classes": registered("classes", "ClassesToolParser") + b"".join(
+        b" " * (4 * i) + b"class C%d(ToolParser):\n" % i for i in range(300)) + b" " * 1200 + b"pass\n",
+    "unclosed": registered("unclosed", "UnclosedToolParser") + b'x = """never closed\n' + b"y = 1\n" * 100,
+    "empty": b"",
+    "binary": bytes(range(256)) * 64,
+}
+
+
+@pytest.mark.slow
+def test_broken_files_are_indexed_as_far_as_possible(tmp_path):
+    files = {f"{TP}/{k}_tool_parser.py": v for k, v in BROKEN.items()}
+    files[f"{TP}/abstract_tool_parser.py"] = ABSTRACT
+    files[f"{TP}/hermes_tool_parser.py"] = parser("hermes", "Hermes")
+    repo = make_repo(tmp_path / "repo", {"v0.6.3": files, "v0.7.0": {f"{TP}/late_tool_parser.py": parser("late", "L")}})
+    db = tmp_path / "x.db"
+    result = tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "-j", "2", "--db", db)
+    assert "Traceback" not in result.output
+    assert rows(db, "select label, status from versions order by ord") == [("v0.6.3", "complete"),
+                                                                           ("v0.7.0", "complete")]
+    assert len(rows(db, "select file from version_files where version = 'v0.6.3'")) == len(files)
+    status = dict(rows(db, "select file, parse_status from version_files where version = 'v0.6.3'"))
+    assert status[f"{TP}/syntax_tool_parser.py"] == "syntax-errors"
+    assert status[f"{TP}/nul_tool_parser.py"] == "nul-bytes"
+    assert status[f"{TP}/latin1_tool_parser.py"] == "not-utf8"
+    assert status[f"{TP}/unclosed_tool_parser.py"] == "syntax-errors"
+    assert status[f"{TP}/binary_tool_parser.py"] != "ok"
+    assert status[f"{TP}/hermes_tool_parser.py"] == status[f"{TP}/empty_tool_parser.py"] == "ok"
+    errors = {r[0]: r for r in rows(db, "select file, parse_status, error_count, first_error_line, error"
+                                        " from parse_errors where version = 'v0.6.3'")}
+    assert set(errors) == {f for f, s in status.items() if s not in ("ok", "not-parsed")}
+    assert all(r[4] for r in errors.values())  # every parse error says what it is
+    syntax = errors[f"{TP}/syntax_tool_parser.py"]
+    assert syntax[2] >= 1 and syntax[3] == BROKEN["syntax"].count(b"\n", 0, BROKEN["syntax"].index(b"def broken")) + 1
+    # the registration at the top of every file that has one is found, whatever follows it
+    names = {r[0] for r in rows(db, "select name from registry where version = 'v0.6.3'")}
+    assert names >= {"hermes", "syntax", "nul", "latin1", "huge", "parens", "blocks", "classes", "unclosed"}
+    assert {r[0] for r in rows(db, "select name from parser_map_v where version = 'v0.7.0'")} >= names | {"late"}
+    tpindex("check", "--db", db)
