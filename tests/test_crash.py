@@ -354,7 +354,6 @@ def test_tpindex_build_killed_from_outside(fixture_repo, clean, tmp_path, trial)
     proc.send_signal(signal.SIGKILL)
     _, err = reap(proc, f"external kill after {after} version(s) + {delay:.2f} s")
     assert proc.returncode in (-signal.SIGKILL, 0), err
-    print(f"external trial {trial}: exit {proc.returncode}, {complete_versions(db)} version(s) complete")
     if proc.returncode == -signal.SIGKILL and db.exists():
         check_ok(db, killed=True)
     result = subprocess.run(cmd[:-1] + ["-j", str(3 - jobs)], cwd=tmp_path, capture_output=True, text=True,
