@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -123,7 +124,7 @@ class Bench:
 
 # -- results -----------------------------------------------------------------------------------------------
 
-FIELDS = ("wall", "cpu", "maxrss_mb", "tree_pss_mb", "loadavg", "parse_s", "parse_cpu_s", "extract_s", "extract_cpu_s",
+FIELDS = ("wall", "cpu", "maxrss_mb", "tree_rss_mb", "loadavg", "parse_s", "parse_cpu_s", "extract_s", "extract_cpu_s",
           "collect_s", "unique_blobs", "bytes", "files", "versions")
 
 
@@ -149,7 +150,7 @@ def assess(m: dict[str, dict], jobs: int) -> list[dict]:
         met = x["wall"] <= limit and (rss_limit is None or x["maxrss_mb"] <= rss_limit)
         target = f"<= {limit:g} s" + (f", RSS <= {rss_limit} MB" if rss_limit else "")
         add(key, what, target, met, wall=x["wall"], cpu=x["cpu"], maxrss_mb=x["maxrss_mb"],
-            tree_pss_mb=x.get("tree_pss_mb"))
+            tree_rss_mb=x.get("tree_rss_mb"))
 
     def floor(key, what, of):
         if key not in m:
@@ -197,7 +198,7 @@ def _n(x, fmt="{:.2f}") -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["figure", "wall s", "CPU s", "peak RSS MB", "tree PSS MB", "target", "result"]
+    head = ["figure", "wall s", "CPU s", "peak RSS MB", "tree RSS MB", "target", "result"]
     lines = []
     for r in rows:
         verdict = "" if r["met"] is None else ("met" if r["met"] else "MISSED")
@@ -205,7 +206,7 @@ def table(rows: list[dict]) -> str:
             cells = [r["what"], _n(r["ratio"], "{:.2f}x"), "", "", "", r["target"] or "", verdict]
         else:
             cells = [r["what"], _n(r["wall"]), _n(r.get("cpu")), _n(r.get("maxrss_mb"), "{:.0f}"),
-                     _n(r.get("tree_pss_mb"), "{:.0f}"), r["target"] or "", verdict]
+                     _n(r.get("tree_rss_mb"), "{:.0f}"), r["target"] or "", verdict]
         lines.append(cells)
     widths = [max(len(str(c)) for c in col) for col in zip(head, *lines, strict=True)]
     left = (0, 5, 6)
@@ -236,6 +237,7 @@ def environment(repo: Path, labels: list[str]) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))  # so the running child is ended
     from indexer.sources.git import GitSource
     from indexer.specs import SpecError, select
 
