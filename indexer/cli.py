@@ -201,6 +201,11 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
+        from .store import is_damaged
+
+        if is_damaged(e):
+            raise Fail(f"{db_file} is damaged ({e})", f"rebuild it into another --db (tpindex check --db {db_file}"
+                       " says what is wrong)") from None
         raise Fail(f"cannot write {db_file} ({e})", "versions indexed before the failure are kept; free disk"
                    " space (or pass another --db) and run the build again") from None
     except BrokenProcessPool:

@@ -266,16 +266,29 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         conn.execute("pragma busy_timeout = 30000")
         conn.execute("select count(*) from sqlite_master").fetchone()
     except sqlite3.DatabaseError as e:
+        if is_damaged(e):
+            raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
         raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
-    if readonly:
-        db = Reader(conn)
-        check_schema(db, path)
-        return db
-    import sqlite_utils
+    try:
+        if readonly:
+            db = Reader(conn)
+            check_schema(db, path)
+            return db
+        import sqlite_utils
 
-    db = sqlite_utils.Database(conn)
-    _setup(db, path)
-    return db
+        db = sqlite_utils.Database(conn)
+        _setup(db, path)
+        return db
+    except sqlite3.DatabaseError as e:  # pages of the schema or of meta that cannot be read
+        if not is_damaged(e):
+            raise
+        conn.close()
+        raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
+
+
+def is_damaged(e: sqlite3.DatabaseError) -> bool:
+    name = getattr(e, "sqlite_errorname", "")
+    return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
