@@ -2,8 +2,9 @@
 or an error record, for random bytes, for Python shaped by the grammar of the constructs tpindex reads
 (registries in every era's form, imports, classes, adapters, name checks, markers, plants) and for
 that Python broken by mutations. Rows from `locate` are inserted into the real schema, so a fact that
-could not be stored fails here too. Hypothesis runs derandomized: the same examples on every run (1000 each of random bytes and text, 300
-each of grammar-shaped and broken Python, 150 of a registration among anything)."""
+could not be stored fails here too. Hypothesis runs derandomized, the same examples on every run: 1000
+each of random bytes and text, 300 each of grammar-shaped and broken Python, 150 of a registration
+among anything."""
 
 from __future__ import annotations
 
