@@ -25,7 +25,8 @@ from .scope import Scope, module_of, parsed
 from .sources import VersionRef
 from .specs import sort_key
 
-INLINE_PARSE_LIMIT = 24  # fewer new blobs than this in a version: parse here, skip the pool round trip
+INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
+LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
 
 
 class BuildError(Exception):
@@ -137,8 +138,10 @@ class Builder:
         self.dedup = dedup
         self.extractor = extractor_id()
         self.known_blobs = {r[0] for r in db.execute("select id from blobs where extractor = ?", [self.extractor])}
-        self.units = {(b, p): i for i, b, p in db.execute(
-            "select id, blob_id, path from units where extractor = ?", [self.extractor])}
+        self.units: dict[tuple[str, str], int] = {}
+        self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
+        for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
+            (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
         self.pool = None
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
@@ -167,15 +170,16 @@ class Builder:
                     progress()
 
         try:
-            for ref, old_id in self.todo(versions):
+            todo = self.todo(versions)
+            for ref, old_id in todo:
                 try:
                     entries = list(self.source.files(ref, self.scope))
                 except BaseException:
                     write_pending()  # the versions already read are fine: keep them, then fail
                     raise
-                self.submit(entries)
+                self.submit(entries, alone=len(todo) == 1)
                 pending.append((ref, old_id, entries))
-                if len(pending) > 1:
+                if len(pending) > LOOKAHEAD:  # workers parse the next versions while this one is written
                     self.write(*pending.popleft())
                     if progress:
                         progress()
@@ -186,7 +190,7 @@ class Builder:
                 self.pool.shutdown(cancel_futures=True)
 
     # -- parse -------------------------------------------------------------------------------------
-    def submit(self, entries) -> None:
+    def submit(self, entries, alone: bool = False) -> None:
         new = []
         for e in entries:
             if not parsed(e.path):
@@ -199,7 +203,7 @@ class Builder:
             return
         read_many = getattr(self.source, "read_many", None)
         datas = read_many(new) if read_many else (e.read() for e in new)
-        inline = len(new) < INLINE_PARSE_LIMIT or self.jobs <= 1
+        inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         pool = None if inline else self._pool()
         for e, data in zip(new, datas, strict=True):
             work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
@@ -290,9 +294,9 @@ class Builder:
                 self.stats.blobs_reused += 1
             packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
             located = locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path)
-        old = conn.execute("select id from units where blob_id = ? and path = ?", key).fetchone()
-        if old:  # stale facts of an older extractor: replace them under the same unit id
-            unit_id = old[0]
+        old = self.stale_units.pop(key, None)
+        if old is not None:  # stale facts of an older extractor: replace them under the same unit id
+            unit_id = old
             for table in store.FACT_TABLES:
                 conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
             conn.execute("update units set extractor = ?, module = ? where id = ?",
