@@ -55,6 +55,19 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
     }
 
+    def invoke(self, ctx):
+        import sqlite3
+
+        try:
+            return super().invoke(ctx)
+        except sqlite3.DatabaseError as e:  # a damaged page met mid-query, in any read command
+            from .store import is_damaged
+
+            if not is_damaged(e):
+                raise
+            raise Fail(f"the database is damaged ({e})",
+                       "run tpindex check for details, then rebuild it into a new --db") from None
+
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 

@@ -348,9 +348,7 @@ def corrupted_copies(built, tmp_path):
 
 @pytest.mark.parametrize("cmd", [
     ["check"], ["build", "--tags", "v0.6.3.."],
-    pytest.param(["which", "hermes"], marks=pytest.mark.xfail(
-        reason="reported: which/versions/diff let sqlite3.DatabaseError from a damaged data page through")),
-    pytest.param(["versions"], marks=pytest.mark.xfail(reason="reported, as for which")),
+    ["which", "hermes"], ["versions"], ["diff", "v0.6.3", "v0.11.1"],
 ])
 def test_damaged_database_pages(repo, built, tmp_path, cmd):
     """No traceback whichever page is damaged: check reports it (exit 1) or refuses the file (exit 2)."""
