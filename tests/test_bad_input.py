@@ -348,7 +348,7 @@ def corrupted_copies(built, tmp_path):
 
 @pytest.mark.parametrize("cmd", [
     ["check"], ["build", "--tags", "v0.6.3.."],
-    ["which", "hermes"], ["versions"], ["diff", "v0.6.3", "v0.11.1"],
+    ["which", "hermes"], ["versions"], ["diff", "v0.6.3", "v0.7.0"],
 ])
 def test_damaged_database_pages(repo, built, tmp_path, cmd):
     """No traceback whichever page is damaged: check reports it (exit 1) or refuses the file (exit 2)."""
