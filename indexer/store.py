@@ -288,6 +288,8 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
 
 def is_damaged(e: sqlite3.DatabaseError) -> bool:
     name = getattr(e, "sqlite_errorname", "")
+    if str(e).startswith("Could not decode to UTF-8"):  # text columns holding garbage bytes
+        return True
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
