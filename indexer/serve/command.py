@@ -85,7 +85,7 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     try:
         connect(db_path, create=False, readonly=True).conn.close()
     except StoreError as e:
-        raise Fail(str(e)) from None
+        raise Fail(e.message, e.hint) from None
     if upstream is not None and not upstream.strip():
         raise Fail("--upstream is empty", "pass a repository URL, e.g. https://github.com/vllm-project/vllm")
     _check_port(host, port)
