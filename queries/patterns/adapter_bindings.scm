@@ -1,4 +1,5 @@
 ; Module-level assignments from make_adapters(P): tuple targets (parenthesised or not) or one name.
+; requires: make_adapters
 (module
   (expression_statement
     (assignment
