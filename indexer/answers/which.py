@@ -104,7 +104,8 @@ def describe(row: dict | None) -> str:
     if row["impl"] == "unresolved":
         return f"unresolved ({row['reason']})"
     via = f" via {row['adapter']}" if row["adapter"] else ""
-    return f"{row['impl']}: {row['real_file']} ({row['real_class']}){via}; registered in {row['reg_file']}"
+    where = row["reg_file"] or f"{row['registry_file']} ({row['form']})"
+    return f"{row['impl']}: {row['real_file']} ({row['real_class']}){via}; registered in {where}"
 
 
 def format_history(h: dict) -> list[str]:
