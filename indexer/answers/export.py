@@ -27,17 +27,29 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
+def _template_owners(templates: list[str], names: list[str]) -> dict[str, set[str]]:
+    """Each chat template to the tool-parser name(s) it is for: the names equal to its suffix (ignoring
+    case and punctuation), else the longest name it starts with followed by `_` (mistral_parallel)."""
+    owners = {}
+    for t in templates:
+        suffix = _stem(t)[len("tool_chat_template_"):]
+        exact = {n for n in names if _norm(n) == _norm(suffix)}
+        prefixed = sorted((n for n in names if suffix.startswith(n + "_")), key=len)
+        owners[t] = exact or set(prefixed[-1:])
+    return owners
+
+
 def export_rows(db, at: str | None = None) -> tuple[str, list[dict]]:
     version = require(db, at) if at else newest(db)
     paths = [r[0] for r in db.execute("select file from version_files where version = ?", [version])]
     templates = [p for p in paths if p.startswith("examples/tool_chat_template_")]
     tests = [p for p in paths if p.startswith("tests/") and _stem(p).startswith("test_")]
+    parsers = list(db.query("select * from parser_map_v where version = ? order by kind, name", [version]))
+    owners = _template_owners(templates, sorted({r["name"] for r in parsers if r["kind"] == "tool"}))
     rows = []
-    for r in db.query("select * from parser_map_v where version = ? order by kind, name", [version]):
+    for r in parsers:
         name = r["name"]
-        mine_t = [t for t in templates if _stem(t)[len("tool_chat_template_"):] == name
-                  or _stem(t)[len("tool_chat_template_"):].startswith(name + "_")
-                  or _norm(_stem(t)[len("tool_chat_template_"):]) == _norm(name)] if r["kind"] == "tool" else []
+        mine_t = [t for t in templates if name in owners.get(t, ())] if r["kind"] == "tool" else []
         wanted = {f"test_{name}_{r['kind']}_parser", f"test_{name}"}
         if r["reg_file"]:
             wanted.add(f"test_{_stem(r['reg_file'])}")
