@@ -10,24 +10,11 @@ from __future__ import annotations
 import functools
 import hashlib
 
-from . import adapters, aliases, classes, imports, markers, namechecks, plants, registry
-from .ts import parser, prime, queries_dir, unprime
+from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
 EXTRACTOR_VERSION = 2
-
-KINDS = {
-    "imports": imports.extract,
-    "classes": classes.extract,
-    "markers": markers.extract,
-    "plants": plants.extract,
-    "adapter_bindings": adapters.extract,
-    "aliases": aliases.extract,
-    "registrations": registry.extract,
-    "name_checks": namechecks.extract,
-}
-
 
 @functools.cache
 def extractor_id() -> str:
@@ -38,51 +25,9 @@ def extractor_id() -> str:
 
 
 def parse(data: bytes) -> dict:
-    """Raw facts of one blob, and how well it parsed. Never raises for any input bytes."""
-    out: dict = {"status": "ok", "error_count": 0, "first_error_line": None, "error": None, "facts": {}}
-    if b"\0" in data:
-        out["status"], out["error"] = "nul-bytes", f"NUL byte at offset {data.find(0)}"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        if out["status"] == "ok":
-            out["status"], out["error"] = "not-utf8", f"invalid UTF-8 at byte {e.start}"
-        # pattern predicates decode node text strictly: parse a repaired copy (same lines)
-        data = data.decode("utf-8", errors="replace").encode("utf-8")
-    try:
-        tree = parser().parse(data)
-        root = tree.root_node
-        if root.has_error:
-            count, first = _errors(root)
-            out["error_count"], out["first_error_line"] = count, first
-            if out["status"] == "ok":
-                out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
-        prime(root, data)
-        for kind, fn in KINDS.items():
-            out["facts"][kind] = fn(root)
-    except Exception as e:  # a parser or pattern failure must not stop the build: record it
-        out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
-        out["facts"] = {}
-    finally:
-        unprime()
-    return out
+    """Raw facts of one blob, and how well it parsed. Never raises for any input bytes.
 
+    (tree-sitter is imported on the first call: commands that parse nothing start faster.)"""
+    from .facts import parse as parse_blob
 
-def _errors(root) -> tuple[int, int | None]:
-    """Number of ERROR / MISSING nodes and the first line with one (iterative: deep trees are fine)."""
-    count, first = 0, None
-    cursor = root.walk()
-    stack_done = False
-    while not stack_done:
-        node = cursor.node
-        if node.is_error or node.is_missing:
-            count += 1
-            line = node.start_point.row + 1
-            first = line if first is None else min(first, line)
-        if node.has_error and not node.is_missing and cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                stack_done = True
-                break
-    return count, first
+    return parse_blob(data)

@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from .paths import queries_dir
+
 LANGUAGE = Language(tree_sitter_python.language())
-
-
-def queries_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "queries", here.parent / "queries"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("tpindex's queries/ directory is missing from the installation")
 
 
 @functools.cache
