@@ -9,19 +9,15 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from test_resolve import TAG_A, TAG_B, TAG_C
+from conftest import tpindex
+from test_resolve import unified_db  # noqa: F401 (a fixture)
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    base = tmp_path_factory.mktemp("answers")
-    repo = make_repo(base / "repo", {"v0.24.0": TAG_A, "v0.25.0": TAG_B, "v0.27.0": TAG_C})
-    db = base / "index.db"
-    build_tags(repo, db, "v0.24.0..")
-    return db
+def db(unified_db):  # noqa: F811 (the fixture imported above)
+    return unified_db
 
 
 def golden(name: str, text: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import build_tags, line_of, make_repo, rows
+from test_registry_eras import HISTORY as ERAS
 
 INIT = '''
 from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
@@ -321,47 +322,8 @@ def test_lifecycle_view(unified_db):
     assert got == [("v0.24.0", "v0.27.0", "v0.25.0", "v0.25.0, v0.27.0", None)]
 
 
-CLI_ARGS = '''
-def make_arg_parser(parser):
-    parser.add_argument(
-        "--tool-call-parser",
-        type=str,
-        choices=["mistral", "hermes"],
-        default=None,
-        help="Select the tool call parser (mentions choices=['x'] in prose only).")
-    return parser
-'''
-
-SERVING = '''
-from vllm.entrypoints.openai.tool_parsers import Hermes2ProToolParser, MistralToolParser
-
-
-class OpenAIServingChat:
-    def __init__(self, tool_parser):
-        if tool_parser == "mistral":
-            self.tool_parser = MistralToolParser
-        elif tool_parser == "hermes":
-            self.tool_parser = Hermes2ProToolParser
-        else:
-            raise TypeError("needs --tool-call-parser")
-'''
-
-PKG_INIT = '''
-from .hermes_tool_parser import Hermes2ProToolParser
-from .mistral_tool_parser import MistralToolParser
-
-__all__ = ["Hermes2ProToolParser", "MistralToolParser"]
-'''
-
-
 def test_hard_coded_dispatch_era(tmp_path):
-    repo = make_repo(tmp_path / "repo", {"v0.6.0": {
-        "vllm/entrypoints/openai/cli_args.py": CLI_ARGS,
-        "vllm/entrypoints/openai/serving_chat.py": SERVING,
-        "vllm/entrypoints/openai/tool_parsers/__init__.py": PKG_INIT,
-        "vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py": "class Hermes2ProToolParser:\n    pass\n",
-        "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py": "class MistralToolParser:\n    pass\n",
-    }})
+    repo = make_repo(tmp_path / "repo", {"v0.6.0": ERAS["v0.6.0"]})
     db = tmp_path / "x.db"
     build_tags(repo, db, "v0.6.0")
     got = rows(db, "select name, impl, form, real_class, real_file from parser_map_v order by name")
