@@ -194,6 +194,9 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                 click.echo(f"ignored (not versions): {', '.join(chosen.ignored)}", err=True)
             versions = [source.ref(n) for n in chosen.names + chosen.refs]
     except SpecError as e:
+        if getattr(source, "offline", None):  # only the cached archives could be listed
+            raise Fail(f"{e} (the package index cannot be reached: only cached archives are known)",
+                       "reconnect to the package index, or choose among the cached versions") from None
         raise Fail(str(e), "see tpindex build --help for the spec grammar") from None
     except OSError as e:  # the package index, a download, the cache: before anything is written
         raise Fail(str(e), "nothing was indexed; run the build again once this is fixed") from None

@@ -410,6 +410,28 @@ def test_cli_build_twice_second_downloads_nothing_and_skips(monkeypatch, release
     assert len(released.downloads()) == 2
 
 
+def test_unreachable_index_falls_back_to_the_cached_archives(monkeypatch, released, tmp_path):
+    """Offline, a build of versions already downloaded works from the cache (with a warning); a version
+    that is not cached is still a clear error."""
+    db, cache = tmp_path / "index.db", tmp_path / "cache"
+    assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    from indexer.cli import main
+
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
+    offline = tmp_path / "offline.db"
+    result = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", str(offline),
+                                       "--cache-dir", str(cache), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "working offline with the 1 archive(s)" in result.output
+    sql = "select kind, name, module, class, form, file, line from registry order by name"
+    assert rows(offline, sql) == rows(db, sql) != []
+    assert rows(offline, "select label, commit_id from versions") == rows(db, "select label, commit_id from versions")
+    missing = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.32.0", "--db", str(offline),
+                                        "--cache-dir", str(cache)])
+    assert missing.exit_code == 2 and "v0.32.0" in missing.output and "Traceback" not in missing.output
+    assert "only cached archives are known" in missing.output
+
+
 # -- the archive reader ----------------------------------------------------------------------------------------
 
 LONG = "vllm-1.0.0/vllm/" + "/".join(["deeply_nested_directory"] * 6) + "/módulo_with_a_long_name.py"

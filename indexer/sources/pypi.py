@@ -206,6 +206,7 @@ class PypiSource:
                  opener: Callable | None = None):
         self.index_url = (index_url or configured_index_url()).rstrip("/")
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+        self.offline: str | None = None  # why the index could not be read, when working from the cache
         self.progress = progress
         self._opener = opener or _default_opener()
         self._releases: dict[str, Release] | None = None
@@ -215,8 +216,26 @@ class PypiSource:
     def releases(self) -> dict[str, Release]:
         """label -> release, for every sdist the index lists and has not yanked (fetched once)."""
         if self._releases is None:
-            self._releases = self._fetch_listing()
+            try:
+                self._releases = self._fetch_listing()
+            except PackageIndexError as e:
+                cached = self._cached_releases()
+                if not cached:
+                    raise
+                self.offline = str(e)
+                print(f"warning: {e}; working offline with the {len(cached)} archive(s) in {self.cache_dir}"
+                      " (each was sha256-checked against the index when it was downloaded)", file=sys.stderr)
+                self._releases = cached
         return self._releases
+
+    def _cached_releases(self) -> dict[str, Release]:
+        """The archives already in the cache, as releases with no index hash (offline use only)."""
+        out = {}
+        for path in sorted(self.cache_dir.glob(f"{PROJECT}-*.tar.gz")) if self.cache_dir.is_dir() else []:
+            version = sdist_version(path.name)
+            if version is not None:
+                out[f"v{version}"] = Release(f"v{version}", path.name, "", ())
+        return out
 
     def names(self) -> list[str]:
         return list(self.releases())
@@ -254,8 +273,11 @@ class PypiSource:
         if label in self._verified:
             return self._verified[label]
         release = self._release(label)
-        algo, expected = _pick_hash(release)
         dest = self.cache_dir / release.filename
+        if not release.hashes:  # offline: a cached archive, verified when it was downloaded
+            self._verified[label] = (dest, _file_digests(dest, "sha256")["sha256"])
+            return self._verified[label]
+        algo, expected = _pick_hash(release)
         if dest.is_file():
             digests = _file_digests(dest, algo)
             if digests[algo] == expected:
@@ -269,6 +291,9 @@ class PypiSource:
 
         releases = self.releases()
         label = name if name.startswith("v") else "v" + name
+        if label not in releases and self.offline:
+            raise PackageIndexError(f"{label} is not in the cache {self.cache_dir} and the package index cannot be"
+                                    f" reached ({self.offline})")
         if label not in releases:
             hint = ", ".join(closest(name, releases)) or "none"
             raise PackageIndexError(f"{name} is not a released source archive of {PROJECT} on {redact(self.index_url)}"
