@@ -21,6 +21,7 @@ from pathlib import Path
 from . import store
 from .extract import extractor_id, parse
 from .extract.locate import locate
+from .problems import Problem
 from .scope import Scope, module_of, parsed
 from .sources import VersionRef
 from .specs import sort_key
@@ -29,12 +30,8 @@ INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses he
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
 
 
-class BuildError(Exception):
-    """A build that cannot start; str() is "what is wrong; what to do", also as `message` and `hint`."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message + (f"; {hint}" if hint else ""))
-        self.message, self.hint = message, hint
+class BuildError(Problem):
+    """A build that cannot start."""
 
 
 @dataclass
@@ -131,6 +128,15 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+class _NeverRaised(Exception):
+    pass
+
+
+def _worker_died() -> BuildError:
+    return BuildError("a parser worker process died (killed, or out of memory)",
+                      "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)")
+
+
 class Builder:
     def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool):
         self.db, self.source, self.scope, self.stats = db, source, scope, stats
@@ -143,6 +149,7 @@ class Builder:
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
             (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
         self.pool = None
+        self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
 
@@ -206,7 +213,10 @@ class Builder:
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         pool = None if inline else self._pool()
         for e, data in zip(new, datas, strict=True):
-            work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
+            try:
+                work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
+            except self.broken_pool:
+                raise _worker_died() from None
             self.inflight[e.blob_id] = (len(data), work)
             self._count(e.blob_id)
 
@@ -218,6 +228,9 @@ class Builder:
         if self.pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
+
+            self.broken_pool = BrokenProcessPool
 
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
                                             initializer=_exit_with_parent, initargs=(os.getpid(),))
@@ -225,8 +238,11 @@ class Builder:
 
     def _result(self, blob_id: str):
         size, res = self.inflight.pop(blob_id)
-        if hasattr(res, "result"):
-            res = res.result()
+        if hasattr(res, "result"):  # a future of the pool
+            try:
+                res = res.result()
+            except self.broken_pool:
+                raise _worker_died() from None
         return size, res
 
     # -- write -------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import zlib
 
 import click
 
-from .cli import Fail, db_option
+from .cli import db_option
 
 
 @click.command()
@@ -26,12 +26,9 @@ def check(db_path):
     """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index
     and the parser map. Prints "ok: ..." and exits 0 when all is well; else one line per problem and
     exit status 1 (2 when the file is not a tpindex database)."""
-    from .store import StoreError, connect
+    from .store import connect
 
-    try:
-        db = connect(db_path, create=False, readonly=True)
-    except StoreError as e:
-        raise Fail(e.message, e.hint) from None
+    db = connect(db_path, create=False, readonly=True)
     try:
         problems, notes, summary = run_checks(db.conn)
     except sqlite3.DatabaseError as e:

@@ -35,13 +35,10 @@ def db_option(f):
 
 
 def open_db(path: str):
-    """Open an existing database read-only for a query command, with clear errors."""
-    from .store import StoreError, connect
+    """Open an existing database read-only for a query command."""
+    from .store import connect
 
-    try:
-        return connect(path, create=False, readonly=True)
-    except StoreError as e:
-        raise Fail(e.message, e.hint) from None
+    return connect(path, create=False, readonly=True)
 
 
 class LazyGroup(click.Group):
@@ -58,8 +55,12 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         import sqlite3
 
+        from .problems import Problem
+
         try:
             return super().invoke(ctx)
+        except Problem as e:  # every stage's user-fixable error, shown the same way
+            raise Fail(e.message, e.hint) from None
         except sqlite3.DatabaseError as e:  # a damaged page met mid-query, in any read command
             from .store import is_damaged
 
@@ -142,13 +143,10 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
     import sqlite3
-    from concurrent.futures.process import BrokenProcessPool
 
-    from .build import BuildError
     from .build import build as run_build
     from .scope import Scope
     from .specs import SpecError, select
-    from .store import StoreError
 
     dirs = [p for p in paths if not any(c in p for c in "*?[")]
     includes = tuple(includes) + tuple(p for p in paths if p not in dirs)
@@ -210,10 +208,6 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
             bar.__enter__()
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
-    except StoreError as e:
-        raise Fail(e.message, e.hint) from None
-    except BuildError as e:
-        raise Fail(e.message, e.hint) from None
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
@@ -224,9 +218,6 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                        " says what is wrong)") from None
         raise Fail(f"cannot write {db_file} ({e})", "versions indexed before the failure are kept; free disk"
                    " space (or pass another --db) and run the build again") from None
-    except BrokenProcessPool:
-        raise Fail("a parser worker process died (killed, or out of memory)",
-                   "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)") from None
     finally:
         if bar:
             bar.__exit__(None, None, None)

@@ -11,16 +11,13 @@ import os
 import sqlite3
 from pathlib import Path
 
+from .problems import Problem
+
 SCHEMA_VERSION = 1
 
 
-class StoreError(Exception):
-    """A database that cannot be used as it is. str() is "what is wrong; what to do"; `message` and
-    `hint` are the two parts."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message + (f"; {hint}" if hint else ""))
-        self.message, self.hint = message, hint
+class StoreError(Problem):
+    """A database that cannot be used as it is."""
 
 
 TABLES = """

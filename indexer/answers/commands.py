@@ -7,17 +7,9 @@ import json
 import click
 
 from ..cli import Fail, db_option, open_db
-from .versions import AnswerError
 
 KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "unified"]),
                     help="Only this kind of parser (default: every kind the name has).")
-
-
-def _run(fn):
-    try:
-        return fn()
-    except AnswerError as e:
-        raise Fail(str(e), e.hint) from None
 
 
 @click.command()
@@ -38,10 +30,10 @@ def which(name, at, all_, kind, fmt, db_path):
         raise Fail("--at and --all ask different questions", "use one of them")
     db = open_db(db_path)
     if all_:
-        h = _run(lambda: w.history(db, name, kind))
+        h = w.history(db, name, kind)
         click.echo(json.dumps(h, indent=2, default=str) if fmt == "json" else "\n".join(w.format_history(h)))
         return
-    ans = _run(lambda: w.which(db, name, at, kind))
+    ans = w.which(db, name, at, kind)
     if fmt == "json":
         click.echo(json.dumps(ans, indent=2, default=str))
         return
@@ -62,7 +54,7 @@ def diff(a, b, fmt, db_path):
     from . import diff as d
 
     db = open_db(db_path)
-    result = _run(lambda: d.diff(db, a, b))
+    result = d.diff(db, a, b)
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
     elif fmt == "markdown":
@@ -85,5 +77,5 @@ def export(at, fmt, output, db_path):
     from .export import export_rows, render
 
     db = open_db(db_path)
-    version, rows = _run(lambda: export_rows(db, at))
+    version, rows = export_rows(db, at)
     output.write(render(version, rows, fmt))

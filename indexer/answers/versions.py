@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+from ..problems import Problem
 
-class AnswerError(Exception):
+
+class AnswerError(Problem):
     """A question the database cannot answer as asked; `hint` says what to ask instead."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.hint = hint
 
 
 def indexed(db) -> list[str]:

@@ -80,12 +80,9 @@ def _check_port(host: str, port: int) -> None:
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
-    from ..store import StoreError, connect
+    from ..store import connect
 
-    try:
-        connect(db_path, create=False, readonly=True).conn.close()
-    except StoreError as e:
-        raise Fail(e.message, e.hint) from None
+    connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong
     if upstream is not None and not upstream.strip():
         raise Fail("--upstream is empty", "pass a repository URL, e.g. https://github.com/vllm-project/vllm")
     _check_port(host, port)
