@@ -39,12 +39,15 @@ class BuildStats:
     versions_added: list[str] = field(default_factory=list)
     versions_reindexed: list[str] = field(default_factory=list)
     versions_skipped: list[str] = field(default_factory=list)
-    blobs_parsed: int = 0
     blobs_reused: int = 0
     parses: dict[str, int] = field(default_factory=dict)  # blob id -> times parsed in this run
     files: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def blobs_parsed(self) -> int:
+        return sum(self.parses.values())
 
     def summary(self) -> str:
         added = len(self.versions_added) + len(self.versions_reindexed)
@@ -170,8 +173,8 @@ class Builder:
     def run(self, versions: list[VersionRef], progress) -> None:
         pending: deque = deque()
 
-        def write_pending():
-            while pending:
+        def write_until(left: int):
+            while len(pending) > left:
                 self.write(*pending.popleft())
                 if progress:
                     progress()
@@ -182,16 +185,12 @@ class Builder:
                 try:
                     entries = list(self.source.files(ref, self.scope))
                 except BaseException:
-                    write_pending()  # the versions already read are fine: keep them, then fail
+                    write_until(0)  # the versions already read are fine: keep them, then fail
                     raise
                 self.submit(entries, alone=len(todo) == 1)
                 pending.append((ref, old_id, entries))
-                if len(pending) > LOOKAHEAD:  # workers parse the next versions while this one is written
-                    self.write(*pending.popleft())
-                    if progress:
-                        progress()
-            write_pending()
-            self.renumber()
+                write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
+            write_until(0)
         finally:
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
@@ -222,7 +221,6 @@ class Builder:
 
     def _count(self, blob_id: str) -> None:
         self.stats.parses[blob_id] = self.stats.parses.get(blob_id, 0) + 1
-        self.stats.blobs_parsed += 1
 
     def _pool(self):
         if self.pool is None:
@@ -278,7 +276,7 @@ class Builder:
             n_registered = resolve_version(db, version_id, self.module_cache)
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
-            self._renumber()  # readers, and a build killed before its end, see every version in order
+            self.renumber()  # readers, and a build killed before its end, see every version in order
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
 
@@ -329,10 +327,8 @@ class Builder:
         return unit_id
 
     def renumber(self) -> None:
-        with self.db.conn:
-            self._renumber()
-
-    def _renumber(self) -> None:
-        labels = [r[0] for r in self.db.conn.execute("select label from versions")]
-        self.db.conn.executemany("update versions set ord = ? where label = ?",
-                                 [(i, label) for i, label in enumerate(sorted(labels, key=sort_key))])
+        """versions.ord in version order; inside the transaction of the version being written."""
+        current = dict(self.db.conn.execute("select label, ord from versions"))
+        wanted = {label: i for i, label in enumerate(sorted(current, key=sort_key))}
+        self.db.conn.executemany("update versions set ord = ? where label = ?",  # only the rows that move
+                                 [(i, label) for label, i in wanted.items() if current[label] != i])
