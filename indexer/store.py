@@ -257,11 +257,11 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
             raise StoreError(f"directory {path.parent} does not exist", "create it or pass another --db")
     try:
         if readonly:
-            conn = _open_readonly(path)
+            conn = _open_readonly(path)  # probed there
         else:
             conn = sqlite3.connect(str(path), timeout=30)
+            conn.execute("select count(*) from sqlite_master").fetchone()
         conn.execute("pragma busy_timeout = 30000")
-        conn.execute("select count(*) from sqlite_master").fetchone()
     except sqlite3.DatabaseError as e:
         if is_damaged(e):
             raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
@@ -327,7 +327,8 @@ def check_schema(db, path) -> None:
 
 
 MIGRATIONS: dict[int, str] = {
-    # from version N to N+1
+    # from version N to N+1. Tables, indexes and views are (re)created after the migrations run, so a
+    # change to a view alone is a schema bump with an empty migration.
 }
 
 
@@ -343,6 +344,8 @@ def _setup(db, path) -> None:
         raise StoreError(f"{path} is an SQLite database but not a tpindex one", "pass another --db")
     if found is not None:
         check_schema(db, path)
+    if found == SCHEMA_VERSION:
+        return  # nothing to create: a build on a current database starts without a schema write
     # One transaction (executescript would commit statement by statement): a build killed while it
     # creates or migrates the schema leaves the database as it was.
     script = ["begin immediate;"]
@@ -361,8 +364,3 @@ def _setup(db, path) -> None:
 
 def set_meta(db, key: str, value: str) -> None:
     db.execute("insert or replace into meta(key, value) values (?, ?)", [key, value])
-
-
-def get_meta(db, key: str, default: str | None = None) -> str | None:
-    row = db.execute("select value from meta where key = ?", [key]).fetchone()
-    return row[0] if row else default
