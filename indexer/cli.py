@@ -187,7 +187,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                 except NotARepository:
                     raise Fail(f"{repo} is not a git repository",
                                "pass --repo PATH to a vLLM clone, or use --from-pypi for released versions") from None
-            chosen = select(spec, source.names(), pre=pre, is_ref=getattr(source, "is_ref", lambda n: False))
+            chosen = select(spec, source.names(), pre=pre, is_ref=source.is_ref)
             if verbose and chosen.ignored:
                 click.echo(f"ignored (not versions): {', '.join(chosen.ignored)}", err=True)
             versions = [source.ref(n) for n in chosen.names + chosen.refs]

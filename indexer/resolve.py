@@ -142,12 +142,12 @@ def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int 
     return None, f"{name} is not defined in {module}"
 
 
-def resolve_class(v: Version, module: str, cls: str, kind: str) -> Resolution:
+def resolve_class(v: Version, module: str, cls: str) -> Resolution:
     res = Resolution()
     found = find_symbol(v, module, cls, res.hops)
     if found[0] == "binding" and found[2].endswith(ADAPTER_SUFFIXES):
         res.reexport = bool(res.hops)
-        return _adapter(v, res, module, found[1], found[2])
+        return _adapter(v, res, found[1], found[2])
     if found[0] != "class":
         res.impl, res.reason = "unresolved", found[1] if found[0] is None else f"{cls} in {module} is not a class"
         return res
@@ -182,11 +182,10 @@ def resolve_class(v: Version, module: str, cls: str, kind: str) -> Resolution:
                 continue
             bmod, bname = split(resolved, v)
             sub_hops: list[Hop] = []
-            found = (None,) if bname.endswith(ADAPTER_SUFFIXES) else find_symbol(v, bmod, bname, sub_hops)
-            if found[0] is None and bname.endswith(ADAPTER_SUFFIXES) or found[0] == "binding" \
-                    and found[2].endswith(ADAPTER_SUFFIXES):
-                res.hops.extend(path)
-                return _adapter(v, res, cmod, bmod, bname)
+            found = None if bname.endswith(ADAPTER_SUFFIXES) else find_symbol(v, bmod, bname, sub_hops)
+            if found is None or (found[0] == "binding" and found[2].endswith(ADAPTER_SUFFIXES)):
+                res.hops.extend(path)  # a base named like an adapter, or bound to one: follow its make_adapters()
+                return _adapter(v, res, bmod, bname)
             if found[0] == "class":
                 bm = v.module(found[1])
                 hop = Hop("base", found[2], found[1], bm["path"], bm["classes"][found[2]]["line"])
@@ -195,7 +194,7 @@ def resolve_class(v: Version, module: str, cls: str, kind: str) -> Resolution:
     return res
 
 
-def _adapter(v: Version, res: Resolution, from_mod: str, bmod: str, bname: str) -> Resolution:
+def _adapter(v: Version, res: Resolution, bmod: str, bname: str) -> Resolution:
     res.adapter = bname
     hops: list[Hop] = []
     found = find_symbol(v, bmod, bname, hops)
@@ -268,7 +267,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         elif not module or not cls:
             res = Resolution(impl="unresolved", reason="the registration names no module or class")
         else:
-            res = resolve_class(v, module, cls, kind)
+            res = resolve_class(v, module, cls)
         hops = [reg] + res.hops
         reg_mod = v.module(module) if module else None
         reg_file = reg_mod["path"] if reg_mod else None

@@ -61,7 +61,7 @@ def closest(word: str, names: Iterable[str], n: int = 3) -> list[str]:
     return close
 
 
-def _bound(text: str, names: set[str], spec: str) -> Version | None:
+def _bound(text: str, spec: str) -> Version | None:
     if not text:
         return None
     v = parse_version(text)
@@ -91,7 +91,7 @@ def select(
             lo_text, hi_text = lo_text.strip(), hi_text.strip()
             if ".." in hi_text or (not lo_text and not hi_text):
                 raise SpecError(f"malformed range {item!r}: use A..B, A.. or ..B")
-            lo, hi = _bound(lo_text, known, item), _bound(hi_text, known, item)
+            lo, hi = _bound(lo_text, item), _bound(hi_text, item)
             if lo is not None and hi is not None and lo > hi:
                 raise SpecError(f"empty range {item!r}: {lo_text} comes after {hi_text}")
             for n, v in versions.items():

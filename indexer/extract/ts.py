@@ -121,9 +121,7 @@ def string_value(node: Node | None) -> str | None:
     for child in node.named_children:
         if child.type == "interpolation":
             return None
-        if child.type == "string_content":
-            parts.append(text(child))
-        elif child.type == "escape_sequence":
+        if child.type in ("string_content", "escape_sequence"):
             parts.append(text(child))
     return "".join(parts)
 
