@@ -496,7 +496,7 @@ def test_a_new_plant_file_is_picked_up_without_code(tmp_path, monkeypatch):
     shutil.copytree(ts.queries_dir(), root)
     (root / "plants" / "tool_call_arr_reset.scm").write_text(
         '((assignment left: (_) @t right: (list) @v) @plant (#match? @t "streamed_args_for_tool$") (#eq? @v "[]"))\n')
-    for fn in (ts.query, ts.combined, ts.pattern_files, plants.plant_names, extract.extractor_id):
+    for fn in (ts.query, ts.combined, plants.plant_names, extract.extractor_id):
         fn.cache_clear()
     for module in (ts, plants, extract):
         monkeypatch.setattr(module, "queries_dir", lambda: root)
@@ -506,7 +506,7 @@ def test_a_new_plant_file_is_picked_up_without_code(tmp_path, monkeypatch):
             ("tool_call_arr_reset", 3, "P.reset")]
     finally:
         monkeypatch.undo()
-        for fn in (ts.query, ts.combined, ts.pattern_files, plants.plant_names, extract.extractor_id):
+        for fn in (ts.query, ts.combined, plants.plant_names, extract.extractor_id):
             fn.cache_clear()
 
 

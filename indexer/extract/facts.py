@@ -37,7 +37,7 @@ def parse(data: bytes) -> dict:
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
-        prime(root, data)
+        prime(root)
         for kind, fn in KINDS.items():
             out["facts"][kind] = fn(root)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it

@@ -7,7 +7,6 @@ them as `indexer/queries/`.
 from __future__ import annotations
 
 import functools
-import re
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
@@ -38,30 +37,17 @@ _NAMES: dict[int, str] = {}
 
 
 @functools.cache
-def pattern_files() -> tuple[tuple[str, re.Pattern | None], ...]:
-    """Every pattern file, with the bytes it needs to be able to match at all.
+def combined() -> tuple[Query, tuple[str, ...]]:
+    """Every pattern file in one query, and the file each pattern index comes from.
 
-    A file may say `; requires: REGEX` on a line of its own: a blob in which REGEX finds nothing cannot
-    match any of its patterns, so the file's patterns are left out of that blob's query."""
-    out = []
-    for p in sorted(queries_dir().rglob("*.scm")):
-        m = _REQUIRES.search(p.read_text())
-        out.append((p.relative_to(queries_dir()).as_posix(), re.compile(m.group(1).strip().encode()) if m else None))
-    return tuple(out)
-
-
-_REQUIRES = re.compile(r"^;\s*requires:\s*(.+)$", re.MULTILINE)
-
-
-@functools.cache
-def combined(active: tuple[str, ...]) -> tuple[Query, tuple[str, ...]]:
-    """The pattern files `active` in one query, and the file each pattern index comes from.
-
-    Running one cursor over a tree visits it once, however many pattern files there are."""
+    Running one cursor over a tree visits it once, however many pattern files there are. (Leaving out,
+    per blob, the files whose keywords it lacks was measured slower: a query per combination of files
+    costs more to compile than the walk it saves.)"""
+    files = sorted(p.relative_to(queries_dir()).as_posix() for p in queries_dir().rglob("*.scm"))
     owner: list[str] = []
-    for rel in active:
+    for rel in files:
         owner.extend([rel] * query(rel).pattern_count)
-    return Query(LANGUAGE, "\n".join((queries_dir() / rel).read_text() for rel in active)), tuple(owner)
+    return Query(LANGUAGE, "\n".join((queries_dir() / rel).read_text() for rel in files)), tuple(owner)
 
 
 class _Primed:
@@ -69,15 +55,12 @@ class _Primed:
     found: dict[str, list[dict[str, list[Node]]]] = {}
 
 
-def prime(root: Node, data: bytes) -> None:
-    """Run every pattern that can match `data` over its tree in one pass; matches()/captures() on this
-    root then read the result (nothing, for a pattern file whose required bytes are absent)."""
-    active = tuple(rel for rel, needs in pattern_files() if needs is None or needs.search(data))
+def prime(root: Node) -> None:
+    """Run every pattern over a tree in one pass; matches()/captures() on this root then read the result."""
+    q, owner = combined()
     found: dict[str, list] = {}
-    if active:
-        q, owner = combined(active)
-        for index, caps in QueryCursor(q).matches(root):
-            found.setdefault(owner[index], []).append(caps)
+    for index, caps in QueryCursor(q).matches(root):
+        found.setdefault(owner[index], []).append(caps)
     _Primed.root, _Primed.found = root, found
 
 

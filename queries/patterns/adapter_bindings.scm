@@ -1,5 +1,4 @@
 ; Module-level assignments from make_adapters(P): tuple targets (parenthesised or not) or one name.
-; requires: make_adapters
 (module
   (expression_statement
     (assignment

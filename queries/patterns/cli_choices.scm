@@ -1,5 +1,4 @@
 ; The hard-coded era: parser.add_argument("--tool-call-parser", ..., choices=["mistral", "hermes"])
-; requires: --(tool-call|reasoning)-parser
 (call
   arguments: (argument_list
     . (string) @flag

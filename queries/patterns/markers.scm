@@ -1,5 +1,4 @@
 ; Comments (never strings, so a TODO in a docstring is not a marker); the HACK/TODO/FIXME/XXX word
 ; test is applied to the captured text.
-; requires: HACK|TODO|FIXME|XXX
 ((comment) @comment
   (#match? @comment "(^|[^A-Za-z0-9_])(HACK|TODO|FIXME|XXX)([^A-Za-z0-9_]|$)"))

@@ -1,6 +1,5 @@
 ; Branches that compare a requested parser name: `if tool_parser_name == "x":`, `elif ... in (...)`,
 ; set intersections, constants holding the name. The branch body is searched for the class it picks.
-; requires: parser
 (if_statement condition: (_) @cond consequence: (block) @body) @branch
 (elif_clause condition: (_) @cond consequence: (block) @body) @branch
 

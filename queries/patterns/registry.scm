@@ -1,5 +1,4 @@
 ; Registry forms vLLM has used (DESIGN.md section 2).
-; requires: register_(lazy_)?module|_TO_REGISTER
 
 ; @Manager.register_module("a") / (["a", "b"]) / (name=...) on a class
 (decorated_definition

@@ -2,7 +2,6 @@
 ;   <anything>.prev_tool_call_arr = [{"arguments": {}}]   (or a bare prev_tool_call_arr = ...)
 ; Every file in queries/plants/ is one plant; the file name is the plant's name. Capture the whole
 ; statement as @plant.
-; requires: prev_tool_call_arr
 ((assignment
    left: (_) @target
    right: (list . (dictionary . (pair key: (string) @key value: (dictionary) @value) .) .)) @plant
