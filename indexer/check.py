@@ -31,7 +31,7 @@ def check(db_path):
     db = connect(db_path, create=False, readonly=True)
     try:
         problems, notes, summary = run_checks(db.conn)
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
         problems, notes, summary = [f"the database cannot be read ({e})"], [], ""
     finally:
         db.conn.close()

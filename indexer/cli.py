@@ -61,7 +61,7 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
             raise Fail(e.message, e.hint) from None
-        except sqlite3.DatabaseError as e:  # a damaged page met mid-query, in any read command
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
             from .store import is_damaged
 
             if not is_damaged(e):

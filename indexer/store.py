@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .problems import Problem
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class StoreError(Problem):
@@ -76,7 +76,7 @@ create table if not exists bases (
     written text, resolved text, base_module text, keyword text);
 create table if not exists methods (
     unit_id integer not null references units(id), class text not null, name text, line integer,
-    end_line integer, body text);
+    end_line integer, body text, calls_super integer, delegates text);
 create table if not exists class_attrs (
     unit_id integer not null references units(id), class text not null, name text, value text, line integer,
     value_kind text, resolved text);
@@ -107,6 +107,10 @@ create table if not exists parser_map (
     reexport integer,              -- the registered module only re-exports a class defined elsewhere
     parent_class text, parent_file text,  -- the parser class the real class subclasses, when it is a parser
     reason text,                   -- why a chain could not be followed (impl = unresolved)
+    streaming text,                -- the streaming method as resolved: code | returns-none | raises-not-implemented | abstract | absent
+    wrapper_class text, wrapper_file text, wrapper_line integer,  -- a composed class that only delegates
+    notes text,                    -- JSON list of notes on where the logic is (inherited methods, stubs, wrappers)
+    code_sig text,                 -- digest of the (path, blob) pairs holding the name's own code
     primary key (version_id, kind, name)
 );
 create table if not exists parser_hops (
@@ -118,7 +122,31 @@ create table if not exists parser_hops (
 );
 create table if not exists name_checks (
     unit_id integer not null references units(id), kind text, name text, class text, module text,
-    line integer, via text, owner text);
+    line integer, via text, owner text, tested text);
+create table if not exists parser_methods (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null,
+    role text not null,            -- registered | engine | wrapper: whose resolution order
+    method text not null,
+    defining_class text, module text, file text, line integer, end_line integer,
+    body text,                     -- code | returns-none | raises-not-implemented | abstract | absent
+    own integer,                   -- defined by the role's class itself (not inherited)
+    calls_super integer, delegates text,
+    primary key (version_id, kind, name, role, method)
+) without rowid;
+create table if not exists parser_attrs (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null, role text not null, attribute text not null,
+    value text, defining_class text, file text, line integer, own integer,
+    primary key (version_id, kind, name, role, attribute)
+) without rowid;
+create table if not exists parser_code (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null, path text not null,
+    roles text not null,           -- why the file holds the name's code: registered, real, engine, wrapper, base
+    shared integer not null,       -- a framework file (its classes are no name's own): reported once in diffs
+    primary key (version_id, kind, name, path)
+) without rowid;
 """
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
@@ -191,16 +219,31 @@ VIEWS = {
         select v.label as version, p.kind, p.name, p.impl, p.registry_file, p.registry_line, p.reg_module,
                p.reg_class, p.reg_file, p.reg_line,
                p.form, p.real_class, p.real_module, p.real_file, p.real_line, p.adapter, p.alias_of, p.stub,
-               p.reexport, p.parent_class, p.parent_file, p.reason, v.ord as version_ord
+               p.reexport, p.parent_class, p.parent_file, p.reason, p.streaming, p.wrapper_class, p.wrapper_file,
+               p.wrapper_line, p.notes, p.code_sig, v.ord as version_ord
         from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'""",
+    "parser_methods_v": """
+        select v.label as version, m.kind, m.name, m.role, m.method, m.defining_class, m.module, m.file, m.line,
+               m.end_line, m.body, m.own, m.calls_super, m.delegates, v.ord as version_ord
+        from parser_methods m join versions v on v.id = m.version_id and v.status = 'complete'""",
+    "parser_attrs_v": """
+        select v.label as version, a.kind, a.name, a.role, a.attribute, a.value, a.defining_class, a.file,
+               a.line, a.own, v.ord as version_ord
+        from parser_attrs a join versions v on v.id = a.version_id and v.status = 'complete'""",
+    "parser_code_v": """
+        select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, u.blob_id,
+               v.ord as version_ord
+        from parser_code c join versions v on v.id = c.version_id and v.status = 'complete'
+        join files f on f.version_id = c.version_id and f.path = c.path join units u on u.id = f.unit_id""",
     "parser_hops_v": """
         select v.label as version, h.kind, h.name, h.step, h.hop, h.class, h.module, h.file, h.line,
                v.ord as version_ord
         from parser_hops h join versions v on v.id = h.version_id and v.status = 'complete'""",
     "lifecycle": """
         with present as (
-            select p.kind, p.name, v.label, v.ord, p.impl, p.real_file,
-                   lag(p.real_file) over w as prev_file, lag(v.ord) over w as prev_ord
+            select p.kind, p.name, v.label, v.ord, p.impl, p.real_file, p.code_sig,
+                   lag(p.real_file) over w as prev_file, lag(v.ord) over w as prev_ord,
+                   lag(p.code_sig) over w as prev_sig
             from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'
             window w as (partition by p.kind, p.name order by v.ord)
         ), spans as (
@@ -217,6 +260,9 @@ VIEWS = {
             (select group_concat(label, ', ') from (select label from present p where p.kind = s.kind
                 and p.name = s.name and p.prev_ord is not null
                 and coalesce(p.real_file, '') != coalesce(p.prev_file, '') order by p.ord)) as real_file_changed_in,
+            (select group_concat(label, ', ') from (select label from present p where p.kind = s.kind
+                and p.name = s.name and p.prev_ord is not null and coalesce(p.real_file, '') = coalesce(p.prev_file, '')
+                and coalesce(p.code_sig, '') != coalesce(p.prev_sig, '') order by p.ord)) as code_changed_in,
             (select label from versions v where v.status = 'complete' and v.ord > s.last_ord order by v.ord limit 1)
                 as removed_in,
             s.n as versions_present
@@ -262,7 +308,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
             conn = sqlite3.connect(str(path), timeout=30)
             conn.execute("select count(*) from sqlite_master").fetchone()
         conn.execute("pragma busy_timeout = 30000")
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # SQLite's message quoting garbage bytes
         if is_damaged(e):
             raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
         raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
@@ -276,14 +322,16 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         db = sqlite_utils.Database(conn)
         _setup(db, path)
         return db
-    except sqlite3.DatabaseError as e:  # pages of the schema or of meta that cannot be read
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # pages of the schema or of meta that cannot be read
         if not is_damaged(e):
             raise
         conn.close()
         raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
 
 
-def is_damaged(e: sqlite3.DatabaseError) -> bool:
+def is_damaged(e: Exception) -> bool:
+    if isinstance(e, UnicodeDecodeError):  # an error message of SQLite quoting garbage from a damaged page
+        return True
     name = getattr(e, "sqlite_errorname", "")
     if str(e).startswith("Could not decode to UTF-8"):  # text columns holding garbage bytes
         return True
@@ -329,6 +377,17 @@ def check_schema(db, path) -> None:
 MIGRATIONS: dict[int, str] = {
     # from version N to N+1. Tables, indexes and views are (re)created after the migrations run, so a
     # change to a view alone is a schema bump with an empty migration.
+    1: """
+        alter table methods add column calls_super integer;
+        alter table methods add column delegates text;
+        alter table name_checks add column tested text;
+        alter table parser_map add column streaming text;
+        alter table parser_map add column wrapper_class text;
+        alter table parser_map add column wrapper_file text;
+        alter table parser_map add column wrapper_line integer;
+        alter table parser_map add column notes text;
+        alter table parser_map add column code_sig text;
+    """,
 }
 
 

@@ -3,6 +3,8 @@ shape of their body, and class attributes assigned literal values."""
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from .ts import captures, line, qualname, query, text
@@ -67,12 +69,26 @@ def _head(expr: Node) -> str | None:
     return None
 
 
+# `self._tool_parser.extract_tool_calls(`, `self._parser_engine.parse(`: a call handed to another parser object
+_DELEGATION = re.compile(rb"\bself\.(_?[A-Za-z_]*parser[A-Za-z_]*)\.([A-Za-z_]\w*)\s*\(")
+
+
 def _method(defn: Node, stmt: Node) -> dict:
+    name = text(defn.child_by_field_name("name"))
+    body = defn.child_by_field_name("body")
+    decorators = [text(d.named_children[0]) for d in stmt.named_children if d.type == "decorator"] \
+        if stmt.type == "decorated_definition" else []
+    abstract = any(d.split(".")[-1] == "abstractmethod" for d in decorators)
+    code = body.text if body is not None else b""
+    delegated = _DELEGATION.search(code)
     return {
-        "name": text(defn.child_by_field_name("name")),
+        "name": name,
         "line": line(stmt),
         "end_line": defn.end_point.row + 1,
-        "body": _body_kind(defn.child_by_field_name("body")),
+        "body": "abstract" if abstract else _body_kind(body),
+        "calls_super": int(re.search(rb"\bsuper\([^)]*\)\s*\.\s*" + re.escape(name.encode()) + rb"\s*\(", code)
+                           is not None),
+        "delegates": f"{delegated.group(1).decode()}.{delegated.group(2).decode()}" if delegated else None,
     }
 
 

@@ -133,4 +133,4 @@ def _name_check(n: dict, path: str, names: Names) -> dict:
     if module is None and n.get("class"):
         module = names.module_of_name(n["class"])
     return {"kind": n["kind"], "name": n["name"], "class": n.get("class"), "module": module,
-            "line": n["line"], "via": n.get("via"), "owner": n.get("owner")}
+            "line": n["line"], "via": n.get("via"), "owner": n.get("owner"), "tested": n.get("tested")}

@@ -3,9 +3,16 @@ the real class in that branch, and class-based dispatch through `unified_parser_
 
 Rows: kind (tool / reasoning / unified, from the compared variable), name, class, module (when the branch
 imports the class; else resolved later through the file's imports), level (relative import), line, via.
+
+A class check (`if is_mistral_tool_parser(tool_parser_cls):`, `issubclass(tool_parser_cls, X)`) picks a class
+for every name whose registered class is (a subclass of) the tested class: its row has no name and
+`tested` = the tested class (`MistralToolParser`; for `is_<x>_tool_parser`, spelled from the function name
+as `<X>ToolParser`, matched ignoring case and underscores).
 """
 
 from __future__ import annotations
+
+import re
 
 from tree_sitter import Node
 
@@ -30,9 +37,14 @@ def extract(root: Node) -> list[dict]:
             if b"parser" not in cond.text and not any(c.encode() in cond.text for c in constants):
                 continue  # cheap test first: most branches compare nothing about parser names
             compared = _compared(cond, constants)
-            if not compared:
+            tested = None if compared else _class_check(cond)
+            if not compared and not tested:
                 continue
             picks = _picks(caps["body"][0])
+            if tested:
+                rows.extend({"kind": tested[0], "name": None, **pick, "line": line(caps["branch"][0]),
+                             "via": f"class check {tested[2]}", "tested": tested[1]} for pick in picks[:1])
+                continue
             for var, names in compared:
                 for name in names:
                     for pick in picks:
@@ -56,6 +68,30 @@ def _is_name_var(node: Node) -> str | None:
     written = text(node)
     last = written.split(".")[-1]
     return written if any(last.endswith(v) or last == v for v in NAME_VARS) else None
+
+
+def _class_check(cond: Node) -> tuple[str, str, str] | None:
+    """(kind, tested class, call as written) for `is_<x>_tool_parser(var)` / `issubclass(var, X)`, with
+    var a parser-class variable (`tool_parser_cls`)."""
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "call":
+            fn = text(n.child_by_field_name("function")).split(".")[-1]
+            args = [a for a in n.child_by_field_name("arguments").named_children if a.type != "comment"]
+            var = text(args[0]) if args else ""
+            if "parser" not in var.split(".")[-1]:
+                stack.extend(n.named_children)
+                continue
+            kind = "reasoning" if "reasoning" in var else "tool"
+            if fn in ("issubclass", "isinstance") and len(args) == 2 and args[1].type in ("identifier", "attribute"):
+                return kind, text(args[1]).split(".")[-1], text(n)
+            m = re.fullmatch(r"is_(\w+?)_(tool|reasoning)_parser", fn)
+            if m and len(args) == 1:
+                word = "".join(p.capitalize() for p in m.group(1).split("_"))
+                return m.group(2), f"{word}{m.group(2).capitalize()}Parser", text(n)
+        stack.extend(n.named_children)
+    return None
 
 
 def _strings(node: Node, constants: dict) -> list[str] | None:
