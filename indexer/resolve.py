@@ -14,18 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-ADAPTER_SUFFIXES = ("ParserToolAdapter", "ParserReasoningAdapter")
-ENGINE_ATTR = "_parser_engine_cls"  # an adapter declared by hand names its parser engine class here
-MAX_HOPS = 12
-
-
-@dataclass
-class Hop:
-    hop: str
-    cls: str | None
-    module: str | None
-    file: str | None
-    line: int | None
+from .classgraph import ADAPTER_SUFFIXES, MAX_HOPS, Cls, Hop, Version, class_at, find_symbol, mro, split
+from .logic import (
+    Logic,
+    behaviour,
+    code_files,
+    contract,
+    delegates,
+    delegation_note,
+    notes_json,
+    standalone,
+    streaming_of,
+    where,
+)
 
 
 @dataclass
@@ -36,110 +37,7 @@ class Resolution:
     adapter: str | None = None
     reexport: bool = False
     reason: str | None = None
-
-
-class Version:
-    """Lazy, cached views of one version's facts, by module."""
-
-    def __init__(self, conn, version_id: int, cache: dict | None = None):
-        self.conn, self.vid = conn, version_id
-        self.cache = {} if cache is None else cache  # unit id -> facts; units never change, so shareable
-        self.files = {m: (p, u) for m, p, u in conn.execute(
-            "select u.module, f.path, u.id from files f join units u on u.id = f.unit_id"
-            " where f.version_id = ? and f.path like '%.py'", [version_id])}
-        self._mods: dict[str, dict] = {}
-
-    def module(self, module: str) -> dict | None:
-        if module not in self.files:
-            return None
-        if module not in self._mods:
-            path, unit = self.files[module]
-            if unit not in self.cache:
-                self.cache[unit] = self._load(path, unit)
-            self._mods[module] = self.cache[unit]
-        return self._mods[module]
-
-    def _load(self, path: str, unit: int) -> dict:
-        """The facts of one unit that resolution reads, by name."""
-        c = self.conn
-        classes = {q: {"line": ln, "no_methods": nm} for q, ln, nm in c.execute(
-            "select qualname, line, no_methods from classes where unit_id = ?", [unit])}
-        bases: dict[str, list] = {}
-        for cls, written, resolved in c.execute(
-                "select class, written, resolved from bases where unit_id = ? and keyword is null order by pos",
-                [unit]):
-            bases.setdefault(cls, []).append((written, resolved))
-        imports = {}
-        for mod, name, alias, ln in c.execute(
-                "select module, name, alias, line from imports where unit_id = ? and name is not null"
-                " and star = 0 and in_function is null", [unit]):
-            imports[alias or name] = (mod, name, ln)
-        aliases = {n: (r, w, ln) for n, r, w, ln in c.execute(
-            "select name, resolved, written, line from aliases where unit_id = ?", [unit])}
-        bindings = {a: (p, ln) for a, p, ln in c.execute(
-            "select adapter, parser, line from adapter_bindings where unit_id = ?", [unit])}
-        dispatch = {}
-        for cls, owner, ln in c.execute(
-                "select class, owner, line from name_checks where unit_id = ? and name is null", [unit]):
-            dispatch[owner] = (cls, ln)
-        engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
-            "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
-            " and value_kind = 'name'", [unit, ENGINE_ATTR])}
-        n_methods = c.execute("select count(*) from methods where unit_id = ?", [unit]).fetchone()[0]
-        return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
-                "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
-                "n_methods": n_methods}
-
-    def resolve_in(self, module: str, dotted: str) -> str | None:
-        """What a name written in a module means (through its imports, else a class of its own)."""
-        m = self.module(module)
-        if m is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        if head in m["imports"]:
-            mod, name, _ = m["imports"][head]
-            return f"{mod}.{name}" + ("." + rest if rest else "")
-        if head in m["classes"]:
-            return f"{module}.{dotted}"
-        return None
-
-
-def split(dotted: str, v: Version) -> tuple[str, str]:
-    """Split a dotted name into (module, attribute path) on the longest module that is a file."""
-    parts = dotted.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        mod = ".".join(parts[:i])
-        if mod in v.files:
-            return mod, ".".join(parts[i:])
-    return dotted.rpartition(".")[0], dotted.rpartition(".")[2]
-
-
-def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int = 0):
-    """Follow re-exports to where `name` is defined: ("class"|"binding", module, name) or (None, reason)."""
-    m = v.module(module)
-    if m is None:
-        return None, f"module {module} is not a file of this version in scope"
-    if name in m["classes"]:
-        return "class", module, name
-    if name in m["bindings"]:
-        return "binding", module, name
-    if name in m["aliases"] and depth < MAX_HOPS:
-        resolved, written, line = m["aliases"][name]
-        if not resolved:
-            return None, f"{name} in {module} is an alias of {written}, which is neither imported nor defined there"
-        hops.append(Hop("alias", name, module, m["path"], line))
-        return find_symbol(v, *split(resolved, v), hops, depth + 1)
-    if name in m["imports"] and depth < MAX_HOPS:
-        src_mod, src_name, line = m["imports"][name]
-        target = src_mod if src_mod in v.files else None
-        if target is None:
-            sub = f"{src_mod}.{src_name}"
-            if sub in v.files:  # `from pkg import submodule`
-                return None, f"{module} imports module {sub}, not a class"
-            return None, f"{name} is imported in {module} from {src_mod}, which is not a file of this version in scope"
-        hops.append(Hop("reexport", name, module, m["path"], line))
-        return find_symbol(v, target, src_name, hops, depth + 1)
-    return None, f"{name} is not defined in {module}"
+    reg_key: tuple[str, str] | None = None  # (module, class) where the registered class is defined
 
 
 def resolve_class(v: Version, module: str, cls: str) -> Resolution:
@@ -147,12 +45,14 @@ def resolve_class(v: Version, module: str, cls: str) -> Resolution:
     found = find_symbol(v, module, cls, res.hops)
     if found[0] == "binding" and found[2].endswith(ADAPTER_SUFFIXES):
         res.reexport = bool(res.hops)
+        res.reg_key = (found[1], found[2])
         return _adapter(v, res, found[1], found[2])
     if found[0] != "class":
         res.impl, res.reason = "unresolved", found[1] if found[0] is None else f"{cls} in {module} is not a class"
         return res
     _, mod, name = found
     res.reexport = bool(res.hops)
+    res.reg_key = (mod, name)
     m = v.module(mod)
     here = Hop("class", name, mod, m["path"], m["classes"][name]["line"])
     res.hops.append(here)
@@ -237,69 +137,206 @@ def _to_real(v: Version, res: Resolution, full: str | None, impl: str, written: 
     return res
 
 
-def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
-    """Fill parser_map and parser_hops for one version; returns how many names it registers.
+@dataclass
+class Named:
+    """One registered name of a version while it is resolved."""
 
-    `cache` (unit id -> facts) may be shared by the versions of one build."""
+    kind: str
+    name: str
+    form: str
+    registry_file: str
+    registry_line: int
+    module: str | None
+    cls: str | None
+    res: Resolution
+    reg: Cls | None = None  # the registered class, where it is defined
+    composed: Resolution | None = None  # what the parser manager composes for the name, if anything
+    logic: Logic = field(default_factory=Logic)
+
+
+def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
+    """Fill parser_map, parser_hops, parser_methods, parser_attrs and parser_code for one version; returns
+    how many names it registers. `cache` (unit id -> facts) may be shared by the versions of one build."""
     conn = db.conn
     v = Version(conn, version_id, cache)
     regs = conn.execute(
-        "select r.kind, r.name, r.module, r.class, r.form, f.path, r.line, u.module from registrations r"
-        " join files f on f.unit_id = r.unit_id join units u on u.id = r.unit_id"
+        "select r.kind, r.name, r.module, r.class, r.form, f.path, r.line from registrations r"
+        " join files f on f.unit_id = r.unit_id"
         " where f.version_id = ? order by r.kind, r.name, f.path, r.line", [version_id]).fetchall()
     checks: dict[tuple[str, str], list] = {}
-    for kind, name, cls, module, path, line, fmod in conn.execute(
-            "select n.kind, n.name, n.class, n.module, f.path, n.line, u.module from name_checks n"
+    class_checks: list[tuple] = []
+    for kind, name, cls, module, path, line, fmod, tested in conn.execute(
+            "select n.kind, n.name, n.class, n.module, f.path, n.line, u.module, n.tested from name_checks n"
             " join files f on f.unit_id = n.unit_id join units u on u.id = n.unit_id"
-            " where f.version_id = ? and n.name is not null", [version_id]):
-        checks.setdefault((kind, name), []).append((cls, module, path, line, fmod))
-    rows, hop_rows, chosen = [], [], {}
-    for kind, name, module, cls, form, path, line, _fmod in regs:
-        key = (kind, name)
-        if key in chosen:  # first registration wins (a leftover decorator duplicating a dict entry)
-            continue
-        chosen[key] = True
-        reg = Hop("registered", cls, module, path, line)
-        if (kind, name) in checks:
-            res = _name_check(v, checks[(kind, name)], form)
-        elif form == "cli-choices":
-            res = Resolution(impl="unresolved", reason="no branch of the serving code picks a class for this name")
+            " where f.version_id = ? and (n.name is not null or n.tested is not null)", [version_id]):
+        if name is not None:
+            checks.setdefault((kind, name), []).append((cls, module, path, line, fmod))
+        else:
+            class_checks.append((kind, tested, (cls, module, path, line, fmod)))
+    names: list[Named] = []
+    seen: set[tuple[str, str]] = set()
+    for kind, name, module, cls, form, path, line in regs:
+        if (kind, name) in seen:
+            continue  # first registration wins (a leftover decorator duplicating a dict entry)
+        seen.add((kind, name))
+        if form == "cli-choices":
+            res = _name_check(v, checks[(kind, name)], form) if (kind, name) in checks else Resolution(
+                impl="unresolved", reason="no branch of the serving code picks a class for this name")
         elif not module or not cls:
             res = Resolution(impl="unresolved", reason="the registration names no module or class")
         else:
             res = resolve_class(v, module, cls)
-        hops = [reg] + res.hops
-        reg_mod = v.module(module) if module else None
+        n = Named(kind, name, form, path, line, module, cls, res)
+        n.reg = class_at(v, *res.reg_key) if res.reg_key else None
+        names.append(n)
+    registered_keys = {n.reg.key for n in names if n.reg}
+    _compositions(v, names, checks, class_checks)
+    parser_keys = registered_keys | {(r.real.module, r.real.cls) for n in names for r in (n.res, n.composed)
+                                     if r is not None and r.real is not None}
+    for n in names:
+        _decide(v, n, registered_keys, parser_keys)
+    own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
+    blobs = dict(conn.execute("select f.path, u.blob_id from files f join units u on u.id = f.unit_id"
+                              " where f.version_id = ?", [version_id]))
+    rows, hop_rows, method_rows, attr_rows, code_rows = [], [], [], [], []
+    for n in names:
+        res, logic = n.res, n.logic
+        reg_mod = v.module(n.module) if n.module else None
         reg_file = reg_mod["path"] if reg_mod else None
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
+        real, wrapper = logic.real, logic.roles.get("wrapper")
+        files, sig = code_files(v, logic, own_keys, blobs)
         rows.append({
-            "kind": kind, "name": name, "registry_file": path, "registry_line": line, "reg_module": module,
-            "reg_class": cls, "reg_file": reg_file, "reg_line": reg_line, "form": form, "impl": res.impl,
-            "real_class": res.real.cls if res.real else None, "real_module": res.real.module if res.real else None,
-            "real_file": res.real.file if res.real else None, "real_line": res.real.line if res.real else None,
+            "kind": n.kind, "name": n.name, "registry_file": n.registry_file, "registry_line": n.registry_line,
+            "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,
+            "impl": res.impl, "real_class": real.name if real else None, "real_module": real.module if real else None,
+            "real_file": real.path if real else None, "real_line": real.line if real else None,
             "adapter": res.adapter, "stub": int(reg_mod["n_methods"] == 0) if reg_mod else None,
-            "reexport": int(res.reexport), "reason": res.reason,
+            "reexport": int(res.reexport), "reason": res.reason, "streaming": logic.streaming,
+            "wrapper_class": wrapper.name if wrapper else None, "wrapper_file": wrapper.path if wrapper else None,
+            "wrapper_line": wrapper.line if wrapper else None, "notes": notes_json(logic.notes), "code_sig": sig,
         })
-        hop_rows.extend((version_id, kind, name, i, h.hop, h.cls, h.module, h.file, h.line)
+        hops = [Hop("registered", n.cls, n.module, n.registry_file, n.registry_line)] + res.hops
+        hop_rows.extend((version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
                         for i, h in enumerate(hops))
+        key = (version_id, n.kind, n.name)
+        method_rows.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
+        attr_rows.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
+        code_rows.extend((*key, f["path"], f["roles"], f["shared"]) for f in files)
     _aliases_and_parents(v, rows)
     cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
             "form", "impl", "real_class",
             "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
-            "parent_file", "reason"]
-    conn.execute("delete from parser_map where version_id = ?", [version_id])
-    conn.execute("delete from parser_hops where version_id = ?", [version_id])
+            "parent_file", "reason", "streaming", "wrapper_class", "wrapper_file", "wrapper_line", "notes",
+            "code_sig"]
+    for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code"):
+        conn.execute(f"delete from {table} where version_id = ?", [version_id])
     conn.executemany(f"insert into parser_map(version_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                      [(version_id, *[r.get(c) for c in cols]) for r in rows])
     conn.executemany("insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line)"
                      " values (?, ?, ?, ?, ?, ?, ?, ?, ?)", hop_rows)
+    conn.executemany(f"insert or ignore into parser_methods(version_id, kind, name, {', '.join(METHOD_COLS)})"
+                     f" values (?, ?, ?{', ?' * len(METHOD_COLS)})", method_rows)
+    conn.executemany(f"insert or ignore into parser_attrs(version_id, kind, name, {', '.join(ATTR_COLS)})"
+                     f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", attr_rows)
+    conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared) values (?, ?, ?, ?, ?, ?)",
+                     code_rows)
     return len(regs)
 
 
-def _name_check(v: Version, picks: list, form: str) -> Resolution:
+METHOD_COLS = ("role", "method", "defining_class", "module", "file", "line", "end_line", "body", "own",
+               "calls_super", "delegates")
+ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own")
+
+
+def _compositions(v: Version, names: list[Named], checks: dict, class_checks: list) -> None:
+    """What the parser manager composes for each name: a class its name check (or class check) picks, or
+    the unified registry's parser of the same name (which the manager prefers, v0.16.0 - v0.22.x)."""
+    unified = {n.name: n for n in names if n.kind == "unified" and n.reg is not None}
+    for n in names:
+        if n.form == "cli-choices":
+            continue
+        if (n.kind, n.name) in checks:
+            n.composed = _name_check(v, checks[(n.kind, n.name)], n.form)
+            continue
+        if n.reg is not None and n.kind in ("tool", "reasoning"):
+            order = {_norm(c.name) for c in mro(v, n.reg)}
+            pick = next((p for kind, tested, p in class_checks if kind == n.kind and _norm(tested) in order), None)
+            if pick is not None:
+                n.composed = _name_check(v, [pick], n.form, hop="class-check")
+                continue
+            u = unified.get(n.name)
+            if u is not None and u.res.impl != "unresolved":
+                n.composed = Resolution(impl="name-check", hops=[
+                    Hop("unified-registry", u.cls, u.module, u.registry_file, u.registry_line)],
+                    real=Hop("real", u.reg.name, u.reg.module, u.reg.path, u.reg.line), reg_key=u.reg.key)
+                n.composed.hops.append(n.composed.real)
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> None:
+    """Apply the rule of indexer/logic.py: the class whose code does the parsing, and the hops to it."""
+    logic, res, comp = n.logic, n.res, n.composed
+    composed = class_at(v, comp.real.module, comp.real.cls) if comp is not None and comp.real else None
+    if n.form == "cli-choices":  # the hard-coded era: the class the serving code picks
+        picked = class_at(v, res.real.module, res.real.cls) if res.real else None
+        if picked is not None:
+            logic.roles["registered"] = picked
+            standalone(v, n.kind, picked, registered_keys, logic)
+    elif composed is not None and comp.impl != "unresolved" and not delegates(v, composed, n.kind):
+        n.res = res = comp  # the composed class does the work itself
+        if n.reg is not None:
+            logic.roles["registered"] = n.reg
+        logic.roles["composed"] = composed
+        logic.real = composed
+        logic.streaming = streaming_of(v, composed, "unified")
+    elif res.impl == "unified":
+        engine = class_at(v, res.real.module, res.real.cls)
+        logic.roles.update({"registered": n.reg, "engine": engine})
+        logic.real = engine
+        logic.streaming = streaming_of(v, engine, n.kind)
+        if composed is not None:
+            logic.roles["wrapper"] = composed
+            logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}) around it; the"
+                               f" engine class declared on the registered adapter, {engine.name}, does the parsing")
+            res.hops = _composition_hops(comp, composed) + res.hops
+    elif comp is not None and comp.impl == "unresolved":
+        n.res = comp
+        if n.reg is not None:
+            logic.roles["registered"] = n.reg
+    elif res.impl != "unresolved" and n.reg is not None:
+        logic.roles["registered"] = n.reg
+        standalone(v, n.kind, n.reg, registered_keys, logic)
+        if logic.inherited_from is not None:
+            d = logic.inherited_from
+            res.hops.append(Hop("real", d.name, d.module, d.path, d.line))
+        if composed is not None:
+            logic.roles["wrapper"] = composed
+            logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}), a wrapper that"
+                               f" hands extraction to the registered parser")
+            res.hops = _composition_hops(comp, composed) + res.hops
+        if n.kind == "unified" and delegates(v, n.reg, "unified") and (note := delegation_note(v, n.reg)):
+            logic.notes.append(note)
+    for role, c in logic.roles.items():
+        if c is not None:
+            logic.methods.extend(contract(v, role, c, n.kind))
+            logic.attrs.extend(behaviour(v, role, c, parser_keys))
+    logic.roles = {r: c for r, c in logic.roles.items() if c is not None}
+
+
+def _composition_hops(comp: Resolution, wrapper: Cls) -> list[Hop]:
+    """The composition's hops with its class shown as a wrapper (where the wrapper class is defined)."""
+    return [h for h in comp.hops if h.hop != "real"] + [Hop("wrapper", wrapper.name, wrapper.module, wrapper.path,
+                                                            wrapper.line)]
+
+
+def _name_check(v: Version, picks: list, form: str, hop: str = "name-check") -> Resolution:
     cls, module, path, line, fmod = picks[0]
     res = Resolution(impl="name-check" if form != "cli-choices" else "dispatch")
-    res.hops.append(Hop("name-check" if form != "cli-choices" else "dispatch", cls, fmod, path, line))
+    res.hops.append(Hop(hop if form != "cli-choices" else "dispatch", cls, fmod, path, line))
     full = _written_in(v, fmod, cls) if module is None else f"{module}.{cls}"
     return _to_real(v, res, full, res.impl, cls, fmod)
 

@@ -1,0 +1,268 @@
+"""The classes of one version as Python sees them: names resolved through imports, re-exports and aliases,
+bases resolved across files (an adapter made by `make_adapters(P)` is a class too, with the generic adapter
+as its base and `_parser_engine_cls = P`), and each class's method resolution order (C3, as Python computes
+it), from which the method or attribute a class really uses is read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ADAPTER_SUFFIXES = ("ParserToolAdapter", "ParserReasoningAdapter")
+ENGINE_ATTR = "_parser_engine_cls"  # an adapter declared by hand names its parser engine class here
+MAX_HOPS = 12
+
+
+@dataclass
+class Hop:
+    hop: str
+    cls: str | None
+    module: str | None
+    file: str | None
+    line: int | None
+
+
+class Version:
+    """Lazy, cached views of one version's facts, by module."""
+
+    def __init__(self, conn, version_id: int, cache: dict | None = None):
+        self.conn, self.vid = conn, version_id
+        self.cache = {} if cache is None else cache  # unit id -> facts; units never change, so shareable
+        self.files = {m: (p, u) for m, p, u in conn.execute(
+            "select u.module, f.path, u.id from files f join units u on u.id = f.unit_id"
+            " where f.version_id = ? and f.path like '%.py'", [version_id])}
+        self._mods: dict[str, dict] = {}
+
+    def module(self, module: str) -> dict | None:
+        if module not in self.files:
+            return None
+        if module not in self._mods:
+            path, unit = self.files[module]
+            if unit not in self.cache:
+                self.cache[unit] = self._load(path, unit)
+            self._mods[module] = self.cache[unit]
+        return self._mods[module]
+
+    def _load(self, path: str, unit: int) -> dict:
+        """The facts of one unit that resolution reads, by name."""
+        c = self.conn
+        classes = {q: {"line": ln, "end_line": end, "no_methods": nm} for q, ln, end, nm in c.execute(
+            "select qualname, line, end_line, no_methods from classes where unit_id = ?", [unit])}
+        methods: dict[str, dict[str, dict]] = {}
+        for cls, name, ln, end, body, sup, dele in c.execute(
+                "select class, name, line, end_line, body, calls_super, delegates from methods where unit_id = ?"
+                " order by line", [unit]):
+            methods.setdefault(cls, {}).setdefault(name, {"line": ln, "end_line": end, "body": body,
+                                                           "calls_super": sup, "delegates": dele})
+        attrs: dict[str, dict[str, dict]] = {}
+        for cls, name, val, kind, res, ln in c.execute(
+                "select class, name, value, value_kind, resolved, line from class_attrs where unit_id = ?"
+                " order by line", [unit]):
+            attrs.setdefault(cls, {})[name] = {"value": val, "value_kind": kind, "resolved": res, "line": ln}
+        bases: dict[str, list] = {}
+        for cls, written, resolved in c.execute(
+                "select class, written, resolved from bases where unit_id = ? and keyword is null order by pos",
+                [unit]):
+            bases.setdefault(cls, []).append((written, resolved))
+        imports = {}
+        for mod, name, alias, ln in c.execute(
+                "select module, name, alias, line from imports where unit_id = ? and name is not null"
+                " and star = 0 and in_function is null", [unit]):
+            imports[alias or name] = (mod, name, ln)
+        aliases = {n: (r, w, ln) for n, r, w, ln in c.execute(
+            "select name, resolved, written, line from aliases where unit_id = ?", [unit])}
+        bindings = {a: (p, ln) for a, p, ln in c.execute(
+            "select adapter, parser, line from adapter_bindings where unit_id = ?", [unit])}
+        dispatch = {}
+        for cls, owner, ln in c.execute(
+                "select class, owner, line from name_checks where unit_id = ? and name is null"
+                " and owner is not null", [unit]):
+            dispatch[owner] = (cls, ln)
+        engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
+            "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
+            " and value_kind = 'name'", [unit, ENGINE_ATTR])}
+        n_methods = sum(len(ms) for ms in methods.values())
+        return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
+                "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
+                "n_methods": n_methods, "methods": methods, "attrs": attrs}
+
+    def resolve_in(self, module: str, dotted: str) -> str | None:
+        """What a name written in a module means (through its imports, else a class of its own)."""
+        m = self.module(module)
+        if m is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        if head in m["imports"]:
+            mod, name, _ = m["imports"][head]
+            return f"{mod}.{name}" + ("." + rest if rest else "")
+        if head in m["classes"]:
+            return f"{module}.{dotted}"
+        return None
+
+
+def split(dotted: str, v: Version) -> tuple[str, str]:
+    """Split a dotted name into (module, attribute path) on the longest module that is a file."""
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        mod = ".".join(parts[:i])
+        if mod in v.files:
+            return mod, ".".join(parts[i:])
+    return dotted.rpartition(".")[0], dotted.rpartition(".")[2]
+
+
+def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int = 0):
+    """Follow re-exports to where `name` is defined: ("class"|"binding", module, name) or (None, reason)."""
+    m = v.module(module)
+    if m is None:
+        return None, f"module {module} is not a file of this version in scope"
+    if name in m["classes"]:
+        return "class", module, name
+    if name in m["bindings"]:
+        return "binding", module, name
+    if name in m["aliases"] and depth < MAX_HOPS:
+        resolved, written, line = m["aliases"][name]
+        if not resolved:
+            return None, f"{name} in {module} is an alias of {written}, which is neither imported nor defined there"
+        hops.append(Hop("alias", name, module, m["path"], line))
+        return find_symbol(v, *split(resolved, v), hops, depth + 1)
+    if name in m["imports"] and depth < MAX_HOPS:
+        src_mod, src_name, line = m["imports"][name]
+        target = src_mod if src_mod in v.files else None
+        if target is None:
+            sub = f"{src_mod}.{src_name}"
+            if sub in v.files:  # `from pkg import submodule`
+                return None, f"{module} imports module {sub}, not a class"
+            return None, f"{name} is imported in {module} from {src_mod}, which is not a file of this version in scope"
+        hops.append(Hop("reexport", name, module, m["path"], line))
+        return find_symbol(v, target, src_name, hops, depth + 1)
+    return None, f"{name} is not defined in {module}"
+
+
+
+
+@dataclass(frozen=True)
+class Cls:
+    """A class of one version: defined in a file, or made by `make_adapters()` (`binding`: its line is the
+    assignment's)."""
+
+    module: str
+    name: str
+    path: str
+    line: int
+    end_line: int | None = None
+    binding: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.module, self.name
+
+
+def class_at(v: Version, module: str, name: str) -> Cls | None:
+    """The class (or make_adapters() binding) `name` defined in `module` itself."""
+    m = v.module(module)
+    if m is None:
+        return None
+    if name in m["classes"]:
+        c = m["classes"][name]
+        return Cls(module, name, m["path"], c["line"], c["end_line"])
+    if name in m["bindings"]:
+        return Cls(module, name, m["path"], m["bindings"][name][1], m["bindings"][name][1], binding=True)
+    return None
+
+
+def lookup(v: Version, dotted: str | None) -> Cls | None:
+    """The class a full dotted name means, through re-exports and aliases."""
+    if not dotted:
+        return None
+    found = find_symbol(v, *split(dotted, v), [])
+    return class_at(v, found[1], found[2]) if found[0] in ("class", "binding") else None
+
+
+def bases(v: Version, c: Cls) -> list[Cls]:
+    """Direct bases in order, those that resolve to a class of this version (others are outside the scope)."""
+    memo = v.__dict__.setdefault("_bases", {})
+    if c.key in memo:
+        return memo[c.key]
+    out: list[Cls] = []
+    if c.binding:
+        generic = _generic_adapter(v, c)
+        out = [generic] if generic else []
+    else:
+        for written, resolved in v.module(c.module)["bases"].get(c.name, []):
+            base = lookup(v, resolved or v.resolve_in(c.module, written.split("[")[0]))
+            if base is not None and base != c:
+                out.append(base)
+    memo[c.key] = out
+    return out
+
+
+def _generic_adapter(v: Version, c: Cls) -> Cls | None:
+    """The class make_adapters() subclasses for this binding: in the module make_adapters comes from, the
+    class named like the binding's role (…ToolAdapter / …ReasoningAdapter)."""
+    imported = v.module(c.module)["imports"].get("make_adapters")
+    home = v.module(imported[0]) if imported else None
+    if home is None:
+        return None
+    role = "ToolAdapter" if c.name.endswith("ToolAdapter") else "ReasoningAdapter"
+    names = sorted((q for q in home["classes"] if q.endswith(role) and "." not in q), key=len)
+    return class_at(v, imported[0], names[0]) if names else None
+
+
+def mro(v: Version, c: Cls, _active: frozenset = frozenset()) -> list[Cls]:
+    """The method resolution order Python computes (C3). An inconsistent hierarchy (Python would raise)
+    falls back to depth-first order, so resolution still says something; a cycle stops."""
+    memo = v.__dict__.setdefault("_mro", {})
+    if c.key in memo:
+        return memo[c.key]
+    if c.key in _active or len(_active) > MAX_HOPS * 2:
+        return [c]
+    direct = bases(v, c)
+    seqs = [mro(v, b, _active | {c.key}) for b in direct] + [direct]
+    merged = _c3([list(s) for s in seqs])
+    if merged is None:
+        merged = list(dict.fromkeys(x for s in seqs for x in s))
+    memo[c.key] = out = [c] + merged
+    return out
+
+
+def _c3(seqs: list[list[Cls]]) -> list[Cls] | None:
+    out: list[Cls] = []
+    seqs = [s for s in seqs if s]
+    while seqs:
+        head = next((s[0] for s in seqs if not any(s[0] in t[1:] for t in seqs)), None)
+        if head is None:
+            return None
+        out.append(head)
+        seqs = [[x for x in s if x != head] for s in seqs]
+        seqs = [s for s in seqs if s]
+    return out
+
+
+def methods(v: Version, c: Cls) -> dict[str, dict]:
+    """The methods a class defines itself (name -> line, end_line, body, calls_super, delegates)."""
+    return {} if c.binding else v.module(c.module)["methods"].get(c.name, {})
+
+
+def attrs(v: Version, c: Cls) -> dict[str, dict]:
+    """The class attributes a class sets itself (name -> value, value_kind, resolved, line); an adapter
+    made by make_adapters(P) sets `_parser_engine_cls = P`."""
+    if c.binding:
+        parser, line = v.module(c.module)["bindings"][c.name]
+        return {ENGINE_ATTR: {"value": parser, "value_kind": "name", "resolved": parser, "line": line}}
+    return v.module(c.module)["attrs"].get(c.name, {})
+
+
+def resolve_method(v: Version, order: list[Cls], method: str, start: int = 0) -> tuple[Cls, dict] | None:
+    """The first class of `order` (from position `start`) defining `method`, with the method."""
+    for c in order[start:]:
+        found = methods(v, c).get(method)
+        if found is not None:
+            return c, found
+    return None
+
+
+def resolve_attr(v: Version, order: list[Cls], attr: str) -> tuple[Cls, dict] | None:
+    for c in order:
+        found = attrs(v, c).get(attr)
+        if found is not None:
+            return c, found
+    return None

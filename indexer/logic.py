@@ -1,0 +1,230 @@
+"""Where the logic lives: each name's contract methods and behaviour attributes resolved through the class
+hierarchy as Python resolves them, the class whose code does the parsing, delegating wrappers, notes, and
+the files holding the name's own code.
+
+The rule (README, "Where the parsing code is"):
+
+- behind an adapter (unified): the engine class `P` (`_parser_engine_cls`, set by `make_adapters(P)` or
+  declared). A class the parser manager composes around it is a `wrapper` hop.
+- standalone: the class that defines the primary extraction method (`extract_tool_calls`; reasoning:
+  `extract_reasoning`, or `extract_reasoning_content` before it) when that is the registered class itself
+  or another name's registered class it inherits it from; inherited from a framework base no name
+  registers (the abstract `ToolParser`, a generic thinking-tags base), the registered class stays the real
+  one and a note names the base and its line.
+- composed by a name check (or a class check, or the unified registry under the same name): the composed
+  class is real when its own `parse` / `parse_delta` do the work; when they end in a class that hands
+  extraction to the registered parser (`self._tool_parser.extract_tool_calls(...)`), possibly through
+  overrides that call `super()`, it is a `wrapper` hop and the registered side is real.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from .classgraph import ENGINE_ATTR, Cls, Version, attrs, class_at, methods, mro, resolve_attr, resolve_method
+
+TOOL = ("extract_tool_calls", "extract_tool_calls_streaming", "adjust_request")
+REASONING = ("extract_reasoning", "extract_reasoning_streaming", "extract_reasoning_content",
+             "extract_reasoning_content_streaming", "is_reasoning_end", "extract_content_ids")
+ENGINE = ("parse", "parse_delta")
+CONTRACT = {"tool": TOOL, "reasoning": REASONING, "unified": ENGINE + TOOL[:2] + REASONING[:2]}
+PRIMARY = {"tool": ("extract_tool_calls",), "reasoning": ("extract_reasoning", "extract_reasoning_content"),
+           "unified": ("parse",)}
+STREAMING = {"tool": ("extract_tool_calls_streaming",),
+             "reasoning": ("extract_reasoning_streaming", "extract_reasoning_content_streaming"),
+             "unified": ("parse_delta",)}
+NOT_WORKING = {"returns-none": "returns None", "raises-not-implemented": "raises NotImplementedError",
+               "abstract": "is abstract"}
+
+
+@dataclass
+class Logic:
+    """Where one name's logic is, in one version."""
+
+    roles: dict[str, Cls] = field(default_factory=dict)  # registered | engine | wrapper | composed -> class
+    real: Cls | None = None
+    inherited_from: Cls | None = None  # another name's registered class the extraction comes from
+    notes: list[str] = field(default_factory=list)
+    streaming: str | None = None
+    methods: list[dict] = field(default_factory=list)  # rows of parser_methods
+    attrs: list[dict] = field(default_factory=list)  # rows of parser_attrs
+
+
+def where(c: Cls, line: int | None = None) -> str:
+    return f"{c.path}:{line if line is not None else c.line}"
+
+
+def contract(v: Version, role: str, c: Cls, kind: str) -> list[dict]:
+    """One row per contract method of `kind` as `c` resolves it (engine classes: parse and parse_delta too)."""
+    wanted = CONTRACT[kind] if role == "registered" else tuple(dict.fromkeys(ENGINE + CONTRACT[kind]))
+    order = mro(v, c)
+    rows = []
+    for name in wanted:
+        found = resolve_method(v, order, name)
+        if found is None:
+            rows.append({"role": role, "method": name, "defining_class": None, "module": None, "file": None,
+                         "line": None, "end_line": None, "body": "absent", "own": 0, "calls_super": None,
+                         "delegates": None})
+            continue
+        d, m = found
+        rows.append({"role": role, "method": name, "defining_class": d.name, "module": d.module, "file": d.path,
+                     "line": m["line"], "end_line": m["end_line"], "body": m["body"], "own": int(d == c),
+                     "calls_super": m["calls_super"], "delegates": m["delegates"]})
+    return rows
+
+
+def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
+    """Class attributes that decide behaviour: those a framework base in `c`'s resolution order declares
+    (`supports_required_and_named`, `structural_tag_model`, ...), and `_parser_engine_cls`, each as `c`
+    resolves it, with the class that sets it."""
+    order = mro(v, c)
+    names = {ENGINE_ATTR}
+    for k in order:
+        if k.key not in parser_keys and k != c:
+            names.update(attrs(v, k))
+    rows = []
+    for name in sorted(names):
+        found = resolve_attr(v, order, name)
+        if found is None:
+            continue
+        d, a = found
+        rows.append({"role": role, "attribute": name, "value": a["value"], "defining_class": d.name,
+                     "file": d.path, "line": a["line"], "own": int(d == c)})
+    return rows
+
+
+def _first(v: Version, order: list[Cls], names: tuple[str, ...]):
+    return next((f for n in names if (f := resolve_method(v, order, n)) is not None), None)
+
+
+def _past_super(v: Version, order: list[Cls], name: str):
+    """The definer of `name` whose body does the work: an override that calls super() passes on."""
+    start = 0
+    while (found := resolve_method(v, order, name, start)) is not None:
+        if not found[1]["calls_super"]:
+            return found
+        start = order.index(found[0]) + 1
+    return None
+
+
+def delegates(v: Version, c: Cls, kind: str) -> bool:
+    """Whether a composed class only hands extraction to the registered parsers: its parse / parse_delta
+    end (past overrides calling super()) in a class whose extraction methods delegate to another parser
+    object (`self._tool_parser.extract_tool_calls(...)`)."""
+    order = mro(v, c)
+    primaries = tuple(dict.fromkeys(PRIMARY[kind] + PRIMARY["tool"] + PRIMARY["reasoning"]))
+    checked = False
+    for name in ENGINE:
+        found = _past_super(v, order, name)
+        if found is None:
+            continue
+        checked = True
+        own = methods(v, found[0])
+        if not any(own.get(p, {}).get("delegates") for p in primaries):
+            return False
+    if checked:
+        return True
+    found = _first(v, order, PRIMARY[kind])
+    return found is not None and bool(found[1]["delegates"])
+
+
+def _body_note(kind: str, what: str, d: Cls, m: dict, name: str) -> str | None:
+    if m["body"] in NOT_WORKING:
+        return f"{what}: {d.name}.{name} {NOT_WORKING[m['body']]} ({where(d, m['line'])})"
+    return None
+
+
+def standalone(v: Version, kind: str, reg: Cls, registered_keys: set, logic: Logic) -> None:
+    """The real class of a name whose registered class (or the class the serving code dispatches to)
+    carries its own logic or inherits it."""
+    order = mro(v, reg)
+    primary = _first(v, order, PRIMARY[kind])
+    streaming = _first(v, order, STREAMING[kind])
+    logic.real = reg
+    if primary is not None and primary[0] != reg:
+        d = primary[0]
+        if d.key in registered_keys:
+            logic.real, logic.inherited_from = d, d
+            logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), another name's registered parser")
+        elif primary[1]["body"] not in NOT_WORKING:
+            logic.notes.append(f"{_method_name(v, primary)}: inherited from {d.name}, {where(d, primary[1]['line'])}")
+    both = [f for f in (primary, streaming) if f is not None]
+    if len(both) == 2 and all(f[1]["body"] == "raises-not-implemented" for f in both):
+        names = " and ".join(_method_name(v, f) for f in both)
+        logic.notes.append(f"selector stub: {names} raise NotImplementedError ({reg.name}, {where(reg)}): the"
+                           " class only declares the name; another parser does the parsing")
+    elif primary is not None and (note := _body_note(kind, "extraction", primary[0], primary[1],
+                                                     _method_name(v, primary))):
+        logic.notes.append(note)
+    if streaming is None:
+        logic.notes.append("streaming: no streaming method in the resolution order")
+    elif not (len(both) == 2 and all(f[1]["body"] == "raises-not-implemented" for f in both)):
+        d, m = streaming
+        note = _body_note(kind, "streaming", d, m, _method_name(v, streaming))
+        if note:
+            logic.notes.append(note)
+        elif d != logic.real and d.key not in registered_keys and primary is not None and primary[0] == logic.real:
+            logic.notes.append(f"streaming: inherited from {d.name}, {where(d, m['line'])}")
+    logic.streaming = streaming[1]["body"] if streaming else "absent"
+
+
+def _method_name(v: Version, found: tuple[Cls, dict]) -> str:
+    d, m = found
+    return next(n for n, x in methods(v, d).items() if x is m)
+
+
+def streaming_of(v: Version, c: Cls, kind: str) -> str:
+    found = _first(v, mro(v, c), STREAMING[kind])
+    return found[1]["body"] if found else "absent"
+
+
+def delegation_note(v: Version, c: Cls) -> str | None:
+    """`tool_parser_cls = X` / `reasoning_parser_cls = Y` on a delegating class: what it hands work to."""
+    parts = []
+    for attr in ("tool_parser_cls", "reasoning_parser_cls"):
+        found = resolve_attr(v, mro(v, c), attr)
+        if found and found[1]["value_kind"] == "name" and found[1]["value"] not in ("None",):
+            target = class_at(v, *_split_dotted(found[1]["resolved"])) if found[1]["resolved"] else None
+            parts.append(f"{attr} = {found[1]['value']}" + (f" ({where(target)})" if target else ""))
+    return ("delegates to " + ", ".join(parts)) if parts else None
+
+
+def _split_dotted(dotted: str) -> tuple[str, str]:
+    mod, _, name = dotted.rpartition(".")
+    return mod, name
+
+
+def code_files(v: Version, logic: Logic, own_keys: set, blobs: dict[str, str]) -> tuple[list[dict], str | None]:
+    """The files holding a name's code: its role classes' files and those of every class in their resolution
+    orders that defines a contract method. A file whose classes here are all framework (no name's
+    registered, real, engine or composed class) is `shared`. -> (rows, digest of the own files' blobs)."""
+    by_path: dict[str, dict] = {}
+
+    def add(c: Cls, role: str) -> None:
+        if c.binding:
+            return  # the adapter's assignment line: its parser is followed as the engine
+        entry = by_path.setdefault(c.path, {"roles": set(), "shared": True})
+        entry["roles"].add(role)
+        if c.key in own_keys:
+            entry["shared"] = False
+
+    for role, c in logic.roles.items():
+        add(c, role)
+    if logic.real is not None:
+        add(logic.real, "real")
+    defining = {(r["module"], r["defining_class"]) for r in logic.methods if r["defining_class"]}
+    for role, c in logic.roles.items():
+        for k in mro(v, c):
+            if k.key in defining:
+                add(k, "base" if k not in logic.roles.values() and k != logic.real else role)
+    rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"])}
+            for p, e in sorted(by_path.items())]
+    own = [f"{r['path']}\0{blobs.get(r['path'], '')}" for r in rows if not r["shared"]]
+    digest = hashlib.sha1("\n".join(own).encode()).hexdigest()[:16] if own else None
+    return rows, digest
+
+
+def notes_json(notes: list[str]) -> str | None:
+    return json.dumps(notes) if notes else None
