@@ -18,6 +18,43 @@ def _set(db, sql: str, version: str) -> Counter:
     return Counter(tuple(r) for r in db.execute(sql, [version]))
 
 
+def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
+    """(kind, name) -> {path: (blob id, shared)} of the files holding each name's code."""
+    out: dict[tuple[str, str], dict] = {}
+    for kind, name, path, blob, shared in db.execute(
+            "select kind, name, file, blob_id, shared from parser_code_v where version = ?", [version]):
+        out.setdefault((kind, name), {})[path] = (blob, shared)
+    return out
+
+
+def code_changes(db, a: str, b: str, names: list[tuple[str, str]], ma: dict, mb: dict) -> list[dict]:
+    """`code-changed` for each name whose own code files changed while its real file stayed, and one
+    `framework-changed` per shared framework file (engine base, abstract parser, adapters) that changed,
+    with the names it affects."""
+    ca, cb = _code(db, a), _code(db, b)
+    out, framework = [], {}
+    for key in sorted(set(ca) & set(cb)):
+        fa, fb = ca[key], cb[key]
+        for p in sorted(set(fa) & set(fb)):
+            if fa[p][1] and fb[p][1] and fa[p][0] != fb[p][0]:
+                framework.setdefault(p, []).append(f"{key[1]} ({key[0]})")
+    for kind, name in names:
+        fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
+        own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1] and
+               (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
+        if own:
+            files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0]}
+                     for p in own]
+            out.append({"type": "code-changed", "subject": f"{name} ({kind})",
+                        "detail": "code changed in " + ", ".join(own) + f" (real file {mb[(kind, name)]['real_file']})",
+                        "kind": kind, "name": name, "files": files})
+    for p, affected in sorted(framework.items()):
+        out.append({"type": "framework-changed", "subject": p,
+                    "detail": f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}",
+                    "file": p, "names": affected})
+    return out
+
+
 def diff(db, a: str, b: str) -> dict:
     a, b = require(db, a), require(db, b)
     changes: list[dict] = []
@@ -26,6 +63,7 @@ def diff(db, a: str, b: str) -> dict:
         changes.append({"type": type_, "subject": subject, "detail": detail, **extra})
 
     ma, mb = _map(db, a), _map(db, b)
+    code_changed: list[tuple[str, str]] = []
     for key in sorted(set(ma) | set(mb)):
         kind, name = key
         ra, rb = ma.get(key), mb.get(key)
@@ -47,12 +85,17 @@ def diff(db, a: str, b: str) -> dict:
                 f"{ra['reg_module']}.{ra['reg_class']} -> {rb['reg_module']}.{rb['reg_class']}", kind=kind, name=name)
         if ra["real_class"] != rb["real_class"] and ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"]:
             add("real-class-changed", subject, f"{ra['real_class']} -> {rb['real_class']}", kind=kind, name=name)
+        if ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"] and ra["code_sig"] != rb["code_sig"]:
+            code_changed.append((kind, name))
         alias_a = set(filter(None, (ra["alias_of"] or "").split(", ")))
         alias_b = set(filter(None, (rb["alias_of"] or "").split(", ")))
         for n in sorted(alias_b - alias_a):
             add("alias-added", subject, f"now shares its class with {n}", kind=kind, name=name)
         for n in sorted(alias_a - alias_b):
             add("alias-removed", subject, f"no longer shares its class with {n}", kind=kind, name=name)
+
+    for c in code_changes(db, a, b, code_changed, ma, mb):
+        changes.append(c)
 
     def set_changes(type_, sql, fmt):
         sa, sb = _set(db, sql, a), _set(db, sql, b)

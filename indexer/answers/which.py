@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import json
 
 from .versions import AnswerError, indexed, newest, require
 
-SIGNATURE = ("impl", "reg_file", "reg_class", "real_class", "real_file", "adapter", "reason")
+SIGNATURE = ("impl", "reg_file", "reg_class", "real_class", "real_file", "adapter", "wrapper_class", "reason",
+             "code_sig")
 
 
 def known_names(db) -> list[str]:
@@ -85,7 +87,7 @@ def format_chain(row: dict, version: str) -> list[str]:
         lines.append(f"  unresolved: {row['reason']}")
     else:
         lines.append(f"  => really implemented in {row['real_file']} ({row['real_class']})")
-    extras = []
+    extras = list(json.loads(row["notes"])) if row.get("notes") else []
     if row["stub"]:
         extras.append("registered file is a stub (no methods of its own)")
     if row["reexport"]:
@@ -104,17 +106,28 @@ def describe(row: dict | None) -> str:
     if row["impl"] == "unresolved":
         return f"unresolved ({row['reason']})"
     via = f" via {row['adapter']}" if row["adapter"] else ""
+    if row.get("wrapper_class"):
+        via += f", wrapped by {row['wrapper_class']}"
     where = row["reg_file"] or f"{row['registry_file']} ({row['form']})"
     return f"{row['impl']}: {row['real_file']} ({row['real_class']}){via}; registered in {where}"
+
+
+def code_changed(prev: dict | None, row: dict | None) -> bool:
+    """The same real file and implementation as the range before, with other code."""
+    return bool(prev and row and all(prev[c] == row[c] for c in ("impl", "real_file", "real_class"))
+                and prev["code_sig"] != row["code_sig"])
 
 
 def format_history(h: dict) -> list[str]:
     lines = []
     for k in h["kinds"]:
         lines.append(f"{h['name']} ({k['kind']} parser)")
+        prev = None
         for r in k["ranges"]:
             span = r["first"] if r["first"] == r["last"] else f"{r['first']} – {r['last']}"
-            lines.append(f"  {span:<28} {describe(r['row'])}")
+            mark = "code changed; " if code_changed(prev, r["row"]) else ""
+            lines.append(f"  {span:<28} {mark}{describe(r['row'])}")
+            prev = r["row"]
         life = k["lifecycle"]
         if life:
             facts = [f"first {life['first_version']}", f"last {life['last_version']}"]
@@ -122,6 +135,8 @@ def format_history(h: dict) -> list[str]:
                 facts.append(f"unified from {life['became_unified']}")
             if life["real_file_changed_in"]:
                 facts.append(f"real file changed in {life['real_file_changed_in']}")
+            if life.get("code_changed_in"):
+                facts.append(f"code changed in {life['code_changed_in']}")
             if life["removed_in"]:
                 facts.append(f"removed in {life['removed_in']}")
             lines.append("  lifecycle: " + "; ".join(facts))

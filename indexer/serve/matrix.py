@@ -18,7 +18,7 @@ IMPL_HELP = {
 }
 
 ROWS_SQL = """
-select kind, name, version, impl, real_file, real_class, real_line, adapter, reason
+select kind, name, version, impl, real_file, real_class, real_line, adapter, reason, code_sig
 from parser_map_v
 where (:kind = '' or kind = :kind) and (:prefix = '' or substr(name, 1, length(:prefix)) = :prefix)
 """
@@ -31,6 +31,7 @@ class Cell:
     title: str = ""
     href: str = ""
     moved: bool = False  # the real file differs from the one of the previous version that has the name
+    code_changed: bool = False  # same real file as that version, other code (its own code files changed)
 
     @property
     def letter(self) -> str:
@@ -81,7 +82,7 @@ def build(versions: list[str], rows: list[dict], which_url) -> Matrix:
         for (k, name), present in sorted(by_key.items(), key=lambda kv: kv[0][1]):
             if k != kind:
                 continue
-            row, previous = Row(kind, name), None
+            row, previous, prev_sig = Row(kind, name), None, None
             for v in versions:
                 r = present.get(v)
                 if r is None:
@@ -89,9 +90,10 @@ def build(versions: list[str], rows: list[dict], which_url) -> Matrix:
                     continue
                 counts[r["impl"]] = counts.get(r["impl"], 0) + 1
                 moved = previous is not None and (previous or "") != (r["real_file"] or "")
-                row.cells.append(Cell(v, r["impl"], describe(name, v, r) + (" (real file moved)" if moved else ""),
-                                      which_url(name, v), moved))
-                previous = r["real_file"] or ""
+                changed = previous is not None and not moved and prev_sig != r["code_sig"]
+                title = describe(name, v, r) + (" (real file moved)" if moved else " (code changed)" if changed else "")
+                row.cells.append(Cell(v, r["impl"], title, which_url(name, v), moved, changed))
+                previous, prev_sig = r["real_file"] or "", r["code_sig"]
             out.append(row)
         if out:
             sections.append((kind, out))

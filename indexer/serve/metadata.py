@@ -45,8 +45,53 @@ TABLES: dict[str, dict] = {
             "reexport": "1: the registered module only re-exports a class defined elsewhere",
             "parent_class": "the parser class the real class subclasses, when it is another name's parser",
             "reason": "why the chain could not be followed (impl = unresolved)",
+            "streaming": "the streaming extraction method as the real side resolves it: code, returns-none, "
+                         "raises-not-implemented, abstract, absent",
+            "wrapper_class": "a class the parser manager composes around the parser that only hands extraction on "
+                             "(wrapper_file / wrapper_line: where it is defined)",
+            "notes": "JSON list of notes on where the logic is: inherited methods, selector stubs, wrappers",
+            "code_sig": "digest of the files (path and content) holding the name's own code; it changes when that "
+                        "code does",
             "version_ord": VERSION_ORD,
         },
+        **PER_VERSION_VIEW,
+    },
+    "parser_methods_v": {
+        "description": "The contract methods of every name as Python resolves them through the class hierarchy: "
+                       "one row per (version, kind, name, role, method), with the class that defines it.",
+        "facets": ["role", "method", "body", "version"],
+        "columns": {
+            "role": "whose resolution order: registered (the registered class), engine (the parser engine class "
+                    "behind an adapter), wrapper (a delegating class the manager composes), composed (a class the "
+                    "manager composes that parses itself)",
+            "defining_class": "the class whose definition of the method is used (module: its module)",
+            "body": "code, returns-none (only pass / return None), raises-not-implemented, abstract "
+                    "(@abstractmethod), absent (no class defines it)",
+            "own": "1: defined by the role's class itself, not inherited",
+            "calls_super": "1: the method calls super() for the same method (it extends, not replaces)",
+            "delegates": "the call the method hands the work to (self._tool_parser.extract_tool_calls ...)",
+            "version_ord": VERSION_ORD,
+        },
+        **PER_VERSION_VIEW,
+    },
+    "parser_attrs_v": {
+        "description": "Class attributes that decide behaviour (those a framework base declares, e.g. "
+                       "supports_required_and_named, structural_tag_model; and _parser_engine_cls), as each name's "
+                       "classes resolve them, with the class that sets them.",
+        "facets": ["attribute", "role", "version"],
+        "columns": {"role": "whose resolution order (see parser_methods_v)", "value": "the value as written",
+                    "defining_class": "the class that sets it", "own": "1: set by the role's class itself",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "parser_code_v": {
+        "description": "The files holding each name's code: its registered, real, engine and composed classes' "
+                       "files and those of every class in their resolution orders that defines a contract method.",
+        "facets": ["shared", "version"],
+        "columns": {"roles": "why the file holds the name's code: registered, real, engine, wrapper, composed, base",
+                    "shared": "1: a framework file (engine base, abstract parser, adapters) whose classes are no "
+                              "name's own; a change there is reported once, with the names it affects",
+                    "blob_id": "git blob id of the file's content at that version", "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
     "parser_hops_v": {
@@ -68,6 +113,7 @@ TABLES: dict[str, dict] = {
         "columns": {
             "became_unified": "first indexed version where the name is implemented through the parser engine",
             "real_file_changed_in": "indexed versions whose real file differs from the previous indexed version's",
+            "code_changed_in": "indexed versions where the real file stayed but the name's own code changed",
             "removed_in": "first indexed version after last_version (blank: still present in the newest)",
             "versions_present": "number of indexed versions registering the name",
         },
@@ -204,6 +250,9 @@ TABLES: dict[str, dict] = {
     "parser_map": {"description": "Per version: each registered name resolved to its real class (see parser_map_v).",
                    "facets": ["kind", "impl"], "columns": {"impl": IMPL, "kind": KIND, "form": FORM}},
     "parser_hops": {"description": "Per version: the hops of each name's chain (see parser_hops_v)."},
+    "parser_methods": {"description": "Per version: contract methods as resolved (see parser_methods_v)."},
+    "parser_attrs": {"description": "Per version: behaviour attributes as resolved (see parser_attrs_v)."},
+    "parser_code": {"description": "Per version: the files holding each name's code (see parser_code_v)."},
     "registrations": {"description": "Registrations per unit (see the registry view).", "facets": ["kind", "form"],
                       "columns": {"unit_id": UNIT, "form": FORM}},
     "imports": {"description": "Imports per unit (see imports_v).", "columns": {"unit_id": UNIT}},
