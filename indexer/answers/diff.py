@@ -33,6 +33,7 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], ma: dict, mb:
     with the names it affects."""
     ca, cb = _code(db, a), _code(db, b)
     out, framework = [], {}
+    compare = _comparer(db, a, b)
     for key in sorted(set(ca) & set(cb)):
         fa, fb = ca[key], cb[key]
         for p in sorted(set(fa) & set(fb)):
@@ -43,16 +44,27 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], ma: dict, mb:
         own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1] and
                (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
         if own:
-            files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0]}
-                     for p in own]
+            files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0],
+                      "compare": compare(p)} for p in own]
             out.append({"type": "code-changed", "subject": f"{name} ({kind})",
                         "detail": "code changed in " + ", ".join(own) + f" (real file {mb[(kind, name)]['real_file']})",
                         "kind": kind, "name": name, "files": files})
     for p, affected in sorted(framework.items()):
         out.append({"type": "framework-changed", "subject": p,
                     "detail": f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}",
-                    "file": p, "names": affected})
+                    "file": p, "names": affected, "compare": compare(p)})
     return out
+
+
+def _comparer(db, a: str, b: str):
+    """path -> the upstream compare link of A and B at that file (None when the upstream has none)."""
+    from ..serve.links import DEFAULT_UPSTREAM, compare_url, normalize_upstream, ref_for
+
+    row = db.execute("select value from meta where key = 'upstream'").fetchone()
+    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
+    refs = {label: ref_for(label, source, commit) for label, source, commit in db.execute(
+        "select label, source, commit_id from versions where label in (?, ?)", [a, b])}
+    return lambda path: compare_url(upstream, refs.get(a, a), refs.get(b, b), path)
 
 
 def diff(db, a: str, b: str) -> dict:

@@ -65,3 +65,14 @@ def ref_for(label: str, source: str | None, commit: str | None) -> str:
     if source == "git" and commit and not _VERSION_TAG.match(label):
         return commit
     return label
+
+
+def compare_url(upstream: str, ref_a: str, ref_b: str, path: str | None = None) -> str | None:
+    """GitHub's compare view of two refs (at one file's diff when `path` is given); None for an upstream
+    template (other hosts have no common compare layout)."""
+    if "{" in upstream:
+        return None
+    import hashlib
+
+    url = f"{upstream}/compare/{quote(ref_a, safe='')}...{quote(ref_b, safe='')}"
+    return url + (f"#diff-{hashlib.sha256(path.encode()).hexdigest()}" if path else "")
