@@ -236,12 +236,12 @@ def versions(db_path):
         select v.label, v.source, v.status, v.file_count,
           (select count(distinct name) from registry r where r.version = v.label and r.kind = 'tool'),
           (select count(distinct name) from registry r where r.version = v.label and r.kind = 'reasoning'),
-          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'unified')
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'engine')
         from versions v order by v.ord""").fetchall()
     if not rows:
         click.echo(f"{db_path}: no versions indexed yet")
         return
-    click.echo(f"{'version':<16} {'source':<6} {'files':>6} {'tool':>5} {'reasoning':>9} {'unified':>7}  status")
+    click.echo(f"{'version':<16} {'source':<6} {'files':>6} {'tool':>5} {'reasoning':>9} {'engine':>7}  status")
     for label, source, status, files, tool, reasoning, unified in rows:
         click.echo(f"{label:<16} {source:<6} {files or 0:>6} {tool:>5} {reasoning:>9} {unified:>7}  {status}")
 

@@ -29,12 +29,12 @@ TOOL = ("extract_tool_calls", "extract_tool_calls_streaming", "adjust_request")
 REASONING = ("extract_reasoning", "extract_reasoning_streaming", "extract_reasoning_content",
              "extract_reasoning_content_streaming", "is_reasoning_end", "extract_content_ids")
 ENGINE = ("parse", "parse_delta")
-CONTRACT = {"tool": TOOL, "reasoning": REASONING, "unified": ENGINE + TOOL[:2] + REASONING[:2]}
+CONTRACT = {"tool": TOOL, "reasoning": REASONING, "engine": ENGINE + TOOL[:2] + REASONING[:2]}
 PRIMARY = {"tool": ("extract_tool_calls",), "reasoning": ("extract_reasoning", "extract_reasoning_content"),
-           "unified": ("parse",)}
+           "engine": ("parse",)}
 STREAMING = {"tool": ("extract_tool_calls_streaming",),
              "reasoning": ("extract_reasoning_streaming", "extract_reasoning_content_streaming"),
-             "unified": ("parse_delta",)}
+             "engine": ("parse_delta",)}
 NOT_WORKING = {"returns-none": "returns None", "raises-not-implemented": "raises NotImplementedError",
                "abstract": "is abstract"}
 

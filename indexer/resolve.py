@@ -252,7 +252,7 @@ ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "ow
 def _compositions(v: Version, names: list[Named], checks: dict, class_checks: list) -> None:
     """What the parser manager composes for each name: a class its name check (or class check) picks, or
     the unified registry's parser of the same name (which the manager prefers, v0.16.0 - v0.22.x)."""
-    unified = {n.name: n for n in names if n.kind == "unified" and n.reg is not None}
+    unified = {n.name: n for n in names if n.kind == "engine" and n.reg is not None}
     for n in names:
         if n.form == "cli-choices":
             continue
@@ -292,7 +292,7 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
             logic.roles["registered"] = n.reg
         logic.roles["composed"] = composed
         logic.real = composed
-        logic.streaming = streaming_of(v, composed, "unified")
+        logic.streaming = streaming_of(v, composed, "engine")
     elif res.impl == "unified":
         engine = class_at(v, res.real.module, res.real.cls)
         logic.roles.update({"registered": n.reg, "engine": engine})
@@ -318,7 +318,7 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
             logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}), a wrapper that"
                                f" hands extraction to the registered parser")
             res.hops = _composition_hops(comp, composed) + res.hops
-        if n.kind == "unified" and delegates(v, n.reg, "unified") and (note := delegation_note(v, n.reg)):
+        if n.kind == "engine" and delegates(v, n.reg, "engine") and (note := delegation_note(v, n.reg)):
             logic.notes.append(note)
     for role, c in logic.roles.items():
         if c is not None:

@@ -683,6 +683,6 @@ def test_the_unified_registrys_parser_of_the_same_name_is_a_wrapper(tmp_path):
     p = pm(db, "minimax9", version="v0.20.0")
     assert (p["real_class"], p["wrapper_class"]) == ("MiniMax9ToolParser", "MiniMax9Parser")
     assert hop_kinds(db, "minimax9", version="v0.20.0") == ["registered", "unified-registry", "wrapper", "class"]
-    u = pm(db, "minimax9", kind="unified", version="v0.20.0")
+    u = pm(db, "minimax9", kind="engine", version="v0.20.0")
     assert u["real_class"] == "MiniMax9Parser"
     assert any(n.startswith("delegates to tool_parser_cls = MiniMax9ToolParser") for n in u["notes"])

@@ -379,14 +379,14 @@ def test_v0130_new_package_registers_and_the_shim_does_not(eras):
 
 def test_v0160_parser_package_dict_and_explicit_calls(eras):
     db, _ = eras
-    unified = [r for r in registry(db, "v0.16.0") if r[1] == "unified"]
+    engine = [r for r in registry(db, "v0.16.0") if r[1] == "engine"]
     f = "vllm/parser/__init__.py"
-    assert unified == [
-        ("v0.16.0", "unified", "glm", "vllm.parser.glm_parser", "GlmParser", "lazy-call", f,
+    assert engine == [
+        ("v0.16.0", "engine", "glm", "vllm.parser.glm_parser", "GlmParser", "lazy-call", f,
          line_of(PARSER_INIT, '"glm"')),
-        ("v0.16.0", "unified", "minimax_m2", "vllm.parser.minimax_m2_parser", "MiniMaxM2Parser", "lazy-call", f,
+        ("v0.16.0", "engine", "minimax_m2", "vllm.parser.minimax_m2_parser", "MiniMaxM2Parser", "lazy-call", f,
          line_of(PARSER_INIT, "ParserManager.register_lazy_module(")),
-        ("v0.16.0", "unified", "minimax_m2", "vllm.parser.minimax_m2_parser", "MiniMaxM2Parser", "lazy-dict", f,
+        ("v0.16.0", "engine", "minimax_m2", "vllm.parser.minimax_m2_parser", "MiniMaxM2Parser", "lazy-dict", f,
          line_of(PARSER_INIT, '"minimax_m2":')),
     ]
 

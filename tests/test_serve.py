@@ -709,7 +709,7 @@ def test_matrix_filters_by_kind_and_name_prefix(client):
     assert [(r["kind"], r["name"]) for r in m.rows] == [("tool", "alpha")]
     m, _ = matrix(client, "?kind=tool&prefix=b")
     assert [(r["kind"], r["name"]) for r in m.rows] == [("tool", "beta")]
-    m, page = matrix(client, "?kind=unified")
+    m, page = matrix(client, "?kind=engine")
     assert m.rows == [] and "No registered names match" in page
     m, _ = matrix(client, "?kind=bogus&prefix=" + "x'%22;--")
     assert m.rows == [] and m.versions == []

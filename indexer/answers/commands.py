@@ -8,7 +8,7 @@ import click
 
 from ..cli import Fail, db_option, open_db
 
-KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "unified"]),
+KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
                     help="Only this kind of parser (default: every kind the name has).")
 
 

@@ -56,7 +56,7 @@ def extract(root: Node) -> list[dict]:
                 owner = owner.parent
             for pick in _picks(caps["method_body"][0], returns=True):
                 owner_name = qualname(owner) if owner else text(caps["owner"][0])
-                rows.append({"kind": "unified", "name": None, **pick, "line": line(caps["method"][0]),
+                rows.append({"kind": "engine", "name": None, **pick, "line": line(caps["method"][0]),
                              "via": "unified_parser_cls()", "owner": owner_name})
     rows.sort(key=lambda r: (r["line"], r["name"] or ""))  # stable: a branch's imports keep their order
     return rows

@@ -3,7 +3,7 @@
 Forms: `decorator` (@Manager.register_module(...)), `call` (Manager.register_module(..., module=C)),
 `lazy-call` (Manager.register_lazy_module(name, module_path, class_name)), `lazy-dict`
 (_X_TO_REGISTER = {"name": ("file", "Class")}), and the hard-coded era's `cli-choices` (from
-`dispatch.py`). Kind: tool, reasoning or unified (the parser engine's own registry).
+`dispatch.py`). Kind: tool, reasoning or engine (the parser engine's own registry, vllm/parser/, v0.16.0 on).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def kind_of(registry: str) -> str:
         return "reasoning"
     if "tool" in low:
         return "tool"
-    return "unified"
+    return "engine"
 
 
 def extract(root: Node) -> list[dict]:

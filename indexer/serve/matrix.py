@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 IMPLS = ("standalone", "unified", "name-check", "dispatch", "unresolved")
 LETTERS = {"standalone": "s", "unified": "u", "name-check": "n", "dispatch": "d", "unresolved": "?"}
-KINDS = ("tool", "reasoning", "unified")
+KINDS = ("tool", "reasoning", "engine")
 IMPL_HELP = {
     "standalone": "its own class in its registered file",
     "unified": "a stub over an adapter made from a parser class in vllm/parser/",

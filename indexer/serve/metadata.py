@@ -21,7 +21,8 @@ VERSION_ORD = "position of the version in version order (sort by this, not by th
 IMPL = ("how the name is implemented: standalone (its own class), unified (a stub over an adapter made from a "
         "parser class in vllm/parser/), name-check (the manager compares the name and picks a class), dispatch "
         "(hard-coded era: CLI choices and a branch in the serving code), unresolved (see reason)")
-KIND = "tool, reasoning or unified: the registry the name belongs to"
+KIND = ("tool, reasoning or engine: the registry the name belongs to (engine: the parser engine's own registry in "
+        "vllm/parser/, v0.16.0 on; not to be confused with impl = unified)")
 FORM = ("how the name is registered: decorator, lazy-dict (a _..._TO_REGISTER dict), lazy-call "
         "(register_lazy_module(...)), module-call, cli-choices (the hard-coded era)")
 UNIT = "internal: the (blob, path) pair the fact was extracted from"

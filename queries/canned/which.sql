@@ -1,7 +1,7 @@
 -- Which file implements NAME at VERSION: the registration, every hop (re-export, class, base, adapter, name check) and the class that really implements the parser, each with its file and line.
 -- :name     a registered parser name, e.g. hermes
 -- :version  a version label, e.g. v0.32.0 (blank: the newest indexed version)
--- One row per hop, for each kind the name is registered as (tool, reasoning, unified). impl says how the
+-- One row per hop, for each kind the name is registered as (tool, reasoning, engine). impl says how the
 -- name is implemented: standalone (its own class), unified (a stub over an adapter made from a parser
 -- class in vllm/parser/), name-check (the manager picks the class by comparing the name), dispatch (the
 -- hard-coded era) or unresolved (see note). The row marked real is the class that implements it.
