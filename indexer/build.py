@@ -90,16 +90,20 @@ def build(
     scope: Scope,
     jobs: int | None = None,
     dedup: bool = True,
-    progress: Callable[[], None] | None = None,
+    progress: Callable[[str, int], None] | None = None,
     upstream: str | None = None,
+    replace: bool = False,
 ) -> BuildStats:
+    """Index `versions` into the database. `progress(label, done)` is called as each version starts being
+    written (done=0) and once it is (done=1). A version already indexed from another source under the same
+    label is refused unless `replace`."""
     t0 = time.perf_counter()
     stats = BuildStats()
     db_path = Path(db_path)
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:
-            Builder(db, source, scope, stats, jobs, dedup).run(versions, progress)
+            Builder(db, source, scope, stats, jobs, dedup, replace).run(versions, progress)
             if upstream:
                 with db.conn:
                     store.set_meta(db, "upstream", upstream)
@@ -141,8 +145,9 @@ def _worker_died() -> BuildError:
 
 
 class Builder:
-    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool):
+    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool, replace: bool = False):
         self.db, self.source, self.scope, self.stats = db, source, scope, stats
+        self.replace = replace
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
@@ -161,8 +166,13 @@ class Builder:
         out = []
         for ref in versions:
             row = self.db.execute(
-                "select id, commit_id, status, scope, extractor from versions where label = ?", [ref.label]
+                "select id, commit_id, status, scope, extractor, source, ref from versions where label = ?", [ref.label]
             ).fetchone()
+            if row and row[5] != ref.source and not self.replace:
+                hint = (f"keep both under another label (--label {ref.label}+local), or replace it with --replace"
+                        if ref.source == "dir" else "replace it with --replace, or build into another --db")
+                raise BuildError(f"{ref.label} is already indexed from {row[5]} ({row[6]}); this build would replace it"
+                                 f" with {ref.source} ({ref.ref})", hint)
             if row and row[1] == ref.commit and row[2] == "complete" and row[3] == self.scope.name \
                     and row[4] == self.extractor:
                 self.stats.versions_skipped.append(ref.label)
@@ -175,9 +185,12 @@ class Builder:
 
         def write_until(left: int):
             while len(pending) > left:
+                ref = pending[0][0]
+                if progress:
+                    progress(ref.label, 0)
                 self.write(*pending.popleft())
                 if progress:
-                    progress()
+                    progress(ref.label, 1)
 
         try:
             todo = self.todo(versions)
@@ -261,9 +274,9 @@ class Builder:
             else:
                 self.stats.versions_added.append(ref.label)
             cur = conn.execute(
-                "insert into versions(label, ref, commit_id, source, status, scope, extractor, indexed_at)"
-                " values (?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
-                [ref.label, ref.ref, ref.commit, ref.source, self.scope.name, self.extractor])
+                "insert into versions(label, ref, commit_id, source, origin, status, scope, extractor, indexed_at)"
+                " values (?, ?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
+                [ref.label, ref.ref, ref.commit, ref.source, ref.origin or None, self.scope.name, self.extractor])
             version_id = cur.lastrowid
             rows = [(version_id, e.path, self._unit(e, parsed_here, facts)) for e in entries]
             for table, (cols, fact_rows) in facts.items():

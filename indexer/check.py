@@ -20,7 +20,7 @@ import click
 from .cli import db_option
 
 
-@click.command()
+@click.command(short_help="Verify a database (exit 1 when something is wrong).")
 @db_option
 def check(db_path):
     """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index

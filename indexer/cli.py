@@ -31,7 +31,7 @@ class Fail(click.ClickException):
 
 def db_option(f):
     return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
-                        help="The SQLite database to read or write.")(f)
+                        envvar="TPINDEX_DB", show_envvar=True, help="The SQLite database to read or write.")(f)
 
 
 def open_db(path: str):
@@ -72,6 +72,17 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
+    def resolve_command(self, ctx, args):
+        """A mistyped command suggests the closest ones."""
+        name = args[0] if args else None
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.5)
+            hint = f"did you mean {' or '.join(close)}?" if close else "tpindex --help lists the commands"
+            raise Fail(f"no such command {name!r}", hint)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx, name):
         if name in self.lazy:
             import importlib
@@ -89,17 +100,12 @@ class LazyGroup(click.Group):
 def main():
     """Index vLLM's tool-calling code across versions and answer questions about it.
 
-    \b
-    tpindex build   walk versions (git tags, released archives, a directory) into the database
-    tpindex which   which file really implements a parser name, at one version or all
-    tpindex diff    what changed in the parser map between two versions
-    tpindex export  the parser index of a version as JSON, CSV or Markdown
-    tpindex serve   browse the database in Datasette
-    tpindex check   verify a database
+    Start with `tpindex build` (or `make index`), then ask: `tpindex which NAME`. Every command takes
+    --db (or the TPINDEX_DB environment variable) and -h for its own help.
     """
 
 
-@main.command()
+@main.command(short_help="Index versions (git tags, release archives, a directory).")
 @click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
               help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
                    "and index are never touched.")
@@ -131,9 +137,13 @@ def main():
               help="Parser worker processes (default: number of CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the tags that ranges ignored because they are not versions.")
+@click.option("--replace", is_flag=True,
+              help="Replace a version already indexed from another source under the same label (a --path DIR build "
+                   "labelled like a release, a tag indexed from the package index and now from git). Without it, "
+                   "such a build is refused.")
 @click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
 def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, cache_dir, upstream, jobs, quiet,
-          verbose, no_dedup):
+          verbose, replace, no_dedup):
     """Index versions of vLLM into the database.
 
     \b
@@ -202,12 +212,14 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         raise Fail(str(e), "see tpindex build --help for --repo, --tags and --path") from None
 
     show = not quiet and sys.stderr.isatty()
-    bar = click.progressbar(length=len(versions), label="indexing", file=sys.stderr) if show else None
+    bar = click.progressbar(length=len(versions), label="indexing", file=sys.stderr, show_eta=False, show_pos=True,
+                            item_show_func=lambda label: f"writing {label}" if label else "") if show else None
     try:
         if bar:
             bar.__enter__()
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
-                          progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
+                          progress=(lambda label, done: bar.update(done, label)) if bar else None, upstream=upstream,
+                          replace=replace)
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
@@ -227,23 +239,30 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         click.echo(stats.summary())
 
 
-@main.command()
+@main.command(short_help="The indexed versions, with their counts of files and names.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: a table; json: a list of {version, source, origin, files, tool, reasoning, engine, status}.")
 @db_option
-def versions(db_path):
-    """List indexed versions in version order, with their counts of files and registered names."""
-    db = open_db(db_path)
-    rows = db.execute("""
-        select v.label, v.source, v.status, v.file_count,
-          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'tool'),
-          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'reasoning'),
-          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'engine')
-        from versions v order by v.ord""").fetchall()
-    if not rows:
+def versions(fmt, db_path):
+    """List indexed versions in version order. Columns: version (the label, a tag upstream); source (git: a
+    repository, pypi: a release archive, dir: a directory) and origin (which one); files (in-scope files
+    recorded); tool, reasoning, engine (names registered in each registry: the tool-parser and
+    reasoning-parser registries, and the parser engine's own registry of v0.16.0 - v0.22.x); status
+    (complete, or building while a build writes it)."""
+    import json
+
+    from .api import Index
+
+    infos = Index(db_path).versions()
+    if fmt == "json":
+        click.echo(json.dumps([v.to_json() for v in infos], indent=2))
+        return
+    if not infos:
         click.echo(f"{db_path}: no versions indexed yet")
         return
-    click.echo(f"{'version':<16} {'source':<6} {'files':>6} {'tool':>5} {'reasoning':>9} {'engine':>7}  status")
-    for label, source, status, files, tool, reasoning, unified in rows:
-        click.echo(f"{label:<16} {source:<6} {files or 0:>6} {tool:>5} {reasoning:>9} {unified:>7}  {status}")
+    click.echo(f"{'version':<16} {'source':<6} {'files':>6} {'tool':>5} {'reasoning':>9} {'engine':>6}  status")
+    for v in infos:
+        click.echo(f"{v.version:<16} {v.source:<6} {v.files:>6} {v.tool:>5} {v.reasoning:>9} {v.engine:>6}  {v.status}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ create table if not exists versions (
     ref text not null,
     commit_id text not null,
     source text not null,
+    origin text,                   -- the repository path, package index or directory read
     ord integer,
     status text not null default 'building',
     registry text,
@@ -277,8 +278,9 @@ class Reader:
     """A read-only connection with the two calls the query commands use (sqlite-utils' `execute` and
     `query`), without importing sqlite-utils: read-only commands start in a fraction of the time."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, path: Path | None = None):
         self.conn = conn
+        self.path = path  # as given to connect(): hints name it
 
     def execute(self, sql: str, params=()):
         return self.conn.execute(sql, params)
@@ -314,7 +316,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
     try:
         if readonly:
-            db = Reader(conn)
+            db = Reader(conn, path)
             check_schema(db, path)
             return db
         import sqlite_utils
@@ -378,6 +380,7 @@ MIGRATIONS: dict[int, str] = {
     # from version N to N+1. Tables, indexes and views are (re)created after the migrations run, so a
     # change to a view alone is a schema bump with an empty migration.
     1: """
+        alter table versions add column origin text;
         alter table methods add column calls_super integer;
         alter table methods add column delegates text;
         alter table name_checks add column tested text;

@@ -6,13 +6,23 @@ import json
 
 import click
 
-from ..cli import Fail, db_option, open_db
+from ..cli import Fail, db_option
+
+
+def index(db_path: str):
+    from ..api import Index
+
+    return Index(db_path)
+
+
+def dumps(answer) -> str:
+    return json.dumps(answer.to_json(), indent=2, ensure_ascii=False)
 
 KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
                     help="Only this kind of parser (default: every kind the name has).")
 
 
-@click.command()
+@click.command(short_help="Which file really implements a parser name, at one version or all.")
 @click.argument("name")
 @click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed).")
 @click.option("--all", "all_", is_flag=True,
@@ -22,49 +32,52 @@ KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"])
               help="text for people; json (the same facts, every hop) for tools.")
 @db_option
 def which(name, at, all_, kind, fmt, db_path):
-    """Which file really implements parser NAME: the chain from the registration to the real class,
-    with file:line for every hop."""
+    """Which file really implements parser NAME: the chain from the registration to the class whose code
+    does the parsing, with file:line for every hop, and notes on inherited methods, stubs and wrappers."""
+    from . import textfmt
     from . import which as w
 
     if at and all_:
         raise Fail("--at and --all ask different questions", "use one of them")
-    db = open_db(db_path)
+    ix = index(db_path)
     if all_:
-        h = w.history(db, name, kind)
-        click.echo(json.dumps(h, indent=2, default=str) if fmt == "json" else "\n".join(w.format_history(h)))
+        h = ix.history(name, kind)
+        click.echo(dumps(h) if fmt == "json" else "\n".join(w.format_history(h, textfmt.output_width())))
         return
-    ans = w.which(db, name, at, kind)
+    ans = ix.which(name, at, kind)
     if fmt == "json":
-        click.echo(json.dumps(ans, indent=2, default=str))
+        click.echo(dumps(ans))
         return
-    click.echo("\n\n".join("\n".join(w.format_chain(r, ans["version"])) for r in ans["parsers"]))
+    width = textfmt.output_width()
+    click.echo("\n\n".join("\n".join(w.format_chain(p, width)) for p in ans.parsers))
 
 
-@click.command()
+@click.command(short_help="What changed between two versions (exit 1 when something did).")
 @click.argument("a")
 @click.argument("b")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: one line per change; json: {a, b, changes: [{type, subject, detail, ...}]}; "
-                   "markdown: a table for issues and pull requests.")
+              help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
+                   "detail, ...}]}; markdown: a table with links, for issues and pull requests.")
 @db_option
 def diff(a, b, fmt, db_path):
-    """What changed from version A to version B: names added / removed, implementations moved, aliases,
-    adapter imports, classes, markers and plants. Exit status 0 when nothing changed, 1 when something
-    did, 2 on error (like diff(1))."""
+    """What changed from version A to version B: names added / removed, implementations moved, code that
+    changed, wrappers, aliases, adapter imports, classes, markers and plants. Exit status 0 when nothing
+    changed, 1 when something did, 2 on error (like diff(1))."""
     from . import diff as d
+    from . import textfmt
 
-    db = open_db(db_path)
-    result = d.diff(db, a, b)
+    ix = index(db_path)
+    result = ix.diff(a, b)
     if fmt == "json":
-        click.echo(json.dumps(result, indent=2))
+        click.echo(dumps(result))
     elif fmt == "markdown":
-        click.echo(d.format_markdown(result))
+        click.echo(d.format_markdown(result, d.upstream_linker(ix.db)))
     else:
-        click.echo(d.format_text(result))
-    raise SystemExit(1 if result["changes"] else 0)
+        click.echo(d.format_text(result, textfmt.output_width()))
+    raise SystemExit(1 if result.changes else 0)
 
 
-@click.command()
+@click.command(short_help="The parser index of a version as JSON, CSV or Markdown.")
 @click.option("--at", "at", metavar="VERSION", help="The version to export (default: the newest indexed).")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv", "markdown"]), default="json", show_default=True,
               help="json: {version, columns, parsers: [...]}; csv: one row per name with a header; markdown: a table.")
@@ -74,8 +87,7 @@ def export(at, fmt, output, db_path):
     """The parser index of a version: kind, name, impl, registered file and class, real file and class,
     adapter, aliases, stub, re-export, parent parser, chat templates and tests (where the scope holds
     them). Sorted by kind and name; the same database gives the same bytes."""
-    from .export import export_rows, render
+    from .export import render
 
-    db = open_db(db_path)
-    version, rows = export_rows(db, at)
-    output.write(render(version, rows, fmt))
+    ex = index(db_path).export(at)
+    output.write(render(ex.version, ex.parsers, fmt))

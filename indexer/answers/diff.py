@@ -1,12 +1,12 @@
-"""`diff`: typed changes between two indexed versions, each a line that explains itself."""
+"""`diff`: typed changes between two indexed versions, each with structured fields (kind, name, before,
+after, file, line) and a line of prose that explains itself."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 
+from .model import Change, Diff
 from .versions import require
-
-MAP_COLS = ("impl", "reg_module", "reg_class", "reg_file", "real_class", "real_file", "adapter", "alias_of")
 
 
 def _map(db, version: str) -> dict[tuple, dict]:
@@ -14,8 +14,65 @@ def _map(db, version: str) -> dict[tuple, dict]:
         "select * from parser_map_v where version = ?", [version]))}
 
 
-def _set(db, sql: str, version: str) -> Counter:
-    return Counter(tuple(r) for r in db.execute(sql, [version]))
+def diff(db, a: str, b: str) -> Diff:
+    a, b = require(db, a), require(db, b)
+    changes: list[Change] = []
+    ma, mb = _map(db, a), _map(db, b)
+    code_changed: list[tuple[str, str]] = []
+    for key in sorted(set(ma) | set(mb)):
+        changes.extend(_name_changes(key, ma.get(key), mb.get(key), code_changed))
+    changes.extend(code_changes(db, a, b, code_changed, mb))
+    changes.extend(_file_changes(db, a, b, "adapter-import",
+                                 "select file, name, module, line from adapter_imports where version = ?",
+                                 lambda r: f"imports {r[1]} from {r[2]}", lambda r: f"{r[2]}.{r[1]}"))
+    changes.extend(_class_changes(db, a, b))
+    changes.extend(_file_changes(db, a, b, "marker", "select file, kind, text, line from markers_v where version = ?",
+                                 lambda r: r[2], lambda r: r[2]))
+    changes.extend(_file_changes(db, a, b, "plant", "select file, plant, text, line from plants_v where version = ?",
+                                 lambda r: f"{r[1]}: {r[2]}", lambda r: r[2]))
+    return Diff(a=a, b=b, changes=changes)
+
+
+def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_changed: list) -> list[Change]:
+    kind, name = key
+    subject = f"{name} ({kind})"
+    out = []
+
+    def add(type_, detail, before=None, after=None, row=None):
+        row = row or rb or ra
+        out.append(Change(type=type_, subject=subject, detail=detail, kind=kind, name=name, before=before,
+                          after=after, file=row["real_file"], line=row["real_line"]))
+
+    if ra is None:
+        add("name-added", f"registered in {rb['reg_file'] or rb['registry_file']}; {rb['impl']} ->"
+            f" {rb['real_file'] or rb['reason']}", after=rb["impl"])
+        return out
+    if rb is None:
+        add("name-removed", f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}", before=ra["impl"])
+        return out
+    if ra["impl"] != rb["impl"]:
+        moved = f" (real file {ra['real_file']} -> {rb['real_file']})" if ra["real_file"] != rb["real_file"] else ""
+        add("impl-changed", f"{ra['impl']} -> {rb['impl']}{moved}", ra["impl"], rb["impl"])
+    elif ra["real_file"] != rb["real_file"]:
+        add("real-file-changed", f"{ra['real_file']} -> {rb['real_file']}", ra["real_file"], rb["real_file"])
+    was = f"{ra['reg_module']}.{ra['reg_class']}"
+    now = f"{rb['reg_module']}.{rb['reg_class']}"
+    if was != now:
+        add("registered-class-changed", f"{was} -> {now}", was, now)
+    if ra["real_class"] != rb["real_class"] and ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"]:
+        add("real-class-changed", f"{ra['real_class']} -> {rb['real_class']}", ra["real_class"], rb["real_class"])
+    if (ra["wrapper_class"], ra["wrapper_file"]) != (rb["wrapper_class"], rb["wrapper_file"]):
+        add("wrapper-changed", f"wrapped by {ra['wrapper_class'] or 'nothing'} -> {rb['wrapper_class'] or 'nothing'}",
+            ra["wrapper_class"], rb["wrapper_class"])
+    if ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"] and ra["code_sig"] != rb["code_sig"]:
+        code_changed.append(key)
+    alias_a = set(filter(None, (ra["alias_of"] or "").split(", ")))
+    alias_b = set(filter(None, (rb["alias_of"] or "").split(", ")))
+    for n in sorted(alias_b - alias_a):
+        add("alias-added", f"now shares its class with {n}", None, n)
+    for n in sorted(alias_a - alias_b):
+        add("alias-removed", f"no longer shares its class with {n}", n, None)
+    return out
 
 
 def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
@@ -27,32 +84,33 @@ def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple[str, int]]]
     return out
 
 
-def code_changes(db, a: str, b: str, names: list[tuple[str, str]], ma: dict, mb: dict) -> list[dict]:
+def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> list[Change]:
     """`code-changed` for each name whose own code files changed while its real file stayed, and one
     `framework-changed` per shared framework file (engine base, abstract parser, adapters) that changed,
     with the names it affects."""
     ca, cb = _code(db, a), _code(db, b)
-    out, framework = [], {}
+    out, framework = [], defaultdict(list)
     compare = _comparer(db, a, b)
     for key in sorted(set(ca) & set(cb)):
         fa, fb = ca[key], cb[key]
         for p in sorted(set(fa) & set(fb)):
             if fa[p][1] and fb[p][1] and fa[p][0] != fb[p][0]:
-                framework.setdefault(p, []).append(f"{key[1]} ({key[0]})")
+                framework[p].append(f"{key[1]} ({key[0]})")
     for kind, name in names:
         fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
-        own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1] and
-               (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
-        if own:
-            files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0],
-                      "compare": compare(p)} for p in own]
-            out.append({"type": "code-changed", "subject": f"{name} ({kind})",
-                        "detail": "code changed in " + ", ".join(own) + f" (real file {mb[(kind, name)]['real_file']})",
-                        "kind": kind, "name": name, "files": files})
+        own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
+               and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
+        if not own:
+            continue
+        files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0],
+                  "compare": compare(p)} for p in own]
+        real = mb[(kind, name)]
+        out.append(Change(type="code-changed", subject=f"{name} ({kind})", kind=kind, name=name,
+                          detail="code changed in " + ", ".join(own), file=real["real_file"], line=real["real_line"],
+                          files=files, compare=compare(own[0])))
     for p, affected in sorted(framework.items()):
-        out.append({"type": "framework-changed", "subject": p,
-                    "detail": f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}",
-                    "file": p, "names": affected, "compare": compare(p)})
+        out.append(Change(type="framework-changed", subject=p, file=p, names=affected, compare=compare(p),
+                          detail=f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}"))
     return out
 
 
@@ -67,89 +125,101 @@ def _comparer(db, a: str, b: str):
     return lambda path: compare_url(upstream, refs.get(a, a), refs.get(b, b), path)
 
 
-def diff(db, a: str, b: str) -> dict:
-    a, b = require(db, a), require(db, b)
-    changes: list[dict] = []
+def upstream_linker(db):
+    """(version, file, line) -> the upstream URL of that line at that version."""
+    from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, source_url
 
-    def add(type_, subject, detail, **extra):
-        changes.append({"type": type_, "subject": subject, "detail": detail, **extra})
+    row = db.execute("select value from meta where key = 'upstream'").fetchone()
+    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
+    refs = {label: ref_for(label, source, commit) for label, source, commit in db.execute(
+        "select label, source, commit_id from versions")}
+    return lambda version, file, line=None: source_url(upstream, refs.get(version, version), file, line)
 
-    ma, mb = _map(db, a), _map(db, b)
-    code_changed: list[tuple[str, str]] = []
-    for key in sorted(set(ma) | set(mb)):
-        kind, name = key
-        ra, rb = ma.get(key), mb.get(key)
-        subject = f"{name} ({kind})"
-        if ra is None:
-            add("name-added", subject, f"registered in {rb['reg_file']}; {rb['impl']} -> {rb['real_file'] or rb['reason']}",
-                kind=kind, name=name)
-            continue
-        if rb is None:
-            add("name-removed", subject, f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}", kind=kind, name=name)
-            continue
-        if ra["impl"] != rb["impl"]:
-            add("impl-changed", subject, f"{ra['impl']} -> {rb['impl']} (real file {ra['real_file']} -> {rb['real_file']})",
-                kind=kind, name=name)
-        elif ra["real_file"] != rb["real_file"]:
-            add("real-file-changed", subject, f"{ra['real_file']} -> {rb['real_file']}", kind=kind, name=name)
-        if (ra["reg_module"], ra["reg_class"]) != (rb["reg_module"], rb["reg_class"]):
-            add("registered-class-changed", subject,
-                f"{ra['reg_module']}.{ra['reg_class']} -> {rb['reg_module']}.{rb['reg_class']}", kind=kind, name=name)
-        if ra["real_class"] != rb["real_class"] and ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"]:
-            add("real-class-changed", subject, f"{ra['real_class']} -> {rb['real_class']}", kind=kind, name=name)
-        if ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"] and ra["code_sig"] != rb["code_sig"]:
-            code_changed.append((kind, name))
-        alias_a = set(filter(None, (ra["alias_of"] or "").split(", ")))
-        alias_b = set(filter(None, (rb["alias_of"] or "").split(", ")))
-        for n in sorted(alias_b - alias_a):
-            add("alias-added", subject, f"now shares its class with {n}", kind=kind, name=name)
-        for n in sorted(alias_a - alias_b):
-            add("alias-removed", subject, f"no longer shares its class with {n}", kind=kind, name=name)
 
-    for c in code_changes(db, a, b, code_changed, ma, mb):
-        changes.append(c)
+def _located(db, sql: str, version: str) -> dict[tuple, list[int]]:
+    """Rows (all columns but the last, a line) -> their lines, in order."""
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for r in db.execute(sql, [version]):
+        out[tuple(r[:-1])].append(r[-1])
+    return out
 
-    def set_changes(type_, sql, fmt):
-        sa, sb = _set(db, sql, a), _set(db, sql, b)
-        for row in sorted((sb - sa).elements()):
-            add(f"{type_}-added", row[0], fmt(row))
-        for row in sorted((sa - sb).elements()):
-            add(f"{type_}-removed", row[0], fmt(row))
 
-    set_changes("adapter-import",
-                "select file, name, module from adapter_imports where version = ?",
-                lambda r: f"imports {r[1]} from {r[2]}")
-    classes_sql = "select file, class, module from classes_v where version = ?"
-    ca, cb = _set(db, classes_sql, a), _set(db, classes_sql, b)
-    for row in sorted((cb - ca).elements()):
-        add("class-added", row[0], f"class {row[1]}")
-    for row in sorted((ca - cb).elements()):
-        add("class-removed", row[0], f"class {row[1]}")
-    bases_sql = ("select file, class, group_concat(coalesce(base, base_written), ', ') from"
+def _file_changes(db, a: str, b: str, type_: str, sql: str, detail, value) -> list[Change]:
+    """Added and removed rows of a per-file fact (same file and same text, wherever its line moved)."""
+    la, lb = _located(db, sql, a), _located(db, sql, b)
+    out = []
+    for this, other, suffix in ((lb, la, "added"), (la, lb, "removed")):
+        for row in sorted(this):
+            extra = len(this[row]) - len(other.get(row, []))
+            for line in (this[row][-extra:] if extra > 0 else []):
+                out.append(Change(type=f"{type_}-{suffix}", subject=row[0], detail=detail(row), file=row[0], line=line,
+                                  before=value(row) if suffix == "removed" else None,
+                                  after=value(row) if suffix == "added" else None))
+    return out
+
+
+def _class_changes(db, a: str, b: str) -> list[Change]:
+    """Classes added, removed, moved inside a file (another enclosing function or class, same name), and
+    re-based."""
+    sql = "select file, class, line from classes_v where version = ?"
+    ca, cb = _located(db, sql, a), _located(db, sql, b)
+    added = sorted(set(cb) - set(ca))
+    removed = sorted(set(ca) - set(cb))
+    out = []
+    for file, cls in removed:
+        moved = next((x for x in added if x[0] == file and x[1].split(".")[-1] == cls.split(".")[-1]), None)
+        if moved:
+            added.remove(moved)
+            out.append(Change(type="class-moved", subject=file, detail=f"class {cls} -> {moved[1]}", file=file,
+                              line=cb[moved][0], before=cls, after=moved[1]))
+        else:
+            out.append(Change(type="class-removed", subject=file, detail=f"class {cls}", file=file,
+                              line=ca[(file, cls)][0], before=cls))
+    for file, cls in added:
+        out.append(Change(type="class-added", subject=file, detail=f"class {cls}", file=file, line=cb[(file, cls)][0],
+                          after=cls))
+    bases_sql = ("select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from"
                  " (select * from class_hierarchy where version = ? order by file, class, pos) group by file, class")
     ba = {(r[0], r[1]): r[2] for r in db.execute(bases_sql, [a])}
-    bb = {(r[0], r[1]): r[2] for r in db.execute(bases_sql, [b])}
+    bb = {(r[0], r[1]): (r[2], r[3]) for r in db.execute(bases_sql, [b])}
     for key in sorted(set(ba) & set(bb)):
-        if ba[key] != bb[key]:
-            add("class-rebased", key[0], f"class {key[1]}: bases {ba[key]} -> {bb[key]}")
-    set_changes("marker", "select file, kind, text from markers_v where version = ?", lambda r: f"{r[1]}: {r[2]}")
-    set_changes("plant", "select file, plant, text from plants_v where version = ?", lambda r: f"{r[1]}: {r[2]}")
-    return {"a": a, "b": b, "changes": changes}
+        if ba[key] != bb[key][0]:
+            out.append(Change(type="class-rebased", subject=key[0], detail=f"class {key[1]}: bases {ba[key]} -> {bb[key][0]}",
+                              file=key[0], line=bb[key][1], before=ba[key], after=bb[key][0]))
+    return sorted(out, key=lambda c: (c.type != "class-moved", c.type, c.file, c.line or 0))
 
 
-def format_text(d: dict) -> str:
-    if not d["changes"]:
-        return f"no changes between {d['a']} and {d['b']}"
-    lines = [f"{len(d['changes'])} change(s) from {d['a']} to {d['b']}:"]
-    lines += [f"{c['type']:<26} {c['subject']}: {c['detail']}" for c in d["changes"]]
+# -- text and Markdown -------------------------------------------------------------------------------------
+
+def format_text(d: Diff, width: int | None = None) -> str:
+    from . import textfmt
+
+    if not d.changes:
+        return f"no changes between {d.a} and {d.b}"
+    lines = [f"{len(d.changes)} change(s) from {d.a} to {d.b}:"]
+    lines += textfmt.table([(c.type, f"{c.subject}: {c.detail}") for c in d.changes], width, indent="")
     return "\n".join(lines)
 
 
-def format_markdown(d: dict) -> str:
-    lines = [f"# Changes from {d['a']} to {d['b']}", ""]
-    if not d["changes"]:
+def format_markdown(d: Diff, source_url=None) -> str:
+    """A table for issues and pull requests; `source_url(version, file, line)` links files upstream."""
+    lines = [f"# Changes from {d.a} to {d.b}", ""]
+    if not d.changes:
         return "\n".join(lines + ["No changes."])
-    lines += ["| change | subject | detail |", "|---|---|---|"]
-    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines += [f"| {c['type']} | {esc(c['subject'])} | {esc(c['detail'])} |" for c in d["changes"]]
+    lines += ["| change | kind | name | before | after | where | detail |", "|---|---|---|---|---|---|---|"]
+
+    def esc(s):
+        return "" if s is None else str(s).replace("|", "\\|").replace("\n", " ")
+
+    for c in d.changes:
+        where = ""
+        if c.file:
+            at = d.a if c.type.endswith("-removed") else d.b
+            label = f"{c.file}:{c.line}" if c.line else c.file
+            url = source_url(at, c.file, c.line) if source_url else None
+            where = f"[{esc(label)}]({url})" if url else esc(label)
+        if c.compare:
+            where += f" ([compare]({c.compare}))"
+        lines.append(f"| {c.type} | {esc(c.kind)} | {esc(c.name)} | {esc(c.before)} | {esc(c.after)} | {where} |"
+                     f" {esc(c.detail)} |")
     return "\n".join(lines)

@@ -12,11 +12,22 @@ import io
 import json
 import re
 
+from .model import Parser
 from .versions import newest, require
 
-COLUMNS = ("kind", "name", "impl", "registry_file", "registry_line", "registered_file", "registered_line",
-           "registered_class", "real_file", "real_line", "real_class", "adapter", "alias_of", "stub", "reexport", "parent_class", "chat_templates", "tests",
-           "reason")
+COLUMNS = ("kind", "name", "impl", "form", "registry_file", "registry_line", "registered_module", "registered_class",
+           "registered_file", "registered_line", "real_class", "real_module", "real_file", "real_line", "adapter",
+           "wrapper_class", "wrapper_file", "wrapper_line", "aliases", "stub", "reexport", "parent_class",
+           "parent_file", "streaming", "notes", "reason", "chat_templates", "tests")
+
+
+def _cell(column: str, value) -> str:
+    """A flat cell (CSV, Markdown): lists joined (notes by "; "), booleans written as in JSON."""
+    if isinstance(value, list):
+        return ("; " if column == "notes" else " ").join(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
 
 
 def _norm(s: str) -> str:
@@ -44,26 +55,18 @@ def export_rows(db, at: str | None = None) -> tuple[str, list[dict]]:
     paths = [r[0] for r in db.execute("select file from version_files where version = ?", [version])]
     templates = [p for p in paths if p.startswith("examples/tool_chat_template_")]
     tests = [p for p in paths if p.startswith("tests/") and _stem(p).startswith("test_")]
-    parsers = list(db.query("select * from parser_map_v where version = ? order by kind, name", [version]))
-    owners = _template_owners(templates, sorted({r["name"] for r in parsers if r["kind"] == "tool"}))
+    parsers = [Parser.from_row(dict(r)) for r in db.query(
+        "select * from parser_map_v where version = ? order by kind, name", [version])]
+    owners = _template_owners(templates, sorted({p.name for p in parsers if p.kind == "tool"}))
     rows = []
-    for r in parsers:
-        name = r["name"]
-        mine_t = [t for t in templates if name in owners.get(t, ())] if r["kind"] == "tool" else []
-        wanted = {f"test_{name}_{r['kind']}_parser", f"test_{name}"}
-        if r["reg_file"]:
-            wanted.add(f"test_{_stem(r['reg_file'])}")
-        mine_s = [t for t in tests if _stem(t) in wanted]
-        rows.append({
-            "kind": r["kind"], "name": name, "impl": r["impl"], "registry_file": r["registry_file"],
-            "registry_line": r["registry_line"], "registered_file": r["reg_file"],
-            "registered_line": r["reg_line"], "registered_class": r["reg_class"], "real_file": r["real_file"],
-            "real_line": r["real_line"],
-            "real_class": r["real_class"], "adapter": r["adapter"], "alias_of": r["alias_of"],
-            "stub": bool(r["stub"]) if r["stub"] is not None else None, "reexport": bool(r["reexport"]),
-            "parent_class": r["parent_class"], "chat_templates": sorted(mine_t), "tests": sorted(mine_s),
-            "reason": r["reason"],
-        })
+    for p in parsers:
+        mine_t = [t for t in templates if p.name in owners.get(t, ())] if p.kind == "tool" else []
+        wanted = {f"test_{p.name}_{p.kind}_parser", f"test_{p.name}"}
+        if p.registered_file:
+            wanted.add(f"test_{_stem(p.registered_file)}")
+        row = {k: v for k, v in p.to_json().items() if k in COLUMNS}
+        row.update(chat_templates=sorted(mine_t), tests=sorted(t for t in tests if _stem(t) in wanted))
+        rows.append({c: row[c] for c in COLUMNS})
     return version, rows
 
 
@@ -71,15 +74,14 @@ def render(version: str, rows: list[dict], fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"version": version, "columns": list(COLUMNS), "parsers": rows}, indent=2,
                           sort_keys=False) + "\n"
-    flat = [{k: (" ".join(v) if isinstance(v, list) else ("" if v is None else v)) for k, v in r.items()}
-            for r in rows]
+    flat = [{k: _cell(k, v) for k, v in r.items()} for r in rows]
     if fmt == "csv":
         out = io.StringIO()
         w = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(flat)
         return out.getvalue()
-    cols = ("kind", "name", "impl", "registered_file", "real_file", "adapter", "alias_of", "stub",
+    cols = ("kind", "name", "impl", "registered_file", "real_file", "adapter", "aliases", "stub",
             "chat_templates", "tests")
     lines = [f"# Parser index of vLLM {version}", "", "| " + " | ".join(cols) + " |",
              "|" + "---|" * len(cols)]

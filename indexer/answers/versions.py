@@ -1,8 +1,13 @@
-"""Indexed versions: lookup with suggestions for names that are not indexed."""
+"""Indexed versions: lookup, the nearest indexed versions in version order for one that is not indexed, and
+a build command that would index it, as written (the source the database was built from, its --db)."""
 
 from __future__ import annotations
 
+import shlex
+
 from ..problems import Problem
+from ..specs import parse_version, sort_key
+from .model import VersionInfo
 
 
 class AnswerError(Problem):
@@ -16,8 +21,42 @@ def indexed(db) -> list[str]:
 def newest(db) -> str:
     labels = indexed(db)
     if not labels:
-        raise AnswerError("the database holds no indexed version", "build one: tpindex build --tags ...")
+        raise AnswerError("the database holds no indexed version", build_hint(db, "v0.30.0..v0.32.0"))
     return labels[-1]
+
+
+def nearest(label: str, labels: list[str], n: int = 3) -> list[str]:
+    """The indexed versions closest to `label` in version order (the one below, the one above, ...)."""
+    v = parse_version(label)
+    ordered = sorted((x for x in labels if parse_version(x) is not None), key=sort_key)
+    if v is None or not ordered:
+        import difflib
+
+        return difflib.get_close_matches(label, labels, n=n, cutoff=0.4) or labels[-n:]
+    below = [x for x in ordered if parse_version(x) < v]
+    above = [x for x in ordered if parse_version(x) > v]
+    out: list[str] = []
+    while len(out) < n and (below or above):
+        if below:
+            out.append(below.pop())
+        if above and len(out) < n:
+            out.append(above.pop(0))
+    return sorted(out, key=sort_key)
+
+
+def build_hint(db, spec: str) -> str:
+    """`tpindex build ... --tags SPEC --db DB` from the source the database's newest build used."""
+    row = db.execute("select source, origin from versions order by indexed_at desc, ord desc limit 1").fetchone() \
+        if _has_origin(db) else None
+    source, origin = (row or ("pypi", None))
+    where = {"git": f"--repo {shlex.quote(origin)}" if origin else "--repo PATH/TO/vllm"}.get(source, "--from-pypi")
+    path = getattr(db, "path", None)
+    dbarg = f" --db {shlex.quote(str(path))}" if path else ""
+    return f"index it first: tpindex build {where} --tags {shlex.quote(spec)}{dbarg}"
+
+
+def _has_origin(db) -> bool:
+    return any(r[1] == "origin" for r in db.execute("pragma table_info(versions)"))
 
 
 def require(db, label: str) -> str:
@@ -26,8 +65,20 @@ def require(db, label: str) -> str:
         return label
     if not label.startswith("v") and f"v{label}" in labels:
         return f"v{label}"
-    from ..specs import closest
+    near = ", ".join(nearest(label, labels)) or "none"
+    raise AnswerError(f"version {label} is not indexed; nearest indexed: {near}",
+                      build_hint(db, label) +
+                      "  (tpindex versions lists what is indexed)")
 
-    near = ", ".join(closest(label, labels)) or "none"
-    raise AnswerError(f"version {label} is not indexed; closest indexed: {near}",
-                      f"index it first: tpindex build --tags {label}  (tpindex versions lists what is indexed)")
+
+def version_infos(db) -> list[VersionInfo]:
+    origin = "v.origin" if _has_origin(db) else "null"
+    rows = db.execute(f"""
+        select v.label, v.source, {origin}, v.status, v.file_count,
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'tool'),
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'reasoning'),
+          (select count(distinct name) from registry r where r.version = v.label and r.kind = 'engine')
+        from versions v order by v.ord""").fetchall()
+    return [VersionInfo(version=label, source=source, origin=orig, files=files or 0, tool=tool, reasoning=reasoning,
+                        engine=engine, status=status)
+            for label, source, orig, status, files, tool, reasoning, engine in rows]

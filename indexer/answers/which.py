@@ -3,141 +3,202 @@
 from __future__ import annotations
 
 import difflib
-import json
 
+from . import textfmt
+from .model import History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .versions import AnswerError, indexed, newest, require
 
-SIGNATURE = ("impl", "reg_file", "reg_class", "real_class", "real_file", "adapter", "wrapper_class", "reason",
-             "code_sig")
+KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
+# what makes two consecutive versions one range of `which --all`
+SIGNATURE = ("impl", "registered_file", "registered_class", "real_class", "real_file", "adapter", "wrapper_class",
+             "reason", "_code_sig")
 
 
 def known_names(db) -> list[str]:
     return [r[0] for r in db.execute("select distinct name from parser_map order by name")]
 
 
-def check_name(db, name: str) -> None:
+def kinds_of(db, name: str) -> list[str]:
+    return [r[0] for r in db.execute("select distinct kind from parser_map where name = ? order by kind", [name])]
+
+
+def check_name(db, name: str, kind: str | None = None) -> list[str]:
+    """The kinds the name is registered as in some indexed version (only `kind`, when given)."""
     names = known_names(db)
-    if name in names:
-        return
-    close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
-    close += [n for n in names if name in n and n not in close][:5 - len(close)]
-    hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
-    raise AnswerError(f"no parser named {name!r} in any indexed version", hint)
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
+        close += [n for n in names if name in n and n not in close][:5 - len(close)]
+        hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
+        raise AnswerError(f"no parser named {name!r} in any indexed version", hint)
+    kinds = kinds_of(db, name)
+    if kind and kind not in kinds:
+        are = " and ".join(KIND_WORDS.get(k, k) for k in kinds)
+        raise AnswerError(f"{name!r} is {are}, not {KIND_WORDS.get(kind, kind)}",
+                          f"drop --kind, or use --kind {kinds[0]}")
+    return [kind] if kind else kinds
 
 
-def rows_at(db, name: str, version: str, kind: str | None = None) -> list[dict]:
+def spans(versions: list[str], present: set[str]) -> list[tuple[str, str]]:
+    """Runs of consecutive indexed versions in `present`, as (first, last)."""
+    out: list[tuple[str, str]] = []
+    run: list[str] = []
+    for v in versions + [None]:
+        if v in present:
+            run.append(v)
+        elif run:
+            out.append((run[0], run[-1]))
+            run = []
+    return out
+
+
+def span_text(runs: list[tuple[str, str]]) -> str:
+    return ", ".join(a if a == b else f"{a} – {b}" for a, b in runs) or "no indexed version"
+
+
+def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:
     sql = "select * from parser_map_v where name = ? and version = ?" + (" and kind = ?" if kind else "")
-    params = [name, version] + ([kind] if kind else [])
-    rows = [dict(r) for r in db.query(sql + " order by kind", params)]
-    for r in rows:
-        r["hops"] = [dict(h) for h in db.query(
+    out = []
+    for r in db.query(sql + " order by kind", [name, version] + ([kind] if kind else [])):
+        hops = [Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"]) for h in db.query(
             "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
             " and name = ? order by step", [version, r["kind"], name])]
-    return rows
+        out.append(Parser.from_row(dict(r), hops))
+    return out
 
 
-def which(db, name: str, at: str | None = None, kind: str | None = None) -> dict:
-    check_name(db, name)
+def which(db, name: str, at: str | None = None, kind: str | None = None) -> Which:
+    kinds = check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
-    rows = rows_at(db, name, version, kind)
-    if not rows:
-        present = [r[0] for r in db.execute(
-            "select distinct version from parser_map_v where name = ? order by version_ord", [name])]
-        span = f"{present[0]} – {present[-1]}" if present else "no version"
-        raise AnswerError(f"{name!r} is not registered at {version} (it is in {span})",
-                          "ask another version with --at, or all with --all")
-    return {"name": name, "version": version, "parsers": rows}
+    found = parsers_at(db, name, version, kind)
+    if not found:
+        present = {r[0] for r in db.execute(
+            "select version from parser_map_v where name = ?" + (" and kind = ?" if kind else ""),
+            [name] + ([kind] if kind else []))}
+        what = f"{name!r}" + (f" ({kind})" if kind else "")
+        runs = spans(indexed(db), present)
+        raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}",
+                          f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all"
+                          if runs else "tpindex versions lists what is indexed")
+    del kinds
+    return Which(name=name, version=version, parsers=found)
 
 
-def history(db, name: str, kind: str | None = None) -> dict:
+def history(db, name: str, kind: str | None = None) -> History:
     """Every indexed version of a name, equal consecutive versions collapsed into ranges."""
-    check_name(db, name)
+    kinds = check_name(db, name, kind)
     versions = indexed(db)
-    kinds = [kind] if kind else [r[0] for r in db.execute(
-        "select distinct kind from parser_map where name = ? order by kind", [name])]
     out = []
     for k in kinds:
-        by_version = {r["version"]: r for r in (dict(x) for x in db.query(
-            "select * from parser_map_v where name = ? and kind = ?", [name, k]))}
-        ranges: list[dict] = []
+        by_version = {r["version"]: Parser.from_row(dict(r)) for r in db.query(
+            "select * from parser_map_v where name = ? and kind = ?", [name, k])}
+        ranges: list[Range] = []
+        sigs: list[tuple | None] = []
         for v in versions:
-            row = by_version.get(v)
-            sig = tuple(row[c] for c in SIGNATURE) if row else None
-            if ranges and ranges[-1]["sig"] == sig:
-                ranges[-1]["last"] = v
-            else:
-                ranges.append({"first": v, "last": v, "sig": sig, "row": row})
-        while ranges and ranges[0]["sig"] is None:
+            p = by_version.get(v)
+            sig = tuple(getattr(p, c) for c in SIGNATURE) if p else None
+            if ranges and sigs[-1] == sig:
+                ranges[-1].last, ranges[-1].versions, ranges[-1].parser = v, ranges[-1].versions + 1, p
+                continue
+            prev = next((r.parser for r in reversed(ranges) if r.parser), None)
+            changed = bool(p and prev and all(getattr(prev, c) == getattr(p, c)
+                                              for c in ("impl", "real_file", "real_class"))
+                           and prev._code_sig != p._code_sig)
+            ranges.append(Range(first=v, last=v, versions=1, parser=p, code_changed=changed))
+            sigs.append(sig)
+        while ranges and ranges[0].parser is None:
             ranges.pop(0)
-        life = db.query("select * from lifecycle where name = ? and kind = ?", [name, k])
-        out.append({"kind": k, "ranges": [{**r, "sig": None} for r in ranges],
-                    "lifecycle": next((dict(x) for x in life), None)})
-    return {"name": name, "kinds": out}
+        while ranges and ranges[-1].parser is None:
+            ranges.pop()
+        out.append(KindHistory(kind=k, ranges=ranges, lifecycle=lifecycle(db, name, k, versions)))
+    return History(name=name, kinds=out)
 
 
-def format_chain(row: dict, version: str) -> list[str]:
-    lines = [f"{row['name']} ({row['kind']} parser) at {version}: {row['impl']}"]
-    for h in row["hops"]:
-        where = f"{h['file']}:{h['line']}" if h["file"] else "(no file)"
-        what = h["class"] or ""
-        if h["hop"] == "registered":
-            what = f"{row['name']!r} -> {h['module'] or '?'}.{h['class'] or '?'} ({row['form']})"
-        lines.append(f"  {h['hop']:<18} {where:<58} {what}")
-    if row["impl"] == "unresolved":
-        lines.append(f"  unresolved: {row['reason']}")
+def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None:
+    row = db.execute("select first_version, last_version, became_unified, real_file_changed_in, code_changed_in,"
+                     " removed_in from lifecycle where name = ? and kind = ?", [name, kind]).fetchone()
+    if row is None or not versions:
+        return None
+    first, last, unified, moved, changed, removed = row
+    return Lifecycle(indexed_first=versions[0], indexed_last=versions[-1], first_version=first, last_version=last,
+                     in_first_indexed=first == versions[0], in_newest_indexed=last == versions[-1],
+                     became_unified=unified, unified_in_first_indexed=unified is not None and unified == versions[0],
+                     real_file_changed_in=_listed(moved), code_changed_in=_listed(changed), removed_in=removed)
+
+
+def _listed(text: str | None) -> list[str]:
+    return [x for x in (text or "").split(", ") if x]
+
+
+# -- text -------------------------------------------------------------------------------------------------
+
+def format_chain(p: Parser, width: int | None = None) -> list[str]:
+    lines = [f"{p.name} ({p.kind} parser) at {p.version}: {p.impl}"]
+    rows = []
+    for h in p.hops:
+        where = f"{h.file}:{h.line}" if h.file else "(no file)"
+        what = h.class_ or ""
+        if h.hop == "registered":
+            what = f"{p.name!r} -> {h.module or '?'}.{h.class_ or '?'} ({p.form})"
+        rows.append((h.hop, where, what))
+    lines += textfmt.table(rows, width)
+    if p.impl == "unresolved":
+        lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
     else:
-        lines.append(f"  => really implemented in {row['real_file']} ({row['real_class']})")
-    extras = list(json.loads(row["notes"])) if row.get("notes") else []
-    if row["stub"]:
-        extras.append("registered file is a stub (no methods of its own)")
-    if row["reexport"]:
-        extras.append("registered module only re-exports the class")
-    if row["alias_of"]:
-        extras.append(f"same class as: {row['alias_of']}")
-    if row["parent_class"]:
-        extras.append(f"subclasses parser {row['parent_class']} ({row['parent_file']})")
-    lines.extend(f"  note: {e}" for e in extras)
+        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class})", width)
+    notes = list(p.notes)
+    if p.stub:
+        notes.append("registered file is a stub (no methods of its own)")
+    if p.reexport:
+        notes.append("registered module only re-exports the class")
+    if p.aliases:
+        notes.append(f"same class as: {', '.join(p.aliases)}")
+    if p.parent_class:
+        notes.append(f"subclasses parser {p.parent_class} ({p.parent_file})")
+    for n in notes:
+        lines += textfmt.hanging("  note: ", n, width)
     return lines
 
 
-def describe(row: dict | None) -> str:
-    if row is None:
+def describe(p: Parser | None) -> str:
+    if p is None:
         return "absent"
-    if row["impl"] == "unresolved":
-        return f"unresolved ({row['reason']})"
-    via = f" via {row['adapter']}" if row["adapter"] else ""
-    if row.get("wrapper_class"):
-        via += f", wrapped by {row['wrapper_class']}"
-    where = row["reg_file"] or f"{row['registry_file']} ({row['form']})"
-    return f"{row['impl']}: {row['real_file']} ({row['real_class']}){via}; registered in {where}"
+    if p.impl == "unresolved":
+        return f"unresolved ({p.reason})"
+    via = f" via {p.adapter}" if p.adapter else ""
+    if p.wrapper_class:
+        via += f", wrapped by {p.wrapper_class}"
+    where = p.registered_file or f"{p.registry_file} ({p.form})"
+    return f"{p.impl}: {p.real_file} ({p.real_class}){via}; registered in {where}"
 
 
-def code_changed(prev: dict | None, row: dict | None) -> bool:
-    """The same real file and implementation as the range before, with other code."""
-    return bool(prev and row and all(prev[c] == row[c] for c in ("impl", "real_file", "real_class"))
-                and prev["code_sig"] != row["code_sig"])
-
-
-def format_history(h: dict) -> list[str]:
+def format_history(h: History, width: int | None = None) -> list[str]:
     lines = []
-    for k in h["kinds"]:
-        lines.append(f"{h['name']} ({k['kind']} parser)")
-        prev = None
-        for r in k["ranges"]:
-            span = r["first"] if r["first"] == r["last"] else f"{r['first']} – {r['last']}"
-            mark = "code changed; " if code_changed(prev, r["row"]) else ""
-            lines.append(f"  {span:<28} {mark}{describe(r['row'])}")
-            prev = r["row"]
-        life = k["lifecycle"]
-        if life:
-            facts = [f"first {life['first_version']}", f"last {life['last_version']}"]
-            if life["became_unified"]:
-                facts.append(f"unified from {life['became_unified']}")
-            if life["real_file_changed_in"]:
-                facts.append(f"real file changed in {life['real_file_changed_in']}")
-            if life.get("code_changed_in"):
-                facts.append(f"code changed in {life['code_changed_in']}")
-            if life["removed_in"]:
-                facts.append(f"removed in {life['removed_in']}")
-            lines.append("  lifecycle: " + "; ".join(facts))
+    for k in h.kinds:
+        lines.append(f"{h.name} ({k.kind} parser)")
+        rows = []
+        for r in k.ranges:
+            span = r.first if r.first == r.last else f"{r.first} – {r.last}"
+            rows.append((span, ("code changed; " if r.code_changed else "") + describe(r.parser)))
+        lines += textfmt.table(rows, width)
+        if k.lifecycle:
+            lines += textfmt.hanging("  lifecycle: ", "; ".join(lifecycle_facts(k.lifecycle)), width)
     return lines
+
+
+def lifecycle_facts(life: Lifecycle) -> list[str]:
+    """The lifecycle said over the indexed versions only: nothing claimed about versions not indexed."""
+    first, last = life.indexed_first, life.indexed_last
+    facts = [f"among the indexed versions {first} – {last}" if first != last else f"in the one indexed version {first}"]
+    facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}")
+    if life.in_newest_indexed:
+        facts.append(f"still in {last}")
+    else:
+        facts.append(f"last in {life.last_version}" + (f", removed in {life.removed_in}" if life.removed_in else ""))
+    if life.became_unified:
+        facts.append(f"unified since {life.became_unified} or before" if life.unified_in_first_indexed
+                     else f"unified from {life.became_unified}")
+    if life.real_file_changed_in:
+        facts.append(f"real file changed in {', '.join(life.real_file_changed_in)}")
+    if life.code_changed_in:
+        facts.append(f"code changed in {', '.join(life.code_changed_in)}")
+    return facts

@@ -66,7 +66,7 @@ def _check_port(host: str, port: int) -> None:
             raise Fail(f"cannot listen on {host}:{port} ({e.strerror})", "pass another --host or --port") from None
 
 
-@click.command()
+@click.command(short_help="Browse the database in Datasette, read-only.")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")

@@ -20,6 +20,7 @@ class VersionRef:
     commit: str  # identity of the content: git commit, archive sha256, directory digest
     source: str  # "git" | "pypi" | "dir"
     sort_key: tuple = field(compare=False, default=())
+    origin: str = field(compare=False, default="")  # the repository path, package index or directory
 
 
 @dataclass(frozen=True)

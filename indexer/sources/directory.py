@@ -74,7 +74,7 @@ class DirectorySource:
         for path, blob_id, _ in sorted(self._walk(self.scope or _default_scope())):
             digest.update(f"{path}\0{blob_id}\n".encode())
         return VersionRef(label=self.label, ref=str(self.root), commit=digest.hexdigest(), source="dir",
-                          sort_key=sort_key(self.label))
+                          sort_key=sort_key(self.label), origin=str(self.root))
 
     # -- files ---------------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:

@@ -78,7 +78,8 @@ class GitSource:
                 commit = self.repo.commit(name).hexsha
             except Exception as e:  # gitpython raises several kinds for a name that is not a commit
                 raise ValueError(f"{name!r} is not a tag, branch or commit of {self.repo.git_dir}") from e
-        return VersionRef(label=name, ref=name, commit=commit, source="git", sort_key=sort_key(name))
+        return VersionRef(label=name, ref=name, commit=commit, source="git", sort_key=sort_key(name),
+                          origin=str(Path(self.repo.working_tree_dir or self.repo.git_dir).resolve()))
 
     # -- files ---------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:

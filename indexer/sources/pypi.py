@@ -250,7 +250,7 @@ class PypiSource:
         release = self._release(name)
         _, sha256 = self.archive(release.label)
         return VersionRef(label=release.label, ref=release.filename, commit=sha256, source="pypi",
-                          sort_key=sort_key(release.label))
+                          sort_key=sort_key(release.label), origin=redact(self.index_url))
 
     # -- files -----------------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:

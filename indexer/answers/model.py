@@ -1,0 +1,186 @@
+"""The answers as plain data classes: what the command line prints, the browser shows and agents get.
+
+`to_json()` gives the stable JSON contract (see indexer/schemas/): field names are the same in every
+answer (`registered_file`, `real_file`, ...), booleans are JSON booleans, lists are lists, and a field
+named `class_` is written `class`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+
+
+class Model:
+    def to_json(self) -> dict:
+        return _plain(self)
+
+
+def _plain(value):
+    if dataclasses.is_dataclass(value):
+        return {f.name.rstrip("_"): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not f.name.startswith("_")}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class Hop(Model):
+    step: int
+    hop: str  # registered, reexport, alias, class, base, adapter, engine attribute, name-check, wrapper, real ...
+    class_: str | None
+    module: str | None
+    file: str | None
+    line: int | None
+
+
+@dataclass
+class Parser(Model):
+    """One registered name at one version: where it is registered, its registered class, and the class whose
+    code does the parsing (`real_*`), with every hop between them."""
+
+    version: str
+    kind: str  # tool | reasoning | engine
+    name: str
+    impl: str  # standalone | unified | name-check | dispatch | unresolved
+    form: str | None
+    registry_file: str | None
+    registry_line: int | None
+    registered_module: str | None
+    registered_class: str | None
+    registered_file: str | None
+    registered_line: int | None
+    real_class: str | None
+    real_module: str | None
+    real_file: str | None
+    real_line: int | None
+    adapter: str | None
+    wrapper_class: str | None
+    wrapper_file: str | None
+    wrapper_line: int | None
+    aliases: list[str]
+    stub: bool | None
+    reexport: bool
+    parent_class: str | None
+    parent_file: str | None
+    streaming: str | None
+    notes: list[str]
+    reason: str | None
+    hops: list[Hop] = field(default_factory=list)
+    _code_sig: str | None = None  # internal: changes when the name's own code does
+
+    @classmethod
+    def from_row(cls, r: dict, hops: list[Hop] | None = None) -> Parser:
+        return cls(
+            version=r["version"], kind=r["kind"], name=r["name"], impl=r["impl"], form=r["form"],
+            registry_file=r["registry_file"], registry_line=r["registry_line"], registered_module=r["reg_module"],
+            registered_class=r["reg_class"], registered_file=r["reg_file"], registered_line=r["reg_line"],
+            real_class=r["real_class"], real_module=r["real_module"], real_file=r["real_file"],
+            real_line=r["real_line"], adapter=r["adapter"], wrapper_class=r["wrapper_class"],
+            wrapper_file=r["wrapper_file"], wrapper_line=r["wrapper_line"],
+            aliases=[a for a in (r["alias_of"] or "").split(", ") if a],
+            stub=None if r["stub"] is None else bool(r["stub"]), reexport=bool(r["reexport"]),
+            parent_class=r["parent_class"], parent_file=r["parent_file"], streaming=r["streaming"],
+            notes=json.loads(r["notes"]) if r["notes"] else [], reason=r["reason"], hops=hops or [],
+            _code_sig=r["code_sig"])
+
+
+@dataclass
+class Which(Model):
+    name: str
+    version: str
+    parsers: list[Parser]
+
+
+@dataclass
+class Lifecycle(Model):
+    """A name over the indexed versions only (`indexed_first` .. `indexed_last`)."""
+
+    indexed_first: str
+    indexed_last: str
+    first_version: str  # the first indexed version registering the name
+    last_version: str
+    in_first_indexed: bool  # present in the first indexed version: it may be older
+    in_newest_indexed: bool
+    became_unified: str | None  # the first indexed version where it is unified
+    unified_in_first_indexed: bool  # already unified in the first indexed version: it may have been earlier
+    real_file_changed_in: list[str]
+    code_changed_in: list[str]  # the real file stayed, the name's own code changed
+    removed_in: str | None  # the first indexed version after last_version
+
+
+@dataclass
+class Range(Model):
+    """Consecutive indexed versions with the same answer; `parser` is the answer at `last` (None: the name
+    is absent there), which is also the version the browser's history links."""
+
+    first: str
+    last: str
+    versions: int
+    parser: Parser | None
+    code_changed: bool  # same real file as the range before, other code
+
+
+@dataclass
+class KindHistory(Model):
+    kind: str
+    ranges: list[Range]
+    lifecycle: Lifecycle | None
+
+
+@dataclass
+class History(Model):
+    name: str
+    kinds: list[KindHistory]
+
+
+@dataclass
+class Change(Model):
+    """One typed change between two versions. Name-level changes carry `kind` and `name`; file-level ones
+    (adapter imports, classes, markers, plants, framework code) carry `file` (and `line` at B, or at A for
+    a removal)."""
+
+    type: str
+    subject: str
+    detail: str
+    kind: str | None = None
+    name: str | None = None
+    before: str | None = None
+    after: str | None = None
+    file: str | None = None
+    line: int | None = None
+    files: list[dict] | None = None  # code-changed: [{file, blob_a, blob_b, added, removed, compare}]
+    names: list[str] | None = None  # framework-changed: the names it affects
+    compare: str | None = None  # upstream compare link
+
+
+@dataclass
+class Diff(Model):
+    a: str
+    b: str
+    changes: list[Change]
+
+
+@dataclass
+class VersionInfo(Model):
+    version: str
+    source: str  # git | pypi | dir
+    origin: str | None  # the repository path, package index or directory it was read from
+    files: int
+    tool: int  # registered names by kind
+    reasoning: int
+    engine: int
+    status: str
+
+
+@dataclass
+class Export(Model):
+    """The parser index of one version: one flat row per (kind, name), in `columns` order."""
+
+    version: str
+    columns: list[str]
+    parsers: list[dict]
