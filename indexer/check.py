@@ -21,20 +21,20 @@ from .cli import db_option
 
 
 @click.command(short_help="Verify a database (exit 1 when something is wrong).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: notes, problems and a summary line; json: {ok, problems, notes, summary}.")
 @db_option
-def check(db_path):
+def check(fmt, db_path):
     """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index
     and the parser map. Prints "ok: ..." and exits 0 when all is well; else one line per problem and
     exit status 1 (2 when the file is not a tpindex database)."""
-    from .store import connect
+    report = check_report(db_path)
+    if fmt == "json":
+        import json
 
-    db = connect(db_path, create=False, readonly=True)
-    try:
-        problems, notes, summary = run_checks(db.conn)
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
-        problems, notes, summary = [f"the database cannot be read ({e})"], [], ""
-    finally:
-        db.conn.close()
+        click.echo(json.dumps(report.to_json(), indent=2))
+        raise SystemExit(0 if report.ok else 1)
+    problems, notes, summary = report.problems, report.notes, report.summary
     for n in notes:
         click.echo(f"note: {n}")
     if problems:
@@ -44,6 +44,21 @@ def check(db_path):
                    " ...); a build also migrates an older schema and re-indexes incomplete versions.", err=True)
         raise SystemExit(1)
     click.echo(f"ok: {summary}")
+
+
+def check_report(db_path):
+    """Run every check on a database, read-only; -> a CheckReport."""
+    from .answers.model import CheckReport
+    from .store import connect
+
+    db = connect(db_path, create=False, readonly=True)
+    try:
+        problems, notes, summary = run_checks(db.conn)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
+        problems, notes, summary = [f"the database cannot be read ({e})"], [], ""
+    finally:
+        db.conn.close()
+    return CheckReport(ok=not problems, problems=problems, notes=notes, summary=summary)
 
 
 def table_names(sql: str) -> list[str]:

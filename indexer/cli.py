@@ -265,5 +265,41 @@ def versions(fmt, db_path):
         click.echo(f"{v.version:<16} {v.source:<6} {v.files:>6} {v.tool:>5} {v.reasoning:>9} {v.engine:>6}  {v.status}")
 
 
+@main.command(short_help="Serve the tools for agents over stdio (Model Context Protocol).")
+@db_option
+def mcp(db_path):
+    """Serve tpindex's tools to a local agent over stdio (the Model Context Protocol): versions, which,
+    which_history, diff, export, ... with structured output following `tpindex schema`. Read-only. Configure
+    your MCP client to run: tpindex mcp --db PATH (see the README, "Use from other tools")."""
+    from .store import connect
+
+    connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong, before stdio
+    from .mcp_tools import stdio_server
+
+    stdio_server(db_path).run("stdio")
+
+
+@main.command(short_help="Print the JSON Schema of a --format json output.")
+@click.argument("name", required=False)
+def schema(name):
+    """Print the JSON Schema of an output (which, which-all, diff, export, versions, check, ...): the
+    contract tools can rely on. Without NAME, list the schemas and the contract version."""
+    import json
+
+    from .schemas import CONTRACT, load, names
+
+    if not name:
+        click.echo(f"JSON contract v{CONTRACT}; schemas: {', '.join(names())}")
+        return
+    try:
+        click.echo(json.dumps(load(name), indent=2))
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, names(), n=3, cutoff=0.4)
+        raise Fail(f"no schema named {name!r}", f"did you mean {' or '.join(close)}?" if close else
+                   f"one of: {', '.join(names())}") from None
+
+
 if __name__ == "__main__":
     main()

@@ -184,3 +184,13 @@ class Export(Model):
     version: str
     columns: list[str]
     parsers: list[dict]
+
+
+@dataclass
+class CheckReport(Model):
+    """What `tpindex check` found: ok is false when there is any problem."""
+
+    ok: bool
+    problems: list[str]
+    notes: list[str]
+    summary: str

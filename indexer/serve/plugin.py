@@ -182,3 +182,35 @@ async def matrix_page(datasette, request):
         "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,
         "short": matrix.short,
     }, request=request))
+
+
+@hookimpl
+def register_mcp_tools(datasette, mcp):
+    """tpindex's tools on the /-/mcp endpoint of datasette-mcp (beside its read-only SQL tools): each runs on
+    a read connection of the served tpindex database, for an actor allowed to view it."""
+    from datasette_mcp import _actor_from_context  # the actor of the MCP request, as datasette-mcp finds it
+
+    from ..api import Index
+    from ..mcp_tools import problem_as_tool_error, register
+    from ..problems import Problem
+
+    async def run(ctx, question):
+        names = await tpindex_databases(datasette)
+        if not names:
+            raise problem_as_tool_error(Problem("no tpindex database is served here"))
+        actor = _actor_from_context(ctx) if ctx is not None else None
+        if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
+            raise problem_as_tool_error(Problem(f"database {names[0]!r} is not available"))
+
+        def ask(conn):
+            try:
+                return question(Index(conn))
+            except Problem as e:
+                return e
+
+        answer = await datasette.get_database(names[0]).execute_fn(ask)
+        if isinstance(answer, Problem):
+            raise problem_as_tool_error(answer)
+        return answer
+
+    register(mcp, run)

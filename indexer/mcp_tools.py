@@ -1,0 +1,124 @@
+"""tpindex's tools for agents (Model Context Protocol): the same questions as the command line, through the
+same query layer (indexer/api.py), with structured output that follows the JSON contract (indexer/schemas/).
+
+Served two ways: by `tpindex serve` at /-/mcp (the datasette-mcp plugin, beside its read-only
+`execute_sql` and schema tools; our tools are registered through its `register_mcp_tools` hook), and by
+`tpindex mcp` over stdio for local agents. Read-only always: every tool only reads the database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+INSTRUCTIONS = (
+    "tpindex answers questions about vLLM's tool-calling code (tool parsers and reasoning parsers, chosen "
+    "with --tool-call-parser / --reasoning-parser) across released versions. Start with `versions` to see "
+    "what is indexed; `which` says which file and class really implement a parser name at a version (and "
+    "notes on inherited methods, stubs, wrappers); `which_history` gives every indexed version of a name; "
+    "`diff` lists what changed between two versions; `export` gives a version's whole parser index.")
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+Kind = Literal["tool", "reasoning", "engine"]
+# runs a question against an Index (the transport decides where and how); -> the answer
+Runner = Callable[..., Awaitable[object]]
+
+
+def _result(answer, schema: str) -> CallToolResult:
+    data = answer.to_json() if hasattr(answer, "to_json") else answer
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+                          structured_content=data)
+
+
+def register(mcp: MCPServer, run: Runner) -> None:
+    """Add tpindex's tools to an MCP server. `run(ctx, question)` awaits `question(index)`, raising ToolError
+    for a user-fixable problem."""
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "List the vLLM versions indexed in this database, in version order, with how many tool, reasoning "
+        "and engine parser names each registers. Use a `version` from here in the other tools."))
+    async def versions(ctx: Context | None = None) -> CallToolResult:
+        infos = await run(ctx, lambda ix: ix.versions())
+        return _result({"versions": [v.to_json() for v in infos]}, "versions")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Which file and class really implement a vLLM parser name (the value of --tool-call-parser or "
+        "--reasoning-parser) at one version: every hop from the registration through stubs, re-exports, "
+        "adapters and parser-manager wrappers to the class whose code does the parsing (real_file, "
+        "real_class, real_line), plus notes (inherited methods, streaming that returns None, selector "
+        "stubs). `version` defaults to the newest indexed; `kind` restricts to tool, reasoning or engine."))
+    async def which(name: str, version: str | None = None, kind: Kind | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.which(name, version, kind)), "which")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "A vLLM parser name across every indexed version: ranges of consecutive versions with the same "
+        "implementation (each range's `parser` is the answer at its last version; `code_changed` marks a range "
+        "whose code changed in the same real file), and the lifecycle (first/last version, when it became "
+        "unified, when its real file or code changed, when it was removed) over the indexed versions only."))
+    async def which_history(name: str, kind: Kind | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.history(name, kind)), "which-all")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "What changed from version `a` to version `b`: parser names added or removed, implementations moved "
+        "(standalone -> unified, real file changed), code that changed in a name's own files, shared framework "
+        "files that changed (with the names they affect), wrappers, aliases, adapter imports, classes, "
+        "HACK/TODO markers and known workaround patterns. Each change has type, kind, name, before, after, "
+        "file, line and detail."))
+    async def diff(a: str, b: str, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.diff(a, b)), "diff")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
+        "where it is registered, its registered class, the class and file that really implement it, adapter, "
+        "wrapper, aliases, streaming support, notes, chat templates and tests."))
+    async def export(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.export(version)), "export")
+
+    _publish_schemas(mcp)
+
+
+SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export"}
+
+
+def _publish_schemas(mcp: MCPServer) -> None:
+    """Each tool's outputSchema is the JSON contract's schema of the same answer."""
+    from .schemas import load
+
+    for tool, name in SCHEMAS.items():
+        schema = load(name)
+        if schema.get("type") != "object":  # MCP structured output is an object: wrap a list
+            schema = {k: v for k, v in schema.items() if k in ("$schema", "$id", "title", "x-tpindex-contract",
+                                                               "$defs")} | {
+                "type": "object", "properties": {tool: {k: v for k, v in schema.items() if k in ("type", "items")}},
+                "required": [tool], "additionalProperties": False}
+        registered = mcp._tool_manager.get_tool(tool)
+        registered.fn_metadata.output_schema = schema
+
+
+def problem_as_tool_error(e: Exception) -> ToolError:
+    hint = getattr(e, "hint", None)
+    return ToolError(getattr(e, "message", str(e)) + (f". Hint: {hint}" if hint else ""))
+
+
+def stdio_server(db_path: str) -> MCPServer:
+    """`tpindex mcp`: the tools over stdio, on one database opened read-only."""
+    from .api import Index
+    from .problems import Problem
+
+    mcp = MCPServer("tpindex", instructions=INSTRUCTIONS)
+    state: dict = {}
+
+    async def run(ctx, question):
+        try:
+            if "index" not in state:
+                state["index"] = Index(db_path)
+            return question(state["index"])
+        except Problem as e:
+            raise problem_as_tool_error(e) from None
+
+    register(mcp, run)
+    return mcp

@@ -1,0 +1,178 @@
+"""Feeding other tools (issue 16): one query layer, a JSON contract with shipped schemas, and MCP tools
+served over stdio (`tpindex mcp`) and streamable HTTP (`tpindex serve`, /-/mcp), talked to with the MCP
+SDK's own client as an agent would. On the unified-era fixture of test_resolve."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import jsonschema
+import pytest
+from conftest import tpindex
+from test_resolve import unified_db  # noqa: F401 (a fixture)
+
+TPINDEX = str(Path(sys.executable).parent / "tpindex")
+
+
+@pytest.fixture(scope="module")
+def db(unified_db):  # noqa: F811
+    return unified_db
+
+
+def cli_json(*args) -> object:
+    return json.loads(tpindex(*args, ok=False).output)
+
+
+def validate(name: str, data) -> None:
+    from indexer.schemas import load
+
+    jsonschema.Draft202012Validator(load(name)).validate(data)
+
+
+# -- the query layer -----------------------------------------------------------------------------------------
+
+def test_the_python_api_answers_like_the_cli(db):
+    from indexer.api import Index
+
+    ix = Index(db)
+    assert ix.which("beta", at="v0.25.0").to_json() == cli_json("which", "beta", "--at", "v0.25.0", "--format",
+                                                                 "json", "--db", db)
+    assert ix.which("beta", at="v0.25.0").parsers[0].real_file == "vllm/parser/beta.py"
+    assert ix.diff("v0.24.0", "v0.25.0").to_json() == cli_json("diff", "v0.24.0", "v0.25.0", "--format", "json",
+                                                                "--db", db)
+    assert [v.version for v in ix.versions()] == ["v0.24.0", "v0.25.0", "v0.27.0"]
+
+
+# -- the JSON contract ------------------------------------------------------------------------------------------
+
+def test_schema_files_are_the_generated_contract():
+    from indexer.schemas import generate, load, names
+
+    generated = generate()
+    assert sorted(generated) == names()
+    for name, schema in generated.items():
+        assert load(name) == schema, f"{name}.json is stale: python -m indexer.schemas rewrites it"
+        assert schema["x-tpindex-contract"] >= 1 and schema["$id"].endswith(f":{name}:v{schema['x-tpindex-contract']}")
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("which", ["which", "beta", "--at", "v0.25.0"]),
+    ("which", ["which", "alpha"]),
+    ("which-all", ["which", "beta", "--all"]),
+    ("diff", ["diff", "v0.24.0", "v0.27.0"]),
+    ("export", ["export", "--at", "v0.25.0"]),
+    ("versions", ["versions"]),
+    ("check", ["check"]),
+])
+def test_every_json_output_follows_its_schema(db, name, args):
+    validate(name, cli_json(*args, "--format", "json", "--db", db))
+
+
+def test_schema_command(db):
+    out = tpindex("schema", "diff").output
+    assert json.loads(out)["title"].startswith("tpindex diff")
+    assert "contract v1" in tpindex("schema").output
+    r = tpindex("schema", "dif", ok=False)
+    assert r.exit_code == 2 and "did you mean diff?" in r.output
+
+
+# -- MCP, as a client talks to it ----------------------------------------------------------------------------------
+
+CALLS = {
+    "which": ({"name": "beta", "version": "v0.25.0"}, ["which", "beta", "--at", "v0.25.0"]),
+    "which_history": ({"name": "beta"}, ["which", "beta", "--all"]),
+    "diff": ({"a": "v0.24.0", "b": "v0.25.0"}, ["diff", "v0.24.0", "v0.25.0"]),
+    "export": ({"version": "v0.25.0"}, ["export", "--at", "v0.25.0"]),
+    "versions": ({}, ["versions"]),
+}
+
+
+async def session_checks(session, db) -> dict:
+    from mcp.types import Tool
+
+    await session.initialize()
+    tools: dict[str, Tool] = {t.name: t for t in (await session.list_tools()).tools}
+    for name, (arguments, cli) in CALLS.items():
+        tool = tools[name]
+        assert tool.description and len(tool.description) > 60
+        assert tool.annotations.read_only_hint is True
+        result = await session.call_tool(name, arguments)
+        assert not result.is_error, result.content
+        got = result.structured_content
+        jsonschema.Draft202012Validator(tool.output_schema).validate(got)
+        want = cli_json(*cli, "--format", "json", "--db", db)
+        assert (got["versions"] if name == "versions" else got) == want, name
+    bad = await session.call_tool("which", {"name": "alpah"})
+    assert bad.is_error and "no parser named 'alpah'" in bad.content[0].text and "alpha" in bad.content[0].text
+    bad = await session.call_tool("diff", {"a": "v0.24.0"})
+    assert bad.is_error and "b" in bad.content[0].text
+    bad = await session.call_tool("which", {"name": "beta", "version": "v9.9.9"})
+    assert bad.is_error and "v9.9.9 is not indexed" in bad.content[0].text
+    return tools
+
+
+def test_mcp_over_stdio(db):
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def main():
+        params = StdioServerParameters(command=TPINDEX, args=["mcp", "--db", str(db)], env=dict(os.environ))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            tools = await session_checks(session, db)
+            assert "execute_sql" not in tools  # SQL is the served endpoint's (datasette-mcp), not stdio's
+
+    anyio.run(main)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def served(db):
+    port = free_port()
+    proc = subprocess.Popen([TPINDEX, "serve", "--db", str(db), "--port", str(port)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(proc.stdout.read().decode())
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/-/mcp"
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_mcp_over_streamable_http_from_serve(db, served):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main():
+        async with streamable_http_client(served) as streams, ClientSession(streams[0], streams[1]) as session:
+            tools = await session_checks(session, db)
+            assert {"execute_sql", "get_database_schema", "list_databases"} <= set(tools)
+            ok = await session.call_tool("execute_sql", {"database": "tpindex", "sql": "select count(*) as n from versions"})
+            assert not ok.is_error and ok.structured_content["rows"] == [{"n": 3}]
+            for sql in ("delete from versions", "update versions set label = 'x'", "drop table versions",
+                        "select 1; delete from versions"):
+                refused = await session.call_tool("execute_sql", {"database": "tpindex", "sql": sql})
+                assert refused.is_error, sql
+
+    anyio.run(main)
+    from conftest import rows
+
+    assert rows(db, "select count(*) from versions") == [(3,)]
