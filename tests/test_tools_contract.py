@@ -119,15 +119,16 @@ async def session_checks(session, db) -> dict:
     return tools
 
 
-def test_mcp_over_stdio(db):
+def test_mcp_over_stdio(db, tmp_path):
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def main():
         params = StdioServerParameters(command=TPINDEX, args=["mcp", "--db", str(db)], env=dict(os.environ))
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            tools = await session_checks(session, db)
-            assert "execute_sql" not in tools  # SQL is the served endpoint's (datasette-mcp), not stdio's
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                tools = await session_checks(session, db)
+                assert "execute_sql" not in tools  # SQL is the served endpoint's (datasette-mcp), not stdio's
 
     anyio.run(main)
 
