@@ -71,6 +71,7 @@ def _head(expr: Node) -> str | None:
 
 # `self._tool_parser.extract_tool_calls(`, `self._parser_engine.parse(`: a call handed to another parser object
 _DELEGATION = re.compile(rb"\bself\.(_?[A-Za-z_]*parser[A-Za-z_]*)\.([A-Za-z_]\w*)\s*\(")
+_SUPER_CALL = re.compile(rb"\bsuper\([^)]*\)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 
 
 def _method(defn: Node, stmt: Node) -> dict:
@@ -80,14 +81,14 @@ def _method(defn: Node, stmt: Node) -> dict:
         if stmt.type == "decorated_definition" else []
     abstract = any(d.split(".")[-1] == "abstractmethod" for d in decorators)
     code = body.text if body is not None else b""
-    delegated = _DELEGATION.search(code)
+    delegated = _DELEGATION.search(code) if b"parser" in code else None
+    supers = {m.decode() for m in _SUPER_CALL.findall(code)} if b"super(" in code else ()
     return {
         "name": name,
         "line": line(stmt),
         "end_line": defn.end_point.row + 1,
         "body": "abstract" if abstract else _body_kind(body),
-        "calls_super": int(re.search(rb"\bsuper\([^)]*\)\s*\.\s*" + re.escape(name.encode()) + rb"\s*\(", code)
-                           is not None),
+        "calls_super": int(name in supers),
         "delegates": f"{delegated.group(1).decode()}.{delegated.group(2).decode()}" if delegated else None,
     }
 
