@@ -117,6 +117,9 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     if unreadable:
         problems.append(f"{unreadable} parsed blob(s) have missing or unreadable facts (first: {first})")
 
+    # versions whose file list looks cut short (a damaged source archive read by an older tpindex)
+    problems.extend(_incomplete_versions(conn))
+
     # the full-text index of markers: rebuild it in a temporary table and compare term by term
     problems.extend(_fts(conn))
 
@@ -158,6 +161,36 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
                f" ({counts[2]} with parse errors), {counts[3]} parser name(s), {counts[4]} marker(s);"
                f" schema {found}")
     return problems, notes, summary
+
+
+def _incomplete_versions(conn) -> list[str]:
+    """Complete versions whose files cannot be a whole tree: files in scope but not one Python file under
+    vllm/, or a registry naming a module that is missing although its directory is indexed (vLLM would
+    fail to import that name; a file list cut short is the likelier story)."""
+    out = []
+    for label, n in conn.execute(
+            "select label, file_count from versions v where status = 'complete' and file_count > 0"
+            " and not exists (select 1 from files f where f.version_id = v.id and f.path glob 'vllm/*.py')"):
+        out.append(f"version {label} maps {n} file(s) but no Python file under vllm/: its file list is"
+                   " incomplete (a damaged source archive?)")
+    missing: dict[str, list[str]] = {}
+    for vid, label, name, module in conn.execute(
+            "select distinct v.id, v.label, p.name, p.reg_module from parser_map p join versions v"
+            " on v.id = p.version_id and v.status = 'complete' where p.reg_module like 'vllm.%'"
+            " order by v.ord, p.name"):
+        path = module.replace(".", "/")
+        present = conn.execute("select count(*) from files where version_id = ? and path in (?, ?)",
+                               [vid, path + ".py", path + "/__init__.py"]).fetchone()[0]
+        directory = path.rpartition("/")[0] + "/"
+        if not present and conn.execute(
+                "select 1 from files where version_id = ? and substr(path, 1, ?) = ? and instr(substr(path, ?),"
+                " '/') = 0 limit 1", [vid, len(directory), directory, len(directory) + 1]).fetchone():
+            missing.setdefault(label, []).append(f"{name} -> {module}")
+    for label, names in missing.items():
+        out.append(f"version {label}: {len(names)} registered name(s) point at modules missing from it although"
+                   f" their directory is indexed ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}):"
+                   " its file list may be incomplete (a damaged source archive?)")
+    return out
 
 
 def _schema(conn) -> int | None:

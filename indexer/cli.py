@@ -197,7 +197,8 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                        "reconnect to the package index, or choose among the cached versions") from None
         raise Fail(str(e), "see tpindex build --help for the spec grammar") from None
     except OSError as e:  # the package index, a download, the cache: before anything is written
-        raise Fail(str(e), "nothing was indexed; run the build again once this is fixed") from None
+        raise Fail(str(e), getattr(e, "hint", None) or "nothing was indexed; run the build again once this is"
+                   " fixed") from None
     except ValueError as e:
         raise Fail(str(e), "see tpindex build --help for --repo, --tags and --path") from None
 
@@ -209,7 +210,9 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
-        raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
+        hint = getattr(e, "hint", None)
+        raise Fail(str(e), f"{hint}; versions indexed before the failure are kept" if hint else
+                   "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
         from .store import is_damaged
 

@@ -361,3 +361,61 @@ def test_damaged_database_pages(repo, built, tmp_path, cmd):
             assert_user_error(result)
         if cmd[0] == "check" and result.exit_code == 1:
             assert "problem" in result.output
+
+
+# -- tpindex check on versions read incompletely (as an older tpindex read a damaged archive) ----------------------
+
+LAZY = "vllm/tool_parsers"
+LAZY_INIT = '''from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
+
+_TOOL_PARSERS_TO_REGISTER = {
+    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
+    "beta": ("beta_tool_parser", "BetaToolParser"),
+}
+
+
+def register_lazy_tool_parsers():
+    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
+        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
+'''
+LAZY_TREE = {
+    "examples/tool_chat_template_alpha.jinja": "{{ messages }}\n",
+    "tests/tool_parsers/test_alpha.py": "def test_alpha():\n    pass\n",
+    f"{LAZY}/__init__.py": LAZY_INIT,
+    f"{LAZY}/abstract_tool_parser.py": ABSTRACT,
+    f"{LAZY}/alpha_tool_parser.py": "from .abstract_tool_parser import ToolParser\n\n\nclass AlphaToolParser(ToolParser):\n    pass\n",
+    f"{LAZY}/beta_tool_parser.py": "from .abstract_tool_parser import ToolParser\n\n\nclass BetaToolParser(ToolParser):\n    pass\n",
+}
+
+
+class CutSource:
+    """A git source whose file list stops early, as an older tpindex read a damaged archive (a damaged
+    header taken for the end of the archive): every file from the first one `cut` accepts on is lost."""
+
+    def __init__(self, inner, cut):
+        self.inner, self.cut = inner, cut
+
+    def files(self, version, scope):
+        for e in self.inner.files(version, scope):
+            if self.cut(e.path):
+                return
+            yield e
+
+
+@pytest.mark.parametrize("cut, says", [
+    (lambda p: p.startswith("vllm/"), "maps 2 file(s) but no Python file under vllm/"),
+    (lambda p: p.endswith("beta_tool_parser.py"), "1 registered name(s) point at modules missing from it"),
+])
+def test_check_finds_a_version_whose_file_list_was_cut_short(tmp_path, cut, says):
+    from indexer.build import build
+    from indexer.scope import Scope
+    from indexer.sources.git import GitSource
+
+    repo = make_repo(tmp_path / "repo", {"v0.20.0": LAZY_TREE})
+    source = GitSource(repo)
+    whole, db = tmp_path / "whole.db", tmp_path / "cut.db"
+    build(whole, source, [source.ref("v0.20.0")], Scope.named("default"), jobs=1)
+    tpindex("check", "--db", whole)
+    build(db, CutSource(source, cut), [source.ref("v0.20.0")], Scope.named("default"), jobs=1)
+    result = tpindex("check", "--db", db, ok=False)
+    assert result.exit_code == 1 and says in result.output, result.output

@@ -482,7 +482,7 @@ def test_failed_download_changes_nothing_and_a_rerun_completes(fake_index, tmp_p
     result = pypi_build(tmp_path, db, "v0.6.3..", ok=False)
     assert_user_error(result, "v0.13.0", "Connection reset")
     assert_same(dump(db), before, "after a failed download")
-    assert not [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".tar.gz")]
+    assert not [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith((".tar.gz", ".sha256"))]
     check_ok(db)
 
     fake_index.broken = set()
