@@ -22,7 +22,7 @@ from . import store
 from .extract import extractor_id, parse
 from .extract.locate import locate
 from .problems import Problem
-from .scope import Scope, module_of, parsed
+from .scope import FULL, RECORDED, Scope, depth_needed, module_of
 from .sources import VersionRef
 from .specs import sort_key
 
@@ -53,7 +53,8 @@ class BuildStats:
         added = len(self.versions_added) + len(self.versions_reindexed)
         parts = [f"{added} version(s) indexed"]
         if self.versions_reindexed:
-            parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor changed)")
+            parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor"
+                         " changed, or facts missing)")
         parts.append(f"{len(self.versions_skipped)} already indexed and skipped")
         return (", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
                 f" earlier versions or builds; {self.files} file(s) mapped; {self.seconds:.2f} s.")
@@ -146,11 +147,15 @@ class Builder:
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
-        self.known_blobs = {r[0] for r in db.execute("select id from blobs where extractor = ?", [self.extractor])}
+        self.depth = {b: store.stored_depth(status) for b, status in db.execute(  # blob id -> depth stored
+            "select id, status from blobs where extractor = ?", [self.extractor])}
         self.units: dict[tuple[str, str], int] = {}
         self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
             (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
+        underfed = store.underfed_units(db.conn, self.extractor)  # facts missing: their versions are re-indexed
+        self.underfed_versions = self._versions_mapping([u for u, _, _ in underfed])
+        self.refilled: set[int] = set()  # units given the facts they lacked, in the version being written
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
@@ -164,7 +169,7 @@ class Builder:
                 "select id, commit_id, status, scope, extractor from versions where label = ?", [ref.label]
             ).fetchone()
             if row and row[1] == ref.commit and row[2] == "complete" and row[3] == self.scope.name \
-                    and row[4] == self.extractor:
+                    and row[4] == self.extractor and row[0] not in self.underfed_versions:
                 self.stats.versions_skipped.append(ref.label)
                 continue
             out.append((ref, row[0] if row else None))
@@ -199,9 +204,10 @@ class Builder:
     def submit(self, entries, alone: bool = False) -> None:
         new = []
         for e in entries:
-            if not parsed(e.path):
+            needed = depth_needed(e.path)
+            if needed == RECORDED:
                 continue
-            if self.dedup and (e.blob_id in self.known_blobs or e.blob_id in self.inflight):
+            if self.dedup and (self.depth.get(e.blob_id, -1) >= needed or e.blob_id in self.inflight):
                 continue
             new.append(e)
             self.inflight[e.blob_id] = None
@@ -274,6 +280,7 @@ class Builder:
             from .resolve import resolve_version
 
             n_registered = resolve_version(db, version_id, self.module_cache)
+            self._resolve_refilled(version_id)
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
             self.renumber()  # readers, and a build killed before its end, see every version in order
@@ -286,7 +293,57 @@ class Builder:
             " values (?, ?, ?, ?, ?, ?, ?, ?)",
             [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
              res["error"], res["packed"]])
-        self.known_blobs.add(blob_id)
+        before = self.depth.get(blob_id)
+        self.depth[blob_id] = FULL
+        if before is not None and before < FULL:
+            self._refill(blob_id, before, res)
+
+    def _refill(self, blob_id: str, before: int, res: dict) -> None:
+        """A blob stored shallower than a path now needs (met first at a recorded path) has just been parsed:
+        its units at paths needing more get the facts they lacked, in place (see _resolve_refilled)."""
+        facts = None
+        for unit_id, path in self.db.conn.execute("select id, path from units where blob_id = ? and extractor = ?",
+                                                  [blob_id, self.extractor]).fetchall():
+            if depth_needed(path) <= before:
+                continue
+            if path == res["path"]:
+                located = res["rows"]
+            else:
+                facts = json.loads(zlib.decompress(res["packed"])) if facts is None else facts
+                located = locate(facts, path)
+            self._clear_facts(unit_id)
+            for table, table_rows in located.items():
+                if table_rows:
+                    cols = list(table_rows[0])
+                    self.db.conn.executemany(
+                        f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                        [(unit_id, *[r[c] for c in cols]) for r in table_rows])
+            self.refilled.add(unit_id)
+
+    def _clear_facts(self, unit_id: int) -> None:
+        for table in store.FACT_TABLES:
+            self.db.conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
+        self.module_cache.pop(unit_id, None)
+
+    def _resolve_refilled(self, version_id: int) -> None:
+        """Other complete versions mapping units refilled in this transaction were resolved without those
+        facts: resolve them again."""
+        from .resolve import resolve_version
+
+        refilled, self.refilled = sorted(self.refilled), set()
+        for vid in sorted(self._versions_mapping(refilled) - {version_id}):
+            n = resolve_version(self.db, vid, self.module_cache)
+            self.db.conn.execute("update versions set registry = ? where id = ?", ["found" if n else "none", vid])
+
+    def _versions_mapping(self, unit_ids: list[int]) -> set[int]:
+        """The complete versions with a file at one of these units."""
+        out: set[int] = set()
+        for i in range(0, len(unit_ids), 500):
+            chunk = unit_ids[i:i + 500]
+            out.update(r[0] for r in self.db.conn.execute(
+                "select distinct f.version_id from files f join versions v on v.id = f.version_id"
+                f" where v.status = 'complete' and f.unit_id in ({', '.join('?' * len(chunk))})", chunk))
+        return out
 
     def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:
         key = (e.blob_id, e.path)
@@ -295,11 +352,11 @@ class Builder:
                 self.stats.blobs_reused += 1
             return self.units[key]
         conn = self.db.conn
-        if not parsed(e.path):
-            if e.blob_id not in self.known_blobs:
+        if depth_needed(e.path) == RECORDED:
+            if e.blob_id not in self.depth:
                 conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
                              [e.blob_id, self.extractor])
-                self.known_blobs.add(e.blob_id)
+                self.depth[e.blob_id] = RECORDED
             located = {}
         elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
             located = parsed_here[e.blob_id]["rows"]
@@ -311,11 +368,9 @@ class Builder:
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old
-            for table in store.FACT_TABLES:
-                conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
+            self._clear_facts(unit_id)
             conn.execute("update units set extractor = ?, module = ? where id = ?",
                          [self.extractor, module_of(e.path), unit_id])
-            self.module_cache.pop(unit_id, None)
         else:
             unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
                                    [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid

@@ -119,6 +119,8 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
 
     # versions whose file list looks cut short (a damaged source archive read by an older tpindex)
     problems.extend(_incomplete_versions(conn))
+    # files at parsed paths whose content was never parsed (first met at a recorded path by an older tpindex)
+    problems.extend(_underfed_files(conn))
 
     # the full-text index of markers: rebuild it in a temporary table and compare term by term
     problems.extend(_fts(conn))
@@ -191,6 +193,26 @@ def _incomplete_versions(conn) -> list[str]:
                    f" their directory is indexed ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}):"
                    " its file list may be incomplete (a damaged source archive?)")
     return out
+
+
+def _underfed_files(conn) -> list[str]:
+    from .store import underfed_units
+
+    units = {u: p for u, _, p in underfed_units(conn)}
+    if not units:
+        return []
+    hits = []
+    for label, unit_id in conn.execute("select v.label, f.unit_id from files f join versions v on v.id = f.version_id"
+                                       " and v.status = 'complete' order by v.ord, f.path"):
+        if unit_id in units:
+            hits.append((label, units[unit_id]))
+    if not hits:
+        return []
+    versions = list(dict.fromkeys(label for label, _ in hits))
+    return [f"{len(hits)} file(s) in {len(versions)} version(s) ({', '.join(versions[:5])}"
+            f"{' ...' if len(versions) > 5 else ''}) are at parsed paths but their content was never parsed, so"
+            f" their facts are missing (first: {hits[0][0]} {hits[0][1]}); a build of those versions re-indexes"
+            " them"]
 
 
 def _schema(conn) -> int | None:

@@ -78,6 +78,17 @@ def parsed(path: str) -> bool:
     return path.startswith("vllm/") and path.endswith(".py")
 
 
+# How deeply a blob's content is extracted. A blob is stored once at the depth of the first path it was
+# met at; met later at a path needing more (content copied from tests/ into vllm/), it is extracted again.
+RECORDED = 0  # present, not parsed (templates, tests, --include globs outside vllm/)
+FULL = 2  # parsed for every fact kind
+
+
+def depth_needed(path: str) -> int:
+    """The extraction depth a path in scope needs."""
+    return FULL if parsed(path) else RECORDED
+
+
 def module_of(path: str) -> str:
     """Dotted module of a repository path: vllm/a/b.py -> vllm.a.b, vllm/a/__init__.py -> vllm.a."""
     p = path[:-3] if path.endswith(".py") else path

@@ -362,5 +362,29 @@ def _setup(db, path) -> None:
         raise
 
 
+# blobs.status of blobs extracted less than fully, and the depth each stands for (scope.RECORDED ..
+# scope.FULL); any other status (ok, syntax-errors, ...) is a full parse.
+SHALLOW_STATUSES = {"not-parsed": 0}
+
+
+def stored_depth(status: str) -> int:
+    from .scope import FULL
+
+    return SHALLOW_STATUSES.get(status, FULL)
+
+
+def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, str]]:
+    """(unit id, blob id, path) of the units whose blob was extracted less deeply than their path needs:
+    their facts are missing (an older tpindex stored content first met at a recorded path, such as
+    tests/, as not parsed, and never parsed it where it appeared again under vllm/)."""
+    from .scope import depth_needed
+
+    marks = ", ".join("?" * len(SHALLOW_STATUSES))
+    sql = (f"select u.id, u.blob_id, u.path, b.status from units u join blobs b on b.id = u.blob_id"
+           f" where b.status in ({marks})" + (" and u.extractor = ?" if extractor else ""))
+    params = [*SHALLOW_STATUSES, *([extractor] if extractor else [])]
+    return [(u, b, p) for u, b, p, status in conn.execute(sql, params) if depth_needed(p) > stored_depth(status)]
+
+
 def set_meta(db, key: str, value: str) -> None:
     db.execute("insert or replace into meta(key, value) values (?, ?)", [key, value])
