@@ -28,6 +28,7 @@ from .specs import sort_key
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
+WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
 
 
 class BuildError(Problem):
@@ -119,10 +120,14 @@ def parse_and_locate(data: bytes, path: str) -> dict:
     return res
 
 
-def _exit_with_parent(parent: int) -> None:
-    """In a parser worker: exit once the build process is gone. A build killed with SIGKILL cannot shut
-    its pool down, and its workers would otherwise wait for work forever."""
+def _worker_init(parent: int) -> None:
+    """In a parser worker: Ctrl-C is the build process's to handle (it stops the pool), and the worker
+    exits once the build process is gone. A build killed with SIGKILL cannot shut its pool down, and its
+    workers would otherwise wait for work forever."""
+    import signal
     import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch():
         while os.getppid() == parent:
@@ -134,6 +139,33 @@ def _exit_with_parent(parent: int) -> None:
 
 class _NeverRaised(Exception):
     pass
+
+
+def _stop_pool(pool, bound: float = 10.0) -> None:
+    """Stop a process pool at once, whatever its state (a build failing or interrupted): SIGKILL its
+    workers and see its manager thread end (interpreter exit waits for it). A worker killed while it sent
+    a result leaves that thread reading the rest of the message forever; the message is completed with
+    zero bytes, which fail to unpickle and make the thread wind the pool down."""
+    thread, results = pool._executor_manager_thread, pool._result_queue
+    workers = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        if p.exitcode is None:
+            p.kill()
+    for p in workers:
+        p.join(bound)
+    if thread is None or results is None:
+        return
+    fd, zeros, deadline = results._writer.fileno(), bytes(1 << 16), time.monotonic() + bound
+    os.set_blocking(fd, False)
+    while thread.is_alive() and time.monotonic() < deadline:
+        try:
+            os.write(fd, zeros)
+        except BlockingIOError:
+            pass
+        except OSError:
+            break
+        thread.join(0.05)
 
 
 def _worker_died() -> BuildError:
@@ -196,6 +228,11 @@ class Builder:
                 pending.append((ref, old_id, entries))
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
+        except BaseException:
+            if self.pool is not None:
+                pool, self.pool = self.pool, None
+                _stop_pool(pool)
+            raise
         finally:
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
@@ -237,17 +274,30 @@ class Builder:
             self.broken_pool = BrokenProcessPool
 
             self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_exit_with_parent, initargs=(os.getpid(),))
+                                            initializer=_worker_init, initargs=(os.getpid(),))
         return self.pool
 
     def _result(self, blob_id: str):
         size, res = self.inflight.pop(blob_id)
         if hasattr(res, "result"):  # a future of the pool
+            res = self._wait(res)
+        return size, res
+
+    def _wait(self, future):
+        """A future's result, checking the workers while waiting: a worker that dies while it sends a result
+        leaves the pool's reader waiting for the rest of that message, and the future would never end."""
+        while True:
             try:
-                res = res.result()
+                return future.result(timeout=WORKER_CHECK_SECONDS)
+            except TimeoutError:
+                if self._a_worker_died():
+                    raise _worker_died() from None
             except self.broken_pool:
                 raise _worker_died() from None
-        return size, res
+
+    def _a_worker_died(self) -> bool:
+        """Workers of a running pool never exit by themselves: any that has an exit status died."""
+        return any(p.exitcode is not None for p in list((self.pool._processes or {}).values()))
 
     # -- write -------------------------------------------------------------------------------------
     def write(self, ref: VersionRef, old_id: int | None, entries) -> None:
