@@ -62,10 +62,12 @@ class BuildStats:
 
 
 class BuildLock:
-    """One build per database at a time: a second one is refused with a clear message."""
+    """One build per database at a time: a second one is refused with a clear message. The lock is the
+    real file's (symbolic links resolved), so a build through a link to a database being built is refused."""
 
     def __init__(self, db_path: Path):
-        self.path = Path(str(db_path) + ".lock")
+        self.db_path = db_path
+        self.path = Path(os.path.realpath(db_path) + ".lock")
 
     def __enter__(self):
         try:
@@ -76,7 +78,7 @@ class BuildLock:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self.fd)
-            raise BuildError(f"another tpindex build is writing {str(self.path)[:-5]}",
+            raise BuildError(f"another tpindex build is writing {self.db_path}",
                              "wait for it to finish or build into another --db") from None
         return self
 
@@ -98,6 +100,7 @@ def build(
     t0 = time.perf_counter()
     stats = BuildStats()
     db_path = Path(db_path)
+    store.check_target(db_path)  # what the file is, before the lock file and WAL mode change anything
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:

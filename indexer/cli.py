@@ -165,7 +165,14 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                    f"create it (mkdir -p {db_file.parent}) or pass another --db")
     if not os.access(db_file.parent, os.W_OK) or (db_file.exists() and not os.access(db_file, os.W_OK)):
         raise Fail(f"cannot write {db_file}", "check its permissions or pass another --db")
-    the_scope = Scope.named(scope, includes)
+    from .store import check_target
+
+    check_target(db_file)  # a file that is not ours is refused before anything is downloaded or written
+    try:
+        the_scope = Scope.named(scope, includes)
+    except ValueError as e:
+        raise Fail(str(e), "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
+                   ) from None
     try:
         if dirs:
             from .sources.directory import DirectorySource

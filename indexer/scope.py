@@ -47,6 +47,10 @@ class Scope:
             base = ALL + PRESENCE
         else:
             raise ValueError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)")
+        for pat in extra:
+            if pat.startswith("/") or ".." in pat.split("/") or not pat.strip("/ "):
+                raise ValueError(f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
+                                 " relative to the tree's root, without '..')")
         label = name if not extra else f"{name}+" + ",".join(extra)
         return cls(tuple(dict.fromkeys(base + tuple(extra))), label)
 

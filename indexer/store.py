@@ -14,6 +14,7 @@ from pathlib import Path
 from .problems import Problem
 
 SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
 class StoreError(Problem):
@@ -281,6 +282,38 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
             raise
         conn.close()
         raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
+
+
+def check_target(path: str | Path) -> None:
+    """Before a build changes anything (the lock file beside it, WAL mode, the schema): the file at `path`
+    is absent, empty, or a database this tpindex can write, found by reading it only. A StoreError says
+    what it is otherwise."""
+    path = Path(path)
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory", "pass the path of a database file with --db")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as e:
+        raise StoreError(f"cannot read {path} ({e.strerror})", "check its permissions or pass another --db") from e
+    if not head:
+        return  # an empty file: SQLite makes it a new database
+    if head != SQLITE_MAGIC:
+        raise StoreError(f"{path} is not a tpindex database (not an SQLite file)", "pass another --db")
+    try:
+        conn = _open_readonly(path)
+        try:
+            db = Reader(conn)
+            if schema_version(db) is not None or db.table_names():
+                check_schema(db, path)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as e:
+        if is_damaged(e):
+            raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
+        raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
 
 
 def is_damaged(e: sqlite3.DatabaseError) -> bool:

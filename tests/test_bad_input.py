@@ -150,10 +150,40 @@ def test_sqlite_database_of_something_else(repo, tmp_path):
     conn.execute("create table people (name text)")
     conn.commit()
     conn.close()
+    before = db.read_bytes()
     fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex one",))
+    # refused before anything changed: not switched to WAL mode, no lock file beside it
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
     fails("which", "hermes", "--db", db, words=("not a tpindex one",))
     fails("check", "--db", db, words=("not a tpindex one",))
     assert rows(db, "select name from sqlite_master") == [("people",)]
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_export_never_writes_over_a_database(built, tmp_path):
+    """-o naming the database (directly, through a symbolic or hard link, or one of its files) or any
+    other SQLite file is refused; the files are left as they were."""
+    import json
+
+    db = tmp_path / "index.db"
+    db.write_bytes(built.read_bytes())
+    before = db.read_bytes()
+    (tmp_path / "link.db").symlink_to(db)
+    os.link(db, tmp_path / "hard.db")
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("create table notes (text text)")
+    conn.commit()
+    conn.close()
+    other_before = other.read_bytes()
+    for out, via in [(db, db), (tmp_path / "link.db", db), (tmp_path / "hard.db", db), (db, tmp_path / "link.db")]:
+        fails("export", "--at", "v0.6.3", "-o", out, "--db", via, words=("refusing to write over it",))
+    fails("export", "-o", other, "--db", db, words=("is an SQLite database",))
+    assert db.read_bytes() == before and other.read_bytes() == other_before
+    out = tmp_path / "parsers.json"
+    out.write_text("an older export\n")
+    tpindex("export", "--at", "v0.6.3", "-o", out, "--db", db)
+    assert json.loads(out.read_text())["version"] == "v0.6.3"
 
 
 def set_schema(db, version: int) -> None:

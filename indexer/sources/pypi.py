@@ -646,7 +646,7 @@ def _file_digests(path: Path, algo: str) -> dict[str, str]:
 def _tree_path(name: str) -> str | None:
     """The repository path of an archive member, or None for what a source tree would not have."""
     parts = [p for p in name.split("/") if p not in ("", ".")]
-    if len(parts) < 2:
+    if len(parts) < 2 or ".." in parts:
         return None
     rel = parts[1:]
     if rel == ["PKG-INFO"] or rel[0].endswith(".egg-info"):
