@@ -150,6 +150,12 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     if stale:
         notes.append(f"{len(stale)} version(s) were indexed by another extractor ({', '.join(stale[:5])}"
                      f"{' ...' if len(stale) > 5 else ''}); the next build re-indexes them")
+    from .serve.links import upstream_problem
+
+    row = q("select value from meta where key = 'upstream'").fetchone()
+    if row and upstream_problem(str(row[0])):
+        notes.append(f"the stored upstream is not valid ({upstream_problem(str(row[0]))}): serve shows files"
+                     " without links; serve --upstream URL, or build with --upstream URL, sets one")
     n = q("select count(*) from units u where not exists (select 1 from files f where f.unit_id = u.id)").fetchone()[0]
     if n:
         notes.append(f"{n} unit(s) are mapped by no version (left by re-indexed versions; harmless)")
@@ -166,19 +172,23 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
 
 
 def _incomplete_versions(conn) -> list[str]:
-    """Complete versions whose files cannot be a whole tree: files in scope but not one Python file under
-    vllm/, or a registry naming a module that is missing although its directory is indexed (vLLM would
-    fail to import that name; a file list cut short is the likelier story)."""
+    """Versions from source archives whose file list looks cut short, as an older tpindex read a damaged
+    archive (a damaged header taken for the end of the archive): files in scope but not one Python file
+    under vllm/, or a registry naming a module missing from a directory that is indexed (a release whose
+    registry names a file it does not ship would fail to import that name; none of vLLM's does). Git
+    trees and directories are always listed whole."""
     out = []
     for label, n in conn.execute(
-            "select label, file_count from versions v where status = 'complete' and file_count > 0"
+            "select label, file_count from versions v where status = 'complete' and source = 'pypi'"
+            " and file_count > 0"
             " and not exists (select 1 from files f where f.version_id = v.id and f.path glob 'vllm/*.py')"):
         out.append(f"version {label} maps {n} file(s) but no Python file under vllm/: its file list is"
                    " incomplete (a damaged source archive?)")
     missing: dict[str, list[str]] = {}
     for vid, label, name, module in conn.execute(
             "select distinct v.id, v.label, p.name, p.reg_module from parser_map p join versions v"
-            " on v.id = p.version_id and v.status = 'complete' where p.reg_module like 'vllm.%'"
+            " on v.id = p.version_id and v.status = 'complete' and v.source = 'pypi'"
+            " where p.reg_module like 'vllm.%'"
             " order by v.ord, p.name"):
         path = module.replace(".", "/")
         present = conn.execute("select count(*) from files where version_id = ? and path in (?, ?)",
@@ -191,7 +201,7 @@ def _incomplete_versions(conn) -> list[str]:
     for label, names in missing.items():
         out.append(f"version {label}: {len(names)} registered name(s) point at modules missing from it although"
                    f" their directory is indexed ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}):"
-                   " its file list may be incomplete (a damaged source archive?)")
+                   " its file list is likely incomplete (a damaged source archive?)")
     return out
 
 

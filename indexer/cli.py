@@ -159,6 +159,12 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
     if dirs and spec:
         raise Fail("--tags selects versions of a repository or the package index; --path DIR is one version",
                    "drop --tags (use --label to name the directory's version)")
+    if upstream is not None:
+        from .serve.links import UPSTREAM_HINT, upstream_problem
+
+        if upstream_problem(upstream):
+            raise Fail(upstream_problem(upstream), UPSTREAM_HINT)
+        upstream = upstream.strip()
     db_file = Path(db_path)
     if not db_file.parent.is_dir():
         raise Fail(f"the database directory {db_file.parent} does not exist",

@@ -323,19 +323,105 @@ def is_damaged(e: sqlite3.DatabaseError) -> bool:
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
-def _open_readonly(path: Path) -> sqlite3.Connection:
-    """Read-only; on read-only media (where SQLite cannot create the WAL index) as an immutable file."""
+def _uri(path: Path) -> str:
     from urllib.parse import quote
 
-    uri = "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+    return "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """Read-only, through the WAL; where SQLite cannot read it so (read-only media without the WAL index)
+    an immutable view that still holds what is in the WAL (see read_view)."""
     try:
-        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=30)
+        conn = sqlite3.connect(_uri(path) + "?mode=ro", uri=True, timeout=30)
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
     except sqlite3.OperationalError:
         if os.access(path.parent, os.W_OK):
             raise
-    return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=30)
+    view = _immutable_view(path)
+    conn = sqlite3.connect(_uri(view) + "?mode=ro&immutable=1", uri=True, timeout=30)
+    conn.execute("select count(*) from sqlite_master").fetchone()
+    if view != path:  # an immutable connection reads the file it opened: the copy can go now
+        _remove_view(view)
+    return conn
+
+
+def read_view(path: Path) -> tuple[Path, bool]:
+    """Where and how a reader that opens the file itself (Datasette) reads a database: (file, immutable).
+
+    mode=ro reads a database in WAL mode through its WAL, which needs the WAL index (-shm) beside it;
+    SQLite creates one where it can write. In a read-only directory without one the database is read
+    as an immutable file, which must then hold everything: a -wal with data in it is first applied to a
+    private copy (an immutable read of the original would silently miss what is only in the WAL). The
+    copy is removed when the process exits, or by the next process making one if this one was killed."""
+    try:
+        conn = sqlite3.connect(_uri(path) + "?mode=ro", uri=True, timeout=30)
+        try:
+            conn.execute("select count(*) from sqlite_master").fetchone()
+        finally:
+            conn.close()
+        return path, False
+    except sqlite3.OperationalError:
+        if os.access(path.parent, os.W_OK):
+            return path, False  # the reader's own error says what is wrong
+    view = _immutable_view(path)
+    if view != path:
+        import atexit
+
+        atexit.register(_remove_view, view)
+    return view, True
+
+
+VIEW_PREFIX = "tpindex-view-"  # temporary copies: tpindex-view-<pid>-<random>/<database>
+
+
+def _immutable_view(path: Path) -> Path:
+    """The database itself when its -wal holds nothing, else a copy in a temporary directory with the WAL
+    checkpointed into it."""
+    wal = Path(str(path) + "-wal")
+    try:
+        if wal.stat().st_size == 0:
+            return path
+    except OSError:
+        return path
+    import shutil
+    import tempfile
+
+    _remove_stale_views()
+    copy = Path(tempfile.mkdtemp(prefix=f"{VIEW_PREFIX}{os.getpid()}-")) / path.name
+    try:
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, Path(str(copy) + "-wal"))
+        conn = sqlite3.connect(copy)
+        try:
+            conn.execute("pragma wal_checkpoint(truncate)").fetchone()
+        finally:
+            conn.close()
+    except BaseException:
+        _remove_view(copy)
+        raise
+    return copy
+
+
+def _remove_view(view: Path) -> None:
+    import shutil
+
+    shutil.rmtree(view.parent, ignore_errors=True)
+
+
+def _remove_stale_views() -> None:
+    """Copies left by processes that are gone (killed before they could remove theirs)."""
+    import shutil
+    import tempfile
+
+    for d in Path(tempfile.gettempdir()).glob(VIEW_PREFIX + "*-*"):
+        try:
+            os.kill(int(d.name[len(VIEW_PREFIX):].split("-")[0]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (ValueError, OSError):
+            pass
 
 
 def schema_version(db) -> int | None:

@@ -658,3 +658,53 @@ def test_parts_left_by_killed_downloads_are_removed(released, tmp_path):
     fd = os.open(busy, os.O_RDONLY)  # its lock went with its process
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     os.close(fd)
+
+
+LAZY_INIT = b'''\
+from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
+
+_TOOL_PARSERS_TO_REGISTER = {
+    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
+    "beta": ("beta_tool_parser", "BetaToolParser"),
+}
+
+
+def register_lazy_tool_parsers():
+    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
+        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
+'''
+
+
+@pytest.mark.parametrize("cut, says", [
+    (lambda p: p.startswith("vllm/"), "maps 2 file(s) but no Python file under vllm/"),
+    (lambda p: p.endswith("beta_tool_parser.py"), "1 registered name(s) point at modules missing from it"),
+])
+def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(monkeypatch, index, tmp_path, cut,
+                                                                              says):
+    """An older tpindex took a damaged header for the end of the archive and indexed a version with the
+    files before it only; check reports such a version (examples/ and tests/ come first in vllm's
+    archives, as here)."""
+    from indexer.sources import pypi
+
+    files = {"examples/tool_chat_template_alpha.jinja": b"{{ messages }}\n",
+             "tests/tool_parsers/test_alpha.py": b"def test_alpha():\n    pass\n",
+             "vllm/tool_parsers/__init__.py": LAZY_INIT,
+             "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+             "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+             "vllm/tool_parsers/beta_tool_parser.py": ALPHA.replace(b"Alpha", b"Beta")}
+    index.add("0.30.0", files)
+    whole, db = tmp_path / "whole.db", tmp_path / "cut.db"
+    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", whole, "--cache-dir", tmp_path / "c").exit_code == 0
+    from conftest import tpindex
+
+    tpindex("check", "--db", whole)
+    read = pypi.read_members
+
+    def as_an_older_tpindex_read_it(path, wanted):
+        members = read(path, wanted)
+        return members[:next((i for i, (name, _) in enumerate(members) if cut(name)), len(members))]
+
+    monkeypatch.setattr(pypi, "read_members", as_an_older_tpindex_read_it)
+    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c").exit_code == 0
+    result = tpindex("check", "--db", db, ok=False)
+    assert result.exit_code == 1 and says in result.output, result.output
