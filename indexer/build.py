@@ -276,8 +276,17 @@ class Builder:
 
             self.broken_pool = BrokenProcessPool
 
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_worker_init, initargs=(os.getpid(),))
+            import signal
+
+            # Ctrl-C held off while the workers start (the fork context starts them all at the first submit),
+            # so that none gets it before _worker_init ignores it
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
+                                                initializer=_worker_init, initargs=(os.getpid(),))
+                self.pool.submit(int)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return self.pool
 
     def _result(self, blob_id: str):

@@ -26,9 +26,14 @@ def check(db_path):
     """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index
     and the parser map. Prints "ok: ..." and exits 0 when all is well; else one line per problem and
     exit status 1 (2 when the file is not a tpindex database)."""
-    from .store import connect
+    from .store import BadSchemaVersion, connect
 
-    db = connect(db_path, create=False, readonly=True)
+    try:
+        db = connect(db_path, create=False, readonly=True)
+    except BadSchemaVersion as e:  # a tpindex database whose meta row is damaged: a finding, not a usage error
+        click.echo(f"problem: {e.message}", err=True)
+        click.echo(f"{db_path}: 1 problem(s). Hint: {e.hint}.", err=True)
+        raise SystemExit(1) from None
     try:
         problems, notes, summary = run_checks(db.conn)
     except sqlite3.DatabaseError as e:
@@ -226,11 +231,12 @@ def _underfed_files(conn) -> list[str]:
 
 
 def _schema(conn) -> int | None:
+    from .store import Reader, schema_version
+
     try:
-        row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
+        return schema_version(Reader(conn))
     except sqlite3.OperationalError:
         return None
-    return int(row[0]) if row else None
 
 
 def _fts(conn) -> list[str]:

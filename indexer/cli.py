@@ -52,6 +52,22 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
     }
 
+    def main(self, *args, **kwargs):
+        """Output that cannot be written (a full disk or device), whichever command or option wrote it (--help
+        too): one line and a hint, exit 2. (click itself ends quietly when a reader closes the pipe.)"""
+        import errno
+
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+                raise
+            _quiet_stdout()
+            fail = Fail(f"cannot write the output ({e.strerror or e})",
+                        "free space where the output goes, or send it elsewhere")
+            fail.show()
+            sys.exit(fail.exit_code)
+
     def invoke(self, ctx):
         import sqlite3
 
@@ -61,6 +77,9 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
             raise Fail(e.message, e.hint) from None
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            raise SystemExit(130) from None
         except sqlite3.DatabaseError as e:  # a damaged page met mid-query, in any read command
             from .store import is_damaged
 
@@ -82,6 +101,18 @@ class LazyGroup(click.Group):
             except ImportError:
                 return None
         return super().get_command(ctx, name)
+
+
+def _quiet_stdout() -> None:
+    """After standard output failed, point it at /dev/null: what is still buffered must not fail again
+    (with a traceback) when Python flushes it at exit."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return  # not a real file (tests capture it)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -222,6 +253,10 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
             bar.__enter__()
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
+    except KeyboardInterrupt:  # Ctrl-C: the version being written is rolled back, complete ones are kept
+        click.echo("interrupted: the versions indexed before are kept; run the same build again to index the"
+                   " rest", err=True)
+        raise SystemExit(130) from None
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         hint = getattr(e, "hint", None)
         raise Fail(str(e), f"{hint}; versions indexed before the failure are kept" if hint else

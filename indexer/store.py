@@ -21,6 +21,10 @@ class StoreError(Problem):
     """A database that cannot be used as it is."""
 
 
+class BadSchemaVersion(StoreError):
+    """meta.schema_version is not a number: the file is damaged (check reports it)."""
+
+
 TABLES = """
 create table if not exists meta (key text primary key, value text);
 create table if not exists versions (
@@ -398,6 +402,12 @@ def _immutable_view(path: Path) -> Path:
             conn.execute("pragma wal_checkpoint(truncate)").fetchone()
         finally:
             conn.close()
+    except OSError as e:  # the temporary directory is full or not writable
+        _remove_view(copy)
+        raise StoreError(f"{path} is on read-only media with data in its -wal, and a readable copy cannot be"
+                         f" made in {copy.parent.parent} ({e.strerror or e})",
+                         "free space there (or set TMPDIR), or copy the database and its -wal somewhere"
+                         " writable") from None
     except BaseException:
         _remove_view(copy)
         raise
@@ -428,7 +438,14 @@ def schema_version(db) -> int | None:
     if "meta" not in db.table_names():
         return None
     row = db.execute("select value from meta where key = 'schema_version'").fetchone()
-    return int(row[0]) if row else None
+    if not row:
+        return None
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        shown = repr(row[0]) if len(repr(row[0])) <= 40 else repr(row[0])[:40] + "..."
+        raise BadSchemaVersion(f"meta.schema_version is {shown}, not a number: the database is damaged",
+                               "rebuild it into another --db") from None
 
 
 def check_schema(db, path) -> None:

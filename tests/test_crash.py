@@ -770,6 +770,44 @@ def test_a_build_whose_worker_dies_always_ends(fixture_repo, clean, tmp_path, tr
         assert_same(dump(db), want, f"rebuilt after worker trial {trial}")
 
 
+# -- Ctrl-C ---------------------------------------------------------------------------------------------------------
+
+def long_history(n_versions: int) -> dict[str, dict[str, str | None]]:
+    """Many versions of the lazy-registry layout, each rewriting every parser file: a build long enough to
+    be interrupted in the middle."""
+    history = {"v1.0.0": {f"{NEW}/__init__.py": lazy_init("vllm.tool_parsers", "v1.0.0"),
+                          f"{NEW}/abstract_tool_parser.py": ABSTRACT, **parsers(NEW, "v1.0.0", False)}}
+    for i in range(1, n_versions):
+        history[f"v1.{i}.0"] = parsers(NEW, f"v1.{i}.0", False)
+    return history
+
+
+def test_ctrl_c_during_a_build(tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group, workers included) once a version is complete: one
+    line, exit 130, no traceback from any process; complete versions are kept, and the same build then
+    gives a clean build's rows."""
+    history = long_history(16)
+    repo = make_repo(tmp_path / "repo", history)
+    clean_db, db = tmp_path / "clean.db", tmp_path / "t.db"
+    cmd = [*tpindex_exe(), "build", "--repo", str(repo), "--tags", "v1.0.0..", "-q", "--db"]
+    subprocess.run([*cmd, str(clean_db), "-j", "1"], check=True, capture_output=True, timeout=300)
+    proc = subprocess.Popen([*cmd, str(db), "-j", "2"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    while proc.poll() is None and complete_versions(db) < 1:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = reap(proc, "a build interrupted with Ctrl-C")
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["interrupted: the versions indexed before are kept; run the same build again"
+                                        " to index the rest"], err
+    done = [r[0] for r in sqlite3.connect(db).execute("select label from versions where status = 'complete'"
+                                                        " order by ord")]
+    assert 1 <= len(done) < len(history) and done == list(history)[:len(done)], done
+    check_ok(db)
+    subprocess.run([*cmd, str(db), "-j", "2"], check=True, capture_output=True, timeout=300)
+    assert_same(dump(db), dump(clean_db), "completed after Ctrl-C")
+
+
 @pytest.fixture
 def small_fs(tmp_path):
     """A directory on a 1 MB tmpfs (root only), enlarged by calling the returned function."""

@@ -708,3 +708,38 @@ def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(monk
     assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c").exit_code == 0
     result = tpindex("check", "--db", db, ok=False)
     assert result.exit_code == 1 and says in result.output, result.output
+
+
+def test_a_listing_without_hashes_is_a_clear_error(monkeypatch, index, tmp_path):
+    index.add("0.30.0")
+    for e in index.entries:
+        e["hashes"] = {}
+    db = tmp_path / "x.db"
+    result = cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c")
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 2, result.output
+    assert "v0.30.0" in lines[0] and "without a usable hash" in lines[0] and lines[1].startswith("Hint: "), result.output
+    assert index.downloads() == [] and not db.exists()
+
+
+@pytest.mark.parametrize("what", ["text", "another sqlite database", "newer schema"])
+def test_a_bad_db_is_reported_before_any_archive_is_downloaded(monkeypatch, released, tmp_path, what):
+    import sqlite3
+
+    db = tmp_path / "x.db"
+    if what == "text":
+        db.write_text("notes\n" * 100)
+    else:
+        conn = sqlite3.connect(db)
+        if what == "newer schema":
+            conn.execute("create table meta (key text primary key, value text)")
+            conn.execute("insert into meta values ('schema_version', '999')")
+        else:
+            conn.execute("create table people (name text)")
+        conn.commit()
+        conn.close()
+    before = db.read_bytes()
+    result = cli_build(monkeypatch, released, "--tags", "v0.30.0..v0.32.0", "--db", db, "--cache-dir", tmp_path / "c")
+    assert result.exit_code == 2 and "Hint: " in result.output and "Traceback" not in result.output, result.output
+    assert released.downloads() == []
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]
