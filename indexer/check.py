@@ -2,10 +2,12 @@
 
 Read-only (it never takes the build lock and never waits for a running build): schema version, tables
 and views, SQLite's own quick_check, foreign keys, every version complete and in order with its file
-count, every file's unit and blob present and its facts readable, the markers' full-text index in sync
-with the markers (rebuilt in a temporary table and compared term by term), and parser-map rows only for
-complete versions. Prints "ok: ..." and exits 0, or one line per problem and exits 1; a file that is
-not a tpindex database at all is a usage error (exit 2).
+count, every file's unit and blob present and its facts readable, files at parsed paths whose content
+was never parsed (facts missing), archive versions whose file list looks cut short (a damaged archive
+read by an older tpindex), the markers' full-text index in sync with the markers (rebuilt in a temporary
+table and compared term by term), and parser-map rows only for complete versions. Prints "ok: ..." and
+exits 0, or one line per problem and exits 1; a file that is not a tpindex database at all is a usage
+error (exit 2).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from .cli import db_option
 @click.command()
 @db_option
 def check(db_path):
-    """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index
-    and the parser map. Prints "ok: ..." and exits 0 when all is well; else one line per problem and
-    exit status 1 (2 when the file is not a tpindex database)."""
+    """Verify a database: schema, complete versions, files and blobs, facts missing for parsed files,
+    versions read from a damaged archive, foreign keys, the full-text index and the parser map. Prints
+    "ok: ..." and exits 0 when all is well; else one line per problem and exit status 1 (2 when the file
+    is not a tpindex database)."""
     from .store import BadSchemaVersion, connect
 
     try:

@@ -153,11 +153,13 @@ def main():
                    "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates "
                    "and parser tests); all: every .py under vllm/.")
 @click.option("--include", "includes", multiple=True, metavar="GLOB",
-              help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py'. Repeatable.")
+              help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py': paths inside the "
+                   "version tree (no '..', not absolute). Repeatable.")
 @click.option("--cache-dir", type=click.Path(file_okay=False),
               help="With --from-pypi: where downloaded archives are kept (default: the user cache dir).")
 @click.option("--upstream", default=None,
-              help=f"Repository URL for links to source lines (default {UPSTREAM}); stored in the database.")
+              help=f"Repository URL for links to source lines (default {UPSTREAM}), http(s), or a template using "
+                   "{ref}, {path} and {line}; stored in the database.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
               help="Parser worker processes (default: number of CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")

@@ -78,7 +78,8 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--upstream", default=None, metavar="URL",
               help="Repository URL that file links point to, overriding the one stored by tpindex build "
                    "--upstream (default https://github.com/vllm-project/vllm). A URL with {ref}, {path} and "
-                   "{line} is used as a template (for hosts other than GitHub).")
+                   "{line} is used as a template (for hosts other than GitHub); http(s) only, no other "
+                   "placeholders.")
 @click.option("--time-limit", "time_limit_ms", default=SQL_TIME_LIMIT_MS, show_default=True,
               type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query, in milliseconds.")
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
