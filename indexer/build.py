@@ -298,10 +298,12 @@ class Builder:
     def _wait(self, future):
         """A future's result, checking the workers while waiting: a worker that dies while it sends a result
         leaves the pool's reader waiting for the rest of that message, and the future would never end."""
+        from concurrent.futures import TimeoutError as StillRunning  # the builtin TimeoutError from 3.11
+
         while True:
             try:
                 return future.result(timeout=WORKER_CHECK_SECONDS)
-            except TimeoutError:
+            except StillRunning:
                 if self._a_worker_died():
                     raise _worker_died() from None
             except self.broken_pool:

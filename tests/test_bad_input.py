@@ -179,6 +179,9 @@ def test_export_never_writes_over_a_database(built, tmp_path):
     for out, via in [(db, db), (tmp_path / "link.db", db), (tmp_path / "hard.db", db), (db, tmp_path / "link.db")]:
         fails("export", "--at", "v0.6.3", "-o", out, "--db", via, words=("refusing to write over it",))
     fails("export", "-o", other, "--db", db, words=("is an SQLite database",))
+    lock = tmp_path / "index.db.lock"  # a file of the database reached through a link to it
+    lock.write_text("")
+    fails("export", "-o", lock, "--db", tmp_path / "link.db", words=("refusing to write over it",))
     assert db.read_bytes() == before and other.read_bytes() == other_before
     out = tmp_path / "parsers.json"
     out.write_text("an older export\n")

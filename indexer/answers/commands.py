@@ -100,7 +100,8 @@ def write_output(path: str, text: str, db_path: str) -> None:
     if not os.path.isdir(os.path.dirname(target)):
         raise Fail(f"-o {path}: directory {os.path.dirname(target)} does not exist", "create it or choose another -o")
     if os.path.exists(target):
-        own = [db_path + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")]
+        real = os.path.realpath(db_path)  # a database reached through a link keeps its files beside the real one
+        own = [db_path] + [real + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")]
         if any(_same_file(target, f) for f in own):
             raise Fail(f"-o {path} is the database {db_path} (or one of its files); refusing to write over it",
                        "choose another -o")
