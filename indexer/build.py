@@ -22,7 +22,7 @@ from . import store
 from .extract import extractor_id, parse
 from .extract.locate import locate
 from .problems import Problem
-from .scope import FULL, RECORDED, Scope, depth_needed, module_of
+from .scope import RECORDED, Scope, depth_needed, module_of
 from .sources import VersionRef
 from .specs import sort_key
 
@@ -157,10 +157,14 @@ def _stop_pool(pool, bound: float = 10.0) -> None:
             p.kill()
     for p in workers:
         p.join(bound)
-    if thread is None or results is None:
+    if thread is None or results is None or not thread.is_alive():
         return
-    fd, zeros, deadline = results._writer.fileno(), bytes(1 << 16), time.monotonic() + bound
-    os.set_blocking(fd, False)
+    try:
+        fd = results._writer.fileno()
+        os.set_blocking(fd, False)
+    except (OSError, ValueError):  # already closed: nothing can be stuck reading it
+        return
+    zeros, deadline = bytes(1 << 16), time.monotonic() + bound
     while thread.is_alive() and time.monotonic() < deadline:
         try:
             os.write(fd, zeros)
@@ -357,9 +361,9 @@ class Builder:
             " values (?, ?, ?, ?, ?, ?, ?, ?)",
             [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
              res["error"], res["packed"]])
-        before = self.depth.get(blob_id)
-        self.depth[blob_id] = FULL
-        if before is not None and before < FULL:
+        before, after = self.depth.get(blob_id), store.stored_depth(res["status"])
+        self.depth[blob_id] = after
+        if before is not None and before < after:
             self._refill(blob_id, before, res)
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
