@@ -196,7 +196,7 @@ def _incomplete_versions(conn) -> list[str]:
     for vid, label, name, module in conn.execute(
             "select distinct v.id, v.label, p.name, p.reg_module from parser_map p join versions v"
             " on v.id = p.version_id and v.status = 'complete' and v.source = 'pypi'"
-            " where p.reg_module like 'vllm.%'"
+            " where p.reg_module like 'vllm.%' and p.reg_file is null"  # resolve found no file for it
             " order by v.ord, p.name"):
         path = module.replace(".", "/")
         present = conn.execute("select count(*) from files where version_id = ? and path in (?, ?)",
