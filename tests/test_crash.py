@@ -786,7 +786,7 @@ def test_ctrl_c_during_a_build(tmp_path):
     """Ctrl-C (SIGINT to the terminal's process group, workers included) once a version is complete: one
     line, exit 130, no traceback from any process; complete versions are kept, and the same build then
     gives a clean build's rows."""
-    history = long_history(16)
+    history = long_history(10)
     repo = make_repo(tmp_path / "repo", history)
     clean_db, db = tmp_path / "clean.db", tmp_path / "t.db"
     cmd = [*tpindex_exe(), "build", "--repo", str(repo), "--tags", "v1.0.0..", "-q", "--db"]
