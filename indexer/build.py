@@ -22,12 +22,13 @@ from . import store
 from .extract import extractor_id, parse
 from .extract.locate import locate
 from .problems import Problem
-from .scope import Scope, module_of, parsed
+from .scope import RECORDED, Scope, depth_needed, module_of
 from .sources import VersionRef
 from .specs import sort_key
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
+WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
 
 
 class BuildError(Problem):
@@ -53,17 +54,20 @@ class BuildStats:
         added = len(self.versions_added) + len(self.versions_reindexed)
         parts = [f"{added} version(s) indexed"]
         if self.versions_reindexed:
-            parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor changed)")
+            parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor"
+                         " changed, or facts missing)")
         parts.append(f"{len(self.versions_skipped)} already indexed and skipped")
         return (", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
                 f" earlier versions or builds; {self.files} file(s) mapped; {self.seconds:.2f} s.")
 
 
 class BuildLock:
-    """One build per database at a time: a second one is refused with a clear message."""
+    """One build per database at a time: a second one is refused with a clear message. The lock is the
+    real file's (symbolic links resolved), so a build through a link to a database being built is refused."""
 
     def __init__(self, db_path: Path):
-        self.path = Path(str(db_path) + ".lock")
+        self.db_path = db_path
+        self.path = Path(os.path.realpath(db_path) + ".lock")
 
     def __enter__(self):
         try:
@@ -74,7 +78,7 @@ class BuildLock:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self.fd)
-            raise BuildError(f"another tpindex build is writing {str(self.path)[:-5]}",
+            raise BuildError(f"another tpindex build is writing {self.db_path}",
                              "wait for it to finish or build into another --db") from None
         return self
 
@@ -100,6 +104,7 @@ def build(
     t0 = time.perf_counter()
     stats = BuildStats()
     db_path = Path(db_path)
+    store.check_target(db_path)  # what the file is, before the lock file and WAL mode change anything
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:
@@ -122,10 +127,14 @@ def parse_and_locate(data: bytes, path: str) -> dict:
     return res
 
 
-def _exit_with_parent(parent: int) -> None:
-    """In a parser worker: exit once the build process is gone. A build killed with SIGKILL cannot shut
-    its pool down, and its workers would otherwise wait for work forever."""
+def _worker_init(parent: int) -> None:
+    """In a parser worker: Ctrl-C is the build process's to handle (it stops the pool), and the worker
+    exits once the build process is gone. A build killed with SIGKILL cannot shut its pool down, and its
+    workers would otherwise wait for work forever."""
+    import signal
     import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch():
         while os.getppid() == parent:
@@ -137,6 +146,37 @@ def _exit_with_parent(parent: int) -> None:
 
 class _NeverRaised(Exception):
     pass
+
+
+def _stop_pool(pool, bound: float = 10.0) -> None:
+    """Stop a process pool at once, whatever its state (a build failing or interrupted): SIGKILL its
+    workers and see its manager thread end (interpreter exit waits for it). A worker killed while it sent
+    a result leaves that thread reading the rest of the message forever; the message is completed with
+    zero bytes, which fail to unpickle and make the thread wind the pool down."""
+    thread, results = pool._executor_manager_thread, pool._result_queue
+    workers = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        if p.exitcode is None:
+            p.kill()
+    for p in workers:
+        p.join(bound)
+    if thread is None or results is None or not thread.is_alive():
+        return
+    try:
+        fd = results._writer.fileno()
+        os.set_blocking(fd, False)
+    except (OSError, ValueError):  # already closed: nothing can be stuck reading it
+        return
+    zeros, deadline = bytes(1 << 16), time.monotonic() + bound
+    while thread.is_alive() and time.monotonic() < deadline:
+        try:
+            os.write(fd, zeros)
+        except BlockingIOError:
+            pass
+        except OSError:
+            break
+        thread.join(0.05)
 
 
 def _worker_died() -> BuildError:
@@ -151,11 +191,15 @@ class Builder:
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
-        self.known_blobs = {r[0] for r in db.execute("select id from blobs where extractor = ?", [self.extractor])}
+        self.depth = {b: store.stored_depth(status) for b, status in db.execute(  # blob id -> depth stored
+            "select id, status from blobs where extractor = ?", [self.extractor])}
         self.units: dict[tuple[str, str], int] = {}
         self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
             (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
+        underfed = store.underfed_units(db.conn, self.extractor)  # facts missing: their versions are re-indexed
+        self.underfed_versions = self._versions_mapping([u for u, _, _ in underfed])
+        self.refilled: set[int] = set()  # units given the facts they lacked, in the version being written
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
@@ -174,7 +218,7 @@ class Builder:
                 raise BuildError(f"{ref.label} is already indexed from {row[5]} ({row[6]}); this build would replace it"
                                  f" with {ref.source} ({ref.ref})", hint)
             if row and row[1] == ref.commit and row[2] == "complete" and row[3] == self.scope.name \
-                    and row[4] == self.extractor:
+                    and row[4] == self.extractor and row[0] not in self.underfed_versions:
                 self.stats.versions_skipped.append(ref.label)
                 continue
             out.append((ref, row[0] if row else None))
@@ -204,6 +248,11 @@ class Builder:
                 pending.append((ref, old_id, entries))
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
+        except BaseException:
+            if self.pool is not None:
+                pool, self.pool = self.pool, None
+                _stop_pool(pool)
+            raise
         finally:
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
@@ -212,9 +261,10 @@ class Builder:
     def submit(self, entries, alone: bool = False) -> None:
         new = []
         for e in entries:
-            if not parsed(e.path):
+            needed = depth_needed(e.path)
+            if needed == RECORDED:
                 continue
-            if self.dedup and (e.blob_id in self.known_blobs or e.blob_id in self.inflight):
+            if self.dedup and (self.depth.get(e.blob_id, -1) >= needed or e.blob_id in self.inflight):
                 continue
             new.append(e)
             self.inflight[e.blob_id] = None
@@ -243,18 +293,42 @@ class Builder:
 
             self.broken_pool = BrokenProcessPool
 
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_exit_with_parent, initargs=(os.getpid(),))
+            import signal
+
+            # Ctrl-C held off while the workers start (the fork context starts them all at the first submit),
+            # so that none gets it before _worker_init ignores it
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
+                                                initializer=_worker_init, initargs=(os.getpid(),))
+                self.pool.submit(int)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return self.pool
 
     def _result(self, blob_id: str):
         size, res = self.inflight.pop(blob_id)
         if hasattr(res, "result"):  # a future of the pool
+            res = self._wait(res)
+        return size, res
+
+    def _wait(self, future):
+        """A future's result, checking the workers while waiting: a worker that dies while it sends a result
+        leaves the pool's reader waiting for the rest of that message, and the future would never end."""
+        from concurrent.futures import TimeoutError as StillRunning  # the builtin TimeoutError from 3.11
+
+        while True:
             try:
-                res = res.result()
+                return future.result(timeout=WORKER_CHECK_SECONDS)
+            except StillRunning:
+                if self._a_worker_died():
+                    raise _worker_died() from None
             except self.broken_pool:
                 raise _worker_died() from None
-        return size, res
+
+    def _a_worker_died(self) -> bool:
+        """Workers of a running pool never exit by themselves: any that has an exit status died."""
+        return any(p.exitcode is not None for p in list((self.pool._processes or {}).values()))
 
     # -- write -------------------------------------------------------------------------------------
     def write(self, ref: VersionRef, old_id: int | None, entries) -> None:
@@ -287,6 +361,7 @@ class Builder:
             from .resolve import resolve_version
 
             n_registered = resolve_version(db, version_id, self.module_cache)
+            self._resolve_refilled(version_id)
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
             self.renumber()  # readers, and a build killed before its end, see every version in order
@@ -299,7 +374,57 @@ class Builder:
             " values (?, ?, ?, ?, ?, ?, ?, ?)",
             [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
              res["error"], res["packed"]])
-        self.known_blobs.add(blob_id)
+        before, after = self.depth.get(blob_id), store.stored_depth(res["status"])
+        self.depth[blob_id] = after
+        if before is not None and before < after:
+            self._refill(blob_id, before, res)
+
+    def _refill(self, blob_id: str, before: int, res: dict) -> None:
+        """A blob stored shallower than a path now needs (met first at a recorded path) has just been parsed:
+        its units at paths needing more get the facts they lacked, in place (see _resolve_refilled)."""
+        facts = None
+        for unit_id, path in self.db.conn.execute("select id, path from units where blob_id = ? and extractor = ?",
+                                                  [blob_id, self.extractor]).fetchall():
+            if depth_needed(path) <= before:
+                continue
+            if path == res["path"]:
+                located = res["rows"]
+            else:
+                facts = json.loads(zlib.decompress(res["packed"])) if facts is None else facts
+                located = locate(facts, path)
+            self._clear_facts(unit_id)
+            for table, table_rows in located.items():
+                if table_rows:
+                    cols = list(table_rows[0])
+                    self.db.conn.executemany(
+                        f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                        [(unit_id, *[r[c] for c in cols]) for r in table_rows])
+            self.refilled.add(unit_id)
+
+    def _clear_facts(self, unit_id: int) -> None:
+        for table in store.FACT_TABLES:
+            self.db.conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
+        self.module_cache.pop(unit_id, None)
+
+    def _resolve_refilled(self, version_id: int) -> None:
+        """Other complete versions mapping units refilled in this transaction were resolved without those
+        facts: resolve them again."""
+        from .resolve import resolve_version
+
+        refilled, self.refilled = sorted(self.refilled), set()
+        for vid in sorted(self._versions_mapping(refilled) - {version_id}):
+            n = resolve_version(self.db, vid, self.module_cache)
+            self.db.conn.execute("update versions set registry = ? where id = ?", ["found" if n else "none", vid])
+
+    def _versions_mapping(self, unit_ids: list[int]) -> set[int]:
+        """The complete versions with a file at one of these units."""
+        out: set[int] = set()
+        for i in range(0, len(unit_ids), 500):
+            chunk = unit_ids[i:i + 500]
+            out.update(r[0] for r in self.db.conn.execute(
+                "select distinct f.version_id from files f join versions v on v.id = f.version_id"
+                f" where v.status = 'complete' and f.unit_id in ({', '.join('?' * len(chunk))})", chunk))
+        return out
 
     def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:
         key = (e.blob_id, e.path)
@@ -308,11 +433,11 @@ class Builder:
                 self.stats.blobs_reused += 1
             return self.units[key]
         conn = self.db.conn
-        if not parsed(e.path):
-            if e.blob_id not in self.known_blobs:
+        if depth_needed(e.path) == RECORDED:
+            if e.blob_id not in self.depth:
                 conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
                              [e.blob_id, self.extractor])
-                self.known_blobs.add(e.blob_id)
+                self.depth[e.blob_id] = RECORDED
             located = {}
         elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
             located = parsed_here[e.blob_id]["rows"]
@@ -324,11 +449,9 @@ class Builder:
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old
-            for table in store.FACT_TABLES:
-                conn.execute(f"delete from {table} where unit_id = ?", [unit_id])
+            self._clear_facts(unit_id)
             conn.execute("update units set extractor = ?, module = ? where id = ?",
                          [self.extractor, module_of(e.path), unit_id])
-            self.module_cache.pop(unit_id, None)
         else:
             unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
                                    [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid

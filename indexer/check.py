@@ -2,10 +2,12 @@
 
 Read-only (it never takes the build lock and never waits for a running build): schema version, tables
 and views, SQLite's own quick_check, foreign keys, every version complete and in order with its file
-count, every file's unit and blob present and its facts readable, the markers' full-text index in sync
-with the markers (rebuilt in a temporary table and compared term by term), and parser-map rows only for
-complete versions. Prints "ok: ..." and exits 0, or one line per problem and exits 1; a file that is
-not a tpindex database at all is a usage error (exit 2).
+count, every file's unit and blob present and its facts readable, files at parsed paths whose content
+was never parsed (facts missing), archive versions whose file list looks cut short (a damaged archive
+read by an older tpindex), the markers' full-text index in sync with the markers (rebuilt in a temporary
+table and compared term by term), and parser-map rows only for complete versions. Prints "ok: ..." and
+exits 0, or one line per problem and exits 1; a file that is not a tpindex database at all is a usage
+error (exit 2).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from .cli import db_option
               help="text: notes, problems and a summary line; json: {ok, problems, notes, summary}.")
 @db_option
 def check(fmt, db_path):
-    """Verify a database: schema, complete versions, files and blobs, foreign keys, the full-text index
-    and the parser map. Prints "ok: ..." and exits 0 when all is well; else one line per problem and
-    exit status 1 (2 when the file is not a tpindex database)."""
+    """Verify a database: schema, complete versions, files and blobs, facts missing for parsed files,
+    versions read from a damaged archive, foreign keys, the full-text index and the parser map. Prints
+    "ok: ..." and exits 0 when all is well; else one line per problem and exit status 1 (2 when the file
+    is not a tpindex database)."""
     report = check_report(db_path)
     if fmt == "json":
         import json
@@ -49,9 +52,12 @@ def check(fmt, db_path):
 def check_report(db_path):
     """Run every check on a database, read-only; -> a CheckReport."""
     from .answers.model import CheckReport
-    from .store import connect
+    from .store import BadSchemaVersion, connect
 
-    db = connect(db_path, create=False, readonly=True)
+    try:
+        db = connect(db_path, create=False, readonly=True)
+    except BadSchemaVersion as e:  # a tpindex database whose meta row is damaged: a finding, not a usage error
+        return CheckReport(ok=False, problems=[e.message], notes=[], summary=f"Hint: {e.hint}")
     try:
         problems, notes, summary = run_checks(db.conn)
     except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
@@ -132,6 +138,11 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     if unreadable:
         problems.append(f"{unreadable} parsed blob(s) have missing or unreadable facts (first: {first})")
 
+    # versions whose file list looks cut short (a damaged source archive read by an older tpindex)
+    problems.extend(_incomplete_versions(conn))
+    # files at parsed paths whose content was never parsed (first met at a recorded path by an older tpindex)
+    problems.extend(_underfed_files(conn))
+
     # the full-text index of markers: rebuild it in a temporary table and compare term by term
     problems.extend(_fts(conn))
 
@@ -160,6 +171,12 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     if stale:
         notes.append(f"{len(stale)} version(s) were indexed by another extractor ({', '.join(stale[:5])}"
                      f"{' ...' if len(stale) > 5 else ''}); the next build re-indexes them")
+    from .serve.links import upstream_problem
+
+    row = q("select value from meta where key = 'upstream'").fetchone()
+    if row and upstream_problem(str(row[0])):
+        notes.append(f"the stored upstream is not valid ({upstream_problem(str(row[0]))}): serve shows files"
+                     " without links; serve --upstream URL, or build with --upstream URL, sets one")
     n = q("select count(*) from units u where not exists (select 1 from files f where f.unit_id = u.id)").fetchone()[0]
     if n:
         notes.append(f"{n} unit(s) are mapped by no version (left by re-indexed versions; harmless)")
@@ -175,12 +192,67 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     return problems, notes, summary
 
 
+def _incomplete_versions(conn) -> list[str]:
+    """Versions from source archives whose file list looks cut short, as an older tpindex read a damaged
+    archive (a damaged header taken for the end of the archive): files in scope but not one Python file
+    under vllm/, or a registry naming a module missing from a directory that is indexed (a release whose
+    registry names a file it does not ship would fail to import that name; none of vLLM's does). Git
+    trees and directories are always listed whole."""
+    out = []
+    for label, n in conn.execute(
+            "select label, file_count from versions v where status = 'complete' and source = 'pypi'"
+            " and file_count > 0"
+            " and not exists (select 1 from files f where f.version_id = v.id and f.path glob 'vllm/*.py')"):
+        out.append(f"version {label} maps {n} file(s) but no Python file under vllm/: its file list is"
+                   " incomplete (a damaged source archive?)")
+    missing: dict[str, list[str]] = {}
+    for vid, label, name, module in conn.execute(
+            "select distinct v.id, v.label, p.name, p.reg_module from parser_map p join versions v"
+            " on v.id = p.version_id and v.status = 'complete' and v.source = 'pypi'"
+            " where p.reg_module like 'vllm.%' and p.reg_file is null"  # resolve found no file for it
+            " order by v.ord, p.name"):
+        path = module.replace(".", "/")
+        present = conn.execute("select count(*) from files where version_id = ? and path in (?, ?)",
+                               [vid, path + ".py", path + "/__init__.py"]).fetchone()[0]
+        directory = path.rpartition("/")[0] + "/"
+        if not present and conn.execute(
+                "select 1 from files where version_id = ? and substr(path, 1, ?) = ? and instr(substr(path, ?),"
+                " '/') = 0 limit 1", [vid, len(directory), directory, len(directory) + 1]).fetchone():
+            missing.setdefault(label, []).append(f"{name} -> {module}")
+    for label, names in missing.items():
+        out.append(f"version {label}: {len(names)} registered name(s) point at modules missing from it although"
+                   f" their directory is indexed ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}):"
+                   " its file list is likely incomplete (a damaged source archive?)")
+    return out
+
+
+def _underfed_files(conn) -> list[str]:
+    from .store import underfed_units
+
+    units = {u: p for u, _, p in underfed_units(conn)}
+    if not units:
+        return []
+    hits = []
+    for label, unit_id in conn.execute("select v.label, f.unit_id from files f join versions v on v.id = f.version_id"
+                                       " and v.status = 'complete' order by v.ord, f.path"):
+        if unit_id in units:
+            hits.append((label, units[unit_id]))
+    if not hits:
+        return []
+    versions = list(dict.fromkeys(label for label, _ in hits))
+    return [f"{len(hits)} file(s) in {len(versions)} version(s) ({', '.join(versions[:5])}"
+            f"{' ...' if len(versions) > 5 else ''}) are at parsed paths but their content was never parsed, so"
+            f" their facts are missing (first: {hits[0][0]} {hits[0][1]}); a build of those versions re-indexes"
+            " them"]
+
+
 def _schema(conn) -> int | None:
+    from .store import Reader, schema_version
+
     try:
-        row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
+        return schema_version(Reader(conn))
     except sqlite3.OperationalError:
         return None
-    return int(row[0]) if row else None
 
 
 def _fts(conn) -> list[str]:

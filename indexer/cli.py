@@ -52,6 +52,22 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
     }
 
+    def main(self, *args, **kwargs):
+        """Output that cannot be written (a full disk or device), whichever command or option wrote it (--help
+        too): one line and a hint, exit 2. (click itself ends quietly when a reader closes the pipe.)"""
+        import errno
+
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+                raise
+            _quiet_stdout()
+            fail = Fail(f"cannot write the output ({e.strerror or e})",
+                        "free space where the output goes, or send it elsewhere")
+            fail.show()
+            sys.exit(fail.exit_code)
+
     def invoke(self, ctx):
         import sqlite3
 
@@ -61,6 +77,9 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
             raise Fail(e.message, e.hint) from None
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            raise SystemExit(130) from None
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
             from .store import is_damaged
 
@@ -93,6 +112,18 @@ class LazyGroup(click.Group):
             except ImportError:
                 return None
         return super().get_command(ctx, name)
+
+
+def _quiet_stdout() -> None:
+    """After standard output failed, point it at /dev/null: what is still buffered must not fail again
+    (with a traceback) when Python flushes it at exit."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return  # not a real file (tests capture it)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -128,11 +159,13 @@ def main():
                    "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates "
                    "and parser tests); all: every .py under vllm/.")
 @click.option("--include", "includes", multiple=True, metavar="GLOB",
-              help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py'. Repeatable.")
+              help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py': paths inside the "
+                   "version tree (no '..', not absolute). Repeatable.")
 @click.option("--cache-dir", type=click.Path(file_okay=False),
               help="With --from-pypi: where downloaded archives are kept (default: the user cache dir).")
 @click.option("--upstream", default=None,
-              help=f"Repository URL for links to source lines (default {UPSTREAM}); stored in the database.")
+              help=f"Repository URL for links to source lines (default {UPSTREAM}), http(s), or a template using "
+                   "{ref}, {path} and {line}; stored in the database.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
               help="Parser worker processes (default: number of CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
@@ -169,13 +202,26 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
     if dirs and spec:
         raise Fail("--tags selects versions of a repository or the package index; --path DIR is one version",
                    "drop --tags (use --label to name the directory's version)")
+    if upstream is not None:
+        from .serve.links import UPSTREAM_HINT, upstream_problem
+
+        if upstream_problem(upstream):
+            raise Fail(upstream_problem(upstream), UPSTREAM_HINT)
+        upstream = upstream.strip()
     db_file = Path(db_path)
     if not db_file.parent.is_dir():
         raise Fail(f"the database directory {db_file.parent} does not exist",
                    f"create it (mkdir -p {db_file.parent}) or pass another --db")
     if not os.access(db_file.parent, os.W_OK) or (db_file.exists() and not os.access(db_file, os.W_OK)):
         raise Fail(f"cannot write {db_file}", "check its permissions or pass another --db")
-    the_scope = Scope.named(scope, includes)
+    from .store import check_target
+
+    check_target(db_file)  # a file that is not ours is refused before anything is downloaded or written
+    try:
+        the_scope = Scope.named(scope, includes)
+    except ValueError as e:
+        raise Fail(str(e), "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
+                   ) from None
     try:
         if dirs:
             from .sources.directory import DirectorySource
@@ -207,7 +253,8 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                        "reconnect to the package index, or choose among the cached versions") from None
         raise Fail(str(e), "see tpindex build --help for the spec grammar") from None
     except OSError as e:  # the package index, a download, the cache: before anything is written
-        raise Fail(str(e), "nothing was indexed; run the build again once this is fixed") from None
+        raise Fail(str(e), getattr(e, "hint", None) or "nothing was indexed; run the build again once this is"
+                   " fixed") from None
     except ValueError as e:
         raise Fail(str(e), "see tpindex build --help for --repo, --tags and --path") from None
 
@@ -220,8 +267,14 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda label, done: bar.update(done, label)) if bar else None, upstream=upstream,
                           replace=replace)
+    except KeyboardInterrupt:  # Ctrl-C: the version being written is rolled back, complete ones are kept
+        click.echo("interrupted: the versions indexed before are kept; run the same build again to index the"
+                   " rest", err=True)
+        raise SystemExit(130) from None
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
-        raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
+        hint = getattr(e, "hint", None)
+        raise Fail(str(e), f"{hint}; versions indexed before the failure are kept" if hint else
+                   "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
         from .store import is_damaged
 

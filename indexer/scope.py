@@ -47,6 +47,10 @@ class Scope:
             base = ALL + PRESENCE
         else:
             raise ValueError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)")
+        for pat in extra:
+            if pat.startswith("/") or ".." in pat.split("/") or not pat.strip("/ "):
+                raise ValueError(f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
+                                 " relative to the tree's root, without '..')")
         label = name if not extra else f"{name}+" + ",".join(extra)
         return cls(tuple(dict.fromkeys(base + tuple(extra))), label)
 
@@ -76,6 +80,17 @@ def _matches(patterns: tuple[str, ...], path: str) -> bool:
 def parsed(path: str) -> bool:
     """Whether a path in scope is parsed for facts (Python under vllm/) or only recorded."""
     return path.startswith("vllm/") and path.endswith(".py")
+
+
+# How deeply a blob's content is extracted. A blob is stored once at the depth of the first path it was
+# met at; met later at a path needing more (content copied from tests/ into vllm/), it is extracted again.
+RECORDED = 0  # present, not parsed (templates, tests, --include globs outside vllm/)
+FULL = 2  # parsed for every fact kind
+
+
+def depth_needed(path: str) -> int:
+    """The extraction depth a path in scope needs."""
+    return FULL if parsed(path) else RECORDED
 
 
 def module_of(path: str) -> str:

@@ -30,8 +30,13 @@ def parse_version(name: str) -> Version | None:
         return None
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a number too long to convert
         return None
+
+
+def _shown(text: str) -> str:
+    """A name for a message, cut when it is very long."""
+    return repr(text) if len(text) <= 60 else repr(text[:60]) + f"... ({len(text)} characters)"
 
 
 def sort_key(name: str) -> tuple:
@@ -66,7 +71,8 @@ def _bound(text: str, spec: str) -> Version | None:
         return None
     v = parse_version(text)
     if v is None:
-        raise SpecError(f"range end {text!r} in {spec!r} is not a version (write e.g. v0.30.0..v0.32.0)")
+        raise SpecError(f"range end {_shown(text)} in {_shown(spec)} is not a version (write e.g."
+                        " v0.30.0..v0.32.0)")
     return v
 
 
@@ -81,7 +87,7 @@ def select(
     versions = {n: parse_version(n) for n in names}
     items = [s.strip() for s in spec.split(",")]
     if not spec.strip() or any(not s for s in items):
-        raise SpecError(f"malformed tag spec {spec!r}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
+        raise SpecError(f"malformed tag spec {_shown(spec)}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
     chosen: dict[str, None] = {}
     refs: list[str] = []
     left_out: list[str] = []  # pre-releases a range or glob would have taken with pre=True
@@ -90,10 +96,10 @@ def select(
             lo_text, _, hi_text = item.partition("..")
             lo_text, hi_text = lo_text.strip(), hi_text.strip()
             if ".." in hi_text or (not lo_text and not hi_text):
-                raise SpecError(f"malformed range {item!r}: use A..B, A.. or ..B")
+                raise SpecError(f"malformed range {_shown(item)}: use A..B, A.. or ..B")
             lo, hi = _bound(lo_text, item), _bound(hi_text, item)
             if lo is not None and hi is not None and lo > hi:
-                raise SpecError(f"empty range {item!r}: {lo_text} comes after {hi_text}")
+                raise SpecError(f"empty range {_shown(item)}: {_shown(lo_text)} comes after {_shown(hi_text)}")
             for n, v in versions.items():
                 if v is None or not ((lo is None or v >= lo) and (hi is None or v <= hi)):
                     continue
@@ -117,13 +123,13 @@ def select(
                 refs.append(item)
         else:
             hint = ", ".join(closest(item, names)) or "none"
-            raise SpecError(f"unknown tag or ref {item!r}; closest existing tags: {hint}")
+            raise SpecError(f"unknown tag or ref {_shown(item)}; closest existing tags: {hint}")
     if not chosen and not refs:
         if left_out:
-            raise SpecError(f"tag spec {spec!r} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
+            raise SpecError(f"tag spec {_shown(spec)} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
                             " and globs leave out; pass --pre (pre=True) or name them")
         words = [w.strip() for w in items[0].split("..") if w.strip()]
         hint = ", ".join(closest(words[0] if words else spec, names)) or "none"
-        raise SpecError(f"tag spec {spec!r} selects nothing; closest existing tags: {hint}")
+        raise SpecError(f"tag spec {_shown(spec)} selects nothing; closest existing tags: {hint}")
     ignored = sorted(n for n, v in versions.items() if v is None)
     return Selection(sorted(chosen, key=sort_key), refs, ignored)

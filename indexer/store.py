@@ -14,10 +14,15 @@ from pathlib import Path
 from .problems import Problem
 
 SCHEMA_VERSION = 2
+SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
 class StoreError(Problem):
     """A database that cannot be used as it is."""
+
+
+class BadSchemaVersion(StoreError):
+    """meta.schema_version is not a number: the file is damaged (check reports it)."""
 
 
 TABLES = """
@@ -331,6 +336,38 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
 
 
+def check_target(path: str | Path) -> None:
+    """Before a build changes anything (the lock file beside it, WAL mode, the schema): the file at `path`
+    is absent, empty, or a database this tpindex can write, found by reading it only. A StoreError says
+    what it is otherwise."""
+    path = Path(path)
+    if not path.exists():
+        return
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory", "pass the path of a database file with --db")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as e:
+        raise StoreError(f"cannot read {path} ({e.strerror})", "check its permissions or pass another --db") from e
+    if not head:
+        return  # an empty file: SQLite makes it a new database
+    if head != SQLITE_MAGIC:
+        raise StoreError(f"{path} is not a tpindex database (not an SQLite file)", "pass another --db")
+    try:
+        conn = _open_readonly(path)
+        try:
+            db = Reader(conn)
+            if schema_version(db) is not None or db.table_names():
+                check_schema(db, path)
+        finally:
+            conn.close()
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
+        if is_damaged(e):
+            raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
+        raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
+
+
 def is_damaged(e: Exception) -> bool:
     if isinstance(e, UnicodeDecodeError):  # an error message of SQLite quoting garbage from a damaged page
         return True
@@ -340,26 +377,125 @@ def is_damaged(e: Exception) -> bool:
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
-def _open_readonly(path: Path) -> sqlite3.Connection:
-    """Read-only; on read-only media (where SQLite cannot create the WAL index) as an immutable file."""
+def _uri(path: Path) -> str:
     from urllib.parse import quote
 
-    uri = "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+    return "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """Read-only, through the WAL; where SQLite cannot read it so (read-only media without the WAL index)
+    an immutable view that still holds what is in the WAL (see read_view)."""
     try:
-        conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=30)
+        conn = sqlite3.connect(_uri(path) + "?mode=ro", uri=True, timeout=30)
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
     except sqlite3.OperationalError:
         if os.access(path.parent, os.W_OK):
             raise
-    return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, timeout=30)
+    view = _immutable_view(path)
+    conn = sqlite3.connect(_uri(view) + "?mode=ro&immutable=1", uri=True, timeout=30)
+    conn.execute("select count(*) from sqlite_master").fetchone()
+    if view != path:  # an immutable connection reads the file it opened: the copy can go now
+        _remove_view(view)
+    return conn
+
+
+def read_view(path: Path) -> tuple[Path, bool]:
+    """Where and how a reader that opens the file itself (Datasette) reads a database: (file, immutable).
+
+    mode=ro reads a database in WAL mode through its WAL, which needs the WAL index (-shm) beside it;
+    SQLite creates one where it can write. In a read-only directory without one the database is read
+    as an immutable file, which must then hold everything: a -wal with data in it is first applied to a
+    private copy (an immutable read of the original would silently miss what is only in the WAL). The
+    copy is removed when the process exits, or by the next process making one if this one was killed."""
+    try:
+        conn = sqlite3.connect(_uri(path) + "?mode=ro", uri=True, timeout=30)
+        try:
+            conn.execute("select count(*) from sqlite_master").fetchone()
+        finally:
+            conn.close()
+        return path, False
+    except sqlite3.OperationalError:
+        if os.access(path.parent, os.W_OK):
+            return path, False  # the reader's own error says what is wrong
+    view = _immutable_view(path)
+    if view != path:
+        import atexit
+
+        atexit.register(_remove_view, view)
+    return view, True
+
+
+VIEW_PREFIX = "tpindex-view-"  # temporary copies: tpindex-view-<pid>-<random>/<database>
+
+
+def _immutable_view(path: Path) -> Path:
+    """The database itself when its -wal holds nothing, else a copy in a temporary directory with the WAL
+    checkpointed into it."""
+    wal = Path(str(path) + "-wal")
+    try:
+        if wal.stat().st_size == 0:
+            return path
+    except OSError:
+        return path
+    import shutil
+    import tempfile
+
+    _remove_stale_views()
+    copy = Path(tempfile.mkdtemp(prefix=f"{VIEW_PREFIX}{os.getpid()}-")) / path.name
+    try:
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, Path(str(copy) + "-wal"))
+        conn = sqlite3.connect(copy)
+        try:
+            conn.execute("pragma wal_checkpoint(truncate)").fetchone()
+        finally:
+            conn.close()
+    except OSError as e:  # the temporary directory is full or not writable
+        _remove_view(copy)
+        raise StoreError(f"{path} is on read-only media with data in its -wal, and a readable copy cannot be"
+                         f" made in {copy.parent.parent} ({e.strerror or e})",
+                         "free space there (or set TMPDIR), or copy the database and its -wal somewhere"
+                         " writable") from None
+    except BaseException:
+        _remove_view(copy)
+        raise
+    return copy
+
+
+def _remove_view(view: Path) -> None:
+    import shutil
+
+    shutil.rmtree(view.parent, ignore_errors=True)
+
+
+def _remove_stale_views() -> None:
+    """Copies left by processes that are gone (killed before they could remove theirs)."""
+    import shutil
+    import tempfile
+
+    for d in Path(tempfile.gettempdir()).glob(VIEW_PREFIX + "*-*"):
+        try:
+            os.kill(int(d.name[len(VIEW_PREFIX):].split("-")[0]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (ValueError, OSError):
+            pass
 
 
 def schema_version(db) -> int | None:
     if "meta" not in db.table_names():
         return None
     row = db.execute("select value from meta where key = 'schema_version'").fetchone()
-    return int(row[0]) if row else None
+    if not row:
+        return None
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        shown = repr(row[0]) if len(repr(row[0])) <= 40 else repr(row[0])[:40] + "..."
+        raise BadSchemaVersion(f"meta.schema_version is {shown}, not a number: the database is damaged",
+                               "rebuild it into another --db") from None
 
 
 def check_schema(db, path) -> None:
@@ -422,6 +558,30 @@ def _setup(db, path) -> None:
         if db.conn.in_transaction:
             db.conn.rollback()
         raise
+
+
+# blobs.status of blobs extracted less than fully, and the depth each stands for (scope.RECORDED ..
+# scope.FULL); any other status (ok, syntax-errors, ...) is a full parse.
+SHALLOW_STATUSES = {"not-parsed": 0}
+
+
+def stored_depth(status: str) -> int:
+    from .scope import FULL
+
+    return SHALLOW_STATUSES.get(status, FULL)
+
+
+def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, str]]:
+    """(unit id, blob id, path) of the units whose blob was extracted less deeply than their path needs:
+    their facts are missing (an older tpindex stored content first met at a recorded path, such as
+    tests/, as not parsed, and never parsed it where it appeared again under vllm/)."""
+    from .scope import depth_needed
+
+    marks = ", ".join("?" * len(SHALLOW_STATUSES))
+    sql = (f"select u.id, u.blob_id, u.path, b.status from units u join blobs b on b.id = u.blob_id"
+           f" where b.status in ({marks})" + (" and u.extractor = ?" if extractor else ""))
+    params = [*SHALLOW_STATUSES, *([extractor] if extractor else [])]
+    return [(u, b, p) for u, b, p, status in conn.execute(sql, params) if depth_needed(p) > stored_depth(status)]
 
 
 def set_meta(db, key: str, value: str) -> None:

@@ -150,10 +150,43 @@ def test_sqlite_database_of_something_else(repo, tmp_path):
     conn.execute("create table people (name text)")
     conn.commit()
     conn.close()
+    before = db.read_bytes()
     fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex one",))
+    # refused before anything changed: not switched to WAL mode, no lock file beside it
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
     fails("which", "hermes", "--db", db, words=("not a tpindex one",))
     fails("check", "--db", db, words=("not a tpindex one",))
     assert rows(db, "select name from sqlite_master") == [("people",)]
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_export_never_writes_over_a_database(built, tmp_path):
+    """-o naming the database (directly, through a symbolic or hard link, or one of its files) or any
+    other SQLite file is refused; the files are left as they were."""
+    import json
+
+    db = tmp_path / "index.db"
+    db.write_bytes(built.read_bytes())
+    before = db.read_bytes()
+    (tmp_path / "link.db").symlink_to(db)
+    os.link(db, tmp_path / "hard.db")
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("create table notes (text text)")
+    conn.commit()
+    conn.close()
+    other_before = other.read_bytes()
+    for out, via in [(db, db), (tmp_path / "link.db", db), (tmp_path / "hard.db", db), (db, tmp_path / "link.db")]:
+        fails("export", "--at", "v0.6.3", "-o", out, "--db", via, words=("refusing to write over it",))
+    fails("export", "-o", other, "--db", db, words=("is an SQLite database",))
+    lock = tmp_path / "index.db.lock"  # a file of the database reached through a link to it
+    lock.write_text("")
+    fails("export", "-o", lock, "--db", tmp_path / "link.db", words=("refusing to write over it",))
+    assert db.read_bytes() == before and other.read_bytes() == other_before
+    out = tmp_path / "parsers.json"
+    out.write_text("an older export\n")
+    tpindex("export", "--at", "v0.6.3", "-o", out, "--db", db)
+    assert json.loads(out.read_text())["version"] == "v0.6.3"
 
 
 def set_schema(db, version: int) -> None:
@@ -363,3 +396,87 @@ def test_damaged_database_pages(repo, built, tmp_path, cmd):
             assert_user_error(result)
         if cmd[0] == "check" and result.exit_code == 1:
             assert "problem" in result.output
+
+
+
+# -- output that cannot be written, damaged meta rows, absurd input -------------------------------------------------
+
+def test_export_to_a_place_it_cannot_write(built, tmp_path):
+    fails("export", "-o", tmp_path / "no" / "such" / "out.json", "--db", built, words=("does not exist",))
+    fails("export", "-o", tmp_path, "--db", built, words=("is a directory",))
+    fails("export", "-o", "/dev/full", "--db", built, words=("No space left on device", "free some space"))
+
+
+def test_export_to_a_file_it_may_not_write(built, tmp_path):
+    """An existing file on read-only media (root ignores permission bits)."""
+    if os.geteuid() != 0:
+        out = tmp_path / "locked.json"
+        out.write_text("{}")
+        out.chmod(0o444)
+    else:
+        d = tmp_path / "ro"
+        d.mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(d)], capture_output=True).returncode:
+            pytest.skip("cannot mount a tmpfs")
+        out = d / "locked.json"
+        out.write_text("{}")
+        subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
+    try:
+        fails("export", "-o", out, "--db", built, words=("cannot write", "choose another -o"))
+        assert out.read_text() == "{}"
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", "-l", str(d)], check=True)
+
+
+def tpindex_process(*args, stdout=None):
+    import sys
+
+    exe = Path(sys.executable).parent / "tpindex"
+    return subprocess.run([str(exe), *map(str, args)], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("cmd", [["versions"], ["which", "hermes"], ["export"], ["diff", "v0.6.3", "v0.7.0"],
+                                 ["check"], ["--help"]])
+def test_standard_output_on_a_full_device(built, cmd):
+    """`tpindex ... > /dev/full`: one line and a hint on standard error, exit 2; no traceback, nothing
+    printed again when Python flushes at exit."""
+    with open("/dev/full", "w") as full:
+        result = tpindex_process(*cmd, *(["--db", built] if cmd != ["--help"] else []), stdout=full)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 2 and lines[0] == "Error: cannot write the output (No space left on device)", result.stderr
+    assert lines[1].startswith("Hint: ")
+
+
+def test_standard_output_closed_by_its_reader(built):
+    """`tpindex versions | head -0`: the reader went away; nothing on standard error, exit 1 (click's way)."""
+    import sys
+
+    exe = Path(sys.executable).parent / "tpindex"
+    proc = subprocess.Popen([str(exe), "versions", "--db", str(built)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1 and err == "", err
+
+
+@pytest.mark.parametrize("value", ["one", "", "1.5", "9" * 5000])
+def test_a_schema_version_that_is_not_a_number(repo, built, tmp_path, value):
+    db = damaged(built, tmp_path, f"update meta set value = '{value}' where key = 'schema_version'")
+    before = db.read_bytes()
+    for cmd in (["versions"], ["which", "hermes"], ["build", "--repo", repo, "--tags", "v0.6.3"]):
+        result = fails(*cmd, "--db", db, words=("meta.schema_version", "not a number"))
+        assert len(result.output) < 400, result.output
+    result = tpindex("check", "--db", db, ok=False)
+    assert result.exit_code == 1 and "problem: meta.schema_version" in result.output, result.output
+    assert "Traceback" not in result.output
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("spec", ["v0.6.3.." + "9" * 10_000, "9" * 10_000 + "..v0.7.0", "v" + "9" * 10_000,
+                                  "v0.6.3..v0.7." + "1" * 5000])
+def test_an_absurdly_long_version_is_a_malformed_spec(repo, tmp_path, spec):
+    result = fails("build", "--repo", repo, "--tags", spec, "--db", tmp_path / "x.db")
+    assert len(result.output) < 500 and "int" not in result.output.lower().replace("hint", ""), result.output
+    assert not (tmp_path / "x.db").exists()

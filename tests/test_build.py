@@ -159,3 +159,131 @@ def test_version_with_no_registry_warns(tmp_path, db):
     assert len(stats.warnings) == 1 and stats.warnings[0].startswith("v0.5.0")
     r = tpindex("build", "--repo", repo, "--tags", "v0.5.0", "--db", tmp_path / "other.db", "-q")
     assert "warning: v0.5.0" in r.output
+
+
+# -- content met first where it is only recorded, later where it is parsed ----------------------------------------
+
+NEW = "vllm/tool_parsers"
+SHARED = '''from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+
+
+@ToolParserManager.register_module("x")
+class XToolParser(ToolParser):
+    def extract_tool_calls(self, text):
+        # TODO: handle partial JSON
+        return text
+'''
+SCRIPT = "class Helper:\n    pass  # HACK: recorded under scripts/, parsed under vllm/\n"
+NEW_ABSTRACT = ABSTRACT + "\n\n# FIXME: shared base\n"
+
+# Blobs crossing between recorded paths (tests/, examples/, an --include glob outside vllm/) and parsed ones
+# (vllm/), both ways, within a version and across versions.
+CROSSING = {
+    "v1.0.0": {f"{NEW}/abstract_tool_parser.py": NEW_ABSTRACT, "tests/tool_parsers/test_x.py": SHARED,
+               "scripts/helper.py": SCRIPT, "examples/tool_chat_template_x.jinja": "{{ messages }}\n"},
+    "v1.1.0": {f"{NEW}/x_tool_parser.py": SHARED},
+    "v1.2.0": {"tests/tool_parsers/test_x.py": None, f"{NEW}/helper.py": SCRIPT,
+               "tests/tool_parsers/test_base.py": NEW_ABSTRACT},
+    "v1.3.0": {f"{NEW}/x_tool_parser.py": None, f"{NEW}/y_tool_parser.py": SHARED.replace('"x"', '"y"'),
+               "scripts/other.py": SHARED.replace('"x"', '"y"')},
+    "v1.4.0": {f"{NEW}/x_tool_parser.py": SHARED, "scripts/helper.py": None},
+}
+CROSSING_SCOPE = ("scripts/*.py",)
+
+
+def crossing_build(repo, db, spec: str):
+    from indexer.scope import Scope
+
+    return build_tags(repo, db, spec, scope=Scope.named("default", CROSSING_SCOPE))
+
+
+def test_content_first_recorded_is_parsed_where_it_is_parsed(tmp_path):
+    """v1.0.0 holds a test file; v1.1.0 copies it into the parser package: built one version per run, the
+    copy's class, registration and marker are there, exactly as when both are built at once."""
+    from test_crash import assert_same, dump
+
+    repo = make_repo(tmp_path / "repo", CROSSING)
+    together, apart = tmp_path / "together.db", tmp_path / "apart.db"
+    crossing_build(repo, together, "v1.0.0..v1.1.0")
+    crossing_build(repo, apart, "v1.0.0")
+    crossing_build(repo, apart, "v1.1.0")
+    assert rows(apart, "select class, file from classes_v where version = 'v1.1.0' and class = 'XToolParser'") == [
+        ("XToolParser", f"{NEW}/x_tool_parser.py")]
+    assert rows(apart, "select kind, text from markers_v where version = 'v1.1.0' and file like 'vllm/%x_tool%'") \
+        == [("TODO", "TODO: handle partial JSON")]
+    assert rows(apart, "select name from parser_map_v where version = 'v1.1.0'") == [("x",)]
+    assert_same(dump(apart), dump(together), "one version per build")
+    assert tpindex("diff", "v1.0.0", "v1.1.0", "--db", apart, ok=False).exit_code == 1
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_any_split_and_order_of_builds_gives_the_database_of_one_build(tmp_path, trial):
+    """The tags built in random groups, in random order (seeded): the same rows as one build of all."""
+    import random
+
+    from test_crash import assert_same, dump
+
+    repo = make_repo(tmp_path / "repo", CROSSING)
+    one = tmp_path / "one.db"
+    crossing_build(repo, one, "v1.0.0..")
+    rng = random.Random(1300 + trial)
+    tags = list(CROSSING)
+    rng.shuffle(tags)
+    cuts = sorted(rng.sample(range(1, len(tags)), rng.randint(1, len(tags) - 1)))
+    groups = [tags[a:b] for a, b in zip([0, *cuts], [*cuts, len(tags)], strict=True)]
+    db = tmp_path / "split.db"
+    for group in groups:
+        crossing_build(repo, db, ",".join(group))
+    assert_same(dump(db), dump(one), f"builds {groups}")
+    tpindex("check", "--db", db)
+
+
+def as_an_older_tpindex_left_it(db, blob: str, version: str) -> None:
+    """The state an older tpindex left after building the version that first had `blob` at a parsed path
+    in a later run than the one that met it at a recorded path: stored as not parsed, no facts at any
+    path, and the version resolved without them."""
+    import sqlite3
+
+    from indexer.store import FACT_TABLES
+
+    conn = sqlite3.connect(db)
+    conn.execute("update blobs set status = 'not-parsed', size = 0, error_count = 0, first_error_line = null,"
+                 " error = null, facts = null where id = ?", [blob])
+    for table in FACT_TABLES:
+        conn.execute(f"delete from {table} where unit_id in (select id from units where blob_id = ?)", [blob])
+    vid = conn.execute("select id from versions where label = ?", [version]).fetchone()[0]
+    conn.execute("delete from parser_hops where version_id = ?", [vid])
+    conn.execute("delete from parser_map where version_id = ?", [vid])
+    conn.execute("update versions set registry = 'none' where id = ?", [vid])
+    conn.commit()
+    conn.close()
+
+
+def test_check_finds_facts_missing_as_an_older_tpindex_left_them_and_a_build_repairs_them(tmp_path):
+    from test_crash import assert_same, dump
+
+    repo = make_repo(tmp_path / "repo", CROSSING)
+    blob = git(repo, "rev-parse", f"v1.1.0:{NEW}/x_tool_parser.py")
+    clean = tmp_path / "clean.db"
+    crossing_build(repo, clean, "v1.0.0..v1.1.0")
+    old = tmp_path / "old.db"
+    old.write_bytes(clean.read_bytes())
+    as_an_older_tpindex_left_it(old, blob, "v1.1.0")
+    result = tpindex("check", "--db", old, ok=False)
+    assert result.exit_code == 1, result.output
+    assert f"never parsed, so their facts are missing (first: v1.1.0 {NEW}/x_tool_parser.py)" in result.output
+
+    # a build of those versions re-indexes them
+    repaired = tmp_path / "repaired.db"
+    repaired.write_bytes(old.read_bytes())
+    stats = crossing_build(repo, repaired, "v1.0.0..v1.1.0")
+    assert stats.versions_reindexed == ["v1.1.0"] and stats.versions_skipped == ["v1.0.0"]
+    assert_same(dump(repaired), dump(clean), "rebuilt")
+    tpindex("check", "--db", repaired)
+
+    # a build of another version holding that content at that path gives v1.1.0 its facts too
+    crossing_build(repo, clean, "v1.4.0")
+    crossing_build(repo, old, "v1.4.0")
+    assert_same(dump(old), dump(clean), "another version built")
+    tpindex("check", "--db", old)
+    assert rows(old, "select name from parser_map_v where version = 'v1.1.0'") == [("x",)]

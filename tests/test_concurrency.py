@@ -191,6 +191,27 @@ def test_second_build_is_refused_while_one_holds_the_lock(fixture_repo, referenc
     assert_same(dump(db), reference[0], "after the lock was released")
 
 
+def test_a_build_through_a_link_to_a_database_being_built_is_refused(fixture_repo, reference, tmp_path):  # noqa: F811
+    """The lock is the real file's: a second build reaching the database through a symbolic link is
+    refused with the same message, not failed later on a busy database."""
+    from indexer.build import BuildLock
+
+    db = tmp_path / "real.db"
+    tpindex("build", "--repo", fixture_repo, "--tags", "v0.6.3", "--db", db, "-q")
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "elsewhere" / "link.db"
+    link.symlink_to(db)
+    before = dump(db)
+    with BuildLock(db):
+        result = tpindex("build", "--repo", fixture_repo, "--tags", SPEC, "--pre", "--db", link, ok=False)
+        assert_user_error(result, "another tpindex build is writing", "wait for it")
+    with BuildLock(link):
+        result = tpindex("build", "--repo", fixture_repo, "--tags", SPEC, "--pre", "--db", db, ok=False)
+        assert_user_error(result, "another tpindex build is writing", "wait for it")
+    assert_same(dump(db), before, "after refused builds")
+    assert not (tmp_path / "elsewhere" / "link.db.lock").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("trial", range(3))
 def test_two_builds_started_together(fixture_repo, reference, tmp_path, trial):  # noqa: F811

@@ -482,7 +482,7 @@ def test_failed_download_changes_nothing_and_a_rerun_completes(fake_index, tmp_p
     result = pypi_build(tmp_path, db, "v0.6.3..", ok=False)
     assert_user_error(result, "v0.13.0", "Connection reset")
     assert_same(dump(db), before, "after a failed download")
-    assert not [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".tar.gz")]
+    assert not [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith((".tar.gz", ".sha256"))]
     check_ok(db)
 
     fake_index.broken = set()
@@ -697,6 +697,119 @@ def test_parser_worker_killed(fixture_repo, clean, tmp_path, monkeypatch):
     check_ok(db, killed=True)
     git_build(fixture_repo, db)
     assert_same(dump(db), want, "rebuilt after a worker was killed")
+
+
+# Runs a -j 2 build in which one parser worker dies, seeded: "send": the worker sending the result for a
+# chosen file writes only part of the message (cut anywhere, header included) and SIGKILLs itself, holding
+# the result queue's lock; "kill": a worker is SIGKILLed from outside at a chosen moment.
+WORKER_KILL_DRIVER = r'''
+import multiprocessing, multiprocessing.connection as mc, os, random, signal, struct, sys, threading, time
+repo, db, mode, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rng = random.Random(seed)
+MAIN = os.getpid()
+if mode == "send":
+    marker = f"/p{rng.randrange(26)}_tool_parser.py".encode()
+    fraction = rng.random()
+    real = mc.Connection._send_bytes
+
+    def send_bytes(self, buf):
+        if os.getpid() != MAIN and marker in bytes(buf):
+            data = struct.pack("!i", len(buf)) + bytes(buf)
+            os.write(self.fileno(), data[:max(1, int(len(data) * fraction))])
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, buf)
+
+    mc.Connection._send_bytes = send_bytes
+else:
+    delay = rng.uniform(0, 1.0)
+
+    def killer():
+        time.sleep(delay)
+        for _ in range(500):
+            workers = multiprocessing.active_children()
+            if workers:
+                os.kill(rng.choice(workers).pid, signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+    threading.Thread(target=killer, daemon=True).start()
+
+from indexer.build import build
+from indexer.scope import Scope
+from indexer.sources.git import GitSource
+from indexer.specs import select
+
+source = GitSource(repo)
+chosen = select("v0.6.3..", source.names(), pre=True, is_ref=source.is_ref)
+build(db, source, [source.ref(n) for n in chosen.names], Scope.named("default"), jobs=2)
+'''
+
+
+@pytest.mark.parametrize("trial", range(8))
+def test_a_build_whose_worker_dies_always_ends(fixture_repo, clean, tmp_path, trial):
+    """A parser worker dies at a seeded moment, mid-way through sending its result in half the trials
+    (the pool's result reader then waits for the rest of the message forever): the build ends, with the
+    worker message or complete, within a generous bound; then a normal build gives a clean build's rows."""
+    want, _, _ = clean
+    db = tmp_path / "t.db"
+    mode = "send" if trial % 2 == 0 else "kill"
+    proc = subprocess.Popen([sys.executable, "-c", WORKER_KILL_DRIVER, str(fixture_repo), str(db), mode,
+                             str(SEED * 1000 + 200 + trial)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"trial {trial} ({mode}): the build did not end after a parser worker died")
+    if proc.returncode != 0:
+        assert "a parser worker process died" in err, err
+        assert "KeyboardInterrupt" not in err
+    elif mode == "send":
+        pytest.fail(f"trial {trial}: the worker was to die while sending, yet the build completed")
+    if db.exists():
+        check_ok(db, killed=True)
+    if trial < 4:
+        git_build(fixture_repo, db)
+        assert_same(dump(db), want, f"rebuilt after worker trial {trial}")
+
+
+# -- Ctrl-C ---------------------------------------------------------------------------------------------------------
+
+def long_history(n_versions: int) -> dict[str, dict[str, str | None]]:
+    """Many versions of the lazy-registry layout, each rewriting every parser file: a build long enough to
+    be interrupted in the middle."""
+    history = {"v1.0.0": {f"{NEW}/__init__.py": lazy_init("vllm.tool_parsers", "v1.0.0"),
+                          f"{NEW}/abstract_tool_parser.py": ABSTRACT, **parsers(NEW, "v1.0.0", False)}}
+    for i in range(1, n_versions):
+        history[f"v1.{i}.0"] = parsers(NEW, f"v1.{i}.0", False)
+    return history
+
+
+def test_ctrl_c_during_a_build(tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group, workers included) once a version is complete: one
+    line, exit 130, no traceback from any process; complete versions are kept, and the same build then
+    gives a clean build's rows."""
+    history = long_history(10)
+    repo = make_repo(tmp_path / "repo", history)
+    clean_db, db = tmp_path / "clean.db", tmp_path / "t.db"
+    cmd = [*tpindex_exe(), "build", "--repo", str(repo), "--tags", "v1.0.0..", "-q", "--db"]
+    subprocess.run([*cmd, str(clean_db), "-j", "1"], check=True, capture_output=True, timeout=300)
+    proc = subprocess.Popen([*cmd, str(db), "-j", "2"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    while proc.poll() is None and complete_versions(db) < 1:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = reap(proc, "a build interrupted with Ctrl-C")
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["interrupted: the versions indexed before are kept; run the same build again"
+                                        " to index the rest"], err
+    done = [r[0] for r in sqlite3.connect(db).execute("select label from versions where status = 'complete'"
+                                                        " order by ord")]
+    assert 1 <= len(done) < len(history) and done == list(history)[:len(done)], done
+    check_ok(db)
+    subprocess.run([*cmd, str(db), "-j", "2"], check=True, capture_output=True, timeout=300)
+    assert_same(dump(db), dump(clean_db), "completed after Ctrl-C")
 
 
 @pytest.fixture

@@ -851,3 +851,154 @@ def test_serve_help_documents_every_option():
 
 def test_json_of_the_home_page_stays_datasettes(client):
     assert "tpindex" in json.dumps(client.json("/.json"))
+
+
+# -- upstream values, read-only media, the matrix's time limit ----------------------------------------------------
+
+BAD_UPSTREAMS = ["https://x.example/{nope}", "https://x.example/{", "https://x.example/}", "javascript:alert(1)",
+                 "ftp://x.example/vllm", "x.example/vllm", "https://x.example/{0}", "https://x.example/{ref!r}",
+                 "https://x.example/{path.upper}", "https://x.example/{line:>5}", " "]
+
+
+@pytest.mark.parametrize("upstream", BAD_UPSTREAMS)
+def test_a_bad_upstream_is_refused_by_serve_and_build(fixture_db, tmp_path, upstream):
+    from test_crash import assert_user_error
+
+    with socket.socket() as busy:  # were the upstream accepted, serve would stop at the port, not serve
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        result = tpindex("serve", "--db", fixture_db, "--upstream", upstream, "--port", busy.getsockname()[1],
+                         ok=False)
+    assert_user_error(result, "--upstream")
+    db = tmp_path / "new.db"
+    repo = make_repo(tmp_path / "repo", {"v0.30.0": HISTORY["v0.30.0"]})
+    result = tpindex("build", "--repo", repo, "--tags", "v0.30.0", "--db", db, "--upstream", upstream, ok=False)
+    assert_user_error(result, "--upstream", "{ref}")
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("stored", ["https://x.example/{nope}", "https://x.example/{", "javascript:alert(1)",
+                                    "https://x.example/{0}", "data:text/html,hi"])
+def test_a_stored_bad_upstream_never_fails_a_page(fixture_db, tmp_path, stored):
+    """A database whose stored upstream is not valid (an older tpindex stored it): every page works, and
+    files are shown without links."""
+    db = tmp_path / "stored.db"
+    db.write_bytes(fixture_db.read_bytes())
+    conn = sqlite3.connect(db)
+    conn.execute("insert or replace into meta(key, value) values ('upstream', ?)", [stored])
+    conn.commit()
+    conn.close()
+    c = serve(db)
+    try:
+        for page in ("/tpindex/which?name=delta&version=v0.31.0", "/tpindex/files", "/tpindex/parser_map_v",
+                     "/-/parser-matrix", "/"):
+            text = c.html(page)
+            assert links(text) == [] and "javascript:" not in text and "x.example" not in text, page
+    finally:
+        c.close()
+    out = tpindex("check", "--db", db).output
+    assert "note: the stored upstream is not valid" in out and "ok: " in out, out
+
+
+def database_with_data_only_in_its_wal(built: Path, into: Path) -> None:
+    """A copy of a database whose committed pages are all in its -wal, with no -shm: as a copy made while
+    a writer had not checkpointed yet. (The backup goes through a WAL-mode connection that never
+    checkpoints; its files are copied while it is still open.)"""
+    import shutil
+
+    work = into.parent / "work"
+    work.mkdir()
+    dst = sqlite3.connect(work / into.name)
+    dst.execute("pragma journal_mode = wal")
+    dst.execute("pragma wal_autocheckpoint = 0")
+    src = sqlite3.connect(built)
+    src.backup(dst)
+    src.close()
+    shutil.copyfile(work / into.name, into)
+    shutil.copyfile(work / (into.name + "-wal"), into.parent / (into.name + "-wal"))
+    dst.close()
+    shutil.rmtree(work)
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A directory on a tmpfs: fill it, then call the returned function to remount it read-only (root)."""
+    import gc
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a read-only filesystem")
+    d = tmp_path / "ro"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(d)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs")
+    try:
+        yield d, lambda: subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
+    finally:
+        gc.collect()  # connections the CLI left to the garbage collector
+        subprocess.run(["umount", "-l", str(d)], check=True)
+
+
+@pytest.mark.parametrize("state", ["checkpointed", "data only in the wal"])
+def test_serving_a_database_on_read_only_media(fixture_db, read_only_dir, state):
+    """A database in a read-only directory, closed cleanly or with its data only in its -wal and no -shm:
+    pages and the command line show every version, and nothing is written there."""
+    d, make_read_only = read_only_dir
+    db = d / "index.db"
+    if state == "checkpointed":
+        db.write_bytes(fixture_db.read_bytes())
+    else:
+        database_with_data_only_in_its_wal(fixture_db, db)
+        immutable = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+        assert immutable.execute("select count(*) from sqlite_master").fetchone()[0] == 0  # all in the WAL
+        immutable.close()
+    files_before = sorted(p.name for p in d.iterdir())
+    make_read_only()
+    c = serve(db)
+    try:
+        versions = [r["label"] for r in c.json("/tpindex/versions.json?_shape=array&_sort=ord")]
+        assert versions == VERSIONS
+        assert canned(c, "which", name="delta", version="v0.31.0")
+        c.html("/-/parser-matrix")
+        c.html("/tpindex/which?name=delta&version=v0.31.0")
+    finally:
+        c.close()
+    import tempfile
+
+    def views():
+        return sorted(Path(tempfile.gettempdir()).glob("tpindex-view-*"))
+
+    left = Path(tempfile.gettempdir()) / "tpindex-view-999999999-left"  # by a process that was killed
+    left.mkdir()
+    shown = views()
+    out = tpindex("versions", "--db", db).output
+    assert all(v in out for v in VERSIONS), out
+    assert "DeltaParser" in tpindex("which", "delta", "--at", "v0.31.0", "--db", db).output
+    assert sorted(p.name for p in d.iterdir()) == files_before
+    # the command line's copies are gone once opened; a copy left by a killed process goes with the next
+    assert views() == ([v for v in shown if v != left] if state != "checkpointed" else shown)
+    if left.exists():  # checkpointed: no copy was made, nothing swept
+        left.rmdir()
+
+
+def test_the_parser_matrix_runs_under_the_serve_time_limit(fixture_db, monkeypatch):
+    """The matrix's query gets --time-limit, however large (it was capped at 10 s)."""
+    import datasette.database
+
+    limits = []
+    real = datasette.database.sqlite_timelimit
+
+    def recording(conn, ms):
+        limits.append(ms)
+        return real(conn, ms)
+
+    monkeypatch.setattr(datasette.database, "sqlite_timelimit", recording)
+    for limit in (300, 60_000):
+        c = serve(fixture_db, time_limit_ms=limit)
+        try:
+            limits.clear()
+            c.html("/-/parser-matrix")
+            assert limits and set(limits) == {limit}, limits
+        finally:
+            c.close()

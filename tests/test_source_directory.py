@@ -217,3 +217,37 @@ def test_version_file_forms(tmp_path):
     meta = tmp_path / "PKG-INFO"
     meta.write_text("Name: vllm\n\nVersion: not-a-header\n")
     assert metadata_version(meta) is None
+
+
+@pytest.mark.parametrize("pattern", ["../*", "vllm/../../*.py", "../outside/*.py", "/etc/*", "vllm/../../secret.py"])
+def test_scope_patterns_stay_inside_the_tree(tmp_path, pattern):
+    """--include (or --path GLOB) patterns are paths inside the tree: '..' and absolute ones are refused
+    before anything is read or written."""
+    from indexer.cli import main
+
+    root = unpacked(tmp_path / "in")
+    write(tmp_path, {"outside/leak.py": b"SECRET = 1\n", "in/secret.py": b"SECRET = 2\n"})
+    db = tmp_path / "index.db"
+    for flag in ("--include", "--path") if "*" in pattern else ("--include",):  # --path without a glob is a DIR
+        result = CliRunner().invoke(main, ["build", "--path", str(root), flag, pattern, "--db", str(db)])
+        lines = result.output.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 2 and lines[1].startswith("Hint: "), result.output
+        assert "not a path inside the version tree" in result.output
+        assert "Traceback" not in result.output
+    assert not db.exists()
+    with pytest.raises(ValueError, match="inside the version tree"):
+        Scope.named("default", (pattern,))
+
+
+def test_directory_source_reads_nothing_outside_its_directory(tmp_path):
+    """Symbolic links inside the tree that point outside it (a file, a directory on a scope root) are not
+    followed; links that stay inside are."""
+    root = unpacked(tmp_path / "in")
+    write(tmp_path, {"outside/tool_parsers/evil_tool_parser.py": b"EVIL = 1\n", "outside/leak.py": b"LEAK = 1\n"})
+    parsers = root / "vllm" / "tool_parsers"
+    (parsers / "leak_tool_parser.py").symlink_to(tmp_path / "outside" / "leak.py")
+    (parsers / "alias_tool_parser.py").symlink_to(parsers / "gamma_tool_parser.py")
+    (root / "vllm" / "parser").symlink_to(tmp_path / "outside" / "tool_parsers", target_is_directory=True)
+    got = paths(DirectorySource(root), Scope.named("default", ("vllm/*.py",)))
+    assert "vllm/tool_parsers/alias_tool_parser.py" in got
+    assert not [p for p in got if "leak" in p or "evil" in p or p.startswith("vllm/parser/")], got

@@ -7,7 +7,9 @@ import http.server
 import io
 import json
 import os
+import random
 import subprocess
+import sys
 import tarfile
 import threading
 from pathlib import Path
@@ -259,7 +261,9 @@ def test_ref_downloads_verifies_and_caches(released, tmp_path):
     assert (ref.label, ref.ref, ref.commit, ref.source) == (
         "v0.30.0", "vllm-0.30.0.tar.gz", hashlib.sha256(data).hexdigest(), "pypi")
     assert (cache / "vllm-0.30.0.tar.gz").read_bytes() == data
-    assert sorted(p.name for p in cache.iterdir()) == ["vllm-0.30.0.tar.gz"]  # no partial files left
+    # no partial files left; the sha256 it was verified with is recorded beside it (for offline use)
+    assert sorted(p.name for p in cache.iterdir()) == ["vllm-0.30.0.tar.gz", "vllm-0.30.0.tar.gz.sha256"]
+    assert (cache / "vllm-0.30.0.tar.gz.sha256").read_text() == f"{ref.commit}  vllm-0.30.0.tar.gz\n"
     assert released.downloads() == ["/files/vllm-0.30.0.tar.gz"]
     umask = os.umask(0)
     os.umask(umask)
@@ -479,3 +483,263 @@ def test_reader_falls_back_to_tarfile_on_a_header_it_does_not_understand(tmp_pat
     monkeypatch.setattr(pypi, "_fast_members", refuse)
     assert pypi.read_members(archive, pypi._tree_path) == expected
     assert {n for n, _ in expected} == set(tree("1.0.0")) | {"vllm/_version.py"}
+
+
+# -- damaged archives --------------------------------------------------------------------------------------------
+
+def flipped(data: bytes, bit: int) -> bytes:
+    out = bytearray(data)
+    out[bit // 8] ^= 1 << (bit % 8)
+    return bytes(out)
+
+
+def flip_positions(data: bytes, n_random: int, seed: int) -> list[int]:
+    """Every bit of the gzip header (10 bytes) and trailer (CRC and length, 8 bytes), and n_random more."""
+    edges = list(range(80)) + list(range((len(data) - 8) * 8, len(data) * 8))
+    rng = random.Random(seed)
+    return edges + rng.sample(range(80, (len(data) - 8) * 8), n_random)
+
+
+def test_every_bit_flip_is_refused_or_harmless(tmp_path):
+    """A damaged archive is never read as a shorter one: each single-bit flip either gives exactly the
+    members of the intact archive or is refused with a message naming the file and a hint."""
+    from indexer.sources import pypi
+
+    parsers = {f"vllm/tool_parsers/p{i}_tool_parser.py": ALPHA * (i + 1) for i in range(12)}
+    # more than the reader buffers (1 MB), last: a damaged header early in the archive is met long before
+    # the end of the gzip stream, where its CRC is checked
+    data = sdist("1.0.0", {**tree("1.0.0"), **parsers, "vllm/zz_large.py": b"X = 1\n" * 300_000})
+    clean_path = tmp_path / "clean.tar.gz"
+    clean_path.write_bytes(data)
+    clean = pypi.read_members(clean_path, pypi._tree_path)
+    archive = tmp_path / "vllm-1.0.0.tar.gz"
+    outcomes = {"refused": 0, "same": 0}
+    for bit in flip_positions(data, 400, seed=13):
+        archive.write_bytes(flipped(data, bit))
+        try:
+            got = pypi.read_members(archive, pypi._tree_path)
+        except PackageIndexError as e:
+            assert str(archive) in str(e) and "damaged" in str(e) and e.hint and "delete" in e.hint, (bit, str(e))
+            outcomes["refused"] += 1
+            continue
+        assert got == clean, f"bit {bit}: {len(got)} member(s) read from a damaged archive, {len(clean)} in it"
+        outcomes["same"] += 1
+    assert outcomes["refused"] > 300, outcomes
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage after the end", "no end marker"])
+def test_truncated_or_padded_archives_are_refused(tmp_path, damage):
+    import gzip
+
+    from indexer.sources import pypi
+
+    data = sdist("1.0.0", tree("1.0.0"))
+    raw = gzip.decompress(data)
+    body = raw.rstrip(b"\0")
+    body += bytes(-len(body) % 512)
+    if damage == "cut":
+        bad = data[: len(data) * 2 // 3]
+    elif damage == "garbage after the end":  # a damaged header read as the end-of-archive marker
+        bad = gzip.compress(body + bytes(1024) + b"not a header" + bytes(500), mtime=0)
+    else:
+        bad = gzip.compress(body, mtime=0)
+    intact, archive = tmp_path / "intact.tar.gz", tmp_path / "vllm-1.0.0.tar.gz"
+    intact.write_bytes(gzip.compress(body + bytes(1024) + bytes(8192), mtime=0))
+    archive.write_bytes(bad)
+    assert len(pypi.read_members(intact, pypi._tree_path)) == len(tree("1.0.0")) + 1
+    with pytest.raises(PackageIndexError, match="damaged"):
+        pypi.read_members(archive, pypi._tree_path)
+
+
+def without_commit_ids(dumped: dict) -> dict:
+    """A dump (test_crash.dump) with versions.commit_id left out: a harmless flip (the gzip header's time
+    stamp) changes the archive's sha256, which is the version's identity, and nothing else."""
+    out = dict(dumped)
+    out["versions"] = sorted(json.dumps({k: v for k, v in json.loads(r).items() if k != "commit_id"},
+                                        sort_keys=True) for r in dumped["versions"])
+    return out
+
+
+def test_a_damaged_archive_on_the_index_is_refused_or_indexed_whole(monkeypatch, index, tmp_path):
+    """The index serves a damaged archive with a matching hash (damaged before it was hashed): every
+    build either refuses it (exit 2, the file named, a hint, nothing of it written) or writes exactly
+    the rows of the intact archive."""
+    from test_crash import assert_same, dump
+
+    files = {**tree("0.30.0"), "vllm/zz_large.py": b"X = 1\n" * 300_000}
+    data = index.add("0.30.0", files)
+    entry = next(e for e in index.entries if e["filename"] == "vllm-0.30.0.tar.gz")
+    clean_db = tmp_path / "clean.db"
+    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", clean_db, "--cache-dir",
+                     tmp_path / "c0").exit_code == 0
+    want = without_commit_ids(dump(clean_db))
+    refused = 0
+    for i, bit in enumerate(flip_positions(data, 24, seed=31)[::8]):
+        bad = flipped(data, bit)
+        index.blobs["vllm-0.30.0.tar.gz"] = bad
+        entry["hashes"] = {"sha256": hashlib.sha256(bad).hexdigest()}
+        db = tmp_path / f"t{i}.db"
+        result = cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / f"c{i + 1}")
+        if result.exit_code == 0:
+            assert_same(without_commit_ids(dump(db)), want, f"bit {bit}")
+            continue
+        refused += 1
+        lines = result.output.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 2, result.output
+        assert "vllm-0.30.0.tar.gz" in lines[0] and "damaged" in lines[0], result.output
+        assert lines[1].startswith("Hint: delete"), result.output
+        assert not db.exists() or rows(db, "select * from versions") == []
+    assert refused > 0
+
+
+def test_offline_a_cached_archive_is_used_only_against_its_recorded_sha256(monkeypatch, released, tmp_path):
+    from indexer.cli import main
+
+    db, cache = tmp_path / "index.db", tmp_path / "cache"
+    assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
+
+    def offline_build(out: str):
+        return CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", str(tmp_path / out),
+                                         "--cache-dir", str(cache), "-q"])
+
+    archive = cache / "vllm-0.30.0.tar.gz"
+    intact = archive.read_bytes()
+    archive.write_bytes(flipped(intact, 8 * len(intact) // 2))  # one bit, in the middle
+    damaged = offline_build("a.db")
+    assert damaged.exit_code == 2, damaged.output
+    assert "does not match the sha256 recorded when it was downloaded" in damaged.output
+    assert "Hint: delete" in damaged.output and "Traceback" not in damaged.output
+
+    archive.write_bytes(intact)
+    (cache / "vllm-0.30.0.tar.gz.sha256").unlink()  # as an older tpindex left it
+    unrecorded = offline_build("b.db")
+    assert unrecorded.exit_code == 2, unrecorded.output
+    assert "no record of the sha256" in unrecorded.output and "Hint: reconnect" in unrecorded.output
+    for out in ("a.db", "b.db"):
+        assert not (tmp_path / out).exists() or rows(tmp_path / out, "select * from versions") == []
+
+    monkeypatch.setenv("PIP_INDEX_URL", released.url)  # online again: verified against the index, recorded
+    assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    assert (cache / "vllm-0.30.0.tar.gz.sha256").is_file()
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    assert offline_build("c.db").exit_code == 0
+
+
+def test_parts_left_by_killed_downloads_are_removed(released, tmp_path):
+    """A .part file no process holds and not written for a while is removed; one being written is kept."""
+    import fcntl
+    import time
+
+    from indexer.sources.pypi import STALE_PART_SECONDS
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old = time.time() - STALE_PART_SECONDS - 5
+    left = cache / ".vllm-0.32.0.tar.gz.4242.deadbeef.part"
+    young = cache / ".vllm-0.32.0.tar.gz.4243.feedf00d.part"
+    busy = cache / ".vllm-0.30.0.tar.gz.4244.cafebabe.part"
+    for p in (left, young, busy):
+        p.write_bytes(b"partial")
+    os.utime(left, (old, old))
+    os.utime(busy, (old, old))
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(busy)!r}, os.O_RDWR)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
+                               "print('locked', flush=True)\ntime.sleep(60)\n"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        source(released, cache).ref("v0.30.0")
+        assert not left.exists()
+        assert young.exists() and busy.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    fd = os.open(busy, os.O_RDONLY)  # its lock went with its process
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(fd)
+
+
+LAZY_INIT = b'''\
+from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
+
+_TOOL_PARSERS_TO_REGISTER = {
+    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
+    "beta": ("beta_tool_parser", "BetaToolParser"),
+}
+
+
+def register_lazy_tool_parsers():
+    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
+        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
+'''
+
+
+@pytest.mark.parametrize("cut, says", [
+    (lambda p: p.startswith("vllm/"), "maps 2 file(s) but no Python file under vllm/"),
+    (lambda p: p.endswith("beta_tool_parser.py"), "1 registered name(s) point at modules missing from it"),
+])
+def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(monkeypatch, index, tmp_path, cut,
+                                                                              says):
+    """An older tpindex took a damaged header for the end of the archive and indexed a version with the
+    files before it only; check reports such a version (examples/ and tests/ come first in vllm's
+    archives, as here)."""
+    from indexer.sources import pypi
+
+    files = {"examples/tool_chat_template_alpha.jinja": b"{{ messages }}\n",
+             "tests/tool_parsers/test_alpha.py": b"def test_alpha():\n    pass\n",
+             "vllm/tool_parsers/__init__.py": LAZY_INIT,
+             "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+             "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+             "vllm/tool_parsers/beta_tool_parser.py": ALPHA.replace(b"Alpha", b"Beta")}
+    index.add("0.30.0", files)
+    whole, db = tmp_path / "whole.db", tmp_path / "cut.db"
+    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", whole, "--cache-dir", tmp_path / "c").exit_code == 0
+    from conftest import tpindex
+
+    tpindex("check", "--db", whole)
+    read = pypi.read_members
+
+    def as_an_older_tpindex_read_it(path, wanted):
+        members = read(path, wanted)
+        return members[:next((i for i, (name, _) in enumerate(members) if cut(name)), len(members))]
+
+    monkeypatch.setattr(pypi, "read_members", as_an_older_tpindex_read_it)
+    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c").exit_code == 0
+    result = tpindex("check", "--db", db, ok=False)
+    assert result.exit_code == 1 and says in result.output, result.output
+
+
+def test_a_listing_without_hashes_is_a_clear_error(monkeypatch, index, tmp_path):
+    index.add("0.30.0")
+    for e in index.entries:
+        e["hashes"] = {}
+    db = tmp_path / "x.db"
+    result = cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c")
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 2, result.output
+    assert "v0.30.0" in lines[0] and "without a usable hash" in lines[0] and lines[1].startswith("Hint: "), result.output
+    assert index.downloads() == [] and not db.exists()
+
+
+@pytest.mark.parametrize("what", ["text", "another sqlite database", "newer schema"])
+def test_a_bad_db_is_reported_before_any_archive_is_downloaded(monkeypatch, released, tmp_path, what):
+    import sqlite3
+
+    db = tmp_path / "x.db"
+    if what == "text":
+        db.write_text("notes\n" * 100)
+    else:
+        conn = sqlite3.connect(db)
+        if what == "newer schema":
+            conn.execute("create table meta (key text primary key, value text)")
+            conn.execute("insert into meta values ('schema_version', '999')")
+        else:
+            conn.execute("create table people (name text)")
+        conn.commit()
+        conn.close()
+    before = db.read_bytes()
+    result = cli_build(monkeypatch, released, "--tags", "v0.30.0..v0.32.0", "--db", db, "--cache-dir", tmp_path / "c")
+    assert result.exit_code == 2 and "Hint: " in result.output and "Traceback" not in result.output, result.output
+    assert released.downloads() == []
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]

@@ -81,7 +81,8 @@ def diff(a, b, fmt, db_path):
 @click.option("--at", "at", metavar="VERSION", help="The version to export (default: the newest indexed).")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv", "markdown"]), default="json", show_default=True,
               help="json: {version, columns, parsers: [...]}; csv: one row per name with a header; markdown: a table.")
-@click.option("-o", "--output", type=click.File("w"), default="-", help="Write here instead of standard output.")
+@click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
+              help="Write here instead of standard output (never over the database or another SQLite file).")
 @db_option
 def export(at, fmt, output, db_path):
     """The parser index of a version: kind, name, impl, registered file and class, real file and class,
@@ -90,4 +91,55 @@ def export(at, fmt, output, db_path):
     from .export import render
 
     ex = index(db_path).export(at)
-    output.write(render(ex.version, ex.parsers, fmt))
+    text = render(ex.version, ex.parsers, fmt)
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    write_output(output, text, db_path)
+
+
+def write_output(path: str, text: str, db_path: str) -> None:
+    """Write a command's output to a file; never over the database (however it is reached: a link) or
+    any other SQLite file; every failure as one line and a hint."""
+    import errno
+    import os
+
+    from ..store import SQLITE_MAGIC
+
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise Fail(f"-o {path} is a directory", "give a file name, e.g. -o parsers.json")
+    if not os.path.isdir(os.path.dirname(target)):
+        raise Fail(f"-o {path}: directory {os.path.dirname(target)} does not exist", "create it or choose another -o")
+    if os.path.exists(target):
+        real = os.path.realpath(db_path)  # a database reached through a link keeps its files beside the real one
+        own = [db_path] + [real + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")]
+        if any(_same_file(target, f) for f in own):
+            raise Fail(f"-o {path} is the database {db_path} (or one of its files); refusing to write over it",
+                       "choose another -o")
+        if os.path.isfile(target):
+            try:
+                with open(target, "rb") as f:
+                    is_sqlite = f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+            except OSError:
+                is_sqlite = False  # unreadable: opening it for writing says why
+            if is_sqlite:
+                raise Fail(f"-o {path} is an SQLite database; refusing to write over it", "choose another -o")
+    try:
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        why = e.strerror or str(e)
+        hint = ("free some space or choose another -o" if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+                else "check its permissions or choose another -o")
+        raise Fail(f"cannot write -o {path} ({why})", hint) from None
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)

@@ -35,8 +35,12 @@ def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_
         },
     )
     # Mutable (mode=ro) rather than immutable: a build finishing while serving shows up, and a database
-    # in WAL mode is read through its WAL.
-    ds.add_database(Database(ds, path=str(Path(db_path).resolve()), is_mutable=True), name=DB_NAME)
+    # in WAL mode is read through its WAL. Where SQLite cannot read it so (a read-only directory without
+    # the WAL index), an immutable view that still holds what is in the WAL (store.read_view).
+    from ..store import read_view
+
+    path, immutable = read_view(Path(db_path).resolve())
+    ds.add_database(Database(ds, path=str(path), is_mutable=not immutable), name=DB_NAME)
     if "_memory" in ds.databases:  # added by Datasette when started without files
         ds.remove_database("_memory")
     return ds
@@ -74,17 +78,19 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--upstream", default=None, metavar="URL",
               help="Repository URL that file links point to, overriding the one stored by tpindex build "
                    "--upstream (default https://github.com/vllm-project/vllm). A URL with {ref}, {path} and "
-                   "{line} is used as a template (for hosts other than GitHub).")
+                   "{line} is used as a template (for hosts other than GitHub); http(s) only, no other "
+                   "placeholders.")
 @click.option("--time-limit", "time_limit_ms", default=SQL_TIME_LIMIT_MS, show_default=True,
               type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query, in milliseconds.")
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
     from ..store import connect
+    from .links import UPSTREAM_HINT, upstream_problem
 
+    if upstream is not None and upstream_problem(upstream):
+        raise Fail(upstream_problem(upstream), UPSTREAM_HINT)
     connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong
-    if upstream is not None and not upstream.strip():
-        raise Fail("--upstream is empty", "pass a repository URL, e.g. https://github.com/vllm-project/vllm")
     _check_port(host, port)
 
     import uvicorn
@@ -97,4 +103,10 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, [url]).start()
+    import signal
+    import sys
+
+    # uvicorn shuts down gracefully on SIGTERM, then raises it again: exit through Python then, so that
+    # what the process leaves behind (a temporary view of a database on read-only media) is removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")

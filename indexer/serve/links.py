@@ -10,9 +10,13 @@ the file.
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
+import string
+from urllib.parse import quote, urlsplit
 
 DEFAULT_UPSTREAM = "https://github.com/vllm-project/vllm"
+PLACEHOLDERS = ("ref", "path", "line")
+UPSTREAM_HINT = ("pass a repository URL such as https://github.com/vllm-project/vllm, or a template using only"
+                 " {ref}, {path} and {line}, e.g. https://git.example.org/vllm/src/{ref}/{path}#L{line}")
 
 _FILE_COLUMN = re.compile(r"^(?P<prefix>.*?)(?P<what>file|path)(?P<side>_a|_b)?$")
 _VERSION_TAG = re.compile(r"^v?\d+(\.\d+)+")
@@ -39,6 +43,30 @@ def link_columns(column: str, keys) -> tuple[str, str | None] | None:
 def looks_like_path(value) -> bool:
     return (isinstance(value, str) and 0 < len(value) < 500 and "://" not in value and not value.startswith("/")
             and "." in value.rsplit("/", 1)[-1] and not any(c.isspace() for c in value))
+
+
+def upstream_problem(url: str) -> str | None:
+    """What is wrong with an upstream URL or template (None when it is fine): links are http(s) only, and
+    a template uses only {ref}, {path} and {line}."""
+    url = url.strip()
+    if not url:
+        return "--upstream is empty"
+    try:
+        parts = urlsplit(url)
+    except ValueError as e:
+        return f"--upstream {url!r} is not a URL ({e})"
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return f"--upstream {url!r} is not an http(s) URL"
+    if "{" not in url and "}" not in url:
+        return None
+    try:
+        fields = list(string.Formatter().parse(url))
+    except ValueError as e:
+        return f"--upstream {url!r} is a malformed template ({e})"
+    for _, name, spec, conversion in fields:
+        if name is not None and (name not in PLACEHOLDERS or spec or conversion):
+            return f"--upstream {url!r} uses {{{name}}}, which is not one of {{ref}}, {{path}}, {{line}}"
+    return None
 
 
 def normalize_upstream(url: str) -> str:

@@ -20,7 +20,15 @@ from datasette.utils.asgi import Response
 from markupsafe import Markup
 
 from . import canned, matrix
-from .links import DEFAULT_UPSTREAM, link_columns, looks_like_path, normalize_upstream, ref_for, source_url
+from .links import (
+    DEFAULT_UPSTREAM,
+    link_columns,
+    looks_like_path,
+    normalize_upstream,
+    ref_for,
+    source_url,
+    upstream_problem,
+)
 
 PLUGIN = "tpindex"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -68,9 +76,12 @@ async def tpindex_databases(datasette) -> list[str]:
     return [name for name in list(datasette.databases) if name != "_internal" and await state(datasette, name)]
 
 
-def upstream_for(datasette, database: str, st: DbState) -> str:
+def upstream_for(datasette, database: str, st: DbState) -> str | None:
+    """The upstream file links point to; None (files shown without links) when the one stored in the
+    database is not a valid one (serve and build refuse those, an older tpindex did not)."""
     config = datasette.plugin_config(PLUGIN, database=database) or {}
-    return normalize_upstream(config.get("upstream") or st.upstream or DEFAULT_UPSTREAM)
+    upstream = config.get("upstream") or st.upstream or DEFAULT_UPSTREAM
+    return None if upstream_problem(upstream) else normalize_upstream(upstream)
 
 
 @hookimpl
@@ -123,8 +134,14 @@ def render_cell(row, value, column, table, database, datasette):
         st = await state(datasette, database)
         if st is None:
             return None
+        upstream = upstream_for(datasette, database, st)
+        if upstream is None:
+            return None
         ref = await st.ref(datasette.get_database(database), version)
-        url = source_url(upstream_for(datasette, database, st), ref, value, line if isinstance(line, int) else None)
+        try:
+            url = source_url(upstream, ref, value, line if isinstance(line, int) else None)
+        except (ValueError, KeyError, IndexError, AttributeError):  # a page never fails on a stored value
+            return None
         where = f"{value}:{line}" if isinstance(line, int) else value
         return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
             url, where, version, value)
@@ -176,7 +193,16 @@ async def matrix_page(datasette, request):
     kind = kind if kind in matrix.KINDS else ""
     prefix = request.args.get("prefix", "").strip()[:100]
     which = datasette.urls.query(wanted, "which")
-    m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which))
+    from datasette.database import QueryInterrupted
+
+    try:
+        m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which))
+    except QueryInterrupted:
+        limit = datasette.setting("sql_time_limit_ms")
+        return Response.html(await datasette.render_template(
+            "error.html", {"error": f"the parser matrix took longer than the SQL time limit ({limit} ms); narrow it"
+                           " with ?kind= or ?prefix=, or serve with a larger --time-limit", "title": "Too slow",
+                           "status": 400}, request=request), status=400)
     return Response.html(await datasette.render_template("tpindex_matrix.html", {
         "matrix": m, "kind": kind, "prefix": prefix, "database": wanted, "databases": names,
         "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,

@@ -92,6 +92,8 @@ class DirectorySource:
             if local is None:
                 continue
             start = self.root / local if local else self.root
+            if not self._inside(start):
+                continue
             if start.is_file():
                 candidates = [(root, start)]
             elif start.is_dir():
@@ -100,11 +102,16 @@ class DirectorySource:
             else:
                 continue
             for path, file in candidates:
-                if path not in out and scope.matches(path):
+                if path not in out and scope.matches(path) and (not file.is_symlink() or self._inside(file)):
                     data = file.read_bytes()
                     out[path] = (path, git_blob_id(data), data)
         self._walks[key] = sorted(out.values())
         return self._walks[key]
+
+    def _inside(self, path: Path) -> bool:
+        """Whether a path, symbolic links followed, is inside the directory: nothing outside it is read."""
+        real, top = os.path.realpath(path), os.path.realpath(self.root)
+        return real == top or real.startswith(top.rstrip("/") + "/")
 
     def _local(self, root: str) -> str | None:
         """A scope root as a path inside this directory ("" = all of it); None if it is outside."""

@@ -159,8 +159,11 @@ class CatFile:
     def __init__(self, git_dir: str):
         import subprocess
 
+        # its own session: Ctrl-C is the build's to handle (it stops reading); it exits when its input
+        # closes, with the build
         self.proc = subprocess.Popen(["git", "--git-dir", git_dir, "cat-file", "--batch"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                                     start_new_session=True)
         self.out = self.proc.stdout
 
     def read_many(self, shas: list[str]) -> Iterator[bytes]:

@@ -5,19 +5,25 @@ too, for mirrors that serve only HTML). Its URL is `PIP_INDEX_URL`, else `index-
 configuration files (read directly, in pip's order; `[install]` overrides `[global]`), else PyPI.
 
 Archives are downloaded into the cache directory (platformdirs' user cache dir for "tpindex", under
-`sdists/`) through a temporary file that is renamed only once its hash matches the index's, so the cache
-never holds a partial or unverified file. A cached archive is hashed again (sha256, ~0.1 s for 45 MB)
-each time it is used instead of trusting a sidecar; one that no longer matches is downloaded again.
+`sdists/`) through a temporary `.part` file (locked while it is written) that is renamed only once its
+hash matches the index's, so the cache never holds a partial or unverified archive; `.part` files left by
+a killed download are removed by the next run. Beside each archive, `<archive>.sha256` records the sha256
+it was verified with. A cached archive is hashed again (sha256, ~0.1 s for 45 MB) each time it is used:
+against the index's hash (one that no longer matches is downloaded again) or, offline, against that
+record (an archive with no record, or one that no longer matches it, is refused).
 
-Versions are labelled `vX.Y.Z` like the git tags. Archives are read in place with `tarfile` (no
-extraction); the first path component (`vllm-X.Y.Z/`) is stripped and the files a source tree would not
-have (PKG-INFO, *.egg-info/) are left out. Blob ids are git's, so a file is one blob whichever source.
+Versions are labelled `vX.Y.Z` like the git tags. Archives are read in place (no extraction), always to
+their end: the tar end-of-archive marker must be there with nothing but zeros after it, and gzip's CRC and
+length are verified, so a damaged archive is refused rather than read as a shorter one. The first path
+component (`vllm-X.Y.Z/`) is stripped and the files a source tree would not have (PKG-INFO, *.egg-info/)
+are left out. Blob ids are git's, so a file is one blob whichever source.
 """
 
 from __future__ import annotations
 
 import base64
 import configparser
+import fcntl
 import gzip
 import hashlib
 import io
@@ -26,9 +32,11 @@ import os
 import secrets
 import sys
 import tarfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -42,10 +50,16 @@ ACCEPT = ("application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+h
           "text/html;q=0.01")
 TIMEOUT = 60
 CHUNK = 1 << 20
+STALE_PART_SECONDS = 60  # an unlocked .part file this old was left by a killed download
 
 
 class PackageIndexError(OSError):
-    """The index cannot be read, or an archive cannot be downloaded or does not match its hash."""
+    """The index cannot be read, or an archive cannot be downloaded, does not match its hash or cannot be
+    read; `hint` says what to do when the generic advice would not fit."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -119,6 +133,7 @@ class Release:
     filename: str  # "vllm-0.30.0.tar.gz"
     url: str
     hashes: tuple[tuple[str, str], ...]  # (algorithm, hex digest) as the index gives them
+    cached: bool = False  # offline: an archive found in the cache, verified against its .sha256 record
 
 
 def sdist_version(filename: str) -> str | None:
@@ -211,6 +226,7 @@ class PypiSource:
         self._opener = opener or _default_opener()
         self._releases: dict[str, Release] | None = None
         self._verified: dict[str, tuple[Path, str]] = {}  # label -> (archive, sha256), checked this run
+        self._parts_cleaned = False
 
     # -- version names -------------------------------------------------------------------------------
     def releases(self) -> dict[str, Release]:
@@ -224,7 +240,7 @@ class PypiSource:
                     raise
                 self.offline = str(e)
                 print(f"warning: {e}; working offline with the {len(cached)} archive(s) in {self.cache_dir}"
-                      " (each was sha256-checked against the index when it was downloaded)", file=sys.stderr)
+                      " (each checked against the sha256 recorded when it was downloaded)", file=sys.stderr)
                 self._releases = cached
         return self._releases
 
@@ -234,7 +250,7 @@ class PypiSource:
         for path in sorted(self.cache_dir.glob(f"{PROJECT}-*.tar.gz")) if self.cache_dir.is_dir() else []:
             version = sdist_version(path.name)
             if version is not None:
-                out[f"v{version}"] = Release(f"v{version}", path.name, "", ())
+                out[f"v{version}"] = Release(f"v{version}", path.name, "", (), cached=True)
         return out
 
     def names(self) -> list[str]:
@@ -262,8 +278,10 @@ class PypiSource:
 
         try:
             members = read_members(path, wanted)
-        except (tarfile.TarError, EOFError, OSError, ValueError) as e:
-            raise PackageIndexError(f"{version.label}: cannot read {path} as a tar.gz archive ({e})") from e
+        except PackageIndexError as e:
+            raise PackageIndexError(f"{version.label}: {e}", e.hint) from e
+        except OSError as e:  # the disk under the cache
+            raise PackageIndexError(f"{version.label}: cannot read {path} ({e.strerror or e})") from e
         for rel, data in members:
             yield FileEntry(rel, git_blob_id(data), _const(data))
 
@@ -274,13 +292,17 @@ class PypiSource:
             return self._verified[label]
         release = self._release(label)
         dest = self.cache_dir / release.filename
-        if not release.hashes:  # offline: a cached archive, verified when it was downloaded
-            self._verified[label] = (dest, _file_digests(dest, "sha256")["sha256"])
+        if not self._parts_cleaned:
+            self._parts_cleaned = True
+            remove_stale_parts(self.cache_dir)
+        if release.cached:  # offline: only against the sha256 recorded when it was downloaded
+            self._verified[label] = (dest, _verify_offline(release, dest))
             return self._verified[label]
         algo, expected = _pick_hash(release)
         if dest.is_file():
             digests = _file_digests(dest, algo)
             if digests[algo] == expected:
+                _record_sha256(dest, digests["sha256"])
                 self._verified[label] = (dest, digests["sha256"])
                 return self._verified[label]
         self._verified[label] = (dest, self._download(release, dest, algo, expected))
@@ -306,6 +328,7 @@ class PypiSource:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = str(dest.parent / f".{release.filename}.{os.getpid()}.{secrets.token_hex(4)}.part")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any file
+            fcntl.flock(fd, fcntl.LOCK_EX)  # in use: remove_stale_parts() leaves it alone
         except OSError as e:
             raise PackageIndexError(f"{release.label}: cannot write to the cache directory {dest.parent} "
                                     f"({e.strerror or e}); pass another --cache-dir") from e
@@ -324,7 +347,9 @@ class PypiSource:
                 raise PackageIndexError(f"{where} does not match the index's {algo} ({h.hexdigest()[:16]}..., "
                                         f"expected {expected[:16]}...); nothing of {release.label} was indexed")
             os.replace(tmp, dest)
-            return h.hexdigest() if algo == "sha256" else sha256.hexdigest()
+            digest = h.hexdigest() if algo == "sha256" else sha256.hexdigest()
+            _record_sha256(dest, digest)
+            return digest
         except PackageIndexError:
             _unlink(tmp)
             raise
@@ -386,6 +411,9 @@ class PypiSource:
 # tarfile spends most of its time decoding headers (every member of a recent vllm sdist has a pax header);
 # this reader decodes only what is needed (name, type, size, link) and is 2-3x faster. Any header it does
 # not understand (bad checksum, truncation) makes the whole archive be read again with tarfile.
+# Both read to the end of the gzip stream (GzipFile checks the CRC and length only there) and require the
+# end-of-archive marker followed by zeros only: tarfile alone takes a damaged header for the end of the
+# archive, and a damaged archive would be indexed as a shorter one.
 
 BLOCK = 512
 _ZERO = bytes(BLOCK)
@@ -398,11 +426,20 @@ class _Unreadable(ValueError):
 
 def read_members(path: Path, wanted: Callable[[str], str | None]) -> list[tuple[str, bytes]]:
     """(wanted(name), bytes) of the regular files and symlinks (as their target) for which wanted() is
-    not None, in archive order."""
+    not None, in archive order. An archive that is not whole and intact raises PackageIndexError."""
     try:
-        return list(_fast_members(path, wanted))
-    except _Unreadable:
-        return list(_tarfile_members(path, wanted))
+        try:
+            return list(_fast_members(path, wanted))
+        except _Unreadable:
+            return list(_tarfile_members(path, wanted))
+    except (_Unreadable, tarfile.TarError, EOFError, zlib.error, OSError, ValueError) as e:
+        if isinstance(e, OSError) and not isinstance(e, gzip.BadGzipFile) and e.errno is not None:
+            raise  # the disk, not the archive: not a reason to delete it
+        why = str(e) if isinstance(e, _Unreadable) else f"{type(e).__name__}: {e}"
+        raise PackageIndexError(
+            f"cannot read {path} as a tar.gz archive ({why}); it is damaged",
+            f"delete {path} and run the build again with the package index reachable: it is downloaded"
+            " again") from e
 
 
 def _tarfile_members(path: Path, wanted) -> Iterator[tuple[str, bytes]]:
@@ -413,6 +450,21 @@ def _tarfile_members(path: Path, wanted) -> Iterator[tuple[str, bytes]]:
                 if key is not None:
                     data = tar.extractfile(member).read() if member.isfile() else member.linkname.encode()
                     yield key, data
+        tar.fileobj.seek(tar.offset)  # where tarfile stopped: the end marker, or a header it could not read
+        _read_to_end(tar.fileobj.read, b"")
+
+
+def _read_to_end(read, first: bytes) -> None:
+    """After the last member: the end-of-archive marker (zero blocks; `first` is the block already read)
+    and nothing but zero padding up to the end of the gzip stream, whose CRC and length are checked
+    when it is read to its end."""
+    seen = len(first)
+    while chunk := read(CHUNK):
+        if chunk.count(0) != len(chunk):
+            raise _Unreadable("data after the end-of-archive marker (a damaged header read as the end?)")
+        seen += len(chunk)
+    if seen < BLOCK:
+        raise _Unreadable("no end-of-archive marker (truncated archive)")
 
 
 def _fast_members(path: Path, wanted) -> Iterator[tuple[str, bytes]]:
@@ -422,7 +474,10 @@ def _fast_members(path: Path, wanted) -> Iterator[tuple[str, bytes]]:
         pending: dict[str, str] = {}
         while True:
             h = read(BLOCK)
-            if not h or h == _ZERO:
+            if not h:
+                raise _Unreadable("no end-of-archive marker (truncated archive)")
+            if h == _ZERO:
+                _read_to_end(read, h)
                 return
             if len(h) < BLOCK or sum(h[:148]) + 256 + sum(h[156:]) != _number(h[148:156]):
                 raise _Unreadable("unexpected header")
@@ -512,8 +567,71 @@ def _pick_hash(release: Release) -> tuple[str, str]:
     for algo in sorted(hashes):
         if algo in hashlib.algorithms_guaranteed and algo not in ("md5", "sha1"):
             return algo, hashes[algo]
-    raise PackageIndexError(f"{release.label}: the index gives no usable hash for {release.filename}; "
-                            "refusing an unverified download")
+    raise PackageIndexError(f"{release.label}: the package index lists {release.filename} without a usable hash"
+                            " (sha256 or another secure one); refusing an unverified download",
+                            "use an index that publishes hashes (PyPI does; set PIP_INDEX_URL)")
+
+
+def _sidecar(archive: Path) -> Path:
+    return archive.with_name(archive.name + ".sha256")
+
+
+def _record_sha256(archive: Path, digest: str) -> None:
+    """Record the sha256 an archive was verified with (sha256sum's format), for offline use."""
+    sidecar = _sidecar(archive)
+    line = f"{digest}  {archive.name}\n"
+    try:
+        if sidecar.is_file() and sidecar.read_text() == line:
+            return
+        tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.tmp")
+        tmp.write_text(line)
+        os.replace(tmp, sidecar)
+    except OSError:
+        pass  # a read-only cache: the archive is still verified now; offline use will refuse it
+
+
+def _verify_offline(release: Release, dest: Path) -> str:
+    """The sha256 of a cached archive used offline, checked against the record of its verification."""
+    try:
+        recorded = _sidecar(dest).read_text().split()[0].lower()
+    except (OSError, IndexError, UnicodeDecodeError):
+        raise PackageIndexError(
+            f"{release.label}: the cached {dest} has no record of the sha256 it was verified with (an older"
+            " tpindex downloaded it), and the package index cannot be reached to verify it",
+            "reconnect to the package index once (the archive is verified and recorded then), or delete it"
+        ) from None
+    digest = _file_digests(dest, "sha256")["sha256"]
+    if digest != recorded:
+        raise PackageIndexError(
+            f"{release.label}: the cached {dest} does not match the sha256 recorded when it was downloaded"
+            f" ({digest[:16]}..., recorded {recorded[:16]}...); it is damaged",
+            f"delete {dest} and run the build again with the package index reachable: it is downloaded again")
+    return digest
+
+
+def remove_stale_parts(cache_dir: Path) -> list[str]:
+    """Remove the .part files a killed download left in the cache: those no process holds locked and that
+    were not written for STALE_PART_SECONDS. -> the names removed."""
+    removed = []
+    try:
+        parts = list(cache_dir.glob(".*.part"))
+    except OSError:
+        return removed
+    for part in parts:
+        try:
+            fd = os.open(part, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a download in progress holds it
+            if time.time() - os.fstat(fd).st_mtime > STALE_PART_SECONDS:
+                part.unlink()
+                removed.append(part.name)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _file_digests(path: Path, algo: str) -> dict[str, str]:
@@ -528,7 +646,7 @@ def _file_digests(path: Path, algo: str) -> dict[str, str]:
 def _tree_path(name: str) -> str | None:
     """The repository path of an archive member, or None for what a source tree would not have."""
     parts = [p for p in name.split("/") if p not in ("", ".")]
-    if len(parts) < 2:
+    if len(parts) < 2 or ".." in parts:
         return None
     rel = parts[1:]
     if rel == ["PKG-INFO"] or rel[0].endswith(".egg-info"):
