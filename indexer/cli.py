@@ -1,4 +1,4 @@
-"""tpindex's command line: build, versions, which, diff, export, serve, check.
+"""tpindex's command line: build, versions, which, card, diff, export, serve, check.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -46,6 +46,7 @@ class LazyGroup(click.Group):
 
     lazy = {
         "which": "indexer.answers.commands:which",
+        "card": "indexer.answers.commands:card",
         "diff": "indexer.answers.commands:diff",
         "export": "indexer.answers.commands:export",
         "serve": "indexer.serve.command:serve",
@@ -92,6 +93,7 @@ def main():
     \b
     tpindex build   walk versions (git tags, released archives, a directory) into the database
     tpindex which   which file really implements a parser name, at one version or all
+    tpindex card    everything about one parser name (or --all: every name) at a version
     tpindex diff    what changed in the parser map between two versions
     tpindex export  the parser index of a version as JSON, CSV or Markdown
     tpindex serve   browse the database in Datasette

@@ -18,6 +18,8 @@ THINK_START = "<think>"
 TURNS = frozenset(("<|im_start|>", "<|im_end|>"))
 FUNC_PREFIX = "<function="
 GREETING = "Hello, <tool_call> is how calls start"
+_TOOL_CALLS = SpecialTokens.tool_calls.value
+_LIMIT = config.max_tokens
 
 
 class FooToolParser:
@@ -103,6 +105,10 @@ def test_tokens_inside_regular_expressions_one_row_each(sentinels):
         ("call_regex", "<tool_call>", "regex"), ("call_regex", "</tool_call>", "regex"),
         ("call_regex", "[TOOL_CALLS]", "regex")]  # the named group (?P<body>) is no token
     assert found(sentinels, attribute="sep_pattern") == []  # <\s*sep\s*> holds no literal token
+
+
+def test_names_assigned_from_a_tokens_object_are_references(sentinels):
+    assert found(sentinels, how="reference") == [("_TOOL_CALLS", "SpecialTokens.tool_calls.value", "reference")]
 
 
 def test_non_ascii_characters_are_named(sentinels):

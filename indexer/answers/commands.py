@@ -79,3 +79,39 @@ def export(at, fmt, output, db_path):
     db = open_db(db_path)
     version, rows = export_rows(db, at)
     output.write(render(version, rows, fmt))
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--at", "at", metavar="VERSION", help="The version to describe (default: the newest indexed).")
+@click.option("--all", "all_", is_flag=True,
+              help="Every registered name of the version: one document (with --format markdown, a table with a "
+                   "row per name and a section per name: a version-stamped operator reference).")
+@KIND
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text for people; json (every fact, with upstream links) for tools; markdown for documents.")
+@db_option
+def card(name, at, all_, kind, fmt, db_path):
+    """Everything an operator needs about parser NAME at one version: impl, registered / real / engine /
+    wrapper classes and code files with lines, streaming, contract methods, behaviour attributes, what
+    adjust_request sets, sentinels (token strings, non-ASCII characters named), the parser of the same
+    name in the other registry, chat templates and tests, plants and markers, lifecycle, upstream links."""
+    from . import card as c
+
+    if all_ and name:
+        raise Fail("--all describes every name; NAME describes one", "drop NAME or --all")
+    if not all_ and not name:
+        raise Fail("which name?", "tpindex card NAME, or tpindex card --all --at VERSION")
+    db = open_db(db_path)
+    cards = c.cards(db, None if all_ else name, at, kind)
+    if fmt == "json":
+        out = [x.to_dict() for x in cards]
+        click.echo(json.dumps(out if all_ or len(out) != 1 else out[0], indent=2, ensure_ascii=False))
+    elif fmt == "markdown":
+        if all_:
+            version = cards[0].version if cards else (at or "")
+            click.echo(c.format_all_markdown(version, cards), nl=False)
+        else:
+            click.echo("\n".join(c.format_markdown(x) for x in cards), nl=False)
+    else:
+        click.echo("\n\n".join(c.format_text(x) for x in cards))

@@ -22,11 +22,15 @@ string literals count: f-strings and bytes literals are left out, and so are doc
   (`(?P<name>`, `(?<=`) and unescaping punctuation (`\\[TOOL_CALLS\\]` -> `[TOOL_CALLS]`). So
   `r"<tool_call>(.*?)</tool_call>"` gives `<tool_call>` and `</tool_call>`, and a separator that only
   appears in a regex (`<｜tool▁sep｜>`) is found.
-- Anything else is left out: prose mentioning a token (log and error messages, docstrings), tokens built
-  with f-strings or from other objects (`SpecialTokens.tool_calls.value`).
+- A name assigned from a tokens object rather than a literal (`_TOOL_CALLS = SpecialTokens.tool_calls.value`:
+  the right side is a dotted name whose first part ends in Token / Tokens) is kept as a **reference**:
+  value = the expression as written, how = `reference` (the token itself is defined outside the tree).
+- Anything else is left out: prose mentioning a token (log and error messages, docstrings), and tokens
+  built with f-strings.
 
 Each row: class and function (qualified) enclosing the literal, attribute, value (the literal's value;
-for regex rows the token), how (`attribute`, `literal`, `regex`), line, and non_ascii ("U+FF5C
+for regex rows the token; for references the expression), how (`attribute`, `literal`, `regex`,
+`reference`), line, and non_ascii ("U+FF5C
 FULLWIDTH VERTICAL LINE, U+2581 LOWER ONE EIGHTH BLOCK").
 """
 
@@ -115,14 +119,18 @@ def extract(root: Node) -> list[dict]:
     regex: dict[int, Node] = {}
     named: dict[int, tuple[Node, str]] = {}
     literal: dict[int, Node] = {}
+    rows = []
     for caps in matches(query("sentinels.scm"), root):
+        for node in caps.get("reference", []):
+            cls, fn = enclosing(node)
+            rows.append({"class": cls, "function": fn, "attribute": text(caps["attribute"][0]), "value": text(node),
+                         "how": "reference", "line": line(node), "non_ascii": None})
         for node in caps.get("regex", []):
             regex[node.start_byte] = node
         for node in caps.get("value", []):
             named[node.start_byte] = (node, text(caps["attribute"][0]))
         for node in caps.get("literal", []):
             literal[node.start_byte] = node
-    rows = []
     for start in sorted(set(regex) | set(named) | set(literal)):
         node = regex.get(start) or (named[start][0] if start in named else literal[start])
         value = _value(node)
@@ -141,4 +149,5 @@ def extract(root: Node) -> list[dict]:
         for v, how in found:
             rows.append({"class": cls, "function": fn, "attribute": attribute, "value": v, "how": how,
                          "line": line(node), "non_ascii": non_ascii(v)})
+    rows.sort(key=lambda r: r["line"])
     return rows

@@ -44,3 +44,10 @@
   (#eq? @_self "self")
   (#match? @attribute "(?i)(^|_)(token|start|end|begin|sep|separator|prefix|suffix|marker|delimiter|bot|eot|eom)(_|$)")
   (#match? @value "^[rRuU]{0,2}[\"']"))
+
+; (5) a name assigned from a tokens object, not a literal: _TOOL_CALLS = SpecialTokens.tool_calls.value
+; (kept as written, how = reference: the token itself lives outside the tree)
+((assignment
+   left: [(identifier) @attribute (attribute object: (identifier) attribute: (identifier) @attribute)]
+   right: (attribute) @reference)
+  (#match? @reference "^[A-Za-z_][A-Za-z0-9_]*[Tt]okens?[.]"))
