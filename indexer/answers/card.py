@@ -80,7 +80,7 @@ class Card:
         return asdict(self)
 
 
-class _Links:
+class Links:
     def __init__(self, db, version: str):
         row = db.execute("select value from meta where key = 'upstream'").fetchone()
         self.upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
@@ -117,7 +117,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     if name is not None and not rows:
         _not_registered(db, name, version, kind)
     rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["kind"], r["name"]))
-    link = _Links(db, version)
+    link = Links(db, version)
     methods = _by_key(_rows(db, f"select * from parser_methods_v where {where} order by role, method", params))
     attrs = _by_key(_rows(db, f"select * from parser_attrs_v where {where} order by attribute, role", params))
     code = _by_key(_rows(db, f"select * from parser_code_v where {where} order by shared, file", params))
@@ -174,7 +174,7 @@ def _not_registered(db, name: str, version: str, kind: str | None):
                       f" {span})", f"ask another version with --at, e.g. --at {present[-1]}")
 
 
-def _card(version: str, r: dict, link: _Links) -> Card:
+def _card(version: str, r: dict, link: Links) -> Card:
     notes = list(json.loads(r["notes"])) if r.get("notes") else []
     wrapper = Place(r["wrapper_class"], r["wrapper_file"], r["wrapper_line"],
                     link(r["wrapper_file"], r["wrapper_line"])) if r["wrapper_class"] else None
@@ -202,7 +202,7 @@ def _streaming_method(c: Card, ms: list[dict]) -> dict | None:
     return None
 
 
-def _adjust_request(ms: list[dict], settings: list[dict], link: _Links) -> list[dict]:
+def _adjust_request(ms: list[dict], settings: list[dict], link: Links) -> list[dict]:
     """The adjust_request definitions that run, in call order: the registered class's, then the engine
     class's when the first hands the call on to `self._parser_engine.adjust_request` (or the composed
     class's, for a name the parser manager composes)."""
@@ -224,7 +224,7 @@ def _adjust_request(ms: list[dict], settings: list[dict], link: _Links) -> list[
     return out
 
 
-def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], link: _Links) -> list[dict]:
+def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], link: Links) -> list[dict]:
     """Sentinels of the name's own code, one entry per value, in order of first appearance (the real file
     first), with every place it appears."""
     classes = {r["real_class"], r["reg_class"], r["wrapper_class"]}

@@ -198,6 +198,29 @@ TABLES: dict[str, dict] = {
                     "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
+    "sentinels_v": {
+        "description": "Sentinels: the token strings a parser looks for or emits (<tool_call>, [TOOL_CALLS], "
+                       "<｜tool▁sep｜>), from string literals: class attributes, module constants, self.x assignments, "
+                       "bare literals and the tokens inside regular expressions (README, Sentinels).",
+        "facets": ["how", "version"],
+        "columns": {"class": "the enclosing class (blank: module level)", "function": "the enclosing function",
+                    "attribute": "the name the literal is assigned to (blank: a bare literal)",
+                    "value": "the token string (for how = reference: the expression as written)",
+                    "how": "attribute, literal, regex (a token inside a regular expression), reference (a name "
+                           "assigned from a tokens object, not a literal)",
+                    "non_ascii": "its non-ASCII characters, named (U+FF5C FULLWIDTH VERTICAL LINE, ...)",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "request_settings_v": {
+        "description": "What adjust_request does where readable: each request.FIELD = VALUE assignment inside an "
+                       "adjust_request method (e.g. skip_special_tokens = False), with the condition around it.",
+        "facets": ["field", "version"],
+        "columns": {"field": "the request field assigned", "value": "the value as written",
+                    "guard": "the condition of the innermost if / elif around it (not (...) in an else)",
+                    "function": "the enclosing method (Class.adjust_request)", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "adapter_bindings_v": {
         "description": "Adapters made from a parser class: (ReasoningAdapter, ToolAdapter) = make_adapters(Parser).",
         "facets": ["version"],
@@ -266,6 +289,10 @@ TABLES: dict[str, dict] = {
     "markers_fts": {"description": "Full-text index over markers.text (external content)."},
     "plants": {"description": "Plants per unit (see plants_v).", "facets": ["plant"], "columns": {"unit_id": UNIT}},
     "adapter_bindings": {"description": "make_adapters() bindings per unit (see adapter_bindings_v).",
+                         "columns": {"unit_id": UNIT}},
+    "sentinels": {"description": "Sentinels per unit (see sentinels_v).", "facets": ["how"],
+                  "columns": {"unit_id": UNIT}},
+    "request_settings": {"description": "Request settings per unit (see request_settings_v).",
                          "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
