@@ -12,13 +12,21 @@ import html
 import re
 from urllib.parse import parse_qs, urlsplit
 
-from test_serve import (  # noqa: F401  (client and fixture_db are fixtures)
+import pytest
+from test_serve import (
     BETA_PARSER_LINE,
     GH,
     VERSIONS,
-    client,
-    fixture_db,
+    fixture_db,  # noqa: F401  (a fixture)
+    serve,
 )
+
+
+@pytest.fixture(scope="module")
+def client(fixture_db):  # noqa: F811  (the fixture imported above)
+    c = serve(fixture_db)
+    yield c
+    c.close()
 
 
 def hrefs(page: str, cls: str) -> list[tuple[str, str]]:

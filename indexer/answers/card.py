@@ -238,7 +238,9 @@ def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], link: 
     out: dict[str, dict] = {}
     for s in picked:
         entry = out.setdefault(s["value"], {"value": s["value"], "non_ascii": s["non_ascii"], "attributes": [],
-                                            "places": []})
+                                            "places": [],
+                                            "escaped": s["value"].encode("ascii", "backslashreplace").decode()
+                                            if s["non_ascii"] else None})
         if s["attribute"] and s["attribute"] not in entry["attributes"]:
             entry["attributes"].append(s["attribute"])
         entry["places"].append({"file": s["file"], "line": s["line"], "class": s["class"], "how": s["how"],
