@@ -10,7 +10,9 @@ DESCRIPTION_HTML = """
 per version: the tool- and reasoning-parser registries, the file and class that really implement each
 registered name (following stubs, re-exports, adapters and name checks), imports of adapters, classes and
 their bases, HACK/TODO comments and known workaround patterns ("plants").</p>
-<p>Start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
+<p>Type a parser name (or its start, or a version) in the search box to open its page: everything about it
+at a version (files, classes, streaming, sentinels, chat template, tests), its history and its code
+changes. Or start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
 Every file with a line links to that line upstream at that version. The database is read-only; any
 <code>select</code> may be run against the views (they take <code>where version = 'v0.32.0'</code> and hide
 blob ids).</p>
