@@ -350,6 +350,8 @@ def is_damaged(e: Exception) -> bool:
     name = getattr(e, "sqlite_errorname", "")
     if str(e).startswith("Could not decode to UTF-8"):  # text columns holding garbage bytes
         return True
+    if isinstance(e, sqlite3.OperationalError) and str(e).startswith(("no such column", "no such table")):
+        return True  # a schema page of a database of this schema version garbled (a view's table lost a column)
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
