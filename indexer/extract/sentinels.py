@@ -89,6 +89,11 @@ def _value(node: Node) -> str | None:
     prefix = written[: len(written) - len(written.lstrip("rRuUbBfF"))]
     if set(prefix.lower()) & {"f", "b"}:
         return None
+    body = written[len(prefix):]
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    inner = body[len(quote):len(body) - len(quote)]
+    if "\\" not in inner and len(body) >= 2 * len(quote) and body.endswith(quote):
+        return inner  # no escapes: the text is the value (ast below only for escapes)
     try:
         value = ast.literal_eval(written)
     except (SyntaxError, ValueError):

@@ -3,9 +3,10 @@
 ; decides is in indexer/extract/sentinels.py. Plain and raw strings only: an f-string or a bytes literal
 ; has an f / b prefix and never matches the `^[rRuU]{0,2}["']` predicates.
 
-; (1) a literal whose text starts with a token character, '<' or '[' (after optional whitespace)
+; (1) a literal whose text starts with a token (after optional whitespace): <name>, </name>, <|name|>, <name=,
+; <｜name｜>, [NAME]
 ((string) @literal
-  (#match? @literal "^[rRuU]{0,2}(\"\"\"|'''|\"|')\\s*[<\\[]"))
+  (#match? @literal "^[rRuU]{0,2}(\"\"\"|'''|\"|')\\s*(</?([\\w|:-]|[^\\x00-\\x7f\\s])+[>=]|\\[/?[A-Za-z][A-Za-z0-9_]*\\])"))
 
 ; (2) the pattern argument of re.compile / re.search / ... (or the `regex` module): tokens inside it
 ((call
