@@ -166,3 +166,11 @@ def test_card_all_markdown_of_a_real_release(logic_db):  # noqa: F811
     assert out.startswith(f"# vLLM {AT}: tool-calling parser reference")
     for name in ("hermes", "deepseek_v3", "mistral", "glm47", "qwen3_coder", "phi4_mini_json", "openai"):
         assert f"| tool | [{name}](#tool-{name.replace('_', '-')}) |" in out
+
+
+def test_deepseek_dsml_pieces_and_tokens_with_a_space(logic_db):  # noqa: F811
+    s = sentinels(card(logic_db, "deepseek_v32"))
+    assert s["｜DSML｜"]["attributes"] == ["_DSML"] and s["｜DSML｜"]["places"][0]["line"] == 45
+    s = sentinels(card(logic_db, "deepseek_v41"))
+    assert s["<｜DSML｜ calls>"]["attributes"] == ["DSML_TOOL_START"] and s["<｜DSML｜ calls>"]["places"][0]["line"] == 16
+    assert "U+FF5C FULLWIDTH VERTICAL LINE" in s["<｜DSML｜ calls>"]["non_ascii"]

@@ -20,6 +20,9 @@ FUNC_PREFIX = "<function="
 GREETING = "Hello, <tool_call> is how calls start"
 _TOOL_CALLS = SpecialTokens.tool_calls.value
 _LIMIT = config.max_tokens
+_MARK = "｜MARK｜"
+CALLS_OPEN = "<｜MARK｜ calls>"
+CHINESE = "杭州"
 
 
 class FooToolParser:
@@ -105,6 +108,13 @@ def test_tokens_inside_regular_expressions_one_row_each(sentinels):
         ("call_regex", "<tool_call>", "regex"), ("call_regex", "</tool_call>", "regex"),
         ("call_regex", "[TOOL_CALLS]", "regex")]  # the named group (?P<body>) is no token
     assert found(sentinels, attribute="sep_pattern") == []  # <\s*sep\s*> holds no literal token
+
+
+def test_pieces_with_non_ascii_symbols_and_token_named_markup_with_a_space(sentinels):
+    module = found(sentinels, **{"class": None})
+    assert ("_MARK", "｜MARK｜", "attribute") in module
+    assert ("CALLS_OPEN", "<｜MARK｜ calls>", "attribute") in module
+    assert "CHINESE" not in {a for a, _, _ in module}  # letters, not symbols
 
 
 def test_names_assigned_from_a_tokens_object_are_references(sentinels):

@@ -13,9 +13,14 @@ string literals count: f-strings and bytes literals are left out, and so are doc
   comparison or call in a method body). Its `attribute` is the name it is assigned to, directly or
   inside a tuple / list / set / call (`SPECIAL = frozenset(("<|im_start|>", ...))`), else empty.
 - A literal assigned to a **token-named** target (a `_`-separated word of the name is token, start, end,
-  begin, sep, separator, prefix, suffix, marker, delimiter, bot, eot or eom; module constant, class
-  attribute or `self.x`) is a sentinel when its value is at most 64 characters with no whitespace inside:
-  `bot_token = "functools"` (phi4_mini_json) counts though it is not shaped like a token.
+  begin, open, close, sep, separator, prefix, suffix, marker, delimiter, bot, eot or eom; module constant,
+  class attribute or `self.x`) is a sentinel when its value is at most 64 characters and has no whitespace
+  inside or starts with `<` or `[`: `bot_token = "functools"` (phi4_mini_json) counts though it is not
+  shaped like a token, and so do `DSML_TOOL_START = "<｜DSML｜ calls>"` and `DSML_INVOKE_PREFIX =
+  '<｜DSML｜ invoke name="'`.
+- A literal of at most 64 characters without whitespace that holds a non-ASCII symbol or punctuation
+  character (Unicode category S* or P*: `｜`, `▁`) is a piece of a special token and a sentinel:
+  `_DSML = "｜DSML｜"`.
 - A **regular expression** (the pattern argument of `re.compile`, `re.search`, ... or of the `regex`
   module, or a literal assigned to a name ending in regex / pattern / _re) is not a sentinel itself;
   the tokens inside it are, one row each (how = `regex`), after dropping named groups and lookbehinds
@@ -76,6 +81,17 @@ def regex_tokens(pattern: str) -> list[str]:
     return list(dict.fromkeys(t for t in TOKEN.findall(plain) if is_token(t)))
 
 
+def symbolic(value: str) -> bool:
+    """A short literal without whitespace holding a non-ASCII symbol or punctuation character."""
+    return 0 < len(value) <= MAX_NAMED and not any(c.isspace() for c in value) and any(
+        ord(c) > 127 and unicodedata.category(c)[0] in "SP" for c in value)
+
+
+def named_value(value: str) -> bool:
+    s = value.strip()
+    return 0 < len(s) <= MAX_NAMED and (s[0] in "<[" or not any(c.isspace() for c in s))
+
+
 def non_ascii(value: str) -> str | None:
     names = [f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in dict.fromkeys(value) if ord(c) > 127]
     return ", ".join(names) or None
@@ -124,6 +140,7 @@ def extract(root: Node) -> list[dict]:
     regex: dict[int, Node] = {}
     named: dict[int, tuple[Node, str]] = {}
     literal: dict[int, Node] = {}
+    symbols: set[int] = set()
     rows = []
     for caps in matches(query("sentinels.scm"), root):
         for node in caps.get("reference", []):
@@ -136,6 +153,9 @@ def extract(root: Node) -> list[dict]:
             named[node.start_byte] = (node, text(caps["attribute"][0]))
         for node in caps.get("literal", []):
             literal[node.start_byte] = node
+        for node in caps.get("symbolic", []):
+            literal.setdefault(node.start_byte, node)
+            symbols.add(node.start_byte)
     for start in sorted(set(regex) | set(named) | set(literal)):
         node = regex.get(start) or (named[start][0] if start in named else literal[start])
         value = _value(node)
@@ -144,9 +164,9 @@ def extract(root: Node) -> list[dict]:
         attribute = named[start][1] if start in named else _target(node)
         if start in regex:
             found = [(t, "regex") for t in regex_tokens(value)]
-        elif token_sequence(value):
+        elif token_sequence(value) or (start in symbols and symbolic(value)):
             found = [(value, "attribute" if attribute else "literal")]
-        elif start in named and 0 < len(value.strip()) <= MAX_NAMED and not any(c.isspace() for c in value.strip()):
+        elif start in named and named_value(value):
             found = [(value, "attribute")]
         else:
             continue

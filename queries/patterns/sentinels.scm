@@ -32,18 +32,18 @@
    right: [(string) @regex (concatenated_string (string) @regex)])
   (#match? @_target "(?i)(regex|pattern|_re)$"))
 
-; (4) a string assigned to a token-named target (a word of the name is token, start, end, begin, sep,
+; (4) a string assigned to a token-named target (a word of the name is token, start, end, begin, open, close, sep,
 ; prefix, suffix, marker, delimiter, bot, eot or eom): module constants, class attributes, self.x
 ((assignment
    left: (identifier) @attribute
    right: (string) @value)
-  (#match? @attribute "(?i)(^|_)(token|start|end|begin|sep|separator|prefix|suffix|marker|delimiter|bot|eot|eom)(_|$)")
+  (#match? @attribute "(?i)(^|_)(token|start|end|begin|open|close|sep|separator|prefix|suffix|marker|delimiter|bot|eot|eom)(_|$)")
   (#match? @value "^[rRuU]{0,2}[\"']"))
 ((assignment
    left: (attribute object: (identifier) @_self attribute: (identifier) @attribute)
    right: (string) @value)
   (#eq? @_self "self")
-  (#match? @attribute "(?i)(^|_)(token|start|end|begin|sep|separator|prefix|suffix|marker|delimiter|bot|eot|eom)(_|$)")
+  (#match? @attribute "(?i)(^|_)(token|start|end|begin|open|close|sep|separator|prefix|suffix|marker|delimiter|bot|eot|eom)(_|$)")
   (#match? @value "^[rRuU]{0,2}[\"']"))
 
 ; (5) a name assigned from a tokens object, not a literal: _TOOL_CALLS = SpecialTokens.tool_calls.value
@@ -52,3 +52,8 @@
    left: [(identifier) @attribute (attribute object: (identifier) attribute: (identifier) @attribute)]
    right: (attribute) @reference)
   (#match? @reference "^[A-Za-z_][A-Za-z0-9_]*[Tt]okens?[.]"))
+
+; (6) a literal holding a non-ASCII symbol or punctuation character (｜, ▁): a piece of a special token, such as
+; _DSML = "｜DSML｜" (the extractor keeps it when it has no whitespace and is at most 64 characters)
+((string) @symbolic
+  (#match? @symbolic "^[rRuU]{0,2}[\"'][^\\s]*[\\u2000-\\u2bff\\u3000-\\u303f\\uff00-\\uffef]"))
