@@ -140,7 +140,6 @@ def extract(root: Node) -> list[dict]:
     regex: dict[int, Node] = {}
     named: dict[int, tuple[Node, str]] = {}
     literal: dict[int, Node] = {}
-    symbols: set[int] = set()
     rows = []
     for caps in matches(query("sentinels.scm"), root):
         for node in caps.get("reference", []):
@@ -153,9 +152,6 @@ def extract(root: Node) -> list[dict]:
             named[node.start_byte] = (node, text(caps["attribute"][0]))
         for node in caps.get("literal", []):
             literal[node.start_byte] = node
-        for node in caps.get("symbolic", []):
-            literal.setdefault(node.start_byte, node)
-            symbols.add(node.start_byte)
     for start in sorted(set(regex) | set(named) | set(literal)):
         node = regex.get(start) or (named[start][0] if start in named else literal[start])
         value = _value(node)
@@ -164,7 +160,7 @@ def extract(root: Node) -> list[dict]:
         attribute = named[start][1] if start in named else _target(node)
         if start in regex:
             found = [(t, "regex") for t in regex_tokens(value)]
-        elif token_sequence(value) or (start in symbols and symbolic(value)):
+        elif token_sequence(value) or symbolic(value):
             found = [(value, "attribute" if attribute else "literal")]
         elif start in named and named_value(value):
             found = [(value, "attribute")]

@@ -4,9 +4,10 @@
 ; has an f / b prefix and never matches the `^[rRuU]{0,2}["']` predicates.
 
 ; (1) a literal whose text starts with a token (after optional whitespace): <name>, </name>, <|name|>, <name=,
-; <｜name｜>, [NAME]
+; <｜name｜>, [NAME]; or that holds a non-ASCII symbol or punctuation character before any whitespace (｜, ▁:
+; a piece of a special token, _DSML = "｜DSML｜"). One pattern, so each string node is tested once.
 ((string) @literal
-  (#match? @literal "^[rRuU]{0,2}(\"\"\"|'''|\"|')\\s*(</?([\\w|:-]|[^\\x00-\\x7f\\s])+[>=]|\\[/?[A-Za-z][A-Za-z0-9_]*\\])"))
+  (#match? @literal "^[rRuU]{0,2}(\"\"\"|'''|\"|')(\\s*(</?([\\w|:-]|[^\\x00-\\x7f\\s])+[>=]|\\[/?[A-Za-z][A-Za-z0-9_]*\\])|[^\\s]*[\\u2000-\\u2bff\\u3000-\\u303f\\uff00-\\uffef])"))
 
 ; (2) the pattern argument of re.compile / re.search / ... (or the `regex` module): tokens inside it
 ((call
@@ -52,8 +53,3 @@
    left: [(identifier) @attribute (attribute object: (identifier) attribute: (identifier) @attribute)]
    right: (attribute) @reference)
   (#match? @reference "^[A-Za-z_][A-Za-z0-9_]*[Tt]okens?[.]"))
-
-; (6) a literal holding a non-ASCII symbol or punctuation character (｜, ▁): a piece of a special token, such as
-; _DSML = "｜DSML｜" (the extractor keeps it when it has no whitespace and is at most 64 characters)
-((string) @symbolic
-  (#match? @symbolic "^[rRuU]{0,2}[\"'][^\\s]*[\\u2000-\\u2bff\\u3000-\\u303f\\uff00-\\uffef]"))
