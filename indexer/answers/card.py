@@ -10,7 +10,7 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
   each, the behaviour attributes with the class that sets them (parser_methods, parser_attrs);
 - what `adjust_request` does where readable: the definition that runs (the registered class's, followed
   into the engine class when it hands the call to `self._parser_engine.adjust_request`), whether it calls
-  `super()` first, and its `request.FIELD = VALUE` assignments with their conditions (request_settings);
+  `super()`, and its `request.FIELD = VALUE` assignments with their conditions (request_settings);
 - the sentinels of the name's own code: literals in its non-framework code files (the files of its
   registered, real, engine, wrapper and composed classes, and of the non-framework classes defining its
   contract methods) that sit in one of those classes or at module level (module constants);
@@ -304,7 +304,7 @@ def _code(s: str, md: bool) -> str:
 def _adjust(a: dict) -> list[str]:
     head = f"{a['class']}.adjust_request  {_at(a['file'], a['line'])}"
     if a["calls_super"]:
-        head += "  (calls super().adjust_request first)"
+        head += "  (also calls super().adjust_request)"
     if a["delegates"]:
         head += f"  (hands the call to self.{a['delegates']})"
     lines = [head]
