@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from .answers.card import Card
 from .answers.model import Diff, Export, History, VersionInfo, Which
 
 
@@ -54,6 +55,16 @@ class Index:
         from .answers.diff import diff
 
         return diff(self.db, a, b)
+
+    def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
+        """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""
+        from .answers.card import cards
+
+        return cards(self.db, name, at, kind)
+
+    def card(self, name: str, at: str | None = None, kind: str | None = None) -> Card | list[Card]:
+        found = self.cards(name, at, kind)
+        return found[0] if len(found) == 1 else found
 
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows

@@ -1,4 +1,4 @@
-"""tpindex's command line: build, versions, which, diff, export, serve, check.
+"""tpindex's command line: build, versions, which, card, diff, export, serve, check.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -46,6 +46,7 @@ class LazyGroup(click.Group):
 
     lazy = {
         "which": "indexer.answers.commands:which",
+        "card": "indexer.answers.commands:card",
         "diff": "indexer.answers.commands:diff",
         "export": "indexer.answers.commands:export",
         "serve": "indexer.serve.command:serve",

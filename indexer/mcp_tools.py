@@ -21,7 +21,8 @@ INSTRUCTIONS = (
     "with --tool-call-parser / --reasoning-parser) across released versions. Start with `versions` to see "
     "what is indexed; `which` says which file and class really implement a parser name at a version (and "
     "notes on inherited methods, stubs, wrappers); `which_history` gives every indexed version of a name; "
-    "`diff` lists what changed between two versions; `export` gives a version's whole parser index.")
+    "`diff` lists what changed between two versions; `card` gathers everything about one name (files, streaming, "
+    "sentinels, templates, tests); `export` gives a version's whole parser index.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
@@ -72,6 +73,20 @@ def register(mcp: MCPServer, run: Runner) -> None:
         return _result(await run(ctx, lambda ix: ix.diff(a, b)), "diff")
 
     @mcp.tool(annotations=READ_ONLY, description=(
+        "Everything an operator needs about one vLLM parser name at one version (default: the newest "
+        "indexed), one card per kind it is registered as (or only `kind`): registered, real and wrapper "
+        "classes with files and lines, streaming support as resolved, contract methods and the class defining "
+        "each, behaviour attributes (supports_required_and_named ...), what adjust_request sets, sentinels (the "
+        "token strings it looks for, non-ASCII characters named), the parser of the same name in the other "
+        "registry, chat templates and tests, markers, lifecycle and upstream links."))
+    async def card(name: str, version: str | None = None, kind: Kind | None = None,
+                   ctx: Context | None = None) -> CallToolResult:
+        from .answers.card import CardSet
+
+        found = await run(ctx, lambda ix: ix.cards(name, version, kind))
+        return _result(CardSet(version=found[0].version if found else (version or ""), cards=found), "card")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
         "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
         "where it is registered, its registered class, the class and file that really implement it, adapter, "
         "wrapper, aliases, streaming support, notes, chat templates and tests."))
@@ -81,7 +96,8 @@ def register(mcp: MCPServer, run: Runner) -> None:
     _publish_schemas(mcp)
 
 
-SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export"}
+SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
+           "card": "card"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:

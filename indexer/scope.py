@@ -22,13 +22,18 @@ TOOL_CALLING = (
     "vllm/parser/*.py",
     "vllm/entrypoints/openai/cli_args.py",
     "vllm/entrypoints/openai/serving_chat.py",
+)
+# Recorded as present, never parsed: chat templates and the parser test files (tool-parser, reasoning,
+# and from v0.25.0 the parser engine's: tests/parser/, tests/parser/engine/, tests/parser/<model>/).
+PRESENCE = (
     "examples/tool_chat_template_*.jinja",
     "tests/tool_parsers/test_*.py",
     "tests/entrypoints/tool_parsers/test_*.py",
     "tests/entrypoints/openai/tool_parsers/test_*.py",
     "tests/reasoning/test_*.py",
+    "tests/parser/*test_*.py",
 )
-PRESENCE = TOOL_CALLING[-5:]  # recorded as present (templates, tests), never parsed
+TOOL_CALLING += PRESENCE
 ALL = ("vllm/*.py",)
 
 _GLOB_CHARS = re.compile(r"[*?\[]")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .problems import Problem
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -146,6 +146,14 @@ create table if not exists parser_attrs (
     value text, defining_class text, file text, line integer, own integer,
     primary key (version_id, kind, name, role, attribute)
 ) without rowid;
+create table if not exists sentinels (
+    unit_id integer not null references units(id), class text, function text,
+    attribute text,                -- the name the literal is assigned to (blank: a bare literal)
+    value text, how text,          -- attribute | literal | regex (a token inside a regular expression)
+    line integer, non_ascii text);
+create table if not exists request_settings (
+    unit_id integer not null references units(id), class text, function text, field text, value text,
+    line integer, guard text);
 create table if not exists parser_code (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, path text not null,
@@ -156,7 +164,7 @@ create table if not exists parser_code (
 """
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
-               "plants", "adapter_bindings", "aliases", "name_checks")
+               "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -215,6 +223,13 @@ VIEWS = {
     "plants_v": """
         select vf.version, vf.file, p.plant, p.line, p.text, p.class, p.function, vf.version_ord
         from plants p join version_files vf on vf.unit_id = p.unit_id""",
+    "sentinels_v": """
+        select vf.version, vf.file, s.class, s.function, s.attribute, s.value, s.how, s.line, s.non_ascii,
+               vf.version_ord
+        from sentinels s join version_files vf on vf.unit_id = s.unit_id""",
+    "request_settings_v": """
+        select vf.version, vf.file, r.class, r.function, r.field, r.value, r.guard, r.line, vf.version_ord
+        from request_settings r join version_files vf on vf.unit_id = r.unit_id""",
     "adapter_bindings_v": """
         select vf.version, vf.file, a.adapter, a.pos, a.parser_written, a.parser, a.line, vf.version_ord
         from adapter_bindings a join version_files vf on vf.unit_id = a.unit_id""",
@@ -374,6 +389,8 @@ def is_damaged(e: Exception) -> bool:
     name = getattr(e, "sqlite_errorname", "")
     if str(e).startswith("Could not decode to UTF-8"):  # text columns holding garbage bytes
         return True
+    if isinstance(e, sqlite3.OperationalError) and str(e).startswith(("no such column", "no such table")):
+        return True  # a schema page of a database of this schema version garbled (a view's table lost a column)
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
@@ -527,6 +544,7 @@ MIGRATIONS: dict[int, str] = {
         alter table parser_map add column notes text;
         alter table parser_map add column code_sig text;
     """,
+    2: "",  # sentinels and request_settings: new tables and views only
 }
 
 

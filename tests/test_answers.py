@@ -79,14 +79,3 @@ def test_export_formats_are_golden_and_stable(db, fmt, ext):
     first = tpindex("export", "--at", "v0.25.0", "--format", fmt, "--db", db).output
     assert first == tpindex("export", "--at", "v0.25.0", "--format", fmt, "--db", db).output
     golden(f"export_v0.25.0.{ext}", first)
-
-
-def test_chat_templates_go_to_the_name_they_are_named_for():
-    from indexer.answers.export import _template_owners
-
-    t = "examples/tool_chat_template_{}.jinja".format
-    owners = _template_owners([t("granite"), t("granite_20b_fc"), t("mistral_parallel"), t("qwen3coder"),
-                               t("llama3.1_json")], ["granite", "granite-20b-fc", "mistral", "qwen3_coder"])
-    assert owners == {t("granite"): {"granite"}, t("granite_20b_fc"): {"granite-20b-fc"},
-                      t("mistral_parallel"): {"mistral"}, t("qwen3coder"): {"qwen3_coder"},
-                      t("llama3.1_json"): set()}

@@ -1,12 +1,16 @@
 """End to end: `tpindex serve` in a subprocess, driven by a real headless Chromium.
 
 Opens the home page, follows its "Which file implements" question and runs it for a fixture name as the
-form would, opens the parser matrix, and saves screenshots of the three pages under tmp_path.
+form would, opens the parser matrix, and saves screenshots of the three pages under tmp_path. Then, on the
+cards fixture (test_card): searches a name from the home page's search box, reaches the name's page,
+follows a version link and a class link from it, and saves screenshots of each (TPINDEX_SHOTS=DIR keeps
+them there to look at).
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
 import shutil
 import socket
@@ -18,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urljoin
 
 import pytest
+from test_card import build_card_fixture
 from test_serve import BETA_PARSER_LINE, VERSIONS, build_fixture
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -63,7 +68,15 @@ def browser(tmp_path) -> Browser:
 
 @pytest.fixture
 def server(browser, tmp_path):
-    db = build_fixture(tmp_path)
+    yield from serve(build_fixture(tmp_path), tmp_path)
+
+
+@pytest.fixture
+def cards_server(browser, tmp_path):
+    yield from serve(build_card_fixture(tmp_path), tmp_path)
+
+
+def serve(db, tmp_path):
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--db", str(db), "--host", "127.0.0.1",
@@ -116,3 +129,48 @@ def test_browse_home_question_and_matrix_in_chromium(browser, server, tmp_path):
 
     assert sorted(p.name for p in shots.iterdir()) == ["home.png", "matrix.png", "which.png"]
     assert all(p.stat().st_size > 5000 for p in shots.iterdir())
+
+
+def shots_dir(tmp_path) -> Path:
+    d = Path(os.environ.get("TPINDEX_SHOTS") or tmp_path / "screenshots")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def test_search_a_name_reach_its_page_follow_a_version_and_a_class_in_chromium(browser, cards_server, tmp_path):
+    shots = shots_dir(tmp_path)
+    home = browser.dom(cards_server)
+    form = re.search(r'<form class="tpindex-homefind" action="([^"]+)" method="get"', home)
+    assert form, "the home page has a search box"
+    assert '<form class="tpindex-find"' in home, "and the header too"
+    browser.screenshot(cards_server, shots / "cards-home.png", "1400,900")
+
+    # search as the form does (a GET with q): an upper-case prefix of a name reaches the name's page
+    found = urljoin(cards_server, html.unescape(form.group(1))) + "?" + urlencode({"q": "ZET"})
+    page = browser.dom(found)
+    assert 'data-kind="tool" data-name="zeta" data-version="v0.31.0"' in page
+    assert "&lt;zeta_call&gt;" in page and "request.skip_special_tokens = False" in page
+    browser.screenshot(found, shots / "cards-zeta.png", "1400,2000")
+
+    omega = urljoin(cards_server, "-/parser/tool/omega")
+    page = browser.dom(omega)
+    assert "U+FF5C FULLWIDTH VERTICAL LINE" in page and "shares the real class" in page
+    browser.screenshot(omega, shots / "cards-omega.png", "1400,2200")
+
+    # follow a version link and a class link from the name's page
+    version = re.search(r'<a class="tpindex-version" href="([^"]*/-/version/v0\.30\.0[^"]*)"', page)
+    assert version, "the page links its versions"
+    vpage_url = urljoin(cards_server, html.unescape(version.group(1)))
+    vpage = browser.dom(vpage_url)
+    assert 'data-version="v0.30.0"' in vpage and "tpindex-name" in vpage
+    browser.screenshot(vpage_url, shots / "cards-version.png", "1400,1200")
+
+    cls = re.search(r'<a class="tpindex-class" href="([^"]+)"[^>]*>OmegaParser</a>', page)
+    assert cls, "the page links its classes to the class tree"
+    tree_url = urljoin(cards_server, html.unescape(cls.group(1)))
+    tree = browser.dom(tree_url)
+    assert "vllm/parser/omega.py" in tree and "ParserEngine" in tree and "<title>Class tree</title>" in tree
+    browser.screenshot(tree_url, shots / "cards-class-tree.png", "1400,900")
+
+    names = ["cards-class-tree.png", "cards-home.png", "cards-omega.png", "cards-version.png", "cards-zeta.png"]
+    assert all((shots / n).stat().st_size > 5000 for n in names)

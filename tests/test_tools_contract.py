@@ -71,6 +71,8 @@ def test_schema_files_are_the_generated_contract():
     ("export", ["export", "--at", "v0.25.0"]),
     ("versions", ["versions"]),
     ("check", ["check"]),
+    ("card", ["card", "beta", "--at", "v0.25.0"]),
+    ("card", ["card", "--all", "--at", "v0.27.0"]),
 ])
 def test_every_json_output_follows_its_schema(db, name, args):
     validate(name, cli_json(*args, "--format", "json", "--db", db))
@@ -92,6 +94,7 @@ CALLS = {
     "diff": ({"a": "v0.24.0", "b": "v0.25.0"}, ["diff", "v0.24.0", "v0.25.0"]),
     "export": ({"version": "v0.25.0"}, ["export", "--at", "v0.25.0"]),
     "versions": ({}, ["versions"]),
+    "card": ({"name": "beta", "version": "v0.25.0"}, ["card", "beta", "--at", "v0.25.0"]),
 }
 
 

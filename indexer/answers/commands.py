@@ -143,3 +143,39 @@ def _same_file(a: str, b: str) -> bool:
     except OSError:
         return False
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+@click.command(short_help="Everything about one parser name (or --all: every name) at a version.")
+@click.argument("name", required=False)
+@click.option("--at", "at", metavar="VERSION", help="The version to describe (default: the newest indexed).")
+@click.option("--all", "all_", is_flag=True,
+              help="Every registered name of the version: one document (with --format markdown, a table with a "
+                   "row per name and a section per name: a version-stamped operator reference).")
+@KIND
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text for people; json (every fact, with upstream links) for tools; markdown for documents.")
+@db_option
+def card(name, at, all_, kind, fmt, db_path):
+    """Everything an operator needs about parser NAME at one version: impl, registered / real / engine /
+    wrapper classes and code files with lines, streaming, contract methods, behaviour attributes, what
+    adjust_request sets, sentinels (token strings, non-ASCII characters named), the parser of the same
+    name in the other registry, chat templates and tests, plants and markers, lifecycle, upstream links."""
+    from . import card as c
+    from .card import CardSet
+
+    if all_ and name:
+        raise Fail("--all describes every name; NAME describes one", "drop NAME or --all")
+    if not all_ and not name:
+        raise Fail("which name?", "tpindex card NAME, or tpindex card --all --at VERSION")
+    ix = index(db_path)
+    cards = ix.cards(None if all_ else name, at, kind)
+    if fmt == "json":
+        click.echo(dumps(CardSet(version=cards[0].version if cards else (at or ""), cards=cards)))
+    elif fmt == "markdown":
+        if all_:
+            version = cards[0].version if cards else (at or "")
+            click.echo(c.format_all_markdown(version, cards), nl=False)
+        else:
+            click.echo("\n".join(c.format_markdown(x) for x in cards), nl=False)
+    else:
+        click.echo("\n\n".join(c.format_text(x) for x in cards))

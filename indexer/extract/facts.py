@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from . import adapters, aliases, classes, imports, markers, namechecks, plants, registry
+from . import (
+    adapters,
+    aliases,
+    classes,
+    imports,
+    markers,
+    namechecks,
+    plants,
+    registry,
+    request_settings,
+    sentinels,
+)
 from .ts import parser, prime, unprime
 
 KINDS = {
@@ -14,6 +25,8 @@ KINDS = {
     "aliases": aliases.extract,
     "registrations": registry.extract,
     "name_checks": namechecks.extract,
+    "sentinels": sentinels.extract,
+    "request_settings": request_settings.extract,
 }
 
 

@@ -67,7 +67,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     names = Names(imports, module, local)
     rows: dict[str, list[dict]] = {k: [] for k in (
         "imports", "classes", "bases", "methods", "class_attrs", "markers", "plants",
-        "adapter_bindings", "aliases", "registrations", "name_checks")}
+        "adapter_bindings", "aliases", "registrations", "name_checks", "sentinels", "request_settings")}
     for imp in imports:
         rows["imports"].append({"line": imp["line"], "module": imp["abs_module"], "name": imp["name"],
                                 "alias": imp["alias"], "level": imp["level"], "star": int(imp["star"]),
@@ -98,6 +98,8 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
                                         "resolved": names.resolve(a["value"]) if ref else None})
     rows["markers"] = list(raw_facts.get("markers", []))
     rows["plants"] = list(raw_facts.get("plants", []))
+    rows["sentinels"] = list(raw_facts.get("sentinels", []))
+    rows["request_settings"] = list(raw_facts.get("request_settings", []))
     for b in raw_facts.get("adapter_bindings", []):
         rows["adapter_bindings"].append({**b, "parser": names.resolve(b["parser_written"])})
     for a in raw_facts.get("aliases", []):

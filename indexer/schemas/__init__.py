@@ -83,12 +83,14 @@ def _document(name: str, title: str, body: dict, defs: dict) -> dict:
 def generate() -> dict[str, dict]:
     """name -> schema, for every JSON output of the command line (and the MCP tools' structured output)."""
     from ..answers import model
+    from ..answers.card import CardSet
     from ..answers.export import COLUMNS
 
     out = {}
     for name, title, cls in (("which", "tpindex which NAME --format json", model.Which),
                              ("which-all", "tpindex which NAME --all --format json", model.History),
-                             ("diff", "tpindex diff A B --format json", model.Diff)):
+                             ("diff", "tpindex diff A B --format json", model.Diff),
+                             ("card", "tpindex card NAME --format json (and card --all)", CardSet)):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}

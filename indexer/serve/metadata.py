@@ -10,7 +10,9 @@ DESCRIPTION_HTML = """
 per version: the tool- and reasoning-parser registries, the file and class that really implement each
 registered name (following stubs, re-exports, adapters and name checks), imports of adapters, classes and
 their bases, HACK/TODO comments and known workaround patterns ("plants").</p>
-<p>Start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
+<p>Type a parser name (or its start, or a version) in the search box to open its page: everything about it
+at a version (files, classes, streaming, sentinels, chat template, tests), its history and its code
+changes. Or start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
 Every file with a line links to that line upstream at that version. The database is read-only; any
 <code>select</code> may be run against the views (they take <code>where version = 'v0.32.0'</code> and hide
 blob ids).</p>
@@ -198,6 +200,29 @@ TABLES: dict[str, dict] = {
                     "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
+    "sentinels_v": {
+        "description": "Sentinels: the token strings a parser looks for or emits (<tool_call>, [TOOL_CALLS], "
+                       "<｜tool▁sep｜>), from string literals: class attributes, module constants, self.x assignments, "
+                       "bare literals and the tokens inside regular expressions (README, Sentinels).",
+        "facets": ["how", "version"],
+        "columns": {"class": "the enclosing class (blank: module level)", "function": "the enclosing function",
+                    "attribute": "the name the literal is assigned to (blank: a bare literal)",
+                    "value": "the token string (for how = reference: the expression as written)",
+                    "how": "attribute, literal, regex (a token inside a regular expression), reference (a name "
+                           "assigned from a tokens object, not a literal)",
+                    "non_ascii": "its non-ASCII characters, named (U+FF5C FULLWIDTH VERTICAL LINE, ...)",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "request_settings_v": {
+        "description": "What adjust_request does where readable: each request.FIELD = VALUE assignment inside an "
+                       "adjust_request method (e.g. skip_special_tokens = False), with the condition around it.",
+        "facets": ["field", "version"],
+        "columns": {"field": "the request field assigned", "value": "the value as written",
+                    "guard": "the condition of the innermost if / elif around it (not (...) in an else)",
+                    "function": "the enclosing method (Class.adjust_request)", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "adapter_bindings_v": {
         "description": "Adapters made from a parser class: (ReasoningAdapter, ToolAdapter) = make_adapters(Parser).",
         "facets": ["version"],
@@ -266,6 +291,10 @@ TABLES: dict[str, dict] = {
     "markers_fts": {"description": "Full-text index over markers.text (external content)."},
     "plants": {"description": "Plants per unit (see plants_v).", "facets": ["plant"], "columns": {"unit_id": UNIT}},
     "adapter_bindings": {"description": "make_adapters() bindings per unit (see adapter_bindings_v).",
+                         "columns": {"unit_id": UNIT}},
+    "sentinels": {"description": "Sentinels per unit (see sentinels_v).", "facets": ["how"],
+                  "columns": {"unit_id": UNIT}},
+    "request_settings": {"description": "Request settings per unit (see request_settings_v).",
                          "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},

@@ -1,9 +1,12 @@
 """Datasette plugin for tpindex databases (registered through the `datasette` entry point).
 
 - canned_queries: the questions in queries/canned/*.sql, for every tpindex database;
-- render_cell: a file (with its line) links to that line upstream at the row's version;
-- register_routes: /-/parser-matrix, names x versions coloured by implementation;
-- extra_template_vars: the home page lists the questions first;
+- render_cell: a file (with its line) links to that line upstream at the row's version; a parser name to
+  its page, a class to the class tree, a version to its page (cells.py);
+- register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
+  /-/version/<label> and /-/find (routes.py, pages.py);
+- extra_template_vars: the home page lists the questions first; every page has the search box; the
+  `which` question says why it has no rows;
 - prepare_connection: connections to a tpindex database are query-only;
 - prepare_jinja2_environment: the templates in templates/.
 
@@ -19,7 +22,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from . import canned, matrix
+from . import canned, cells, matrix
 from .links import (
     DEFAULT_UPSTREAM,
     link_columns,
@@ -40,6 +43,7 @@ class DbState:
     def __init__(self, upstream: str | None):
         self.upstream = upstream
         self.refs: dict[str, str] = {}
+        self.labels: set[str] | None = None
         self.lock = asyncio.Lock()
 
     async def ref(self, db, label: str) -> str:
@@ -49,6 +53,12 @@ class DbState:
                 self.refs.update({r[0]: ref_for(r[0], r[1], r[2]) for r in res.rows})
                 self.refs.setdefault(label, label)
         return self.refs[label]
+
+    async def versions(self, db) -> set[str]:
+        """The complete versions' labels (read again when a build adds one while serving)."""
+        res = await db.execute("select label from versions where status = 'complete'")
+        self.labels = {r[0] for r in res.rows}
+        return self.labels
 
 
 def _cache(datasette) -> dict:
@@ -120,11 +130,13 @@ def canned_queries(datasette, database, actor):
 
 @hookimpl
 def render_cell(row, value, column, table, database, datasette):
-    if not looks_like_path(value) or not hasattr(row, "keys"):
+    if not isinstance(value, str) or not hasattr(row, "keys"):
         return None
-    cols = link_columns(column, row.keys())
+    cols = link_columns(column, row.keys()) if looks_like_path(value) else None
     if cols is None:
-        return None
+        if column not in cells.COLUMNS:
+            return None
+        return _linked_cell(row, value, column, database, datasette)
     version = row[cols[0]]
     line = row[cols[1]] if cols[1] else None
     if not isinstance(version, str) or not version:
@@ -149,10 +161,19 @@ def render_cell(row, value, column, table, database, datasette):
     return inner()
 
 
+async def _linked_cell(row, value, column, database, datasette):
+    st = await state(datasette, database)
+    if st is None:
+        return None
+    labels = st.labels if st.labels is not None else await st.versions(datasette.get_database(database))
+    several = len(await tpindex_databases(datasette)) > 1
+    return cells.render(row, value, column, labels, cells.Urls(datasette, database, several))
+
+
 @hookimpl
 def extra_template_vars(template, database, table, columns, view_name, request, datasette):
     if template != "index.html":
-        return {}
+        return _page_vars(template, database, request, datasette)
 
     async def inner():
         out = []
@@ -169,14 +190,37 @@ def extra_template_vars(template, database, table, columns, view_name, request, 
             queries = await datasette.get_canned_queries(name, actor)
             out.append({"name": name, "versions": versions, "kinds": kinds,
                         "queries": [q for q in queries.values() if not q.get("write")]})
-        return {"tpindex_databases": out}
+        return {"tpindex_databases": out, **await _page_vars(template, database, request, datasette)}
 
     return inner()
 
 
+async def _page_vars(template, database, request, datasette):
+    """Every page: where the search box goes. The `which` question: why it has no rows, if it has none."""
+    names = await tpindex_databases(datasette)
+    if not names:
+        return {}
+    db_name = database if database in names else names[0]
+    find = datasette.urls.path("-/find") + (f"?db={db_name}" if len(names) > 1 else "")
+    out = {"tpindex_find": find, "tpindex_find_db": db_name if len(names) > 1 else None}
+    if template == "query.html" and request is not None and database in names \
+            and cells.page_name(request) == "which" and request.args.get("name"):
+        from . import pages
+
+        out["tpindex_which_why"] = await pages.run(datasette, database, lambda db: pages.which_empty(
+            db, request.args.get("name", ""), request.args.get("version", "")))
+        out["tpindex_urls"] = cells.Urls(datasette, database, len(names) > 1)
+    return out
+
+
 @hookimpl
 def register_routes():
-    return [(r"^/-/parser-matrix$", matrix_page)]
+    from . import routes
+
+    return [(r"^/-/parser-matrix$", matrix_page),
+            (r"^/-/parser/(?P<kind>[^/]+)/(?P<name>[^/]+)$", routes.parser_route),
+            (r"^/-/version/(?P<label>[^/]+)$", routes.version_route),
+            (r"^/-/find$", routes.find_route)]
 
 
 async def matrix_page(datasette, request):
@@ -206,7 +250,7 @@ async def matrix_page(datasette, request):
     return Response.html(await datasette.render_template("tpindex_matrix.html", {
         "matrix": m, "kind": kind, "prefix": prefix, "database": wanted, "databases": names,
         "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,
-        "short": matrix.short,
+        "short": matrix.short, "urls_parser": cells.Urls(datasette, wanted, len(names) > 1).parser,
     }, request=request))
 
 

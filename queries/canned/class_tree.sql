@@ -52,7 +52,8 @@ with recursive
     union all
     select 'descendant', min(depth), full from down where depth > 0 group by full
   )
-select t.relation, t.depth, coalesce(c.class, t.full) as class, c.module, c.file, c.line
+select t.relation, t.depth, coalesce(c.class, t.full) as class, c.module, c.file, c.line,
+  (select version from at) as version
 from tree t left join cls c on c.full = t.full
 order by case t.relation when 'ancestor' then 0 when 'self' then 1 else 2 end,
          case t.relation when 'ancestor' then -t.depth else t.depth end, t.full

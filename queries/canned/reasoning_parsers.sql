@@ -5,7 +5,7 @@ with at(version) as (
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
     else label in (trim(:version), 'v' || trim(:version)) end
 )
-select p.version, p.name, p.impl, p.real_class, p.real_file, p.real_line, p.reg_file, p.reg_line, p.adapter,
+select p.version, p.kind, p.name, p.impl, p.real_class, p.real_file, p.real_line, p.reg_file, p.reg_line, p.adapter,
   p.alias_of,
   (select group_concat(name, ', ') from (
      select t.name from parser_map_v t

@@ -1,0 +1,434 @@
+"""`card`: everything an operator needs about one parser name at one version, gathered from the index.
+
+One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex card`) and the browser
+(`/-/parser/<kind>/<name>`), rendered as text, JSON or Markdown. What it holds and where it comes from:
+
+- the name, its aliases (other names registered to the same class), impl and how it is registered;
+- the registered, real, engine and wrapper classes with file and line, and every file holding the name's
+  code with its roles (parser_map, parser_code; README "Where the parsing code is");
+- streaming as resolved through the class hierarchy, the contract methods with the class that defines
+  each, the behaviour attributes with the class that sets them (parser_methods, parser_attrs);
+- what `adjust_request` does where readable: the definition that runs (the registered class's, followed
+  into the engine class when it hands the call to `self._parser_engine.adjust_request`), whether it calls
+  `super()`, and its `request.FIELD = VALUE` assignments with their conditions (request_settings);
+- the sentinels of the name's own code: literals in its non-framework code files (the files of its
+  registered, real, engine, wrapper and composed classes, and of the non-framework classes defining its
+  contract methods) that sit in one of those classes or at module level (module constants);
+- the parser of the same name in the other registry (tool <-> reasoning, and the engine registry), and
+  whether they share one real (engine) class;
+- chat templates and tests matched by indexer/answers/matching.py (level and what matched: name,
+  registered file or real file);
+- plants and HACK/TODO/FIXME/XXX markers in the name's own code files;
+- first and last indexed version, when it became unified, when its real file or code changed, removal;
+- upstream links for every file at the card's version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, source_url
+from .matching import for_version
+from .model import Model
+from .versions import AnswerError, newest, require
+from .which import check_name
+
+KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
+
+
+@dataclass
+class Place(Model):
+    """A class (or a registration) at a file and line, with its upstream link."""
+
+    class_: str | None
+    file: str | None
+    line: int | None
+    url: str | None = None
+
+
+@dataclass
+class Card(Model):
+    """Everything about one parser name at one version (see `tpindex card`)."""
+
+    version: str
+    kind: str
+    name: str
+    impl: str
+    form: str | None
+    aliases: list[str]
+    registry: Place
+    registered: Place
+    real: Place
+    adapter: str | None = None
+    wrapper: Place | None = None
+    reason: str | None = None
+    stub: bool = False
+    reexport: bool = False
+    parent_class: str | None = None
+    streaming: str | None = None
+    streaming_method: dict | None = None
+    code_files: list[dict] = field(default_factory=list)
+    methods: list[dict] = field(default_factory=list)
+    attributes: list[dict] = field(default_factory=list)
+    adjust_request: list[dict] = field(default_factory=list)
+    sentinels: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)
+    chat_templates: list[dict] = field(default_factory=list)
+    tests: list[dict] = field(default_factory=list)
+    plants: list[dict] = field(default_factory=list)
+    markers: list[dict] = field(default_factory=list)
+    lifecycle: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+
+@dataclass
+class CardSet(Model):
+    """`tpindex card --format json`: the cards of one version (one per kind of the name, or every name)."""
+
+    version: str
+    cards: list[Card]
+
+
+class Links:
+    def __init__(self, db, version: str):
+        row = db.execute("select value from meta where key = 'upstream'").fetchone()
+        self.upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
+        v = db.execute("select label, source, commit_id from versions where label = ?", [version]).fetchone()
+        self.ref = ref_for(*v) if v else version
+
+    def __call__(self, path: str | None, line: int | None = None) -> str | None:
+        return source_url(self.upstream, self.ref, path, line) if path else None
+
+
+def _rows(db, sql: str, params) -> list[dict]:
+    return [dict(r) for r in db.query(sql, params)]
+
+
+def _by_key(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        out.setdefault((r["kind"], r["name"]), []).append(r)
+    return out
+
+
+def cards(db, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
+    """The cards of a name (each kind it is registered as, or `kind`) at a version (default: the newest),
+    or of every name of the version when `name` is None."""
+    if name is not None:
+        check_name(db, name)
+    version = require(db, at) if at else newest(db)
+    where, params = "version = ?", [version]
+    if name is not None:
+        where, params = where + " and name = ?", params + [name]
+    if kind is not None:
+        where, params = where + " and kind = ?", params + [kind]
+    rows = _rows(db, f"select * from parser_map_v where {where}", params)
+    if name is not None and not rows:
+        _not_registered(db, name, version, kind)
+    rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["kind"], r["name"]))
+    link = Links(db, version)
+    methods = _by_key(_rows(db, f"select * from parser_methods_v where {where} order by role, method", params))
+    attrs = _by_key(_rows(db, f"select * from parser_attrs_v where {where} order by attribute, role", params))
+    code = _by_key(_rows(db, f"select * from parser_code_v where {where} order by shared, file", params))
+    own_files = sorted({c["file"] for cs in code.values() for c in cs if not c["shared"]})
+    in_own = f"version = ? and file in ({', '.join('?' * len(own_files))})"
+    sentinels = _rows(db, f"select * from sentinels_v where {in_own} order by file, line", [version, *own_files])
+    settings = _rows(db, "select * from request_settings_v where version = ? order by file, line", [version])
+    plants = _rows(db, f"select * from plants_v where {in_own} order by file, line", [version, *own_files])
+    markers = _rows(db, f"select * from markers_v where {in_own} order by file, line", [version, *own_files])
+    everyone = _by_key(_rows(db, "select kind, name, impl, real_class, real_module, real_file, real_line"
+                                 " from parser_map_v where version = ?", [version]))
+    life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle", [])}
+    matched = for_version(db, version)
+    out = []
+    for r in rows:
+        key = (r["kind"], r["name"])
+        c = _card(version, r, link)
+        ms, files = methods.get(key, []), code.get(key, [])
+        c.code_files = [{"file": f["file"], "roles": f["roles"].split(","), "shared": bool(f["shared"]),
+                         "url": link(f["file"])} for f in files]
+        c.methods = [{"role": m["role"], "method": m["method"], "class": m["defining_class"], "file": m["file"],
+                      "line": m["line"], "body": m["body"], "own": bool(m["own"]), "url": link(m["file"], m["line"])}
+                     for m in ms if m["body"] != "absent" or m["role"] in ("registered", "engine")]
+        c.streaming_method = _streaming_method(c, ms)
+        c.attributes = [{"role": a["role"], "attribute": a["attribute"], "value": a["value"],
+                         "class": a["defining_class"], "file": a["file"], "line": a["line"],
+                         "url": link(a["file"], a["line"])} for a in attrs.get(key, [])]
+        c.adjust_request = _adjust_request(ms, settings, link)
+        mine = {f["file"] for f in files if not f["shared"]}
+        c.sentinels = _sentinels(r, ms, mine, sentinels, link)
+        c.plants = [{"plant": p["plant"], "file": p["file"], "line": p["line"], "text": p["text"],
+                     "url": link(p["file"], p["line"])} for p in plants if p["file"] in mine]
+        c.markers = [{"kind": m["kind"], "file": m["file"], "line": m["line"], "text": m["text"],
+                      "url": link(m["file"], m["line"])} for m in markers if m["file"] in mine]
+        c.pairs = _pairs(r, everyone)
+        m = matched.get(key, {"chat_templates": [], "tests": []})
+        c.chat_templates = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)}
+                            for x in m["chat_templates"]]
+        c.tests = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)} for x in m["tests"]]
+        c.lifecycle = {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
+        out.append(c)
+    return out
+
+
+def _not_registered(db, name: str, version: str, kind: str | None):
+    present = [r[0] for r in db.execute(
+        "select distinct version from parser_map_v where name = ?" + (" and kind = ?" if kind else "")
+        + " order by version_ord", [name] + ([kind] if kind else []))]
+    what = f"{name!r}" + (f" ({kind} parser)" if kind else "")
+    if not present:
+        raise AnswerError(f"{what} is not registered in any indexed version", "drop --kind to see every kind")
+    span = present[0] if len(present) == 1 else f"{present[0]} – {present[-1]}"
+    raise AnswerError(f"{what} is not registered at {version} (it is in {len(present)} indexed version(s):"
+                      f" {span})", f"ask another version with --at, e.g. --at {present[-1]}")
+
+
+def _card(version: str, r: dict, link: Links) -> Card:
+    notes = list(json.loads(r["notes"])) if r.get("notes") else []
+    wrapper = Place(r["wrapper_class"], r["wrapper_file"], r["wrapper_line"],
+                    link(r["wrapper_file"], r["wrapper_line"])) if r["wrapper_class"] else None
+    return Card(
+        version=version, kind=r["kind"], name=r["name"], impl=r["impl"], form=r["form"],
+        aliases=[a.strip() for a in (r["alias_of"] or "").split(",") if a.strip()],
+        registry=Place(None, r["registry_file"], r["registry_line"], link(r["registry_file"], r["registry_line"])),
+        registered=Place(r["reg_class"], r["reg_file"], r["reg_line"], link(r["reg_file"], r["reg_line"])),
+        real=Place(r["real_class"], r["real_file"], r["real_line"], link(r["real_file"], r["real_line"])),
+        adapter=r["adapter"], wrapper=wrapper, reason=r["reason"], stub=bool(r["stub"]),
+        reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes)
+
+
+def _streaming_method(c: Card, ms: list[dict]) -> dict | None:
+    """The streaming method as the side that does the parsing resolves it (engine, composed, else
+    registered), for the name's kind (logic.STREAMING)."""
+    from ..logic import STREAMING
+
+    for role in ("engine", "composed", "registered"):
+        for name in STREAMING[c.kind]:
+            m = next((m for m in c.methods if m["role"] == role and m["method"] == name and m["body"] != "absent"),
+                     None)
+            if m is not None:
+                return m
+    return None
+
+
+def _adjust_request(ms: list[dict], settings: list[dict], link: Links) -> list[dict]:
+    """The adjust_request definitions that run, in call order: the registered class's, then the engine
+    class's when the first hands the call on to `self._parser_engine.adjust_request` (or the composed
+    class's, for a name the parser manager composes)."""
+    rows = {m["role"]: m for m in ms if m["method"] == "adjust_request" and m["body"] != "absent"}
+    chain = []
+    first = rows.get("composed") or rows.get("registered")
+    if first is not None:
+        chain.append(first)
+        if (first.get("delegates") or "").endswith(".adjust_request") and "engine" in rows:
+            chain.append(rows["engine"])
+    out = []
+    for m in chain:
+        sets = [{"field": s["field"], "value": s["value"], "guard": s["guard"], "line": s["line"],
+                 "url": link(s["file"], s["line"])} for s in settings
+                if s["file"] == m["file"] and m["line"] <= s["line"] <= (m["end_line"] or m["line"])]
+        out.append({"class": m["defining_class"], "file": m["file"], "line": m["line"], "body": m["body"],
+                    "calls_super": bool(m["calls_super"]), "delegates": m["delegates"], "sets": sets,
+                    "url": link(m["file"], m["line"])})
+    return out
+
+
+def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], link: Links) -> list[dict]:
+    """Sentinels of the name's own code, one entry per value, in order of first appearance (the real file
+    first), with every place it appears."""
+    classes = {r["real_class"], r["reg_class"], r["wrapper_class"]}
+    classes |= {m["defining_class"] for m in ms if m["file"] in mine}
+    classes.discard(None)
+    first = [r["real_file"]] if r["real_file"] in mine else []
+    order = {f: i for i, f in enumerate(first + sorted(mine - set(first)))}
+    picked = [s for s in rows if s["file"] in mine and (s["class"] is None or s["class"] in classes
+                                                        or s["class"].split(".")[0] in classes)]
+    picked.sort(key=lambda s: (order[s["file"]], s["line"]))
+    out: dict[str, dict] = {}
+    for s in picked:
+        entry = out.setdefault(s["value"], {"value": s["value"], "non_ascii": s["non_ascii"], "attributes": [],
+                                            "places": [],
+                                            "escaped": s["value"].encode("ascii", "backslashreplace").decode()
+                                            if s["non_ascii"] else None})
+        if s["attribute"] and s["attribute"] not in entry["attributes"]:
+            entry["attributes"].append(s["attribute"])
+        entry["places"].append({"file": s["file"], "line": s["line"], "class": s["class"], "how": s["how"],
+                                "attribute": s["attribute"], "url": link(s["file"], s["line"])})
+    return list(out.values())
+
+
+def _pairs(r: dict, everyone: dict) -> list[dict]:
+    out = []
+    for kind in ("tool", "reasoning", "engine"):
+        if kind == r["kind"]:
+            continue
+        for o in everyone.get((kind, r["name"]), []):
+            same = bool(r["real_class"]) and (o["real_module"], o["real_class"]) == (r["real_module"], r["real_class"])
+            out.append({"kind": kind, "name": o["name"], "impl": o["impl"], "real_class": o["real_class"],
+                        "real_file": o["real_file"], "real_line": o["real_line"], "shares_real_class": same})
+    return out
+
+
+# ---- rendering ----------------------------------------------------------------------------------------
+
+
+def _at(file: str | None, line: int | None) -> str:
+    return f"{file}:{line}" if file and line else (file or "?")
+
+
+def _show(value: str) -> str:
+    """A sentinel as one line: escapes for newlines and tabs, quotes when it has surrounding spaces."""
+    s = json.dumps(value, ensure_ascii=False)[1:-1]
+    return s if s == s.strip() and s else f'"{s}"'
+
+
+def _life(life: dict | None) -> str:
+    if not life:
+        return "?"
+    facts = [f"first {life['first_version']}", f"last {life['last_version']}"]
+    if life.get("became_unified"):
+        facts.append(f"unified from {life['became_unified']}")
+    if life.get("real_file_changed_in"):
+        facts.append(f"real file changed in {life['real_file_changed_in']}")
+    if life.get("code_changed_in"):
+        facts.append(f"code changed in {life['code_changed_in']}")
+    if life.get("removed_in"):
+        facts.append(f"removed in {life['removed_in']}")
+    return "; ".join(facts)
+
+
+def _pair(p: dict) -> str:
+    shared = "shares the real class" if p["shares_real_class"] else "another real class"
+    return f"{p['name']} ({p['kind']} parser): {p['impl']}, {p['real_class']} ({_at(p['real_file'], p['real_line'])}); {shared}"
+
+
+def _matched(m: dict) -> str:
+    return f"{m['file']} ({m['level']}, by {m['via']})"
+
+
+def _code(s: str, md: bool) -> str:
+    return f"`{s}`" if md else s
+
+
+def _adjust(a: dict) -> list[str]:
+    head = f"{a['class']}.adjust_request  {_at(a['file'], a['line'])}"
+    if a["calls_super"]:
+        head += "  (also calls super().adjust_request)"
+    if a["delegates"]:
+        head += f"  (hands the call to self.{a['delegates']})"
+    lines = [head]
+    for s in a["sets"]:
+        when = f"  when {s['guard']}" if s["guard"] else ""
+        lines.append(f"  sets request.{s['field']} = {s['value']}{when}  (line {s['line']})")
+    if not a["sets"] and not a["delegates"]:
+        lines.append("  sets no request field directly")
+    return lines
+
+
+def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
+    """The card as (label, lines) pairs, shared by the text and Markdown renderings (md: no column
+    padding, code spans around sentinels)."""
+    w = (lambda n: 0) if md else (lambda n: n)
+    out: list[tuple[str, list[str]]] = []
+    how = f"{c.impl}" + (f" (unresolved: {c.reason})" if c.impl == "unresolved" else "")
+    out.append(("impl", [how]))
+    out.append(("registered as", [f"{c.form} at {_at(c.registry.file, c.registry.line)}"]))
+    if c.aliases:
+        out.append(("same class as", [", ".join(c.aliases)]))
+    reg = f"{c.registered.class_}  {_at(c.registered.file, c.registered.line)}"
+    flags = [w for w, on in (("stub: no methods of its own", c.stub), ("re-exports the class", c.reexport)) if on]
+    out.append(("registered class", [reg + (f"  ({'; '.join(flags)})" if flags else "")]))
+    if c.adapter:
+        out.append(("adapter", [c.adapter]))
+    if c.wrapper:
+        out.append(("wrapper", [f"{c.wrapper.class_}  {_at(c.wrapper.file, c.wrapper.line)} (composed by the parser"
+                                " manager; hands extraction on)"]))
+    out.append(("real class", [f"{c.real.class_}  {_at(c.real.file, c.real.line)}" if c.real.class_ else "-"]))
+    if c.parent_class:
+        out.append(("subclasses parser", [c.parent_class]))
+    out.append(("code files", [f"{f['file']}  ({', '.join(f['roles'])}{'; shared framework' if f['shared'] else ''})"
+                               for f in c.code_files] or ["-"]))
+    sm = c.streaming_method
+    stream = c.streaming or "?"
+    if sm:
+        stream += f": {sm['class']}.{sm['method']}  {_at(sm['file'], sm['line'])}"
+    out.append(("streaming", [stream]))
+    out.append(("methods", [f"{m['method']:<{w(36)}} {m['class'] or '-':<{w(32)}} {_at(m['file'], m['line'])}  {m['body']}"
+                            + (f"  [{m['role']}]" if m["role"] != "registered" else "")
+                            for m in c.methods if m["body"] != "absent"] or ["-"]))
+    out.append(("attributes", [f"{a['attribute']} = {a['value']}  ({a['class']}, {_at(a['file'], a['line'])})"
+                               + (f"  [{a['role']}]" if a["role"] != "registered" else "")
+                               for a in c.attributes] or ["-"]))
+    out.append(("adjust_request", [x for a in c.adjust_request for x in _adjust(a)] or ["not defined"]))
+    sent = []
+    for s in c.sentinels:
+        p = s["places"][0]
+        names = ", ".join(s["attributes"]) or ("in a regex" if p["how"] == "regex" else "literal")
+        if p["how"] == "reference":
+            names += " (a reference: the token is defined outside vLLM's tree)"
+        more = f" (+{len(s['places']) - 1} more)" if len(s["places"]) > 1 else ""
+        sent.append(f"{_code(_show(s['value']), md):<{w(28)}} {names}  {_at(p['file'], p['line'])}{more}")
+        if s["non_ascii"]:
+            sent.append(f"{'':<{w(28)}}   non-ASCII: {s['non_ascii']}")
+    out.append(("sentinels", sent or ["none found as literals in its own code"]))
+    out.append(("other registries", [_pair(p) for p in c.pairs] or ["no parser of the same name"]))
+    out.append(("chat templates", [_matched(m) for m in c.chat_templates] or ["none matched"]))
+    out.append(("tests", [_matched(m) for m in c.tests] or ["none matched"]))
+    out.append(("plants", [f"{p['plant']}  {_at(p['file'], p['line'])}  {p['text']}" for p in c.plants] or ["-"]))
+    out.append(("markers", [f"{m['kind']}  {_at(m['file'], m['line'])}  {m['text'][:100]}" for m in c.markers]
+                or ["-"]))
+    out.append(("lifecycle", [_life(c.lifecycle)]))
+    if c.notes:
+        out.append(("notes", c.notes))
+    out.append(("upstream", [u for u in (c.registered.url, c.real.url if c.real.file != c.registered.file else None)
+                             if u] or ["-"]))
+    return out
+
+
+def title(c: Card) -> str:
+    return f"{c.name} ({c.kind} parser) at {c.version}"
+
+
+def format_text(c: Card) -> str:
+    lines = [title(c)]
+    for label, body in sections(c):
+        for i, b in enumerate(body):
+            lines.append(f"  {label if i == 0 else '':<18} {b}".rstrip())
+    return "\n".join(lines)
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def format_markdown(c: Card, level: int = 2) -> str:
+    lines = [f"{'#' * level} {c.name} ({c.kind} parser) at {c.version}", ""]
+    lines += ["| | |", "|---|---|"]
+    for label, body in sections(c, md=True):
+        lines.append(f"| {label} | {'<br>'.join(_md(b.strip()) for b in body)} |")
+    return "\n".join(lines) + "\n"
+
+
+def format_all_markdown(version: str, cs: list[Card]) -> str:
+    """One document: a table with a row per name, then a section per name."""
+    lines = [f"# vLLM {version}: tool-calling parser reference", "",
+             f"Generated by tpindex from the index of vLLM {version}: {len(cs)} registered name(s). Real file: where"
+             " the parsing code is. Sentinels: token strings found as literals in the name's own code.", "",
+             "| kind | name | impl | real class | real file | streaming | sentinels | chat templates | tests |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in cs:
+        sent = " ".join(f"`{_md(_show(s['value']))}`" for s in c.sentinels[:6]) + (" …" if len(c.sentinels) > 6 else "")
+        tmpl = ", ".join(m["file"].rsplit("/", 1)[-1] for m in c.chat_templates)
+        lines.append(f"| {c.kind} | [{c.name}](#{_anchor(c)}) | {c.impl} | {c.real.class_ or ''} | {c.real.file or ''} |"
+                     f" {c.streaming or ''} | {sent} | {_md(tmpl)} | {len(c.tests)} |")
+    lines.append("")
+    for c in cs:
+        lines.append(f'<a id="{_anchor(c)}"></a>')
+        lines.append(format_markdown(c, level=2))
+    return "\n".join(lines)
+
+
+def _anchor(c: Card) -> str:
+    return f"{c.kind}-{c.name}".replace("_", "-").replace(".", "-").lower()

@@ -1,0 +1,100 @@
+"""Cells that link: every parser name to its page, every class to the class tree at the row's version,
+every version to its page, and a `notes` JSON list as a list. Used by the plugin's render_cell hook for
+tables, views and canned queries alike (file columns link upstream, in links.py).
+
+- a name: the `name` column of a row whose `kind` is tool, reasoning or engine, and the comma-separated
+  names of `alias_of` (and of COLUMN_KINDS columns, whatever the row's kind);
+- a class: CLASS_COLUMNS, when the row has a version (`version`, else `last_version`);
+- a version: VERSION_COLUMNS, and the comma-separated lists of VERSION_LIST_COLUMNS, when the value is an
+  indexed version.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote, urlencode
+
+from markupsafe import Markup, escape
+
+KINDS = ("tool", "reasoning", "engine")
+CLASS_COLUMNS = {"class", "real_class", "reg_class", "defining_class", "wrapper_class", "parent_class", "base",
+                 "real_class_a", "real_class_b"}
+VERSION_COLUMNS = {"version", "first_version", "last_version", "became_unified", "removed_in", "a", "b"}
+VERSION_LIST_COLUMNS = {"real_file_changed_in", "code_changed_in"}
+NAME_LIST_COLUMNS = {"alias_of"}
+# columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers)
+COLUMN_KINDS = {"tool_parsers": "tool"}
+COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COLUMNS | set(COLUMN_KINDS) | {"name", "notes"}
+
+
+class Urls:
+    """The browser's own pages, under Datasette's base URL."""
+
+    def __init__(self, datasette, database: str, several: bool = False):
+        self.ds, self.database, self.several = datasette, database, several
+
+    def _db(self, params: dict) -> dict:
+        return {**params, "db": self.database} if self.several else params
+
+    def parser(self, kind: str, name: str, version: str | None = None) -> str:
+        q = urlencode(self._db({"v": version} if version else {}))
+        return self.ds.urls.path(f"-/parser/{quote(kind, safe='')}/{quote(name, safe='')}") + (f"?{q}" if q else "")
+
+    def version(self, label: str) -> str:
+        q = urlencode(self._db({}))
+        return self.ds.urls.path(f"-/version/{quote(label, safe='')}") + (f"?{q}" if q else "")
+
+    def find(self, q: str) -> str:
+        return self.ds.urls.path("-/find") + "?" + urlencode(self._db({"q": q}))
+
+    def class_tree(self, cls: str, version: str) -> str:
+        return self.ds.urls.query(self.database, "class_tree") + "?" + urlencode({"version": version, "class": cls})
+
+
+def page_name(request) -> str | None:
+    """The canned query (or table) a page shows: the last path segment, without a format extension."""
+    if request is None:
+        return None
+    last = request.path.rstrip("/").rsplit("/", 1)[-1]
+    return last.split(".", 1)[0] or None
+
+
+def _a(href: str, text: str, cls: str, title: str | None = None) -> Markup:
+    if title:
+        return Markup('<a class="{}" href="{}" title="{}">{}</a>').format(cls, href, title, text)
+    return Markup('<a class="{}" href="{}">{}</a>').format(cls, href, text)
+
+
+def _list(values: str, one) -> Markup:
+    parts = [p.strip() for p in values.split(",")]
+    return Markup(", ").join(one(p) if p else escape(p) for p in parts)
+
+
+def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | None:
+    """A linked cell, or None to leave the cell to Datasette (and the file-link hook)."""
+    if not isinstance(value, str) or not value or not hasattr(row, "keys"):
+        return None
+    keys = set(row.keys())
+    version = row["version"] if "version" in keys else (row["last_version"] if "last_version" in keys else None)
+    version = version if isinstance(version, str) and version in labels else None
+    kind = row["kind"] if "kind" in keys and row["kind"] in KINDS else None
+    if column == "name" and kind in KINDS:
+        return _a(urls.parser(kind, value, version), value, "tpindex-name", f"{value} ({kind} parser)")
+    list_kind = COLUMN_KINDS.get(column) or (kind if column in NAME_LIST_COLUMNS else None)
+    if column != "name" and list_kind in KINDS:
+        return _list(value, lambda n: _a(urls.parser(list_kind, n, version), n, "tpindex-name"))
+    if column in CLASS_COLUMNS and version and value.replace(".", "").replace("_", "").isalnum():
+        return _a(urls.class_tree(value, version), value, "tpindex-class", f"class tree of {value} at {version}")
+    if column in VERSION_COLUMNS and value in labels:
+        return _a(urls.version(value), value, "tpindex-version")
+    if column in VERSION_LIST_COLUMNS:
+        return _list(value, lambda v: _a(urls.version(v), v, "tpindex-version") if v in labels else escape(v))
+    if column == "notes" and value.startswith("["):
+        try:
+            notes = json.loads(value)
+        except ValueError:
+            return None
+        if isinstance(notes, list) and all(isinstance(n, str) for n in notes):
+            return Markup('<ul class="tpindex-notes">{}</ul>').format(
+                Markup("").join(Markup("<li>{}</li>").format(n) for n in notes))
+    return None

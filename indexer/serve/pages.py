@@ -1,0 +1,250 @@
+"""The browser's own pages, beyond Datasette's tables and canned queries:
+
+- `/-/parser/<kind>/<name>[?v=VERSION]`: the name's card at a version (default: the newest that has it),
+  its chain, its history across versions (equal consecutive versions collapsed) and each version where
+  its own code changed, with the files and upstream compare links;
+- `/-/version/<label>`: every name of a version grouped by kind and impl, with counts, and what changed
+  from the previous indexed version (answers/diff.py);
+- `/-/find?q=`: the search box: a version label goes to its page, a parser name (prefix, any case) to
+  its page, several matches to a list, none to close names.
+
+The data functions take a read connection (store.Reader) and run in Datasette's database thread; the
+answers modules (card, which, diff) do the work, as for the command line.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from ..answers.card import Card, Links, cards
+from ..answers.versions import AnswerError, indexed, require
+from ..answers.which import check_name, history, parsers_at
+from ..store import Reader
+from .links import DEFAULT_UPSTREAM, compare_url, normalize_upstream, ref_for
+
+KIND_ORDER = ("tool", "reasoning", "engine")
+IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")
+
+
+class NotFound(AnswerError):
+    """A page about something the database does not hold."""
+
+
+async def run(datasette, database: str, fn):
+    """fn(Reader) in the database's thread."""
+    db = datasette.get_database(database)
+    return await db.execute_fn(lambda conn: fn(Reader(conn)))
+
+
+# ---- a parser name ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Range:
+    first: str
+    last: str
+    count: int
+    row: dict | None
+    code_changed: bool = False
+    moved: bool = False
+    real_url: str | None = None
+    reg_url: str | None = None
+
+
+@dataclass
+class CodeChange:
+    version: str
+    previous: str
+    files: list[dict]  # {file, compare}
+    moved: bool = False
+
+
+@dataclass
+class ParserPage:
+    kind: str
+    name: str
+    version: str
+    card: Card
+    hops: list[dict]
+    kinds: list[str]
+    present: list[str]
+    ranges: list[Range]
+    changes: list[CodeChange]
+    asked: str | None = None  # a version asked for where the name is not registered
+    other_kinds: list[str] = field(default_factory=list)
+
+
+def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
+    check_name(db, name)
+    kinds = [k for k in KIND_ORDER if db.execute("select 1 from parser_map where kind = ? and name = ? limit 1",
+                                                 [k, name]).fetchone()]
+    if kind not in kinds:
+        raise NotFound(f"{name!r} is not a {kind} parser in any indexed version (it is a {' and a '.join(kinds)}"
+                       " parser)", f"see /-/parser/{kinds[0]}/{name}")
+    present = [r[0] for r in db.execute("select version from parser_map_v where kind = ? and name = ?"
+                                        " order by version_ord", [kind, name])]
+    asked = None
+    version = present[-1]
+    if at:
+        wanted = require(db, at)
+        if wanted in present:
+            version = wanted
+        else:
+            asked = wanted
+    card = cards(db, name, version, kind)[0]
+    link = Links(db, version)
+    hops = [{**h.to_json(), "url": link(h.file, h.line)} for h in parsers_at(db, name, version, kind)[0].hops]
+    ranges = _ranges(db, kind, name)
+    return ParserPage(kind, name, version, card, hops, kinds, present, ranges, _code_changes(db, kind, name, present),
+                      asked, [k for k in kinds if k != kind])
+
+
+def _ranges(db, kind: str, name: str) -> list[Range]:
+    """The ranges of `tpindex which --all` (the same grouping, gaps where the name is absent), each linked at
+    its last version."""
+    out: list[Range] = []
+    prev = None
+    for r in history(db, name, kind).kinds[0].ranges:
+        p = r.parser
+        row = None if p is None else {"impl": p.impl, "real_class": p.real_class, "real_file": p.real_file,
+                                      "real_line": p.real_line, "reg_file": p.registered_file,
+                                      "reg_line": p.registered_line}
+        page = Range(r.first, r.last, r.versions, row, code_changed=r.code_changed)
+        if p is not None:
+            page.moved = prev is not None and (prev.real_file or "") != (p.real_file or "")
+            link = Links(db, r.last)
+            page.real_url = link(p.real_file, p.real_line)
+            page.reg_url = link(p.registered_file, p.registered_line)
+            prev = p
+        out.append(page)
+    return out
+
+
+def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChange]:
+    """Each version (after the first) where a file holding the name's own code changed, with the files."""
+    by_version: dict[str, dict[str, tuple[str, int]]] = {}
+    for v, path, blob, shared in db.execute(
+            "select version, file, blob_id, shared from parser_code_v where kind = ? and name = ?", [kind, name]):
+        by_version.setdefault(v, {})[path] = (blob, shared)
+    real = dict(db.execute("select version, real_file from parser_map_v where kind = ? and name = ?", [kind, name]))
+    row = db.execute("select value from meta where key = 'upstream'").fetchone()
+    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
+    refs = {label: ref_for(label, source, commit) for label, source, commit in db.execute(
+        "select label, source, commit_id from versions")}
+    out = []
+    for a, b in zip(present, present[1:], strict=False):
+        fa, fb = by_version.get(a, {}), by_version.get(b, {})
+        own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
+               and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
+        if own:
+            files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
+                      "compare": compare_url(upstream, refs.get(a, a), refs.get(b, b), p)} for p in own]
+            out.append(CodeChange(b, a, files, moved=(real.get(a) or "") != (real.get(b) or "")))
+    return out
+
+
+# ---- a version --------------------------------------------------------------------------------------
+
+
+@dataclass
+class VersionPage:
+    version: str
+    previous: str | None
+    next: str | None
+    groups: list[tuple[str, list[tuple[str, list[dict]]]]]  # kind -> [(impl, rows)]
+    counts: dict[str, dict[str, int]]  # kind -> impl -> n
+    total: int
+    changes: dict | None  # answers.diff.diff(previous, version)
+    files: int = 0
+
+
+def version_page(db, label: str) -> VersionPage:
+    from ..answers.diff import diff
+
+    try:
+        version = require(db, label)
+    except AnswerError as e:
+        raise NotFound(e.message, e.hint) from None
+    labels = indexed(db)
+    i = labels.index(version)
+    prev, nxt = (labels[i - 1] if i else None), (labels[i + 1] if i + 1 < len(labels) else None)
+    rows = [dict(r) for r in db.query("select * from parser_map_v where version = ? order by name", [version])]
+    groups, counts = [], {}
+    for kind in KIND_ORDER + tuple(sorted({r["kind"] for r in rows} - set(KIND_ORDER))):
+        mine = [r for r in rows if r["kind"] == kind]
+        if not mine:
+            continue
+        by_impl = [(impl, [r for r in mine if r["impl"] == impl]) for impl in IMPL_ORDER]
+        by_impl = [(i, rs) for i, rs in by_impl if rs]
+        groups.append((kind, by_impl))
+        counts[kind] = {i: len(rs) for i, rs in by_impl}
+    files = db.execute("select file_count from versions where label = ?", [version]).fetchone()[0] or 0
+    return VersionPage(version, prev, nxt, groups, counts, len(rows), diff(db, prev, version) if prev else None,
+                       files)
+
+
+# ---- the search box ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Found:
+    q: str
+    target: str | None = None  # ("parser", kind, name) or ("version", label) as a path
+    matches: list[tuple[str, str]] = field(default_factory=list)  # (kind, name)
+    suggestions: list[str] = field(default_factory=list)
+
+
+def find(db, q: str) -> tuple[str, tuple] | Found:
+    """What the search box goes to: ("version", label), ("parser", kind, name), or a Found listing."""
+    q = q.strip()
+    if not q:
+        return Found(q)
+    labels = indexed(db)
+    for label in (q, q.lower(), f"v{q}", f"v{q.lower()}"):
+        if label in labels:
+            return ("version", label)
+    names = [(r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map")]
+    names.sort(key=lambda kn: (kn[1].lower(), KIND_ORDER.index(kn[0]) if kn[0] in KIND_ORDER else 9))
+    low = q.lower()
+    exact = [kn for kn in names if kn[1].lower() == low]
+    if exact:
+        return ("parser", *exact[0]) if len({n for _, n in exact}) == 1 and len(exact) == 1 else Found(q, matches=exact)
+    prefix = [kn for kn in names if kn[1].lower().startswith(low)]
+    if len(prefix) == 1:
+        return ("parser", *prefix[0])
+    if prefix:
+        return Found(q, matches=prefix)
+    distinct = sorted({n for _, n in names})
+    close = difflib.get_close_matches(q, distinct, n=6, cutoff=0.5)
+    close += [n for n in distinct if low in n.lower() and n not in close][: 8 - len(close)]
+    return Found(q, suggestions=close)
+
+
+# ---- why the `which` canned query has no rows -------------------------------------------------------
+
+
+def which_empty(db, name: str, version: str) -> dict | None:
+    """Why `which` answers nothing for (name, version), with what to ask instead; None when it answers."""
+    name, version = name.strip(), version.strip()
+    if not name:
+        return None
+    labels = indexed(db)
+    if version and version not in labels and f"v{version}" not in labels:
+        from ..specs import closest
+
+        return {"why": f"version {version} is not indexed", "versions": closest(version, labels) or labels[-3:],
+                "names": [], "present": []}
+    at = (version if version in labels else f"v{version}") if version else (labels[-1] if labels else None)
+    present = [r[0] for r in db.execute(
+        "select distinct version from parser_map_v where name = ? order by version_ord", [name])]
+    if not present:
+        distinct = [r[0] for r in db.execute("select distinct name from parser_map order by name")]
+        close = difflib.get_close_matches(name, distinct, n=5, cutoff=0.5)
+        close += [n for n in distinct if name.lower() in n.lower() and n not in close][: 5 - len(close)]
+        return {"why": f"no parser is named {name!r} in any indexed version", "names": close, "versions": [],
+                "present": []}
+    if at not in present:
+        return {"why": f"{name!r} is not registered at {at}", "present": present, "names": [], "versions": [],
+                "at": at}
+    return None

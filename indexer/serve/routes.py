@@ -1,0 +1,81 @@
+"""Route handlers of the browser's own pages (pages.py holds what they show): /-/parser/<kind>/<name>,
+/-/version/<label> and /-/find. Each serves the tpindex database named by `?db=` (default: the first)."""
+
+from __future__ import annotations
+
+from datasette.utils.asgi import Response
+
+from ..answers.versions import AnswerError
+from . import pages
+from .cells import Urls
+
+
+async def _database(datasette, request):
+    """(database name, None) or (None, an error response)."""
+    from .plugin import tpindex_databases
+
+    await datasette.ensure_permissions(request.actor, ["view-instance"])
+    names = await tpindex_databases(datasette)
+    wanted = request.args.get("db") or (names[0] if names else None)
+    if wanted not in names:
+        msg = "no tpindex database is served here" if not names else \
+            f"{wanted} is not a tpindex database; served: {', '.join(names)}"
+        return None, await error(datasette, request, msg, None, 404)
+    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
+    return wanted, None
+
+
+async def error(datasette, request, message: str, hint: str | None, status: int = 404) -> Response:
+    return Response.html(await datasette.render_template("tpindex_message.html", {
+        "title": message, "message": message, "hint": hint}, request=request), status=status)
+
+
+async def _urls(datasette, database: str) -> Urls:
+    from .plugin import tpindex_databases
+
+    return Urls(datasette, database, several=len(await tpindex_databases(datasette)) > 1)
+
+
+async def parser_route(datasette, request):
+    database, err = await _database(datasette, request)
+    if err:
+        return err
+    kind, name = request.url_vars["kind"], request.url_vars["name"]
+    try:
+        page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
+    except AnswerError as e:
+        return await error(datasette, request, e.message, e.hint)
+    urls = await _urls(datasette, database)
+    return Response.html(await datasette.render_template("tpindex_parser.html", {
+        "page": page, "c": page.card, "u": urls, "database": database,
+        "title": f"{name} ({kind} parser) at {page.version}"}, request=request))
+
+
+async def version_route(datasette, request):
+    database, err = await _database(datasette, request)
+    if err:
+        return err
+    label = request.url_vars["label"]
+    try:
+        page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
+    except AnswerError as e:
+        return await error(datasette, request, e.message, e.hint)
+    urls = await _urls(datasette, database)
+    return Response.html(await datasette.render_template("tpindex_version.html", {
+        "page": page, "u": urls, "database": database, "title": f"vLLM {page.version}: parser names"},
+        request=request))
+
+
+async def find_route(datasette, request):
+    database, err = await _database(datasette, request)
+    if err:
+        return err
+    q = request.args.get("q", "")[:200]
+    found = await pages.run(datasette, database, lambda db: pages.find(db, q))
+    urls = await _urls(datasette, database)
+    if isinstance(found, tuple):
+        target = urls.version(found[1]) if found[0] == "version" else urls.parser(found[1], found[2])
+        return Response.redirect(target)
+    return Response.html(await datasette.render_template("tpindex_find.html", {
+        "found": found, "u": urls, "database": database, "title": f"Find {q!r}" if q else "Find a parser"},
+        request=request), status=200 if found.matches or not q else 404)

@@ -1,0 +1,353 @@
+"""Parser cards (issue 14): everything about one name at a version, gathered from the index, in text, JSON
+and Markdown, and `card --all`. The fixture imitates the unified-engine era with small hand-written files:
+
+    v0.30.0  zeta: standalone (sentinels, a regex, adjust_request, a TODO, a plant, streaming returns None);
+             omega: standalone in its tool-parser file
+    v0.31.0  omega moves onto the engine (stub + adapter + vllm/parser/omega.py with non-ASCII sentinels);
+             a reasoning parser named omega shares the engine class; zeta's code changes
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import build_tags, line_of, make_repo, tpindex
+
+TOOL_INIT = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+
+_TOOL_PARSERS_TO_REGISTER = {
+    "zeta": ("zeta_tool_parser", "ZetaToolParser"),
+    "omega": ("omega_tool_parser", "OmegaToolParser"),
+}
+
+
+def register_lazy_tool_parsers():
+    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
+        module_path = f"vllm.tool_parsers.{file_name}"
+        ToolParserManager.register_lazy_module(name, module_path, class_name)
+'''
+
+ABSTRACT = '''
+class ToolParser:
+    supports_required_and_named = True
+
+    def adjust_request(self, request):
+        if request.tools:
+            request.response_format = None
+        return request
+
+    def extract_tool_calls(self, text, request):
+        raise NotImplementedError
+
+    def extract_tool_calls_streaming(self, previous, current, delta):
+        raise NotImplementedError
+
+
+class ToolParserManager:
+    @classmethod
+    def register_lazy_module(cls, name, module_path, class_name):
+        pass
+'''
+
+ZETA = '''
+import re
+
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class ZetaToolParser(ToolParser):
+    tool_call_start_token = "<zeta_call>"
+    tool_call_end_token = "</zeta_call>"
+    call_regex = re.compile(r"<zeta_call>(.*?)</zeta_call>")
+
+    def __init__(self, tokenizer):
+        self.prev_tool_call_arr = [{"arguments": {}}]
+
+    def adjust_request(self, request):
+        request = super().adjust_request(request)
+        if request.tools and request.tool_choice != "none":
+            request.skip_special_tokens = False
+        return request
+
+    def extract_tool_calls(self, text, request):
+        # TODO: handle nested calls
+        return self.call_regex.findall(text)
+
+    def extract_tool_calls_streaming(self, previous, current, delta):
+        return None
+'''
+
+OMEGA_STANDALONE = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+
+
+class OmegaToolParser(ToolParser):
+    bot_token = "[OMEGA_CALLS]"
+
+    def extract_tool_calls(self, text, request):
+        return text.split(self.bot_token)
+
+    def extract_tool_calls_streaming(self, previous, current, delta):
+        return delta
+'''
+
+OMEGA_STUB = '''
+from vllm.parser.engine.registered_adapters import OmegaParserToolAdapter
+
+
+class OmegaToolParser(OmegaParserToolAdapter):
+    supports_required_and_named = False
+'''
+
+REASONING_INIT = '''
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
+
+_REASONING_PARSERS_TO_REGISTER = {
+    "omega": ("omega_reasoning_parser", "OmegaParserReasoningAdapter"),
+}
+
+
+def register_lazy_reasoning_parsers():
+    for name, (file_name, class_name) in _REASONING_PARSERS_TO_REGISTER.items():
+        module_path = f"vllm.reasoning.{file_name}"
+        ReasoningParserManager.register_lazy_module(name, module_path, class_name)
+'''
+
+ABS_REASONING = '''
+class ReasoningParser:
+    def extract_reasoning(self, text, request):
+        raise NotImplementedError
+
+
+class ReasoningParserManager:
+    @classmethod
+    def register_lazy_module(cls, name, module_path, class_name):
+        pass
+'''
+
+OMEGA_REASONING = '''
+from vllm.parser.engine.registered_adapters import OmegaParserReasoningAdapter
+
+__all__ = ["OmegaParserReasoningAdapter"]
+'''
+
+ENGINE = '''
+from vllm.tool_parsers.abstract_tool_parser import ToolParser
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
+
+
+class ParserEngine:
+    def adjust_request(self, request):
+        request.skip_special_tokens = False
+        return request
+
+    def parse(self, text, request):
+        return self.run(text)
+
+    def parse_delta(self, delta, request):
+        return self.run(delta)
+
+    def extract_tool_calls_streaming(self, previous, current, delta):
+        return self.parse_delta(delta, None)
+
+
+class ParserEngineReasoningAdapter(ReasoningParser):
+    def extract_reasoning(self, text, request):
+        return self._parser_engine.extract_reasoning(text, request)
+
+
+class ParserEngineToolAdapter(ToolParser):
+    engine_based_streaming = True
+
+    def adjust_request(self, request):
+        return self._parser_engine.adjust_request(request)
+
+    def extract_tool_calls(self, text, request):
+        return self._parser_engine.extract_tool_calls(text, request)
+
+    def extract_tool_calls_streaming(self, previous, current, delta):
+        return self._parser_engine.extract_tool_calls_streaming(previous, current, delta)
+
+
+def make_adapters(parser_engine_cls):
+    return parser_engine_cls, parser_engine_cls
+'''
+
+REGISTERED_ADAPTERS = '''
+from vllm.parser.engine.adapters import make_adapters
+from vllm.parser.omega import OmegaParser
+
+(OmegaParserReasoningAdapter, OmegaParserToolAdapter) = make_adapters(OmegaParser)
+'''
+
+OMEGA_MODEL = '''
+from vllm.parser.engine.adapters import ParserEngine
+
+CALLS_BEGIN = "<｜omega▁calls｜>"
+CALLS_END = "<｜/omega▁calls｜>"
+THINK_END = "</think>"
+
+
+class OmegaParser(ParserEngine):
+    def extract_reasoning(self, text, request):
+        return text.partition(THINK_END)[0]
+'''
+
+HISTORY = {
+    "v0.30.0": {
+        "vllm/tool_parsers/__init__.py": TOOL_INIT,
+        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+        "vllm/tool_parsers/zeta_tool_parser.py": ZETA,
+        "vllm/tool_parsers/omega_tool_parser.py": OMEGA_STANDALONE,
+        "examples/tool_chat_template_zeta.jinja": "{{ messages }}\n",
+        "examples/tool_chat_template_omega2.jinja": "{{ messages }}\n",
+        "tests/tool_parsers/test_zeta_tool_parser.py": "def test_zeta():\n    pass\n",
+    },
+    "v0.31.0": {
+        "vllm/tool_parsers/zeta_tool_parser.py": ZETA.replace("# TODO: handle nested calls", "# TODO: nested calls"),
+        "vllm/tool_parsers/omega_tool_parser.py": OMEGA_STUB,
+        "vllm/reasoning/__init__.py": REASONING_INIT,
+        "vllm/reasoning/abs_reasoning_parsers.py": ABS_REASONING,
+        "vllm/reasoning/omega_reasoning_parser.py": OMEGA_REASONING,
+        "vllm/parser/engine/adapters.py": ENGINE,
+        "vllm/parser/engine/registered_adapters.py": REGISTERED_ADAPTERS,
+        "vllm/parser/omega.py": OMEGA_MODEL,
+        "tests/parser/engine/test_omega.py": "def test_omega():\n    pass\n",
+    },
+}
+
+
+def build_card_fixture(root) -> object:
+    db = root / "cards.db"
+    build_tags(make_repo(root / "repo", HISTORY), db, "v0.30.0..v0.31.0")
+    return db
+
+
+@pytest.fixture(scope="module")
+def card_db(tmp_path_factory):
+    return build_card_fixture(tmp_path_factory.mktemp("cards"))
+
+
+def card_json(db, *args):
+    """The one card a question about one name and kind gives (JSON: {version, cards: [...]})."""
+    data = json.loads(tpindex("card", *args, "--format", "json", "--db", db).output)
+    (card,) = data["cards"]
+    assert card["version"] == data["version"]
+    return card
+
+
+def test_standalone_card_facts(card_db):
+    c = card_json(card_db, "zeta", "--at", "v0.31.0")
+    assert (c["kind"], c["name"], c["impl"], c["version"]) == ("tool", "zeta", "standalone", "v0.31.0")
+    file = "vllm/tool_parsers/zeta_tool_parser.py"
+    assert (c["registered"]["class"], c["registered"]["file"]) == ("ZetaToolParser", file)
+    assert (c["real"]["class"], c["real"]["file"], c["real"]["line"]) == ("ZetaToolParser", file,
+                                                                        line_of(ZETA, "class ZetaToolParser"))
+    assert c["streaming"] == "returns-none"
+    assert c["streaming_method"]["line"] == line_of(ZETA, "def extract_tool_calls_streaming")
+    attrs = {a["attribute"]: (a["value"], a["class"]) for a in c["attributes"]}
+    assert attrs["supports_required_and_named"] == ("True", "ToolParser")
+
+
+def test_adjust_request_is_read_with_its_condition(card_db):
+    c = card_json(card_db, "zeta", "--at", "v0.31.0")
+    [a] = c["adjust_request"]
+    assert (a["class"], a["calls_super"]) == ("ZetaToolParser", True)
+    assert [(s["field"], s["value"], s["guard"]) for s in a["sets"]] == [
+        ("skip_special_tokens", "False", 'request.tools and request.tool_choice != "none"')]
+    assert a["sets"][0]["line"] == line_of(ZETA, "request.skip_special_tokens = False")
+
+
+def test_sentinels_of_the_names_own_code(card_db):
+    c = card_json(card_db, "zeta", "--at", "v0.31.0")
+    got = {s["value"]: s["attributes"] for s in c["sentinels"]}
+    assert got == {"<zeta_call>": ["tool_call_start_token", "call_regex"],
+                   "</zeta_call>": ["tool_call_end_token", "call_regex"]}
+    hows = [p["how"] for p in c["sentinels"][0]["places"]]
+    assert hows == ["attribute", "regex"]
+
+
+def test_unified_card_engine_sentinels_non_ascii_and_the_shared_engine(card_db):
+    c = card_json(card_db, "omega", "--at", "v0.31.0", "--kind", "tool")
+    assert (c["impl"], c["real"]["class"], c["real"]["file"]) == ("unified", "OmegaParser", "vllm/parser/omega.py")
+    assert c["adapter"] == "OmegaParserToolAdapter" and c["registered"]["class"] == "OmegaToolParser"
+    values = [s["value"] for s in c["sentinels"]]
+    assert values == ["<｜omega▁calls｜>", "<｜/omega▁calls｜>", "</think>"]
+    assert c["sentinels"][0]["non_ascii"] == "U+FF5C FULLWIDTH VERTICAL LINE, U+2581 LOWER ONE EIGHTH BLOCK"
+    assert "[OMEGA_CALLS]" not in values  # the standalone era's token is gone at v0.31.0
+    [pair] = c["pairs"]
+    assert (pair["kind"], pair["real_class"], pair["shares_real_class"]) == ("reasoning", "OmegaParser", True)
+    chain = [(a["class"], [s["field"] for s in a["sets"]]) for a in c["adjust_request"]]
+    assert chain == [("ParserEngineToolAdapter", []), ("ParserEngine", ["skip_special_tokens"])]
+    attrs = {a["attribute"]: (a["value"], a["class"]) for a in c["attributes"]}
+    assert attrs["supports_required_and_named"] == ("False", "OmegaToolParser")
+
+
+def test_templates_tests_plants_markers_and_lifecycle(card_db):
+    c = card_json(card_db, "zeta", "--at", "v0.31.0")
+    assert [(t["file"], t["level"], t["via"]) for t in c["chat_templates"]] == [
+        ("examples/tool_chat_template_zeta.jinja", "exact", "name")]
+    assert [t["file"] for t in c["tests"]] == ["tests/tool_parsers/test_zeta_tool_parser.py"]
+    assert [p["plant"] for p in c["plants"]] == ["prev_tool_call_arr_empty_arguments"]
+    assert [(m["kind"], m["text"]) for m in c["markers"]] == [("TODO", "TODO: nested calls")]
+    life = c["lifecycle"]
+    assert (life["first_version"], life["last_version"], life["code_changed_in"]) == ("v0.30.0", "v0.31.0", "v0.31.0")
+    omega = card_json(card_db, "omega", "--at", "v0.31.0", "--kind", "tool")
+    assert omega["lifecycle"]["became_unified"] == "v0.31.0"
+    assert [t["file"] for t in omega["chat_templates"]] == ["examples/tool_chat_template_omega2.jinja"]
+    assert [t["file"] for t in omega["tests"]] == ["tests/parser/engine/test_omega.py"]
+
+
+def test_upstream_links_at_the_cards_version(card_db):
+    c = card_json(card_db, "zeta", "--at", "v0.30.0")
+    line = line_of(ZETA, "class ZetaToolParser")
+    assert c["real"]["url"] == \
+        f"https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/tool_parsers/zeta_tool_parser.py#L{line}"
+    assert c["chat_templates"][0]["url"].endswith("/blob/v0.30.0/examples/tool_chat_template_zeta.jinja")
+
+
+def test_text_card(card_db):
+    out = tpindex("card", "omega", "--at", "v0.31.0", "--db", card_db).output
+    assert out.startswith("omega (tool parser) at v0.31.0\n")
+    assert "\n\nomega (reasoning parser) at v0.31.0\n" in out  # every kind the name has, one card each
+    assert "  real class         OmegaParser  vllm/parser/omega.py:" in out
+    assert "U+FF5C FULLWIDTH VERTICAL LINE" in out
+    assert "omega (reasoning parser): unified, OmegaParser (vllm/parser/omega.py:" in out and "shares the real class" in out
+    zeta = tpindex("card", "zeta", "--db", card_db).output
+    assert "zeta (tool parser) at v0.31.0" in zeta  # the newest by default
+    assert 'sets request.skip_special_tokens = False  when request.tools and request.tool_choice != "none"' in zeta
+    assert "streaming          returns-none: ZetaToolParser.extract_tool_calls_streaming" in zeta
+
+
+def test_markdown_card(card_db):
+    out = tpindex("card", "zeta", "--at", "v0.31.0", "--format", "markdown", "--db", card_db).output
+    assert out.startswith("## zeta (tool parser) at v0.31.0\n")
+    assert "| sentinels | `<zeta_call>" in out
+    assert "| chat templates | examples/tool_chat_template_zeta.jinja (exact, by name) |" in out
+
+
+def test_card_all_markdown_is_one_document_with_a_row_and_a_section_per_name(card_db):
+    out = tpindex("card", "--all", "--at", "v0.31.0", "--format", "markdown", "--db", card_db).output
+    assert out.startswith("# vLLM v0.31.0: tool-calling parser reference\n")
+    rows = [line for line in out.splitlines() if line.startswith("| tool |") or line.startswith("| reasoning |")]
+    assert [r.split("|")[2].strip() for r in rows] == ["[omega](#tool-omega)", "[zeta](#tool-zeta)",
+                                                      "[omega](#reasoning-omega)"]
+    assert out.count("\n## ") == 3
+    data = json.loads(tpindex("card", "--all", "--at", "v0.30.0", "--format", "json", "--db", card_db).output)
+    assert data["version"] == "v0.30.0"
+    assert [(c["kind"], c["name"]) for c in data["cards"]] == [("tool", "omega"), ("tool", "zeta")]
+
+
+def test_card_errors(card_db):
+    r = tpindex("card", "zetta", "--db", card_db, ok=False)
+    assert r.exit_code == 2 and "did you mean: zeta" in r.output
+    r = tpindex("card", "omega", "--kind", "reasoning", "--at", "v0.30.0", "--db", card_db, ok=False)
+    assert r.exit_code == 2 and "not registered at v0.30.0" in r.output and "--at v0.31.0" in r.output
+    r = tpindex("card", "--db", card_db, ok=False)
+    assert r.exit_code == 2 and "Hint:" in r.output
+    r = tpindex("card", "zeta", "--all", "--db", card_db, ok=False)
+    assert r.exit_code == 2
+    r = tpindex("card", "zeta", "--at", "v9.9", "--db", card_db, ok=False)
+    assert r.exit_code == 2 and "not indexed" in r.output
