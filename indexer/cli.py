@@ -50,6 +50,8 @@ class LazyGroup(click.Group):
         "export": "indexer.answers.commands:export",
         "serve": "indexer.serve.command:serve",
         "check": "indexer.check:check",
+        "where": "indexer.answers.commands:where",
+        "check-doc": "indexer.answers.commands:check_doc",
     }
 
     def invoke(self, ctx):
@@ -94,6 +96,8 @@ def main():
     tpindex which   which file really implements a parser name, at one version or all
     tpindex diff    what changed in the parser map between two versions
     tpindex export  the parser index of a version as JSON, CSV or Markdown
+    tpindex where   where a symbol is defined, or a path is, at a version or across all (--tree)
+    tpindex check-doc  check a Markdown document's claims (paths, symbols, names, versions, counts)
     tpindex serve   browse the database in Datasette
     tpindex check   verify a database
     """
@@ -121,6 +125,11 @@ def main():
               help="default: the tool-calling subsystem (every path the tool-parser and reasoning-parser "
                    "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates "
                    "and parser tests); all: every .py under vllm/.")
+@click.option("--tree", is_flag=True,
+              help="Also record every path of each version's tree (docs/, tests/, examples/, ...), the definitions "
+                   "(classes, functions, methods, module-level names) of every module under vllm/, and which "
+                   "identifiers each text file uses: what tpindex where and check-doc read. Costs a light parse "
+                   "of every module once per unique file.")
 @click.option("--include", "includes", multiple=True, metavar="GLOB",
               help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py'. Repeatable.")
 @click.option("--cache-dir", type=click.Path(file_okay=False),
@@ -132,14 +141,14 @@ def main():
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the tags that ranges ignored because they are not versions.")
 @click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
-def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, cache_dir, upstream, jobs, quiet,
+def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includes, cache_dir, upstream, jobs, quiet,
           verbose, no_dedup):
     """Index versions of vLLM into the database.
 
     \b
     Examples:
       tpindex build --repo ~/src/vllm --tags v0.30.0..v0.32.0
-      tpindex build --from-pypi --tags v0.30.0..
+      tpindex build --from-pypi --tags v0.30.0.. --tree
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
     import sqlite3
@@ -165,7 +174,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
                    f"create it (mkdir -p {db_file.parent}) or pass another --db")
     if not os.access(db_file.parent, os.W_OK) or (db_file.exists() and not os.access(db_file, os.W_OK)):
         raise Fail(f"cannot write {db_file}", "check its permissions or pass another --db")
-    the_scope = Scope.named(scope, includes)
+    the_scope = Scope.named(scope, includes, tree=tree)
     try:
         if dirs:
             from .sources.directory import DirectorySource

@@ -651,16 +651,20 @@ def test_killed_while_creating_the_schema(tmp_path):
 
 @pytest.mark.slow
 def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
-    """At every statement of a (made-up) migration 1 -> 2: afterwards it migrates, exactly once."""
+    """At every statement of a (made-up) migration N -> N+1: afterwards it migrates, exactly once."""
     from conftest import rows
 
+    import indexer.store
+
     _, _, clean_db = clean
-    migrate = {"version": 2, "migrations": {1: "alter table versions add column note text;\n"
-                                               "create table notes (version_id integer, note text);\n"
-                                               "update versions set note = 'migrated';"}}
+    n = indexer.store.SCHEMA_VERSION
+    migrate = {"version": n + 1, "migrations": {**indexer.store.MIGRATIONS,
+                                                 n: "alter table versions add column note text;\n"
+                                                    "create table notes (version_id integer, note text);\n"
+                                                    "update versions set note = 'migrated';"}}
     db = tmp_path / "old.db"
     setup_sweep(db, lambda p: p.write_bytes(clean_db.read_bytes()), migrate)
-    assert rows(db, "select value from meta where key = 'schema_version'") == [("2",)]
+    assert rows(db, "select value from meta where key = 'schema_version'") == [(str(n + 1),)]
     assert set(rows(db, "select note from versions")) == {("migrated",)}
     assert rows(db, "select count(*) from versions")[0][0] == len(vllm_history())
 

@@ -79,3 +79,30 @@ def export(at, fmt, output, db_path):
     db = open_db(db_path)
     version, rows = export_rows(db, at)
     output.write(render(version, rows, fmt))
+
+
+@click.command()
+@click.argument("query", metavar="SYMBOL|PATH")
+@click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed with --tree).")
+@click.option("--all", "all_", is_flag=True,
+              help="Every indexed version: ranges with the same files, moves and removals.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text for people (long lists capped); json (everything) for tools.")
+@db_option
+def where(query, at, all_, fmt, db_path):
+    """Where SYMBOL is defined, or whether PATH exists, at a version or across all of them.
+
+    \b
+    SYMBOL: Name, Class.method, pkg.mod.Class.method, or path.py:Name (that file's).
+    PATH:   vllm/x.py, a directory (docs/), a bare file name (cli_args.py), or a pattern
+            (vllm/tool_parsers/*_tool_parser.py, <name> placeholders allowed).
+    A symbol defined nowhere at the version is looked up as a mention (code, comments, strings). A path
+    gone from a version says where it went: the same content at a new path, the file now holding most of
+    its definitions, or the one new file with its name. Needs a database built with --tree.
+    """
+    from . import where as w
+
+    if at and all_:
+        raise Fail("--at and --all ask different questions", "use one of them")
+    ans = w.where(open_db(db_path), query, at, all_)
+    click.echo(json.dumps(ans, indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import adapters, aliases, classes, imports, markers, namechecks, plants, registry
+from . import adapters, aliases, classes, definitions, imports, markers, namechecks, plants, registry
 from .ts import parser, prime, unprime
 
 KINDS = {
@@ -14,6 +14,7 @@ KINDS = {
     "aliases": aliases.extract,
     "registrations": registry.extract,
     "name_checks": namechecks.extract,
+    "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
 }
 
 
