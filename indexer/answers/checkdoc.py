@@ -80,8 +80,12 @@ class Checker:
     # -- one claim at one version -------------------------------------------------------------------------
     def check(self, claim: Claim, version: str) -> dict:
         fn = getattr(self, "_" + claim.kind)
+        since = claim.data.get("from_version")
         try:
-            status, message, evidence = fn(claim.data, version)
+            if since and self._before(version, since):
+                status, message, evidence = "unchecked", f"its table row speaks of {since} and later", []
+            else:
+                status, message, evidence = fn(claim.data, version)
         except AnswerError as e:
             status, message, evidence = "unchecked", e.message, []
         return {"line": claim.line, "kind": claim.kind, "claim": claim.text, "status": status, "message": message,
@@ -115,6 +119,9 @@ class Checker:
             what = "exists" if path in ix.paths(version) else f"a directory of {len(ix.files_under(version, path))} files"
             return "ok", what, [_src(version, path)]
         if not present:
+            if data.get("historical"):
+                return "unchecked", f"the sentence speaks of the past, and no indexed version " \
+                                    f"({_span(self.versions)}) has it", []
             return "wrong", f"no such path in any indexed version ({_span(self.versions)})", []
         earlier = [v for v in present if self._before(v, version)]
         if data.get("historical") and earlier:
@@ -191,7 +198,8 @@ class Checker:
                 [_src(version, what[0])]
         tree_vs = ix.tree_versions()
         true_in = [v for v in tree_vs if v != version and found(v)]
-        elsewhere = self._defined_elsewhere(sym, version)
+        elsewhere = self._defined_elsewhere(sym, version) if not data.get("grep") else \
+            self._mentioned_near(words, where, version)
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
             hist = ix.path_history(where)
             last = [v for v in self.versions if ix.knows(v, where) and ix.exists(v, where) and self._before(v, version)]
@@ -207,7 +215,7 @@ class Checker:
         if true_in:
             return "stale", f"not in {where} at {version}; there from {true_in[0]}" + elsewhere, []
         never = f"`{sym}` is in {where} in no indexed --tree version ({_span(tree_vs)})" + elsewhere
-        if data["pairing"] == "sentence":
+        if data["pairing"] == "sentence" or data.get("historical"):
             return "unchecked", never + "; the sentence may not pair them", []
         return "wrong", never, []
 
@@ -215,10 +223,20 @@ class Checker:
         """The identifiers a file must use for a mention; a reason (str) when the claim cannot be read."""
         if data.get("grep"):
             if not data.get("fixed") and re.search(r"[\\^$*+?()\[\]{}|]", sym.replace(r"\.", ".")):
-                return f"the grep pattern {sym!r} is a regular expression, not checked"
+                return f"the grep pattern `{sym}` is a regular expression, not checked"
             words = [w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sym) if w not in KEYWORDS]
             return words or f"nothing to look for in {sym!r}"
         return [w for w in sym.split(".") if w]
+
+    def _mentioned_near(self, words: list[str], where: str, version: str) -> str:
+        """For a grep: the files of the same directory that have the words at this version."""
+        folder = where.rstrip("/").rpartition("/")[0] if not where.endswith("/") else where.rstrip("/")
+        ix = self.index
+        hits = [f for f in ix.files_under(version, folder) if "/" not in f[len(folder) + 1:]
+                and all(ix.mentioned_in(version, w, f) for w in words)]
+        if not hits:
+            return f"; no file of {folder}/ has it at {version}"
+        return f"; at {version} in {', '.join(hits[:3])}" + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
 
     def _defined_elsewhere(self, sym: str, version: str) -> str:
         name = sym.rpartition(".")[2]
@@ -245,6 +263,9 @@ class Checker:
             return "wrong", f"{name} is a {other[0]['kind']} parser at {version}, not a {kind} parser", \
                 [_parser(version, name)]
         present = [v for v in self.versions if self.registered(v, name, kind)]
+        if not present and data.get("historical"):
+            return "unchecked", f"the sentence speaks of the past, and no indexed version ({_span(self.versions)})" \
+                                f" registers {name}", []
         if not present:
             names = sorted({n for v in self.versions for (_, n) in self.parser_map(v)})
             close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
@@ -379,7 +400,7 @@ class Checker:
             if late:
                 gone = _first_absent_after(known, late[-1])
                 return "wrong", f"still present at {late[0]}" + (f"; removed at {gone}" if gone else
-                                                                  f" and in every later indexed version"), evidence
+                                                                  " and in every later indexed version"), evidence
             early = [v for v, p in known if before(v)]
             if not [v for v in have if before(v)]:
                 return "unchecked", f"in no indexed version before {claimed} ({what}); cannot confirm", evidence
@@ -430,6 +451,16 @@ class Checker:
             return (lambda v: bool(self.registered(v, name, kind))), f"parser name {name}"
         simple = name.rpartition(".")[2]
         defs = [d for d in ix.defs(simple) if d.qualname == name or d.qualname.endswith("." + name)]
+        where = subject.get("file")
+        if where:
+            def in_file(v: str) -> bool | None:
+                if not ix.has_tree[v]:
+                    return None
+                if any(d.version == v and (d.path == where or d.path.startswith(where.rstrip("/") + "/"))
+                       for d in defs):
+                    return True
+                return all(ix.mentioned_in(v, w, where) for w in name.split("."))
+            return in_file, f"{name} in {where}"
         if defs:
             have = {d.version for d in defs}
             return (lambda v: (v in have) if ix.has_tree[v] else None), f"symbol {name}"

@@ -38,7 +38,7 @@ VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
 VERSION_RE = re.compile("|".join(f"(?P<k{i}>{p.replace('(?P<v>', f'(?P<v{i}>')})"
                                  for i, (_, p) in enumerate(VERSION_PHRASES)), re.I)
 AT_VERSION = re.compile(rf"\b(?:at|in|as of|for)\s+(?P<v>{VERSION})\b|\((?P<p>{VERSION})\)", re.I)
-BARE_VERSION = re.compile(rf"(?<![\w.])v\d+\.\d+(?:\.\d+)*\b")
+BARE_VERSION = re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)*\b")
 
 COUNT_NOUNS = re.compile(
     r"(?<![\w.])(?P<n>\d+)\s+(?P<what>(?:[\w-]+\s+){0,4}?"
@@ -62,6 +62,7 @@ ALIAS = [
     re.compile(r"^\s*is\s+an?\s+alias\s+(?:of|for)\s*$", re.I),
     re.compile(r"^\s*(?:and|,)\s*$", re.I),  # "`a` and `b` are the same class": checked with what follows b
 ]
+ROW_ALIAS = re.compile(r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)?(?:an?\s+)?alias\s+(?:of|for))\s*$", re.I)
 ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?same\s+class\b", re.I)
 CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
                        r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
@@ -223,7 +224,7 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
         text += s + " "
     out, begin = [], 0
     masked = _mask_code(text)
-    for m in re.finditer(r"[.!?](?=\s+[A-Z`(\[*_])", masked):
+    for m in re.finditer(r"[.!?](?=\s+(?:[A-Z`(\[*_]|v\d))", masked):
         if ABBREV.search(masked[max(0, m.start() - 8):m.end()]):
             continue
         out.append((begin, m.end()))
@@ -413,7 +414,21 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             names.pop(i, None)
             names.pop(i + 1, None)
 
+    # a row's notes cell: "same class as `b`", "alias of `b`" (about the row's parser name)
+    if u.where == "row" and names:
+        row_name = names[min(names)]
+        for i, t in enumerate(toks):
+            col = u.cell_of(t.start)
+            if i in names or col is None or t.kind not in ("symbol", "flag"):
+                continue
+            lead = masked[u.cells[col][0]:t.start]
+            if ROW_ALIAS.match(lead) and t.value != row_name[0]:
+                out.append(Claim(t.line, "alias", f"`{row_name[0]}` same class as `{t.value}`",
+                                 {"a": row_name[0], "b": t.value, "kind": row_name[1]}))
+                used.add(i)
+
     # version phrases
+    row_from = None
     for m in VERSION_RE.finditer(masked):
         idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
         kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
@@ -426,13 +441,24 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             continue
         j, t = subject
         used.add(j)
+        used.update(k for k, o in enumerate(toks) if m.start() <= o.start < m.end())  # "moved to `x` at"
         moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
         subj = _subject_of(t, names.get(j))
+        if subj is not None and subj["type"] == "name" and (  # "the `x` name", "parser `x`"
+                re.match(r"^\s*(?:tool\s+|reasoning\s+)?(?:parser\s+)?name\b|^\s*(?:tool\s+|reasoning\s+)?parser\b",
+                         masked[t.end:], re.I) or re.search(r"\bparser\s*$", masked[:t.start], re.I)):
+            subj = {"type": "parser", "name": t.value, "kind": "any", "said": True}
+        if subj is not None and t.kind == "symbol" and j not in names:
+            paired = _pair(u, toks, j, [k for k, o in enumerate(toks) if o.kind == "path"], masked)
+            if paired:
+                subj["file"] = paired[0]
+        if u.where == "row" and kind == "since":
+            row_from = version
         if subj is None:
             out.append(Claim(line, "unreadable", f"{t.value} {m.group(0).strip()}",
                              {"reason": "the phrase is about something that is neither a parser name, a path nor a symbol"}))
             continue
-        out.append(Claim(line, "version", f"`{t.value}` {m.group(0).strip()}",
+        out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
                          {"phrase": kind, "version": version, "subject": subj,
                           "to": moved_to.group(1) if moved_to else None}))
 
@@ -442,8 +468,9 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             out.append(Claim(toks[i].line, "parser", f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
                              {"name": name, "kind": kind, "historical": historical}))
 
-    # paths, and symbols paired with a file
+    # paths, and symbols paired with a file (in a row about "vX+", they speak of vX and later)
     files = [i for i, t in enumerate(toks) if t.kind == "path"]
+    first = len(out)
     for i, t in enumerate(toks):
         if i in used or i in names:
             continue
@@ -463,6 +490,10 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
                 path, pairing = f
                 out.append(Claim(t.line, "symbol", f"`{t.value}` in `{path}`",
                                  {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical}))
+
+    if row_from:
+        for c in out[first:]:
+            c.data["from_version"] = row_from
 
     # counts
     for m in COUNT_NOUNS.finditer(masked):
@@ -532,20 +563,22 @@ def _grep_claims(u: Unit, toks: list[Token], i: int, files: list[int], historica
 def _count_claim(u: Unit, masked: str, m: re.Match) -> Claim:
     n, what = int(m.group("n")), m.group("what")
     line = u.line_at(m.start())
-    rest = masked[m.start("what"):]
     real = u.text[m.start("what"):]
     at = AT_VERSION.search(masked, m.end())
     before = list(AT_VERSION.finditer(masked[:m.start()]))
     version = None
+    bare = BARE_VERSION.findall(masked)
     if at and at.start() - m.end() < 40:
         version = at.group("v") or at.group("p")
     elif before:
         version = before[-1].group("v") or before[-1].group("p")
+    elif len(set(bare)) == 1 and not VERSION_RE.search(masked):  # "v0.33.0 registers 58 names"
+        version = bare[0]
     if version and not version.startswith("v"):
         version = "v" + version
     text = f"{n} {what}" + (f" at {version}" if version else "")
     for kind, pat in COUNT_KINDS:
-        c = pat.match(rest)
+        c = pat.match(real)
         if c is None:
             continue
         text = f"{n} {' '.join(real[:c.end()].split())}" + (f" at {version}" if version else "")
