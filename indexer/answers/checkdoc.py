@@ -101,6 +101,8 @@ class Checker:
         if data.get("bare"):
             if not ix.has_tree[version]:
                 return "unchecked", f"{version} was indexed without --tree", []
+            if any(path in ix.paths(v) for v in ix.tree_versions()):  # a file at the top: a plain path
+                return self._path({**data, "bare": False}, version)
             hits = ix.by_file_name(version, path)
             if hits:
                 return "ok", "at " + ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else ""), \
@@ -198,26 +200,26 @@ class Checker:
                 [_src(version, what[0])]
         tree_vs = ix.tree_versions()
         true_in = [v for v in tree_vs if v != version and found(v)]
-        elsewhere = self._defined_elsewhere(sym, version) if not data.get("grep") else \
-            self._mentioned_near(words, where, version)
+        elsewhere, also = self._defined_elsewhere(sym, version) if not data.get("grep") else \
+            (self._mentioned_near(words, where, version), [])
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
             hist = ix.path_history(where)
             last = [v for v in self.versions if ix.knows(v, where) and ix.exists(v, where) and self._before(v, version)]
             if last:
-                return "stale", f"{where}: {self._gone(hist, last[-1], where)}" + elsewhere, [_hist(where)]
+                return "stale", f"{where}: {self._gone(hist, last[-1], where)}" + elsewhere, [*also, _hist(where)]
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"in {where} in {_runs(true_in, self.versions)}", []
         if earlier:
             nxt = tree_vs[tree_vs.index(earlier[-1]) + 1]
             return "stale", f"not in {where} since {nxt} (last at {earlier[-1]})" + elsewhere, \
-                [_src(earlier[-1], where)]
+                [*also, _src(earlier[-1], where)]
         if true_in:
-            return "stale", f"not in {where} at {version}; there from {true_in[0]}" + elsewhere, []
+            return "stale", f"not in {where} at {version}; there from {true_in[0]}" + elsewhere, also
         never = f"`{sym}` is in {where} in no indexed --tree version ({_span(tree_vs)})" + elsewhere
         if data["pairing"] == "sentence" or data.get("historical"):
-            return "unchecked", never + "; the sentence may not pair them", []
-        return "wrong", never, []
+            return "unchecked", never + "; the sentence may not pair them", also
+        return "wrong", never, also
 
     def _words(self, sym: str, data: dict) -> list[str] | str:
         """The identifiers a file must use for a mention; a reason (str) when the claim cannot be read."""
@@ -238,17 +240,18 @@ class Checker:
             return f"; no file of {folder}/ has it at {version}"
         return f"; at {version} in {', '.join(hits[:3])}" + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
 
-    def _defined_elsewhere(self, sym: str, version: str) -> str:
+    def _defined_elsewhere(self, sym: str, version: str) -> tuple[str, list]:
+        """Where the symbol is defined at this version instead (text and evidence)."""
         name = sym.rpartition(".")[2]
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
-            return ""
+            return "", []
         defs = [d for d in self.index.defs(name) if d.version == version and
                 (d.qualname == sym or d.qualname.endswith("." + sym) or "." not in sym)]
         if not defs:
-            return f"; not defined anywhere at {version}"
+            return f"; not defined anywhere at {version}", []
         d: Def = defs[0]
         more = f" and {len(defs) - 1} more" if len(defs) > 1 else ""
-        return f"; at {version} defined at {d.path}:{d.line}{more}"
+        return f"; at {version} defined at {d.path}:{d.line}{more}", [_src(version, d.path, d.line)]
 
     # parser names
     def _parser(self, data: dict, version: str):

@@ -69,7 +69,7 @@ CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implement
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
 PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")
 GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
-ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx)\.|\bv?\d+\.)$", re.I)
+ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|no)\.$", re.I)
 NAME_HEADER = re.compile(r"(?:^|\b)(?:(?:tool|reasoning)[\s-]*(?:call[\s-]*)?parser(?:\s+name)?s?|name|--tool-call-parser|"
                          r"--reasoning-parser|parser(?:\s+name)?)$", re.I)
 PYTHON_WORDS = frozenset("""True False None self cls def class return import from as if else elif for while try except
@@ -223,7 +223,7 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
         lines.append(n)
         text += s + " "
     out, begin = [], 0
-    masked = _mask_code(text)
+    masked = re.sub(r"`[^`]*`", lambda m: "`" + " " * (len(m.group(0)) - 2) + "`", text)  # keep the ticks
     for m in re.finditer(r"[.!?](?=\s+(?:[A-Z`(\[*_]|v\d))", masked):
         if ABBREV.search(masked[max(0, m.start() - 8):m.end()]):
             continue
@@ -234,6 +234,7 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
     for s, e in out:
         if not text[s:e].strip():
             continue
+        s += len(text[s:e]) - len(text[s:e].lstrip())
         sub_starts = [0] + [st - s for st in starts if s < st < e]
         sub_lines = [_line_for(s, starts, lines)] + [ln for st, ln in zip(starts, lines, strict=True) if s < st < e]
         units_.append(Unit(text[s:e], sub_lines, sub_starts, "prose", heading=heading))

@@ -17,7 +17,11 @@ def parse_symbol(index: TreeIndex, query: str) -> dict:
         path, _, qual = query.partition(":")
         return {"name": qual.rpartition(".")[2], "qualname": qual, "file": path}
     parts = query.split(".")
-    if len(parts) > 1:
+    if len(parts) > 1 and all(p.isidentifier() for p in parts):
+        folder = query.replace(".", "/")
+        if not any(c in index.paths(v) for v in index.tree_versions() for c in module_path_candidates(query)) \
+                and any(index.exists(v, folder) for v in index.tree_versions()):
+            return {"module_path": folder + "/"}  # a package directory (namespace package)
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
             files = [c for c in module_path_candidates(mod)

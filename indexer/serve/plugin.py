@@ -2,7 +2,8 @@
 
 - canned_queries: the questions in queries/canned/*.sql, for every tpindex database;
 - render_cell: a file (with its line) links to that line upstream at the row's version;
-- register_routes: /-/parser-matrix, names x versions coloured by implementation;
+- register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/check-doc and /-/where
+  (docpages.py);
 - extra_template_vars: the home page lists the questions first;
 - prepare_connection: connections to a tpindex database are query-only;
 - prepare_jinja2_environment: the templates in templates/.
@@ -159,7 +160,9 @@ def extra_template_vars(template, database, table, columns, view_name, request, 
 
 @hookimpl
 def register_routes():
-    return [(r"^/-/parser-matrix$", matrix_page)]
+    from .docpages import check_doc_page, where_page
+
+    return [(r"^/-/parser-matrix$", matrix_page), (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page)]
 
 
 async def matrix_page(datasette, request):
