@@ -92,14 +92,14 @@ def main():
     """Index vLLM's tool-calling code across versions and answer questions about it.
 
     \b
-    tpindex build   walk versions (git tags, released archives, a directory) into the database
-    tpindex which   which file really implements a parser name, at one version or all
-    tpindex diff    what changed in the parser map between two versions
-    tpindex export  the parser index of a version as JSON, CSV or Markdown
-    tpindex where   where a symbol is defined, or a path is, at a version or across all (--tree)
-    tpindex check-doc  check a Markdown document's claims (paths, symbols, names, versions, counts)
-    tpindex serve   browse the database in Datasette
-    tpindex check   verify a database
+    tpindex build      walk versions (git tags, released archives, a directory) into the database
+    tpindex which      which file really implements a parser name, at one version or all
+    tpindex diff       what changed in the parser map between two versions
+    tpindex export     the parser index of a version as JSON, CSV or Markdown
+    tpindex where      where a symbol is defined, or a path is, at a version or across all (--tree)
+    tpindex check-doc  check a Markdown document's claims: paths, symbols, names, versions, counts
+    tpindex serve      browse the database in Datasette
+    tpindex check      verify a database
     """
 
 

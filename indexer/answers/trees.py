@@ -58,6 +58,8 @@ class TreeIndex:
         self._paths: dict[str, dict[str, str]] = {}
         self._scopes: dict[str, object] = {}
         self._mentions: dict[str, set[int]] = {}
+        self._defs: dict[str, list[Def]] = {}
+        self._keys: dict[str, dict[str, int]] = {}  # version -> path -> blob key
 
     # -- versions -------------------------------------------------------------------------------------
     def tree_versions(self) -> list[str]:
@@ -126,6 +128,11 @@ class TreeIndex:
     # -- definitions ----------------------------------------------------------------------------------
     def defs(self, name: str) -> list[Def]:
         """Every definition named `name` (the last part of its qualified name), in every --tree version."""
+        if name not in self._defs:
+            self._defs[name] = self._load_defs(name)
+        return self._defs[name]
+
+    def _load_defs(self, name: str) -> list[Def]:
         rows = self.db.execute(
             "select t.version_id, p.path, d.kind, d.qualname, d.line, d.end_line from definitions d"
             " join tree_files t on t.blob_key = d.blob_key join tree_paths p on p.id = t.path_id"
@@ -151,25 +158,23 @@ class TreeIndex:
                 "select rowid from tree_words where tree_words match ?", [encode_word(word)])}
         return self._mentions[word]
 
+    def _blob_keys(self, version: str) -> dict[str, int]:
+        if version not in self._keys:
+            self._keys[version] = dict(self.db.execute(
+                "select p.path, t.blob_key from tree_files t join tree_paths p on p.id = t.path_id"
+                " where t.version_id = ?", [self.vid[version]]).fetchall())
+        return self._keys[version]
+
     def mentions(self, version: str, word: str) -> list[str]:
         """Files of a --tree version whose text uses the identifier `word` (code, comments or strings)."""
         keys = self._mention_keys(word)
         if not keys:
             return []
-        rows = self.db.execute(
-            "select p.path, t.blob_key from tree_files t join tree_paths p on p.id = t.path_id"
-            " where t.version_id = ?", [self.vid[version]]).fetchall()
-        return sorted(p for p, k in rows if k in keys)
+        return sorted(p for p, k in self._blob_keys(version).items() if k in keys)
 
     def mentioned_in(self, version: str, word: str, path: str) -> bool:
         keys = self._mention_keys(word)
-        if not keys:
-            return False
-        blob = self.paths(version).get(path)
-        if blob is None:
-            return False
-        row = self.db.execute("select id from tree_blobs where blob_id = ?", [blob]).fetchone()
-        return bool(row) and row[0] in keys
+        return bool(keys) and self._blob_keys(version).get(path) in keys
 
     # -- histories ------------------------------------------------------------------------------------
     def path_history(self, path: str) -> list[dict]:
