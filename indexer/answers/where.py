@@ -182,10 +182,19 @@ def _capped(lines: list[str], indent: str, what: str = "more") -> list[str]:
 
 
 def _defs_block(defs: list[dict], indent: str) -> list[str]:
-    files = sorted({d["file"] for d in defs})
-    lines = [_def_line(d) for d in sorted(defs, key=lambda d: (d["file"], d["line"]))]
-    out = _capped(lines, indent, f"more definitions, {len(files)} files in all")
-    return out
+    """One line per definition; past SHOW of them, one line per file (its count and first few)."""
+    ordered = sorted(defs, key=lambda d: (d["file"], d["line"]))
+    if len(ordered) <= SHOW:
+        return [indent + _def_line(d) for d in ordered]
+    by_file: dict[str, list[dict]] = {}
+    for d in ordered:
+        by_file.setdefault(d["file"], []).append(d)
+    lines = []
+    for f, ds in by_file.items():
+        shown = ", ".join(f"{d['qualname']}:{d['line']}" for d in ds[:4]) + (", ..." if len(ds) > 4 else "")
+        lines.append(f"{f}  {len(ds)}: {shown}" if len(ds) > 1 else f"{f}:{ds[0]['line']}  {ds[0]['kind']} "
+                     f"{ds[0]['qualname']}")
+    return _capped(lines, indent, "more files")
 
 
 def format_text(ans: dict) -> list[str]:
