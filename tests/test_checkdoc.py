@@ -87,7 +87,7 @@ EXPECTED = [
     (22, "count", "3 tool parser names at v0.30.0", "ok", "ok", "3 at v0.30.0"),
     (22, "count", "4 tool parser names at v0.31.0", "ok", "ok", "4 at v0.31.0"),
     (23, "count", "4 tool parser names", "ok", "stale", "3 at v0.33.0; 4 in v0.31.0 - v0.32.0"),
-    (24, "version", "`ling9`", "unchecked", "unchecked", "neither a parser name nor a symbol"),
+    (24, "version", "`ling9`", "unchecked", "unchecked", "a plain word, not clearly a symbol or a parser name"),
     (25, "unreadable", "before v0.31.0", "unchecked", "unchecked", "no name or path"),
     (26, "unreadable", "2 aliases", "unchecked", "unchecked", "does not count"),
     (27, "path", "vllm/entrypoints/openai/tool_parsers/", "unchecked", "unchecked", "speaks of the past"),
@@ -141,6 +141,15 @@ def test_a_claim_in_a_row_about_later_versions_is_not_checked_before(tree_db, tm
     _, rep = report(tree_db, doc, "--at", "v0.30.0")
     assert [(r["kind"], r["status"]) for r in rep["versions"][0]["results"]] == [("version", "ok"),
                                                                                   ("path", "unchecked")]
+
+
+def test_a_name_a_plugin_registers_is_not_called_wrong(tree_db, tmp_path):  # noqa: F811
+    doc = tmp_path / "plugin.md"
+    doc.write_text("```sh\nvllm serve m --tool-parser-plugin ./my_parser.py \\\n  --tool-call-parser mine\n```\n")
+    code, rep = report(tree_db, doc)
+    assert code == 0 and [(r["status"], r["claim"]) for r in rep["versions"][0]["results"]] == [
+        ("unchecked", "`mine` (tool parser)")]
+    assert "plugin" in rep["versions"][0]["results"][0]["message"]
 
 
 def test_exit_status_and_formats(tree_db, doc, tmp_path):  # noqa: F811

@@ -15,6 +15,7 @@ import difflib
 import re
 
 from ..specs import parse_version, sort_key
+from ..tree import WORD_SUFFIXES
 from .docclaims import PLACEHOLDER, Claim, Knowledge, read
 from .trees import Def, TreeIndex
 from .versions import AnswerError, require
@@ -124,6 +125,12 @@ class Checker:
             if data.get("historical"):
                 return "unchecked", f"the sentence speaks of the past, and no indexed version " \
                                     f"({_span(self.versions)}) has it", []
+            if data.get("in_code"):
+                return "unchecked", f"in no indexed version ({_span(self.versions)}); a path in a command may " \
+                                    "be one the command creates", []
+            if not path.endswith("/") and not _file_like(path):
+                return "unchecked", f"in no indexed version ({_span(self.versions)}), and without a file " \
+                                    "suffix it may not be a repository path (an image name, an output directory)", []
             return "wrong", f"no such path in any indexed version ({_span(self.versions)})", []
         earlier = [v for v in present if self._before(v, version)]
         if data.get("historical") and earlier:
@@ -189,6 +196,11 @@ class Checker:
             return ("mentioned", hit) if hit else None
 
         here = found(version)
+        if not here and not any(ix.exists(v, where) for v in self.versions if ix.knows(v, where)):
+            return "unchecked", f"{where} is in no indexed version (its own claim says so)", []
+        if not here and not directory and not where.endswith(WORD_SUFFIXES) and not where.endswith(".py"):
+            return "unchecked", f"tpindex reads definitions of Python modules and identifiers of text files " \
+                                f"({' '.join(WORD_SUFFIXES)}), not of {where}", []
         if here:
             how, what = here
             if how == "defined":
@@ -266,6 +278,11 @@ class Checker:
             return "wrong", f"{name} is a {other[0]['kind']} parser at {version}, not a {kind} parser", \
                 [_parser(version, name)]
         present = [v for v in self.versions if self.registered(v, name, kind)]
+        if not present and data.get("sample"):
+            return "unchecked", "registered in no indexed version; the document's own code registers it (an example)", []
+        if not present and data.get("plugin"):
+            return "unchecked", "registered in no indexed version; the document loads a parser plugin " \
+                                "(--tool-parser-plugin), whose names tpindex cannot see", []
         if not present and data.get("historical"):
             return "unchecked", f"the sentence speaks of the past, and no indexed version ({_span(self.versions)})" \
                                 f" registers {name}", []
@@ -453,8 +470,10 @@ class Checker:
         if subject["type"] == "parser" or any(self.registered(v, name) for v in self.versions):
             return (lambda v: bool(self.registered(v, name, kind))), f"parser name {name}"
         simple = name.rpartition(".")[2]
-        defs = [d for d in ix.defs(simple) if d.qualname == name or d.qualname.endswith("." + name)]
         where = subject.get("file")
+        if not where and not re.search(r"[_.A-Z]", name):
+            return None, f"`{name}` is a plain word, not clearly a symbol or a parser name"
+        defs = [d for d in ix.defs(simple) if d.qualname == name or d.qualname.endswith("." + name)]
         if where:
             def in_file(v: str) -> bool | None:
                 if not ix.has_tree[v]:
@@ -474,6 +493,12 @@ class Checker:
         if a in self.versions and b in self.versions:
             return self.versions.index(a) < self.versions.index(b)
         return sort_key(a) < sort_key(b)
+
+
+def _file_like(path: str) -> bool:
+    from .docclaims import _has_file_suffix
+
+    return _has_file_suffix(path)
 
 
 def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:

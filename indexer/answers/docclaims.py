@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .trees import looks_like_path
 
-VERSION = r"v?\d+\.\d+(?:\.\d+)*(?:\.post\d+)?"
+VERSION = r"(?:v\d+\.\d+(?:\.\d+)*|0\.\d+\.\d+)(?:\.post\d+)?"  # v0.29.0, v0.21, 0.29.0 (not "ROCm 7.0")
 VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
     ("since", rf"\((?P<v>{VERSION})\s*\+\)"),
     ("since", rf"(?<![\w.])(?P<v>{VERSION})\+"),
@@ -54,6 +54,8 @@ COUNT_KINDS = [  # (what, pattern over the counted phrase and what follows it)
 ]
 
 FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<name>[A-Za-z0-9_.\-]+|<[^>]+>)")
+DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
+PLUGIN = re.compile(r"--(?:tool|reasoning)-parser-plugin\b")
 HISTORICAL = re.compile(r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
                         r"legacy|deprecated|was removed|were removed|moved from|renamed from|old (?:location|path)|"
                         r"historically|once lived|back then)\b", re.I)
@@ -290,7 +292,7 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
         path, _, suffix = code.partition(":")
         path = path.split("#L")[0]
         if suffix and IDENT.match(suffix) and not suffix.isdigit():
-            if _repo_path(path, known):
+            if _repo_path(path, known) and _has_file_suffix(path):  # not an image: vllm/vllm-openai:latest
                 return [Token(start, end, "qualified", suffix.rstrip("()"), line, {"file": path})]
             return [Token(start, end, "other", code, line)]
         if _repo_path(path, known):
@@ -345,6 +347,13 @@ def _code_line_tokens(unit: Unit, known: Knowledge) -> list[Token]:
     return out
 
 
+def _has_file_suffix(path: str) -> bool:
+    from .trees import FILE_SUFFIXES
+
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return "." in last and last.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
+
+
 def _repo_path(path: str, known: Knowledge) -> bool:
     """A path of the repository (it starts with a top-level entry of an indexed tree), not a user's file."""
     if not path or path.startswith(("/", "~", "http")) or "://" in path or " " in path:
@@ -363,6 +372,12 @@ def read(text: str, known: Knowledge) -> list[Claim]:
     for u in units(text):
         toks = tokens(u, known)
         claims.extend(_unit_claims(u, toks, known, tables))
+    plugin = bool(PLUGIN.search(text))  # names a plugin registers are in no registry tpindex reads
+    own = set(DOC_REGISTERS.findall(text))  # names the document's own code samples register
+    for c in claims:
+        if c.kind == "parser":
+            c.data["plugin"] = plugin
+            c.data["sample"] = c.data["name"] in own
     return claims
 
 
@@ -476,7 +491,8 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
         if i in used or i in names:
             continue
         if t.kind == "path":
-            out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical}))
+            out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical,
+                                                               "in_code": u.where == "code"}))
         elif t.kind == "bare-file":
             out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "bare": True, "historical": historical}))
         elif t.kind == "qualified":
