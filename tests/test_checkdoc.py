@@ -226,3 +226,13 @@ def test_where_page(client):
     assert "v0.32.0 - v0.33.0    vllm/entrypoints/common/startup.py:4" in page
     assert "no version" not in client.html("/-/where?q=docs/guide.md")
     assert "moved at v0.32.0 to docs/features/guide.md (content)" in client.html("/-/where?q=docs/guide.md")
+
+
+def test_links_are_path_claims_once(tree_db, tmp_path):  # noqa: F811
+    doc = tmp_path / "links.md"
+    doc.write_text("See [`docs/guide.md`](docs/guide.md), [the flags]"
+                   "(https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/entrypoints/launchers/cli_args.py#L8)"
+                   " and [the site](https://docs.vllm.ai/en/latest/).\n")
+    _, rep = report(tree_db, doc, "--at", "v0.31.0")
+    assert [(r["claim"], r["status"]) for r in rep["versions"][0]["results"]] == [
+        ("`docs/guide.md`", "ok"), ("`vllm/entrypoints/launchers/cli_args.py`", "ok")]

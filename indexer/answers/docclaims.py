@@ -271,7 +271,7 @@ def tokens(unit: Unit, known: Knowledge) -> list[Token]:
         g = GITHUB_BLOB.match(target)
         path = g.group("path") if g else (target if not re.match(r"^[a-z]+:|^#|^/", target) else None)
         if path and _repo_path(path.split("#")[0], known):
-            if not any(t.start <= m.start() < t.end for t in out):
+            if not any(m.start() <= t.start < m.end() and t.kind == "path" for t in out):  # [`p`](p): once
                 out.append(Token(m.start(), m.end(), "path", path.split("#")[0], unit.line_at(m.start()),
                                  {"link": True}))
     masked = _mask_code(unit.text)
