@@ -198,6 +198,7 @@ class Builder:
                     raise
                 self.submit(entries, alone=len(todo) == 1)
                 tree = self.tree.submit(listing, self.inflight.__contains__) if self.tree else None
+                listing = None  # an archive's whole tree in memory: let it go before the next is read
                 pending.append((ref, old_id, entries, tree))
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)

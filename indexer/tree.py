@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections import deque
+from concurrent.futures import wait
 
 from .scope import parsed
 
@@ -29,6 +31,7 @@ WORD_SUFFIXES = (".py", ".pyi", ".md", ".rst", ".txt", ".jinja", ".j2", ".yaml",
 WORDS_MAX = 1 << 20
 BATCH_BYTES = 1 << 20
 BATCH_FILES = 256
+MAX_QUEUED = 48 << 20  # bytes handed to the workers and not yet parsed: beyond, wait (memory stays bounded)
 
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]+")
 _UPPER_STR = re.compile(r"[A-Z]")
@@ -95,6 +98,8 @@ class TreeTier:
         self._batch: list = []
         self._batch_ids: list = []
         self._batch_bytes = 0
+        self._queued: deque = deque()  # (future, bytes) of the batches the workers have not finished
+        self._queued_bytes = 0
 
     # -- submit --------------------------------------------------------------------------------------
     def submit(self, listing, full_facts) -> list[tuple[str, str]]:
@@ -157,7 +162,13 @@ class TreeTier:
             raise _worker_died() from None
         for i, (blob_id, defs, words) in enumerate(self._batch_ids):
             self.waiting[blob_id] = (future, i, defs, words)
+        self._queued.append((future, self._batch_bytes))
+        self._queued_bytes += self._batch_bytes
         self._batch, self._batch_ids, self._batch_bytes = [], [], 0
+        while self._queued_bytes > MAX_QUEUED:  # a finished batch releases its bytes
+            done, size = self._queued.popleft()
+            self._queued_bytes -= size
+            wait([done])
 
     # -- write ---------------------------------------------------------------------------------------
     def write(self, version_id: int, files: list[tuple[str, str]]) -> None:
