@@ -34,7 +34,7 @@ DOC = textwrap.dedent("""\
     `alpha_too` is the same class as `alpha`. `gamma` is an alias of `alpha`.
     `gamma` is new in v0.31.0. `beta` was removed at v0.33.0. `alpha` was removed at v0.32.0.
     `docs/guide.md` moved to `docs/features/guide.md` at v0.32.0.
-    There are 3 tool parser names at v0.30.0 and 4 tool parser names at v0.31.0.
+    There are 3 tool parser names at v0.30.0, 4 tool parser names at v0.31.0 and 5 tool parser names at v0.32.0.
     Right now 4 tool parser names are registered.
     `ling9` has been around since v0.29.0.
     Everything here was checked before v0.31.0 shipped.
@@ -86,6 +86,7 @@ EXPECTED = [
      "moved at v0.32.0 to docs/features/guide.md (content)"),
     (22, "count", "3 tool parser names at v0.30.0", "ok", "ok", "3 at v0.30.0"),
     (22, "count", "4 tool parser names at v0.31.0", "ok", "ok", "4 at v0.31.0"),
+    (22, "count", "5 tool parser names at v0.32.0", "wrong", "wrong", "4 at v0.32.0, not 5"),
     (23, "count", "4 tool parser names", "ok", "stale", "3 at v0.33.0; 4 in v0.31.0 - v0.32.0"),
     (24, "version", "`ling9`", "unchecked", "unchecked", "a plain word, not clearly a symbol or a parser name"),
     (25, "unreadable", "before v0.31.0", "unchecked", "unchecked", "no name or path"),
@@ -236,3 +237,15 @@ def test_links_are_path_claims_once(tree_db, tmp_path):  # noqa: F811
     _, rep = report(tree_db, doc, "--at", "v0.31.0")
     assert [(r["claim"], r["status"]) for r in rep["versions"][0]["results"]] == [
         ("`docs/guide.md`", "ok"), ("`vllm/entrypoints/launchers/cli_args.py`", "ok")]
+
+
+def test_counts_of_names_by_implementation_and_of_files(tree_db, tmp_path):  # noqa: F811
+    doc = tmp_path / "counts.md"
+    doc.write_text("At v0.31.0 there are 4 standalone tool parser names and 1 unified parser names.\n\n"
+                   "There are 4 files in `vllm/tool_parsers/` at v0.33.0.\n")
+    _, rep = report(tree_db, doc)
+    assert [(r["claim"], r["status"], r["message"]) for r in rep["versions"][0]["results"]] == [
+        ("4 standalone tool parser names at v0.31.0", "ok", "4 at v0.31.0"),
+        ("1 unified parser names at v0.31.0", "wrong", "0 at v0.31.0, not 1"),
+        ("`vllm/tool_parsers/`", "ok", "a directory of 4 files"),
+        ("4 files in `vllm/tool_parsers/` at v0.33.0", "ok", "4 at v0.33.0")]
