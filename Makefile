@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 index: $(STAMP)
-	$(BIN)/tpindex build --from-pypi --tags '$(TAGS)' --db $(DB)
+	$(BIN)/tpindex build --from-pypi --tree --tags '$(TAGS)' --db $(DB)
 	$(BIN)/tpindex versions --db $(DB)
 	@echo "Database: $(DB)   Browse it: make serve   Ask: $(BIN)/tpindex which NAME --db $(DB)"
 

@@ -204,6 +204,11 @@ class Builder:
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
+        self.tree = None
+        if scope.tree:
+            from .tree import TreeTier
+
+            self.tree = TreeTier(self)
 
     # -- plan ------------------------------------------------------------------------------------
     def todo(self, versions: list[VersionRef]) -> list[tuple[VersionRef, int | None]]:
@@ -240,12 +245,18 @@ class Builder:
             todo = self.todo(versions)
             for ref, old_id in todo:
                 try:
-                    entries = list(self.source.files(ref, self.scope))
+                    if self.tree:  # one listing of the whole tree; the scope's files are among it
+                        listing = self.source.tree(ref)
+                        entries = [e for e in listing if self.scope.matches(e.path)]
+                    else:
+                        entries = list(self.source.files(ref, self.scope))
                 except BaseException:
                     write_until(0)  # the versions already read are fine: keep them, then fail
                     raise
                 self.submit(entries, alone=len(todo) == 1)
-                pending.append((ref, old_id, entries))
+                tree = self.tree.submit(listing, self.inflight.__contains__) if self.tree else None
+                listing = None  # an archive's whole tree in memory: let it go before the next is read
+                pending.append((ref, old_id, entries, tree))
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
         except BaseException:
@@ -331,7 +342,7 @@ class Builder:
         return any(p.exitcode is not None for p in list((self.pool._processes or {}).values()))
 
     # -- write -------------------------------------------------------------------------------------
-    def write(self, ref: VersionRef, old_id: int | None, entries) -> None:
+    def write(self, ref: VersionRef, old_id: int | None, entries, tree=None) -> None:
         db, conn = self.db, self.db.conn
         parsed_here: dict[str, dict] = {}
         facts: dict[str, tuple[list[str], list[tuple]]] = {}  # table -> (columns, rows), inserted in one go
@@ -358,6 +369,8 @@ class Builder:
                                  fact_rows)
             conn.executemany("insert or replace into files(version_id, path, unit_id) values (?, ?, ?)", rows)
             self.stats.files += len(rows)
+            if tree is not None:
+                self.tree.write(version_id, tree)
             from .resolve import resolve_version
 
             n_registered = resolve_version(db, version_id, self.module_cache)

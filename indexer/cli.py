@@ -51,6 +51,8 @@ class LazyGroup(click.Group):
         "export": "indexer.answers.commands:export",
         "serve": "indexer.serve.command:serve",
         "check": "indexer.check:check",
+        "where": "indexer.answers.commands:where",
+        "check-doc": "indexer.answers.commands:check_doc",
     }
 
     def main(self, *args, **kwargs):
@@ -159,6 +161,11 @@ def main():
               help="default: the tool-calling subsystem (every path the tool-parser and reasoning-parser "
                    "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates "
                    "and parser tests); all: every .py under vllm/.")
+@click.option("--tree", is_flag=True,
+              help="Also record every path of each version's tree (docs/, tests/, examples/, ...), the definitions "
+                   "(classes, functions, methods, module-level names) of every module under vllm/, and which "
+                   "identifiers each text file uses: what tpindex where and check-doc read. Costs a light parse "
+                   "of every module once per unique file.")
 @click.option("--include", "includes", multiple=True, metavar="GLOB",
               help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py': paths inside the "
                    "version tree (no '..', not absolute). Repeatable.")
@@ -176,14 +183,14 @@ def main():
                    "labelled like a release, a tag indexed from the package index and now from git). Without it, "
                    "such a build is refused.")
 @click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
-def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, cache_dir, upstream, jobs, quiet,
+def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includes, cache_dir, upstream, jobs, quiet,
           verbose, replace, no_dedup):
     """Index versions of vLLM into the database.
 
     \b
     Examples:
       tpindex build --repo ~/src/vllm --tags v0.30.0..v0.32.0
-      tpindex build --from-pypi --tags v0.30.0..
+      tpindex build --from-pypi --tags v0.30.0.. --tree
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
     import sqlite3
@@ -219,7 +226,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
 
     check_target(db_file)  # a file that is not ours is refused before anything is downloaded or written
     try:
-        the_scope = Scope.named(scope, includes)
+        the_scope = Scope.named(scope, includes, tree=tree)
     except ValueError as e:
         raise Fail(str(e), "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
                    ) from None

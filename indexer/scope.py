@@ -43,9 +43,10 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 class Scope:
     patterns: tuple[str, ...]
     name: str = "default"
+    tree: bool = False  # also every path of the tree and every module's definitions (build --tree)
 
     @classmethod
-    def named(cls, name: str, extra: tuple[str, ...] = ()) -> Scope:
+    def named(cls, name: str, extra: tuple[str, ...] = (), tree: bool = False) -> Scope:
         if name == "default":
             base = TOOL_CALLING
         elif name == "all":
@@ -57,7 +58,7 @@ class Scope:
                 raise ValueError(f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
                                  " relative to the tree's root, without '..')")
         label = name if not extra else f"{name}+" + ",".join(extra)
-        return cls(tuple(dict.fromkeys(base + tuple(extra))), label)
+        return cls(tuple(dict.fromkeys(base + tuple(extra))), label + ("+tree" if tree else ""), tree)
 
     def roots(self) -> list[str]:
         """Literal directory prefixes to walk ("" = the whole tree), with nested ones dropped."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .problems import Problem
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -161,6 +161,31 @@ create table if not exists parser_code (
     shared integer not null,       -- a framework file (its classes are no name's own): reported once in diffs
     primary key (version_id, kind, name, path)
 ) without rowid;
+-- The whole tree (build --tree): every path of a version, the definitions of every module under vllm/,
+-- and the identifiers each text file uses (tree_words), for `where` and `check-doc`.
+create table if not exists tree_paths (id integer primary key, path text not null unique);
+create table if not exists tree_blobs (
+    id integer primary key,
+    blob_id text not null unique,  -- git blob id, as blobs.id
+    defs text,                     -- extractor id of its rows in definitions (modules under vllm/), else null
+    words integer                  -- 1: its identifiers are in tree_words (rowid = this id)
+);
+create table if not exists tree_files (
+    version_id integer not null references versions(id) on delete cascade,
+    path_id integer not null references tree_paths(id),
+    blob_key integer not null references tree_blobs(id),
+    primary key (version_id, path_id)
+) without rowid;
+create index if not exists tree_files_blob on tree_files(blob_key);
+create table if not exists version_trees (
+    version_id integer primary key references versions(id) on delete cascade,
+    files integer, modules integer);
+create table if not exists definitions (
+    blob_key integer not null references tree_blobs(id),
+    kind text not null,            -- class | function | method | name
+    name text not null, qualname text not null, line integer, end_line integer);
+create index if not exists definitions_name on definitions(name);
+create index if not exists definitions_blob on definitions(blob_key);
 """
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
@@ -176,6 +201,10 @@ end;
 create trigger if not exists markers_ad after delete on markers begin
   insert into markers_fts(markers_fts, rowid, text) values ('delete', old.id, old.text);
 end;
+-- Identifiers per file of the tree (contentless, no positions): "does this file mention X". An upper-case
+-- letter is written as $ + its lower case (tree.encode_words), so matching is case-sensitive.
+create virtual table if not exists tree_words using fts5(words, content='', detail='none',
+  tokenize="ascii tokenchars '_$'");
 """
 
 # Views: per version, complete versions only, no blob ids.
@@ -288,6 +317,15 @@ VIEWS = {
                 as removed_in,
             s.n as versions_present
         from spans s""",
+    "tree_files_v": """
+        select v.label as version, p.path as file, b.blob_id, v.ord as version_ord
+        from tree_files t join versions v on v.id = t.version_id and v.status = 'complete'
+        join tree_paths p on p.id = t.path_id join tree_blobs b on b.id = t.blob_key""",
+    "definitions_v": """
+        select v.label as version, p.path as file, d.kind, d.name, d.qualname, d.line, d.end_line,
+               v.ord as version_ord
+        from definitions d join tree_files t on t.blob_key = d.blob_key
+        join versions v on v.id = t.version_id and v.status = 'complete' join tree_paths p on p.id = t.path_id""",
     "parse_errors": """
         select version, file, parse_status, b.error_count, b.first_error_line, b.error
         from version_files vf join blobs b on b.id = vf.blob_id where b.status not in ('ok', 'not-parsed')""",
@@ -545,6 +583,7 @@ MIGRATIONS: dict[int, str] = {
         alter table parser_map add column code_sig text;
     """,
     2: "",  # sentinels and request_settings: new tables and views only
+    3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
 }
 
 

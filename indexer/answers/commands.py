@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..cli import Fail, db_option
+from ..cli import Fail, db_option, open_db
 
 
 def index(db_path: str):
@@ -179,3 +179,67 @@ def card(name, at, all_, kind, fmt, db_path):
             click.echo("\n".join(c.format_markdown(x) for x in cards), nl=False)
     else:
         click.echo("\n\n".join(c.format_text(x) for x in cards))
+
+
+@click.command(short_help="Where a symbol is defined or a path is, at a version or across all.")
+@click.argument("query", metavar="SYMBOL|PATH")
+@click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed with --tree).")
+@click.option("--all", "all_", is_flag=True,
+              help="Every indexed version: ranges with the same files, moves and removals.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text for people (long lists capped); json (everything) for tools.")
+@db_option
+def where(query, at, all_, fmt, db_path):
+    """Where SYMBOL is defined, or whether PATH exists, at a version or across all of them.
+
+    \b
+    SYMBOL: Name, Class.method, pkg.mod.Class.method, or path.py:Name (that file's).
+    PATH:   vllm/x.py, a directory (docs/), a bare file name (cli_args.py), or a pattern
+            (vllm/tool_parsers/*_tool_parser.py, <name> placeholders allowed).
+    A symbol defined nowhere at the version is looked up as a mention (code, comments, strings). A path
+    gone from a version says where it went: the same content at a new path, the file now holding most of
+    its definitions, or the one new file with its name. Needs a database built with --tree.
+    """
+    from . import where as w
+
+    if at and all_:
+        raise Fail("--at and --all ask different questions", "use one of them")
+    ans = w.where(open_db(db_path), query, at, all_)
+    click.echo(json.dumps(ans, indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
+
+
+@click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
+@click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--at", "at", multiple=True, metavar="VERSION|SPEC",
+              help="The version(s) to check against (default: the newest indexed). Repeatable; a spec "
+                   "(v0.30.0..v0.33.0, lists, globs) selects among the indexed versions. Each is checked.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: one line per claim; json: every claim with its evidence; markdown: a table per version.")
+@db_option
+def check_doc(document, at, fmt, db_path):
+    """Check the claims of a Markdown DOCUMENT (runbook, pointer map, skill file) against the index: paths
+    exist, symbols are defined or mentioned in the files they are named with, parser names are registered,
+    aliases are one class, version claims ("(v0.29.0+)", "since", "removed at", "moved at", "before") and
+    counts ("54 tool parser names at v0.32.0") hold. Each claim: ok, stale (true once; what is true now and
+    since when), wrong (never true; the true version) or unchecked (why).
+
+    Exit status 0 when nothing is stale or wrong, 1 when something is, 2 on error. Paths and symbols need
+    versions indexed with --tree. DOCUMENT may be - for standard input.
+    """
+    from . import checkdoc
+
+    try:
+        with click.open_file(document, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise Fail(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
+    db = open_db(db_path)
+    versions = checkdoc.resolve_versions(db, at)
+    report = checkdoc.check_document(db, text, versions, name=document)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    elif fmt == "markdown":
+        click.echo(checkdoc.format_markdown(report))
+    else:
+        click.echo("\n".join(checkdoc.format_text(report)))
+    raise SystemExit(1 if report["failed"] else 0)

@@ -6,6 +6,7 @@ from . import (
     adapters,
     aliases,
     classes,
+    definitions,
     imports,
     markers,
     namechecks,
@@ -27,6 +28,7 @@ KINDS = {
     "name_checks": namechecks.extract,
     "sentinels": sentinels.extract,
     "request_settings": request_settings.extract,
+    "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
 }
 
 

@@ -247,6 +247,24 @@ TABLES: dict[str, dict] = {
                     "version_ord": VERSION_ORD},
         "sort_desc": "version_ord",
     },
+    "tree_files_v": {
+        "description": "Every file of each version indexed with --tree (docs, tests, examples, ...), with its "
+                       "content's blob id (equal ids, equal bytes).",
+        "facets": ["version"],
+        "columns": {"blob_id": "git blob id of the content", "version_ord": VERSION_ORD},
+        "sort_desc": "version_ord",
+    },
+    "definitions_v": {
+        "description": "Definitions of every module under vllm/ in versions indexed with --tree: classes, "
+                       "functions, methods and module-level names, with their lines (what tpindex where reads).",
+        "facets": ["kind", "version"],
+        "columns": {"kind": "class, function (module-level), method (a function in a class body) or name "
+                            "(assigned at module level)",
+                    "name": "the defined name", "qualname": "the qualified name in the module (Class.method)",
+                    "line": "first line of the definition (its first decorator, if any)",
+                    "end_line": "last line of the definition", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "parse_errors": {
         "description": "Files that parsed with syntax errors; their facts may be incomplete.",
         "facets": ["version"],
@@ -298,6 +316,18 @@ TABLES: dict[str, dict] = {
                          "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
+    "tree_paths": {"description": "Every path seen in a version's tree (build --tree), once.", "label_column": "path"},
+    "tree_blobs": {"description": "File contents of the trees (build --tree): what is stored for each.",
+                   "label_column": "blob_id",
+                   "columns": {"defs": "extractor id of its rows in definitions (modules under vllm/)",
+                               "words": "1: its identifiers are in tree_words"}},
+    "tree_files": {"description": "The whole tree of each version indexed with --tree: (version, path) -> content "
+                                  "(see tree_files_v)."},
+    "version_trees": {"description": "The versions indexed with --tree, with their numbers of files and of modules "
+                                     "under vllm/."},
+    "definitions": {"description": "Definitions per file content (see definitions_v).", "facets": ["kind"]},
+    "tree_words": {"description": "Full-text index (contentless) of the identifiers each text file of a tree uses; "
+                                  "an upper-case letter is stored as $ and its lower case. rowid = tree_blobs.id."},
 }
 
 

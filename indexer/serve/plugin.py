@@ -4,7 +4,7 @@
 - render_cell: a file (with its line) links to that line upstream at the row's version; a parser name to
   its page, a class to the class tree, a version to its page (cells.py);
 - register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
-  /-/version/<label> and /-/find (routes.py, pages.py);
+  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;
 - prepare_connection: connections to a tpindex database are query-only;
@@ -216,11 +216,13 @@ async def _page_vars(template, database, request, datasette):
 @hookimpl
 def register_routes():
     from . import routes
+    from .docpages import check_doc_page, where_page
 
     return [(r"^/-/parser-matrix$", matrix_page),
             (r"^/-/parser/(?P<kind>[^/]+)/(?P<name>[^/]+)$", routes.parser_route),
             (r"^/-/version/(?P<label>[^/]+)$", routes.version_route),
-            (r"^/-/find$", routes.find_route)]
+            (r"^/-/find$", routes.find_route),
+            (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page)]
 
 
 async def matrix_page(datasette, request):

@@ -42,6 +42,9 @@ class Source(Protocol):
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
         """In-scope files of a version, walking only the scope's subtrees."""
 
+    def tree(self, version: VersionRef) -> list[FileEntry]:
+        """Every file of a version (build --tree); its in-scope files are exactly what files() yields."""
+
 
 def git_blob_id(data: bytes) -> str:
     """The id git gives these bytes as a blob."""

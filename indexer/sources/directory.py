@@ -71,7 +71,8 @@ class DirectorySource:
         if name != self.label:
             raise ValueError(f"{self.root} holds one version, {self.label}, not {name}")
         digest = hashlib.sha256()
-        for path, blob_id, _ in sorted(self._walk(self.scope or _default_scope())):
+        scope = self.scope or _default_scope()
+        for path, blob_id, _ in sorted(self._walk(_EVERYTHING if scope.tree else scope)):
             digest.update(f"{path}\0{blob_id}\n".encode())
         return VersionRef(label=self.label, ref=str(self.root), commit=digest.hexdigest(), source="dir",
                           sort_key=sort_key(self.label), origin=str(self.root))
@@ -80,6 +81,10 @@ class DirectorySource:
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
         for path, blob_id, data in self._walk(scope):
             yield FileEntry(path, blob_id, _const(data))
+
+    def tree(self, version: VersionRef) -> list[FileEntry]:
+        """Every file under the directory (for an installed package: the package's)."""
+        return [FileEntry(path, blob_id, _const(data)) for path, blob_id, data in self._walk(_EVERYTHING)]
 
     def _walk(self, scope) -> list[tuple[str, str, bytes]]:
         """(repository path, blob id, bytes) of every in-scope file, read once per scope."""
@@ -171,6 +176,21 @@ def metadata_version(path: Path) -> str | None:
     except OSError:
         return None
     return None
+
+
+class _Everything:
+    patterns = ("*",)
+
+    @staticmethod
+    def roots() -> list[str]:
+        return [""]
+
+    @staticmethod
+    def matches(path: str) -> bool:
+        return True
+
+
+_EVERYTHING = _Everything()
 
 
 def _default_scope():

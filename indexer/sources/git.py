@@ -101,6 +101,11 @@ class GitSource:
                 if scope.matches(path):
                     yield FileEntry(path, sha, _reader(odb, sha))
 
+    def tree(self, version: VersionRef) -> list[FileEntry]:
+        """Every file of the version's tree, from tree objects listed once per tree id."""
+        odb = self.repo.odb
+        return [FileEntry(path, sha, _reader(odb, sha)) for path, sha in self._list(self._commit_tree(version.commit))]
+
     def read_many(self, entries) -> Iterator[bytes]:
         """The bytes of many files, in order, in one pipelined pass."""
         if self._catfile is None:

@@ -285,6 +285,15 @@ class PypiSource:
         for rel, data in members:
             yield FileEntry(rel, git_blob_id(data), _const(data))
 
+    def tree(self, version: VersionRef) -> list[FileEntry]:
+        """Every file of the archive, read in the same one pass as files()."""
+        path, _ = self.archive(version.label)
+        try:
+            members = read_members(path, _tree_path)
+        except (tarfile.TarError, EOFError, OSError, ValueError) as e:
+            raise PackageIndexError(f"{version.label}: cannot read {path} as a tar.gz archive ({e})") from e
+        return [FileEntry(rel, git_blob_id(data), _const(data)) for rel, data in members]
+
     # -- archives --------------------------------------------------------------------------------------
     def archive(self, label: str) -> tuple[Path, str]:
         """The verified archive of a version in the cache, downloading it if needed; -> (path, sha256)."""

@@ -1,0 +1,615 @@
+"""Markdown -> the checkable claims it makes (no database here; checkdoc.py checks them).
+
+The document is cut into units: a table row (with its table's header), a sentence of prose (a list item
+or heading is its own unit), a line of a fenced code block. In each unit we find tokens: code spans,
+link targets, version phrases ("(v0.29.0+)", "since v0.30.0", "removed at v0.25.1", "moved at v0.33.0",
+"before v0.13.0") and counts ("54 tool parser names at v0.32.0"). Claims come from tokens:
+
+    path     a path in a code span or link, placeholders (<name>, {x}, *) matched as patterns
+    symbol   a name paired with a file: in the same table row, "`X` in `path`", `path.py:X`,
+             `grep X path`, or the one file of the sentence
+    parser   a --tool-call-parser / --reasoning-parser value, or a name in a parser-names column
+    alias    "`a` is the same class as `b`", "`a` is an alias of `b`"
+    version  a version phrase about the name or path before it (or right after it at the start)
+    count    a number of names, adapter-importing files, unified names, or files under a path
+
+What cannot be read confidently is kept as `unchecked` with the reason, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from .trees import looks_like_path
+
+VERSION = r"(?:v\d+\.\d+(?:\.\d+)*|0\.\d+\.\d+)(?:\.post\d+)?"  # v0.29.0, v0.21, 0.29.0 (not "ROCm 7.0")
+VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
+    ("since", rf"\((?P<v>{VERSION})\s*\+\)"),
+    ("since", rf"(?<![\w.])(?P<v>{VERSION})\+"),
+    ("since", rf"\b(?:since|added (?:in|at)|new in|introduced (?:in|at))\s+(?P<v>{VERSION})"),
+    ("since", rf"\bfrom\s+(?P<v>{VERSION})\s+on\b"),
+    ("removed", rf"\b(?:removed|dropped|deleted|gone)\s+(?:in|at|from|since)\s+(?P<v>{VERSION})"),
+    ("moved", rf"\b(?:moved|relocated|renamed)(?:\s+to)?\s+(?:in|at)\s+(?P<v>{VERSION})"),
+    ("before", rf"\b(?:before|prior to)\s+(?P<v>{VERSION})"),
+    ("until", rf"\b(?:until|up to|through)\s+(?P<v>{VERSION})\b(?!\s*\+)"),
+]
+VERSION_RE = re.compile("|".join(f"(?P<k{i}>{p.replace('(?P<v>', f'(?P<v{i}>')})"
+                                 for i, (_, p) in enumerate(VERSION_PHRASES)), re.I)
+AT_VERSION = re.compile(rf"\b(?:at|in|as of|for)\s+(?P<v>{VERSION})\b|\((?P<p>{VERSION})\)", re.I)
+BARE_VERSION = re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)*\b")
+
+COUNT_NOUNS = re.compile(
+    r"(?<![\w.])(?P<n>\d+)\s+(?P<what>(?:[\w-]+\s+){0,4}?"
+    r"(?:names?|parsers?|files?|modules?|classes|stubs?|adapters?|aliases))\b", re.I)
+COUNT_KINDS = [  # (what, pattern over the counted phrase and what follows it)
+    ("names", re.compile(r"^(?:registered\s+)?(?P<kind>tool|reasoning|unified)?[\s-]*(?:call\s+)?(?:parsers?\s+)?names?\b", re.I)),
+    ("names", re.compile(r"^(?:registered\s+)?(?P<kind>tool|reasoning|unified)[\s-]+(?:call\s+)?parsers\b", re.I)),
+    ("impl", re.compile(r"^(?P<impl>unified|standalone|name-check)\s+(?:(?:tool|reasoning)[\s-]+)?(?:parser\s+)?"
+                        r"(?:names|parsers)\b", re.I)),
+    ("adapter-files", re.compile(r"^(?P<tool>tool[\s-]+parser\s+)?files\s+(?:that\s+)?import(?:ing|s)?\s+"
+                                 r"(?:an?\s+|the(?:ir)?\s+)?adapters?\b", re.I)),
+    ("files-under", re.compile(r"^files\s+(?:in|under|below)\s+(?P<path>`[^`]+`|\S+/)", re.I)),
+]
+
+FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<name>[A-Za-z0-9_.\-]+|<[^>]+>)")
+DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
+PLUGIN = re.compile(r"--(?:tool|reasoning)-parser-plugin\b")
+HISTORICAL = re.compile(r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
+                        r"legacy|deprecated|was removed|were removed|moved from|renamed from|old (?:location|path)|"
+                        r"historically|once lived|back then)\b", re.I)
+ALIAS = [
+    re.compile(r"^\s*(?:is|are)\s+(?:registered\s+(?:to|as)\s+|implemented\s+by\s+)?(?:the\s+)?same\s+class\s+as\s*$", re.I),
+    re.compile(r"^\s*is\s+an?\s+alias\s+(?:of|for)\s*$", re.I),
+    re.compile(r"^\s*(?:and|,)\s*$", re.I),  # "`a` and `b` are the same class": checked with what follows b
+]
+ROW_ALIAS = re.compile(r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)?(?:an?\s+)?alias\s+(?:of|for))\s*$", re.I)
+ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?same\s+class\b", re.I)
+CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
+                       r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
+PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")
+GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
+ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|no)\.$", re.I)
+NAME_HEADER = re.compile(r"(?:^|\b)(?:(?:tool|reasoning)[\s-]*(?:call[\s-]*)?parser(?:\s+name)?s?|name|--tool-call-parser|"
+                         r"--reasoning-parser|parser(?:\s+name)?)$", re.I)
+PYTHON_WORDS = frozenset("""True False None self cls def class return import from as if else elif for while try except
+finally with lambda yield async await pass break continue and or not in is str int float bool dict list set tuple
+bytes object type print len range json re os sys""".split())
+
+
+@dataclass
+class Token:
+    start: int
+    end: int
+    kind: str  # path | symbol | grep | flag | qualified | other
+    value: str
+    line: int
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Claim:
+    line: int
+    kind: str  # path | symbol | parser | alias | version | count | unreadable
+    text: str
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Unit:
+    text: str
+    lines: list[int]  # the document line of each character offset's line: (offset, line) starts
+    starts: list[int]
+    where: str  # prose | row | code | heading
+    cells: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each cell (rows)
+    header: list[str] = field(default_factory=list)
+    heading: str = ""
+
+    def line_at(self, offset: int) -> int:
+        line = self.lines[0]
+        for start, ln in zip(self.starts, self.lines, strict=True):
+            if start > offset:
+                break
+            line = ln
+        return line
+
+    def cell_of(self, offset: int) -> int | None:
+        for i, (s, e) in enumerate(self.cells):
+            if s <= offset < e:
+                return i
+        return None
+
+
+class Knowledge:
+    """What the reader may ask the index: the top-level directories of the trees and the parser names."""
+
+    def __init__(self, roots: set[str], parser_names: set[str]):
+        self.roots = roots
+        self.parser_names = parser_names
+
+
+# -- units -----------------------------------------------------------------------------------------------
+
+def units(text: str) -> list[Unit]:
+    lines = text.splitlines()
+    out: list[Unit] = []
+    para: list[tuple[int, str]] = []
+    heading = ""
+    fence = None
+    i = 0
+
+    def flush():
+        if para:
+            out.extend(_sentences(para, heading))
+            para.clear()
+
+    while i < len(lines):
+        raw, n = lines[i], i + 1
+        stripped = raw.strip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = None
+            else:
+                out.append(Unit(raw, [n], [0], "code", heading=heading))
+            i += 1
+            continue
+        m = re.match(r"^\s*(```+|~~~+)", raw)
+        if m:
+            flush()
+            fence = m.group(1)
+            i += 1
+            continue
+        if stripped.startswith("|") and i + 1 < len(lines) and re.match(r"^\s*\|?\s*:?-{2,}", lines[i + 1]):
+            flush()
+            header = [_strip_cell(c) for c in _split_row(raw)]
+            i += 2
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                out.append(_row(lines[i], i + 1, header, heading))
+                i += 1
+            continue
+        if not stripped:
+            flush()
+        elif stripped.startswith("#"):
+            flush()
+            heading = stripped.lstrip("#").strip()
+            out.append(Unit(heading, [n], [0], "heading", heading=heading))
+        elif re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", raw) or stripped.startswith(">"):
+            flush()
+            para.append((n, re.sub(r"^\s*(?:[-*+]|\d+[.)]|>+)\s*", "", raw)))
+        else:
+            para.append((n, stripped))
+        i += 1
+    flush()
+    return out
+
+
+def _split_row(raw: str) -> list[str]:
+    """Cells of a table row; a | inside a code span or escaped does not split."""
+    body = raw.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    cells, cur, in_code = [], [], False
+    for i, ch in enumerate(body):
+        if ch == "`":
+            in_code = not in_code
+        if ch == "|" and not in_code and (i == 0 or body[i - 1] != "\\"):
+            cells.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    cells.append("".join(cur))
+    return cells
+
+
+def _strip_cell(cell: str) -> str:
+    return cell.strip().strip("*_").strip("`").strip()
+
+
+def _row(raw: str, n: int, header: list[str], heading: str) -> Unit:
+    cells = _split_row(raw)
+    text, spans = "", []
+    for c in cells:
+        start = len(text)
+        text += c
+        spans.append((start, len(text)))
+        text += " | "
+    return Unit(text, [n], [0], "row", spans, header, heading)
+
+
+def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
+    text, starts, lines = "", [], []
+    for n, s in para:
+        starts.append(len(text))
+        lines.append(n)
+        text += s + " "
+    out, begin = [], 0
+    masked = re.sub(r"`[^`]*`", lambda m: "`" + " " * (len(m.group(0)) - 2) + "`", text)  # keep the ticks
+    for m in re.finditer(r"[.!?](?=\s+(?:[A-Z`(\[*_]|v\d))", masked):
+        if ABBREV.search(masked[max(0, m.start() - 8):m.end()]):
+            continue
+        out.append((begin, m.end()))
+        begin = m.end()
+    out.append((begin, len(text)))
+    units_ = []
+    for s, e in out:
+        if not text[s:e].strip():
+            continue
+        s += len(text[s:e]) - len(text[s:e].lstrip())
+        sub_starts = [0] + [st - s for st in starts if s < st < e]
+        sub_lines = [_line_for(s, starts, lines)] + [ln for st, ln in zip(starts, lines, strict=True) if s < st < e]
+        units_.append(Unit(text[s:e], sub_lines, sub_starts, "prose", heading=heading))
+    return units_
+
+
+def _line_for(offset: int, starts: list[int], lines: list[int]) -> int:
+    line = lines[0]
+    for st, ln in zip(starts, lines, strict=True):
+        if st > offset:
+            break
+        line = ln
+    return line
+
+
+def _mask_code(text: str) -> str:
+    """The text with code spans blanked (same offsets), so prose patterns never read inside code."""
+    return re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), text)
+
+
+# -- tokens ----------------------------------------------------------------------------------------------
+
+def tokens(unit: Unit, known: Knowledge) -> list[Token]:
+    out: list[Token] = []
+    if unit.where == "code":
+        out.extend(_code_line_tokens(unit, known))
+        return out
+    for m in re.finditer(r"`([^`]+)`", unit.text):
+        out.extend(_span_tokens(m.group(1).strip(), m.start(), m.end(), unit, known))
+    for m in re.finditer(r"\[([^\]]*)\]\(([^)\s]+)[^)]*\)", unit.text):
+        target = m.group(2)
+        g = GITHUB_BLOB.match(target)
+        path = g.group("path") if g else (target if not re.match(r"^[a-z]+:|^#|^/", target) else None)
+        if path and _repo_path(path.split("#")[0], known):
+            if not any(m.start() <= t.start < m.end() and t.kind == "path" for t in out):  # [`p`](p): once
+                out.append(Token(m.start(), m.end(), "path", path.split("#")[0], unit.line_at(m.start()),
+                                 {"link": True}))
+    masked = _mask_code(unit.text)
+    for m in FLAG.finditer(masked):
+        out.append(Token(m.start(), m.end(), "flag", m.group("name"), unit.line_at(m.start()),
+                         {"flag": m.group("flag")}))
+    return sorted(out, key=lambda t: t.start)
+
+
+def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) -> list[Token]:
+    line = unit.line_at(start)
+    flags = list(FLAG.finditer(code))
+    if flags:
+        return [Token(start, end, "flag", f.group("name"), line, {"flag": f.group("flag")}) for f in flags]
+    if re.match(r"^(?:git\s+grep|grep|rg)\s", code):
+        return [_grep_token(code, start, end, line, known)]
+    if looks_like_path(code) and " " not in code:
+        path, _, suffix = code.partition(":")
+        path = path.split("#L")[0]
+        if suffix and IDENT.match(suffix) and not suffix.isdigit():
+            if _repo_path(path, known) and _has_file_suffix(path):  # not an image: vllm/vllm-openai:latest
+                return [Token(start, end, "qualified", suffix.rstrip("()"), line, {"file": path})]
+            return [Token(start, end, "other", code, line)]
+        if _repo_path(path, known):
+            return [Token(start, end, "path", path, line, {"line": int(suffix) if suffix.isdigit() else None})]
+        if "/" not in path and "<" not in path:
+            return [Token(start, end, "bare-file", path, line)]
+        return [Token(start, end, "other", code, line)]
+    if IDENT.match(code):
+        return [Token(start, end, "symbol", code.removesuffix("()"), line)]
+    return [Token(start, end, "other", code, line)]
+
+
+def _grep_token(code: str, start: int, end: int, line: int, known: Knowledge) -> Token:
+    try:
+        words = shlex.split(code)
+    except ValueError:
+        return Token(start, end, "other", code, line)
+    words = words[2:] if words[:2] == ["git", "grep"] else words[1:]
+    pattern, paths, fixed = None, [], False
+    skip_next = False
+    for w in words:
+        if skip_next:
+            pattern, skip_next = w, False
+            continue
+        if w in ("-e", "--regexp"):
+            skip_next = True
+            continue
+        if w.startswith("-"):
+            fixed = fixed or "F" in w.lstrip("-") and not w.startswith("--") or w == "--fixed-strings"
+            continue
+        if pattern is None:
+            pattern = w
+        else:
+            paths.append(w)
+    return Token(start, end, "grep", pattern or "", line,
+                 {"paths": [p for p in paths if _repo_path(p, known)], "fixed": fixed})
+
+
+def _code_line_tokens(unit: Unit, known: Knowledge) -> list[Token]:
+    text, line = unit.text, unit.lines[0]
+    out = [Token(m.start(), m.end(), "flag", m.group("name"), line, {"flag": m.group("flag")})
+           for m in FLAG.finditer(text)]
+    g = re.search(r"(?:^|[\s;|&$(])((?:git\s+grep|grep|rg)\s.*?)(?:$|[;|&)])", text)
+    if g:
+        out.append(_grep_token(g.group(1).strip(), g.start(1), g.end(1), line, known))
+    for m in re.finditer(r"(?<![\w/.~-])([A-Za-z0-9_.\-]+/[A-Za-z0-9_./<>*{}\-]*)", text):
+        if g and g.start(1) <= m.start() < g.end(1):
+            continue
+        p = m.group(1).rstrip(".,:;")
+        if _repo_path(p, known) and (looks_like_path(p) or p.endswith("/")):
+            out.append(Token(m.start(), m.end(), "path", p, line, {"code": True}))
+    return out
+
+
+def _has_file_suffix(path: str) -> bool:
+    from .trees import FILE_SUFFIXES
+
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return "." in last and last.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
+
+
+def _repo_path(path: str, known: Knowledge) -> bool:
+    """A path of the repository (it starts with a top-level entry of an indexed tree), not a user's file."""
+    if not path or path.startswith(("/", "~", "http")) or "://" in path or " " in path:
+        return False
+    head = path.split("/", 1)[0]
+    if "/" not in path:
+        return False
+    return head in known.roots and all(part not in ("", "..") for part in path.rstrip("/").split("/"))
+
+
+# -- claims ----------------------------------------------------------------------------------------------
+
+def read(text: str, known: Knowledge) -> list[Claim]:
+    claims: list[Claim] = []
+    tables: dict[int, list[str]] = {}
+    for u in units(text):
+        toks = tokens(u, known)
+        claims.extend(_unit_claims(u, toks, known, tables))
+    plugin = bool(PLUGIN.search(text))  # names a plugin registers are in no registry tpindex reads
+    own = set(DOC_REGISTERS.findall(text))  # names the document's own code samples register
+    for c in claims:
+        if c.kind == "parser":
+            c.data["plugin"] = plugin
+            c.data["sample"] = c.data["name"] in own
+    return claims
+
+
+def _parser_column(header: list[str], index: int) -> str | None:
+    """'tool', 'reasoning' or 'any' when the column lists parser names, else None."""
+    if index >= len(header):
+        return None
+    h = header[index].strip().strip("`*_").strip()
+    if not NAME_HEADER.search(h):
+        return None
+    return "reasoning" if "reasoning" in h.lower() else "tool" if "tool" in h.lower() else "any"
+
+
+def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> list[Claim]:
+    out: list[Claim] = []
+    masked = _mask_code(u.text)
+    historical = bool(HISTORICAL.search(masked))
+    used: set[int] = set()  # tokens a version phrase or an alias claim is about
+
+    # parser names: flags, and a parser-names column of a table
+    names: dict[int, tuple[str, str]] = {}  # token index -> (name, kind)
+    for i, t in enumerate(toks):
+        if t.kind == "flag":
+            if PLACEHOLDER.fullmatch(t.value) or t.value.startswith("<"):
+                continue
+            names[i] = (t.value, "tool" if t.extra["flag"] == "tool-call-parser" else "reasoning")
+        elif u.where == "row" and t.kind == "symbol":
+            col = u.cell_of(t.start)
+            kind = _parser_column(u.header, col) if col is not None else None
+            first_in_cell = col is not None and not any(
+                o.start < t.start and u.cell_of(o.start) == col for o in toks)
+            if kind and first_in_cell and (kind != "any" or t.value in known.parser_names):
+                if kind == "any" and "reasoning" in u.heading.lower():
+                    kind = "reasoning"
+                names[i] = (t.value, kind)
+
+    # alias claims
+    for i, t in enumerate(toks[:-1]):
+        nxt = toks[i + 1]
+        if t.kind not in ("symbol", "flag") or nxt.kind not in ("symbol", "flag"):
+            continue
+        between = masked[t.end:nxt.start]
+        a = names.get(i, (t.value, "any"))[0]
+        b = names.get(i + 1, (nxt.value, "any"))[0]
+        if ALIAS[0].match(between) or ALIAS[1].match(between) or \
+                (ALIAS[2].match(between) and ALIAS_TAIL.match(masked[nxt.end:])):
+            kind = names.get(i, names.get(i + 1, (None, "any")))[1]
+            out.append(Claim(t.line, "alias", f"`{a}` same class as `{b}`", {"a": a, "b": b, "kind": kind}))
+            used.update((i, i + 1))
+            names.pop(i, None)
+            names.pop(i + 1, None)
+
+    # a row's notes cell: "same class as `b`", "alias of `b`" (about the row's parser name)
+    if u.where == "row" and names:
+        row_name = names[min(names)]
+        for i, t in enumerate(toks):
+            col = u.cell_of(t.start)
+            if i in names or col is None or t.kind not in ("symbol", "flag"):
+                continue
+            lead = masked[u.cells[col][0]:t.start]
+            if ROW_ALIAS.match(lead) and t.value != row_name[0]:
+                out.append(Claim(t.line, "alias", f"`{row_name[0]}` same class as `{t.value}`",
+                                 {"a": row_name[0], "b": t.value, "kind": row_name[1]}))
+                used.add(i)
+
+    # version phrases
+    row_from = None
+    for m in VERSION_RE.finditer(masked):
+        idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
+        kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
+        version = version if version.startswith("v") else "v" + version
+        subject = _subject(u, toks, m.start(), m.end())
+        line = u.line_at(m.start())
+        if subject is None:
+            out.append(Claim(line, "unreadable", m.group(0).strip(),
+                             {"reason": "a version phrase with no name or path it is about"}))
+            continue
+        j, t = subject
+        used.add(j)
+        used.update(k for k, o in enumerate(toks) if m.start() <= o.start < m.end())  # "moved to `x` at"
+        moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
+        subj = _subject_of(t, names.get(j))
+        if subj is not None and subj["type"] == "name" and (  # "the `x` name", "parser `x`"
+                re.match(r"^\s*(?:tool\s+|reasoning\s+)?(?:parser\s+)?name\b|^\s*(?:tool\s+|reasoning\s+)?parser\b",
+                         masked[t.end:], re.I) or re.search(r"\bparser\s*$", masked[:t.start], re.I)):
+            subj = {"type": "parser", "name": t.value, "kind": "any", "said": True}
+        if subj is not None and t.kind == "symbol" and j not in names:
+            paired = _pair(u, toks, j, [k for k, o in enumerate(toks) if o.kind == "path"], masked)
+            if paired:
+                subj["file"] = paired[0]
+        if u.where == "row" and kind == "since":
+            row_from = version
+        if subj is None:
+            out.append(Claim(line, "unreadable", f"{t.value} {m.group(0).strip()}",
+                             {"reason": "the phrase is about something that is neither a parser name, a path nor a symbol"}))
+            continue
+        out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
+                         {"phrase": kind, "version": version, "subject": subj,
+                          "to": moved_to.group(1) if moved_to else None}))
+
+    # parser names not covered by a version phrase or alias
+    for i, (name, kind) in names.items():
+        if i not in used:
+            out.append(Claim(toks[i].line, "parser", f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
+                             {"name": name, "kind": kind, "historical": historical}))
+
+    # paths, and symbols paired with a file (in a row about "vX+", they speak of vX and later)
+    files = [i for i, t in enumerate(toks) if t.kind == "path"]
+    first = len(out)
+    for i, t in enumerate(toks):
+        if i in used or i in names:
+            continue
+        if t.kind == "path":
+            out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical,
+                                                               "in_code": u.where == "code"}))
+        elif t.kind == "bare-file":
+            out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "bare": True, "historical": historical}))
+        elif t.kind == "qualified":
+            out.append(Claim(t.line, "symbol", f"`{t.extra['file']}:{t.value}`",
+                             {"symbol": t.value, "file": t.extra["file"], "pairing": "qualified",
+                              "historical": historical}))
+        elif t.kind == "grep":
+            out.extend(_grep_claims(u, toks, i, files, historical))
+        elif t.kind == "symbol" and t.value not in PYTHON_WORDS:
+            f = _pair(u, toks, i, files, masked)
+            if f is not None:
+                path, pairing = f
+                out.append(Claim(t.line, "symbol", f"`{t.value}` in `{path}`",
+                                 {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical}))
+
+    if row_from:
+        for c in out[first:]:
+            c.data["from_version"] = row_from
+
+    # counts
+    for m in COUNT_NOUNS.finditer(masked):
+        out.append(_count_claim(u, masked, m))
+    return out
+
+
+def _subject(u: Unit, toks: list[Token], start: int, end: int) -> tuple[int, Token] | None:
+    """The token a version phrase is about: the nearest one before it in the same cell or sentence;
+    failing that, the first one after it (a phrase leading its sentence: "Before v0.13.0, `x` ...")."""
+    cell = u.cell_of(start) if u.where == "row" else None
+    cand = [(i, t) for i, t in enumerate(toks) if t.kind in ("path", "symbol", "flag", "bare-file")]
+    before = [(i, t) for i, t in cand if t.end <= start and (cell is None or u.cell_of(t.start) == cell)]
+    if before:
+        return before[-1]
+    if u.where == "row":  # a version cell: about the row's first name or path
+        return cand[0] if cand else None
+    after = [(i, t) for i, t in cand if t.start >= end]
+    return after[0] if after else None
+
+
+def _subject_of(t: Token, parser: tuple[str, str] | None) -> dict | None:
+    if parser is not None:
+        return {"type": "parser", "name": parser[0], "kind": parser[1]}
+    if t.kind in ("path", "bare-file"):
+        return {"type": "path", "path": t.value}
+    if t.kind == "symbol":
+        return {"type": "name", "name": t.value}  # a parser name or a symbol: checkdoc decides
+    return None
+
+
+def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str) -> tuple[str, str] | None:
+    """The file a symbol is named with: its table row's one path; the path right next to it ("`X` in
+    `p`", "`p`: `X`"); or the sentence's one path."""
+    t = toks[i]
+    if u.where == "row":
+        cands = [toks[j] for j in files if not PLACEHOLDER.search(toks[j].value) and "*" not in toks[j].value]
+        return (cands[0].value, "row") if len(cands) == 1 else None
+    for j in (i + 1, i - 1):
+        if 0 <= j < len(toks) and toks[j].kind == "path":
+            a, b = (t, toks[j]) if j > i else (toks[j], t)
+            if CONNECTOR.match(masked[a.end:b.start]) and not PLACEHOLDER.search(toks[j].value):
+                return toks[j].value, "next to"
+    plain = [toks[j] for j in files if not PLACEHOLDER.search(toks[j].value) and "*" not in toks[j].value]
+    if len(plain) == 1 and len(files) == 1 and u.where == "prose":
+        return plain[0].value, "sentence"
+    return None
+
+
+def _grep_claims(u: Unit, toks: list[Token], i: int, files: list[int], historical: bool) -> list[Claim]:
+    t = toks[i]
+    paths = t.extra["paths"]
+    if not paths:
+        near = [toks[j] for j in files if j != i]
+        if len(near) == 1:
+            paths = [near[0].value]
+    if not paths:
+        return [Claim(t.line, "unreadable", f"`grep {t.value}`", {"reason": "a grep with no repository path"})]
+    out = []
+    for p in paths:
+        out.append(Claim(t.line, "symbol", f"grep `{t.value}` in `{p}`",
+                         {"symbol": t.value, "file": p, "pairing": "grep", "grep": True,
+                          "fixed": t.extra.get("fixed"), "historical": historical}))
+    return out
+
+
+def _count_claim(u: Unit, masked: str, m: re.Match) -> Claim:
+    n, what = int(m.group("n")), m.group("what")
+    line = u.line_at(m.start())
+    real = u.text[m.start("what"):]
+    at = AT_VERSION.search(masked, m.end())
+    before = list(AT_VERSION.finditer(masked[:m.start()]))
+    version = None
+    bare = BARE_VERSION.findall(masked)
+    if at and at.start() - m.end() < 40:
+        version = at.group("v") or at.group("p")
+    elif before:
+        version = before[-1].group("v") or before[-1].group("p")
+    elif len(set(bare)) == 1 and not VERSION_RE.search(masked):  # "v0.33.0 registers 58 names"
+        version = bare[0]
+    if version and not version.startswith("v"):
+        version = "v" + version
+    text = f"{n} {what}" + (f" at {version}" if version else "")
+    for kind, pat in COUNT_KINDS:
+        c = pat.match(real)
+        if c is None:
+            continue
+        text = f"{n} {' '.join(real[:c.end()].split())}" + (f" at {version}" if version else "")
+        data = {"n": n, "what": kind, "version": version}
+        if kind == "names":
+            data["kind"] = (c.group("kind") or "tool").lower()
+        elif kind == "impl":
+            data["impl"] = c.group("impl").lower()
+        elif kind == "adapter-files":
+            data["tool_only"] = bool(c.group("tool"))
+        elif kind == "files-under":
+            p = re.match(r"^files\s+(?:in|under|below)\s+`([^`]+)`", real, re.I)
+            if not p:
+                break
+            data["path"] = p.group(1)
+        return Claim(line, "count", text, data)
+    return Claim(line, "unreadable", text, {"reason": f"tpindex does not count \"{what}\""})

@@ -1,0 +1,262 @@
+"""What the whole-tree tier (`build --tree`) knows, per version: the paths, the definitions, the mentions;
+and the histories `where` and `check-doc` tell from them (a path's moves, a symbol's files).
+
+A version indexed without --tree knows only the paths of its scope; questions about other paths there
+are "unknown", never "absent".
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+from .versions import AnswerError
+
+TOP_KINDS = ("class", "function")
+FILE_SUFFIXES = frozenset("""py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
+ts html css lock in png svg jpg""".split())
+
+
+@dataclass(frozen=True)
+class Def:
+    version: str
+    path: str
+    kind: str
+    qualname: str
+    line: int
+    end_line: int
+
+
+@dataclass
+class Move:
+    to: str
+    by: str  # content | definitions | file name
+    detail: str = ""
+
+    def describe(self) -> str:
+        return f"{self.to} ({self.by}{': ' + self.detail if self.detail else ''})"
+
+
+def module_path_candidates(dotted: str) -> list[str]:
+    base = dotted.replace(".", "/")
+    return [base + ".py", base + "/__init__.py"]
+
+
+class TreeIndex:
+    """Cached look-ups over one database (a Reader or a sqlite3 connection wrapped in one)."""
+
+    def __init__(self, db):
+        self.db = db
+        rows = db.execute(
+            "select v.id, v.label, v.scope, t.version_id is not null from versions v"
+            " left join version_trees t on t.version_id = v.id where v.status = 'complete' order by v.ord").fetchall()
+        self.versions = [r[1] for r in rows]
+        self.vid = {r[1]: r[0] for r in rows}
+        self.scope_label = {r[1]: r[2] or "default" for r in rows}
+        self.has_tree = {r[1]: bool(r[3]) for r in rows}
+        self.label_of = {r[0]: r[1] for r in rows}
+        self._paths: dict[str, dict[str, str]] = {}
+        self._scopes: dict[str, object] = {}
+        self._mentions: dict[str, set[int]] = {}
+        self._defs: dict[str, list[Def]] = {}
+        self._keys: dict[str, dict[str, int]] = {}  # version -> path -> blob key
+
+    # -- versions -------------------------------------------------------------------------------------
+    def tree_versions(self) -> list[str]:
+        return [v for v in self.versions if self.has_tree[v]]
+
+    def index_of(self, version: str) -> int:
+        return self.versions.index(version)
+
+    def previous(self, version: str) -> str | None:
+        i = self.index_of(version)
+        return self.versions[i - 1] if i > 0 else None
+
+    # -- paths ----------------------------------------------------------------------------------------
+    def paths(self, version: str) -> dict[str, str]:
+        """path -> blob id of every file the index knows at a version (the whole tree, or the scope)."""
+        if version not in self._paths:
+            if self.has_tree[version]:
+                sql = ("select p.path, b.blob_id from tree_files t join tree_paths p on p.id = t.path_id"
+                       " join tree_blobs b on b.id = t.blob_key where t.version_id = ?")
+            else:
+                sql = ("select f.path, u.blob_id from files f join units u on u.id = f.unit_id"
+                       " where f.version_id = ?")
+            self._paths[version] = dict(self.db.execute(sql, [self.vid[version]]).fetchall())
+        return self._paths[version]
+
+    def knows(self, version: str, path: str) -> bool:
+        """Whether the index can tell if `path` exists at `version` (always with --tree; else only inside
+        the scope the version was indexed with)."""
+        if self.has_tree[version]:
+            return True
+        scope = self._scope(version)
+        return scope is not None and (scope.matches(path) or any(p.startswith(path.rstrip("/") + "/")
+                                                                  for p in self.paths(version)))
+
+    def _scope(self, version: str):
+        if version not in self._scopes:
+            from ..scope import Scope
+
+            label = self.scope_label[version]
+            name, _, extra = label.partition("+")
+            try:
+                self._scopes[version] = Scope.named(name, tuple(x for x in extra.split(",") if x))
+            except ValueError:
+                self._scopes[version] = None
+        return self._scopes[version]
+
+    def exists(self, version: str, path: str) -> bool:
+        """A file, or a directory holding files ("vllm/parser" or "vllm/parser/")."""
+        paths = self.paths(version)
+        if path in paths:
+            return True
+        prefix = path.rstrip("/") + "/"
+        return any(p.startswith(prefix) for p in paths)
+
+    def files_under(self, version: str, directory: str) -> list[str]:
+        prefix = directory.rstrip("/") + "/"
+        return sorted(p for p in self.paths(version) if p.startswith(prefix))
+
+    def glob(self, version: str, pattern: str) -> list[str]:
+        """Paths matching a pattern (fnmatch; `*` crosses /)."""
+        return sorted(p for p in self.paths(version) if fnmatch.fnmatchcase(p, pattern))
+
+    def by_file_name(self, version: str, name: str) -> list[str]:
+        return sorted(p for p in self.paths(version) if p.rsplit("/", 1)[-1] == name)
+
+    # -- definitions ----------------------------------------------------------------------------------
+    def defs(self, name: str) -> list[Def]:
+        """Every definition named `name` (the last part of its qualified name), in every --tree version."""
+        if name not in self._defs:
+            self._defs[name] = self._load_defs(name)
+        return self._defs[name]
+
+    def _load_defs(self, name: str) -> list[Def]:
+        rows = self.db.execute(
+            "select t.version_id, p.path, d.kind, d.qualname, d.line, d.end_line from definitions d"
+            " join tree_files t on t.blob_key = d.blob_key join tree_paths p on p.id = t.path_id"
+            " where d.name = ?", [name]).fetchall()
+        out = [Def(self.label_of[v], p, k, q, ln, e) for v, p, k, q, ln, e in rows if v in self.label_of]
+        return sorted(out, key=lambda d: (self.index_of(d.version), d.path, d.line))
+
+    def defs_in(self, version: str, path: str) -> list[Def]:
+        rows = self.db.execute(
+            "select d.kind, d.qualname, d.line, d.end_line from definitions d join tree_blobs b on b.id = d.blob_key"
+            " where b.blob_id = ? order by d.line", [self.paths(version).get(path, "")]).fetchall()
+        return [Def(version, path, k, q, ln, e) for k, q, ln, e in rows]
+
+    def has_definitions(self, version: str) -> bool:
+        return self.has_tree[version]
+
+    # -- mentions -------------------------------------------------------------------------------------
+    def _mention_keys(self, word: str) -> set[int]:
+        from ..tree import encode_word
+
+        if word not in self._mentions:
+            self._mentions[word] = {r[0] for r in self.db.execute(
+                "select rowid from tree_words where tree_words match ?", [encode_word(word)])}
+        return self._mentions[word]
+
+    def _blob_keys(self, version: str) -> dict[str, int]:
+        if version not in self._keys:
+            self._keys[version] = dict(self.db.execute(
+                "select p.path, t.blob_key from tree_files t join tree_paths p on p.id = t.path_id"
+                " where t.version_id = ?", [self.vid[version]]).fetchall())
+        return self._keys[version]
+
+    def mentions(self, version: str, word: str) -> list[str]:
+        """Files of a --tree version whose text uses the identifier `word` (code, comments or strings)."""
+        keys = self._mention_keys(word)
+        if not keys:
+            return []
+        return sorted(p for p, k in self._blob_keys(version).items() if k in keys)
+
+    def mentioned_in(self, version: str, word: str, path: str) -> bool:
+        keys = self._mention_keys(word)
+        return bool(keys) and self._blob_keys(version).get(path) in keys
+
+    # -- histories ------------------------------------------------------------------------------------
+    def path_history(self, path: str) -> list[dict]:
+        """Ranges of versions where `path` exists or not, each absent range after a present one with how
+        it ended (moved, removed). Versions that cannot tell are left out."""
+        spans: list[dict] = []
+        for v in self.versions:
+            if not self.knows(v, path):
+                continue
+            present = self.exists(v, path)
+            if spans and spans[-1]["present"] == present:
+                spans[-1]["last"] = v
+                continue
+            span = {"first": v, "last": v, "present": present, "moves": []}
+            if not present and spans:
+                span["moves"] = self.successors(spans[-1]["last"], v, path)
+            spans.append(span)
+        return spans
+
+    def successors(self, before: str, after: str, path: str) -> list[Move]:
+        """Where a file that exists at `before` and not at `after` went: the same content at a path new
+        in `after`; else the new file (or another file) defining most of its classes and functions;
+        else the one new file with the same name."""
+        old, new = self.paths(before), self.paths(after)
+        blob = old.get(path)
+        if blob is None:  # a directory
+            return []
+        fresh = [p for p in new if p not in old]
+        same = [p for p in fresh if new[p] == blob]
+        if same:
+            return [Move(p, "content") for p in same]
+        if path.endswith(".py") and self.has_tree.get(before) and self.has_tree.get(after):
+            top = [d.qualname for d in self.defs_in(before, path) if d.kind in TOP_KINDS and "." not in d.qualname]
+            if top:
+                holders: dict[str, list[str]] = {}
+                for name in top:
+                    for d in self.defs(name):
+                        if d.version == after and d.qualname == name and d.path != path:
+                            holders.setdefault(d.path, []).append(name)
+                if holders:
+                    best = max(sorted(holders), key=lambda p: (len(holders[p]), p in fresh,
+                                                               p.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1]))
+                    names = holders[best]
+                    if len(names) * 2 >= len(top):
+                        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+                        return [Move(best, "definitions", f"{len(names)} of its {len(top)} ({shown})")]
+        base = path.rsplit("/", 1)[-1]
+        named = [p for p in fresh if p.rsplit("/", 1)[-1] == base]
+        if len(named) == 1:
+            return [Move(named[0], "file name")]
+        return []
+
+    def symbol_history(self, defs: list[Def]) -> list[dict]:
+        """Ranges of --tree versions with the same set of (file, qualified name); lines are the range's
+        last version's."""
+        by_version: dict[str, list[Def]] = {}
+        for d in defs:
+            by_version.setdefault(d.version, []).append(d)
+        spans: list[dict] = []
+        for v in self.tree_versions():
+            here = by_version.get(v, [])
+            sig = frozenset((d.path, d.qualname) for d in here)
+            if spans and spans[-1]["sig"] == sig:
+                spans[-1]["last"], spans[-1]["defs"] = v, here
+            else:
+                spans.append({"first": v, "last": v, "sig": sig, "defs": here})
+        while spans and not spans[0]["sig"]:
+            spans.pop(0)
+        for s in spans:
+            del s["sig"]
+        return spans
+
+
+def require_tree(index: TreeIndex) -> None:
+    if not index.tree_versions():
+        raise AnswerError("no version in this database was indexed with --tree, so it knows neither every path nor"
+                          " any definition", "index with the whole tree: tpindex build ... --tree (make index does)")
+
+
+def looks_like_path(text: str) -> bool:
+    """A path (`vllm/x.py`, `docs/`, `AGENTS.md`, `vllm/x.py:Name`), not a symbol (`Foo.bar`, `vllm.x.f`)."""
+    head = text.split(":", 1)[0]
+    if "/" in head:
+        return True
+    return "." in head and head.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
