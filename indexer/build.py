@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import store
+from .code import CodeWriter
 from .extract import extractor_id, parse
 from .extract.locate import locate
 from .problems import Problem
@@ -92,6 +93,7 @@ def build(
     dedup: bool = True,
     progress: Callable[[], None] | None = None,
     upstream: str | None = None,
+    code: bool = True,
 ) -> BuildStats:
     t0 = time.perf_counter()
     stats = BuildStats()
@@ -99,7 +101,7 @@ def build(
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:
-            Builder(db, source, scope, stats, jobs, dedup).run(versions, progress)
+            Builder(db, source, scope, stats, jobs, dedup, code).run(versions, progress)
             if upstream:
                 with db.conn:
                     store.set_meta(db, "upstream", upstream)
@@ -141,8 +143,9 @@ def _worker_died() -> BuildError:
 
 
 class Builder:
-    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool):
+    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool, code: bool = True):
         self.db, self.source, self.scope, self.stats = db, source, scope, stats
+        self.code = CodeWriter(db.conn) if code else None  # the text of each parsed blob, stored once
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
@@ -154,7 +157,7 @@ class Builder:
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
-        self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
+        self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
 
     # -- plan ------------------------------------------------------------------------------------
     def todo(self, versions: list[VersionRef]) -> list[tuple[VersionRef, int | None]]:
@@ -216,7 +219,7 @@ class Builder:
                 work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
             except self.broken_pool:
                 raise _worker_died() from None
-            self.inflight[e.blob_id] = (len(data), work)
+            self.inflight[e.blob_id] = (data, work)
             self._count(e.blob_id)
 
     def _count(self, blob_id: str) -> None:
@@ -235,13 +238,13 @@ class Builder:
         return self.pool
 
     def _result(self, blob_id: str):
-        size, res = self.inflight.pop(blob_id)
+        data, res = self.inflight.pop(blob_id)
         if hasattr(res, "result"):  # a future of the pool
             try:
                 res = res.result()
             except self.broken_pool:
                 raise _worker_died() from None
-        return size, res
+        return data, res
 
     # -- write -------------------------------------------------------------------------------------
     def write(self, ref: VersionRef, old_id: int | None, entries) -> None:
@@ -252,9 +255,9 @@ class Builder:
             conn.execute("begin immediate")
             for e in entries:
                 if e.blob_id in self.inflight and self.inflight[e.blob_id] is not None:
-                    size, res = self._result(e.blob_id)
+                    data, res = self._result(e.blob_id)
                     parsed_here[e.blob_id] = res
-                    self._store_blob(e.blob_id, size, res)
+                    self._store_blob(e.blob_id, data, res)
             if old_id is not None:
                 conn.execute("delete from versions where id = ?", [old_id])
                 self.stats.versions_reindexed.append(ref.label)
@@ -277,15 +280,19 @@ class Builder:
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
             self.renumber()  # readers, and a build killed before its end, see every version in order
+            if self.code:
+                self.code.flush()
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
 
-    def _store_blob(self, blob_id: str, size: int, res: dict) -> None:
+    def _store_blob(self, blob_id: str, data: bytes, res: dict) -> None:
         self.db.conn.execute(
             "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts)"
             " values (?, ?, ?, ?, ?, ?, ?, ?)",
-            [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
+            [blob_id, len(data), self.extractor, res["status"], res["error_count"], res["first_error_line"],
              res["error"], res["packed"]])
+        if self.code:
+            self.code.add(blob_id, data)  # the bytes read for parsing: the text is stored without a second read
         self.known_blobs.add(blob_id)
 
     def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:

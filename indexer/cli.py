@@ -1,4 +1,4 @@
-"""tpindex's command line: build, versions, which, diff, export, serve, check.
+"""tpindex's command line: build, versions, which, diff, show, grep, export, serve, check.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -48,6 +48,8 @@ class LazyGroup(click.Group):
         "which": "indexer.answers.commands:which",
         "diff": "indexer.answers.commands:diff",
         "export": "indexer.answers.commands:export",
+        "show": "indexer.answers.commands:show",
+        "grep": "indexer.answers.commands:grep",
         "serve": "indexer.serve.command:serve",
         "check": "indexer.check:check",
     }
@@ -92,7 +94,9 @@ def main():
     \b
     tpindex build   walk versions (git tags, released archives, a directory) into the database
     tpindex which   which file really implements a parser name, at one version or all
-    tpindex diff    what changed in the parser map between two versions
+    tpindex diff    what changed in the parser map between two versions (--code PATH: in a file's code)
+    tpindex show    the code of a file at a version, with line numbers
+    tpindex grep    a regular expression over the code of every indexed version, like git grep
     tpindex export  the parser index of a version as JSON, CSV or Markdown
     tpindex serve   browse the database in Datasette
     tpindex check   verify a database
@@ -132,8 +136,10 @@ def main():
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the tags that ranges ignored because they are not versions.")
 @click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
+@click.option("--no-code", is_flag=True, hidden=True,
+              help="(benchmarking) do not store the code (show, grep and diff --code then have nothing to read).")
 def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, cache_dir, upstream, jobs, quiet,
-          verbose, no_dedup):
+          verbose, no_dedup, no_code):
     """Index versions of vLLM into the database.
 
     \b
@@ -207,7 +213,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, includes, ca
         if bar:
             bar.__enter__()
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
-                          progress=(lambda: bar.update(1)) if bar else None, upstream=upstream)
+                          progress=(lambda: bar.update(1)) if bar else None, upstream=upstream, code=not no_code)
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         raise Fail(str(e), "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back

@@ -11,9 +11,10 @@ import os
 import sqlite3
 from pathlib import Path
 
+from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class StoreError(Problem):
@@ -329,6 +330,7 @@ def check_schema(db, path) -> None:
 MIGRATIONS: dict[int, str] = {
     # from version N to N+1. Tables, indexes and views are (re)created after the migrations run, so a
     # change to a view alone is a schema bump with an empty migration.
+    1: "",  # 2: the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
 }
 
 
@@ -350,7 +352,7 @@ def _setup(db, path) -> None:
     # creates or migrates the schema leaves the database as it was.
     script = ["begin immediate;"]
     script += [MIGRATIONS[v] for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION)]
-    script += [TABLES, INDEXES, FTS]
+    script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
                "commit;"]

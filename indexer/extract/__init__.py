@@ -14,7 +14,7 @@ from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3  # 3: versions are re-indexed so that their code is stored (indexer/code.py)
 
 @functools.cache
 def extractor_id() -> str:
