@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import store
-from .code import CodeWriter
+from .code import CodeWriter, prepare
 from .extract import extractor_id, parse
 from .extract.locate import locate
 from .problems import Problem
@@ -111,12 +111,14 @@ def build(
     return stats
 
 
-def parse_and_locate(data: bytes, path: str) -> dict:
-    """Worker: parse one blob, pack its raw facts for reuse at other paths, and locate them at `path`."""
+def parse_and_locate(data: bytes, path: str, code: bool = True) -> dict:
+    """Worker: parse one blob, pack its raw facts for reuse at other paths, locate them at `path`, and
+    split its code into line keys (indexer.code.prepare) for the writer to store."""
     res = parse(data)
     facts = res.pop("facts")
     res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
     res["path"], res["rows"] = path, locate(facts, path)
+    res["code"] = prepare(data) if code else None
     return res
 
 
@@ -215,8 +217,10 @@ class Builder:
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         pool = None if inline else self._pool()
         for e, data in zip(new, datas, strict=True):
+            code = self.code is not None
             try:
-                work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
+                work = (parse_and_locate(data, e.path, code) if inline
+                        else pool.submit(parse_and_locate, data, e.path, code))
             except self.broken_pool:
                 raise _worker_died() from None
             self.inflight[e.blob_id] = (data, work)
@@ -292,7 +296,7 @@ class Builder:
             [blob_id, len(data), self.extractor, res["status"], res["error_count"], res["first_error_line"],
              res["error"], res["packed"]])
         if self.code:
-            self.code.add(blob_id, data)  # the bytes read for parsing: the text is stored without a second read
+            self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
         self.known_blobs.add(blob_id)
 
     def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:

@@ -12,6 +12,12 @@ the text is deduplicated by line, not only by blob:
   holding them (token = line id >> BLOCK_SHIFT): it finds the blobs that hold the lines a search
   matched without reading every blob's array.
 
+A build splits a blob where its bytes already are (the parser worker: `prepare`) into a 64-bit key (the
+process's hash of the line's bytes; forked workers share it) and a CRC-32 per line, as compact arrays;
+the writing process only looks the keys up (`CodeWriter.add`), so its dictionary of distinct lines
+costs an int per line rather than the line's text. A key found with another CRC is a new line: two
+lines taken for one would need a 96-bit coincidence.
+
 Other modules call the functions here and never see this representation: `read_text`, `read_lines`,
 `load`, and for searching `pages`, `holding` and `binaries`. Text is decoded as UTF-8; bytes that are not
 UTF-8 read as U+FFFD; a blob with a NUL byte in its first 8000 bytes is binary (git's rule).
@@ -20,10 +26,12 @@ UTF-8 read as U+FFFD; a blob with a NUL byte in its first 8000 bytes is binary (
 from __future__ import annotations
 
 import bisect
+import operator
 import sys
 import zlib
 from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
 
 PAGE_CHARS = 1 << 18  # a page of lines holds about this many characters
 BLOCK_SHIFT = 4  # the inverted index maps blocks of 16 consecutive line ids to blobs
@@ -76,6 +84,22 @@ def decode(data: bytes) -> tuple[str, str]:
         return "non-utf8", data.decode("utf-8", "replace")
 
 
+def prepare(data: bytes) -> tuple[str, bytes, bytes]:
+    """In the parser worker: a blob's kind, and the bytes of the arrays of its lines' keys and CRCs
+    (empty for a binary blob)."""
+    if b"\0" in data[:BINARY_PROBE]:
+        return "binary", b"", b""
+    try:
+        data.decode("utf-8")
+        kind = "text"
+    except UnicodeDecodeError:
+        kind = "non-utf8"
+    lines = data.split(b"\n") if data else []
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return kind, array("q", map(hash, lines)).tobytes(), array(IDS_TYPE, map(zlib.crc32, lines)).tobytes()
+
+
 def split(text: str) -> tuple[list[str], bool]:
     """A text's lines (split at "\\n" only, as git does) and whether it ends with a newline."""
     if not text:
@@ -90,53 +114,69 @@ def split(text: str) -> tuple[list[str], bool]:
 # -- writing (in the build, inside the version's transaction) --------------------------------------------
 
 class CodeWriter:
-    """Stores the code of blobs as a build meets them. `add` in the version's transaction for each newly
+    """Stores the code of blobs as a build meets them: `add` in the version's transaction for each newly
     parsed blob, `flush` before that transaction commits (it writes the lines met for the first time).
-    The line dictionary is loaded from the database on the first `add` of a run."""
+    The keys of the stored lines are loaded from the database on the first `add` of a run."""
 
     def __init__(self, conn):
         self.conn = conn
         self.stored: set[str] | None = None
-        self.ids: dict[str, int] | None = None
+        self.ids: dict[int, int] = {}  # line key -> CRC-32 << 32 | line id
         self.next_id = 1
         self.new: list[str] = []  # lines met for the first time, ids next_id - len(new) .. next_id - 1
 
     def _load(self) -> None:
         self.stored = {r[0] for r in self.conn.execute("select blob_id from code_texts")}
-        self.ids = {}
         for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
-            self.ids.update(zip(text.split("\n"), range(first, first + count), strict=True))
+            lines = [s.encode() for s in text.split("\n")]
+            self.ids.update(zip(map(hash, lines), (zlib.crc32(b) << 32 | i for i, b in enumerate(lines, first)),
+                                strict=True))
             self.next_id = first + count
 
-    def add(self, blob_id: str, data: bytes) -> None:
+    def add(self, blob_id: str, data: bytes, prepared: tuple[str, bytes, bytes] | None = None) -> None:
+        """Store a blob's code; `prepared` is what `prepare(data)` gave in the worker."""
         if self.stored is None:
             self._load()
         if blob_id in self.stored:
             return
-        kind, text = decode(data)
+        kind, key_bytes, check_bytes = prepared or prepare(data)
         if kind == "binary":
             self.conn.execute("insert into code_texts(blob_id, kind, size, line_count, final_newline, raw)"
                               " values (?, 'binary', ?, 0, 0, ?)", [blob_id, len(data), zlib.compress(data, 1)])
             self.stored.add(blob_id)
             return
-        lines, final_newline = split(text)
+        keys, checks = array("q"), array(IDS_TYPE)
+        keys.frombytes(key_bytes)
+        checks.frombytes(check_bytes)
         get = self.ids.get
-        ids = [get(s) for s in lines]
-        if None in ids:
-            for i, x in enumerate(ids):
-                if x is None:
-                    s = lines[i]
-                    x = get(s)
-                    if x is None:
-                        x = self.ids[s] = self.next_id
-                        self.next_id += 1
-                        self.new.append(s)
-                    ids[i] = x
-        packed = array(IDS_TYPE, ids)
+        found = array("Q", map(get, keys, repeat(0)))  # CRC << 32 | id, 0 when not met before
+        halves = array(IDS_TYPE)
+        halves.frombytes(found.tobytes())
+        low, high = (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
+        ids = low.tolist()
+        # lines not met before, and (once in 2**96) a line whose key another line already has
+        zeros = _zeros(ids)
+        expected = checks
+        if zeros:
+            expected = array(IDS_TYPE, checks)
+            for i in zeros:
+                expected[i] = 0
+        todo = sorted(set(zeros) | _differences(high, expected))
+        if todo:
+            lines = data.split(b"\n")
+            for i in todo:
+                x = get(keys[i], 0)
+                if x >> 32 != checks[i] or not x:  # not met earlier in this blob either
+                    x = self.next_id
+                    self.ids[keys[i]] = checks[i] << 32 | x
+                    self.next_id += 1
+                    self.new.append(lines[i].decode("utf-8", "replace"))
+                ids[i] = x & 0xFFFFFFFF
+        final_newline = data.endswith(b"\n")
         row = self.conn.execute(
             "insert into code_texts(blob_id, kind, size, line_count, final_newline, lines) values (?, ?, ?, ?, ?, ?)",
-            [blob_id, kind, len(data), len(ids), int(final_newline), _pack(packed)]).lastrowid
-        blocks = {x >> BLOCK_SHIFT for x in ids}
+            [blob_id, kind, len(data), len(ids), int(final_newline), _pack(array(IDS_TYPE, ids))]).lastrowid
+        blocks = set(map(operator.rshift, ids, repeat(BLOCK_SHIFT)))
         if blocks:
             self.conn.execute("insert into code_index(rowid, blocks) values (?, ?)", [row, " ".join(map(str, blocks))])
         self.stored.add(blob_id)
@@ -158,6 +198,29 @@ class CodeWriter:
             rows.append((first, len(page), "\n".join(page)))
         self.conn.executemany("insert into code_lines(first, count, text) values (?, ?, ?)", rows)
         self.new = []
+
+
+def _differences(a: array, b: array, lo: int = 0, hi: int | None = None) -> set[int]:
+    """Positions where two arrays of one length differ, found by halving (slices compare in C): a blob
+    whose lines were nearly all met before costs a few comparisons, not a loop over its lines."""
+    hi = len(a) if hi is None else hi
+    if a[lo:hi] == b[lo:hi]:
+        return set()
+    if hi - lo <= 8:
+        return {i for i in range(lo, hi) if a[i] != b[i]}
+    mid = (lo + hi) // 2
+    return _differences(a, b, lo, mid) | _differences(a, b, mid, hi)
+
+
+def _zeros(ids: list[int]) -> list[int]:
+    """Positions of the zeros, in order (list.index searches in C)."""
+    out, i = [], -1
+    try:
+        while True:
+            i = ids.index(0, i + 1)
+            out.append(i)
+    except ValueError:
+        return out
 
 
 # -- reading --------------------------------------------------------------------------------------------
