@@ -7,7 +7,7 @@ the text is deduplicated by line, not only by blob:
 - `code_lines`: every distinct line once, numbered 1, 2, ... in the order builds met them, stored in
   pages of consecutive ids (the lines joined by "\\n"), so a search reads all of them in a few rows;
 - `code_texts`: one row per blob: how it decodes (text, non-utf8, binary), and its lines as a
-  compressed array of line ids (binary blobs keep their bytes instead, compressed);
+  compressed array of 32-bit line ids (binary blobs keep their bytes instead, compressed);
 - `code_index`: a full-text index used as an inverted index from blocks of line ids to the blobs
   holding them (token = line id >> BLOCK_SHIFT): it finds the blobs that hold the lines a search
   matched without reading every blob's array.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 
 PAGE_CHARS = 1 << 18  # a page of lines holds about this many characters
-BLOCK_SHIFT = 4  # the inverted index maps blocks of 16 consecutive line ids to blobs
+BLOCK_SHIFT = 2  # the inverted index maps blocks of 4 consecutive line ids to blobs
 BINARY_PROBE = 8000  # like git: a NUL byte in the first 8000 bytes makes a blob binary
 IDS_TYPE = next(t for t in "IL" if array(t).itemsize == 4)
 
@@ -318,8 +318,8 @@ def stored(conn, blob_ids) -> dict[str, str]:
 # -- searching ------------------------------------------------------------------------------------------
 
 def pages(conn):
-    """Every distinct line, as (first id, text of the page: lines joined by "\\n"), in id order."""
-    yield from conn.execute("select first, text from code_lines order by first")
+    """Every distinct line, as (first id, the page's lines joined by "\\n" as UTF-8 bytes), in id order."""
+    yield from conn.execute("select first, cast(text as blob) from code_lines order by first")
 
 
 def holding(conn, line_ids, among: set[str] | None = None) -> dict[str, list[tuple[int, int]]]:

@@ -42,6 +42,7 @@ class Result:
     versions: list[str]  # the versions searched, in version order
     matches: list[Match]
     all_versions: list[str]  # every indexed version, in order (ranges are over these)
+    truncated: bool = False  # more distinct lines matched than max_lines: the matches are of the first ones
 
     def ranges(self, m: Match) -> str:
         return collapse(m.versions, self.all_versions)
@@ -93,46 +94,61 @@ def path_matcher(globs: list[str]):
     return lambda p: any(t(p) for t in tests)
 
 
-def matching_lines(conn, pat: Compiled) -> dict[int, str]:
-    """line id -> text, for every stored distinct line the pattern matches."""
+def matching_lines(conn, pat: Compiled, limit: int | None = None) -> dict[int, str]:
+    """line id -> text, for every stored distinct line the pattern matches (the first `limit` ones)."""
     out: dict[int, str] = {}
     for first, page in code.pages(conn):
         for index, line in _scan(page, pat):
             out[first + index] = line
+            if limit is not None and len(out) > limit:
+                return out
     return out
 
 
-def _scan(page: str, pat: Compiled):
-    """(index, text) of the lines of a page ("\\n"-joined) that the pattern matches."""
-    rx, n, last = pat.regex, 0, 0
-    hay = page.casefold() if pat.literal and pat.icase else page
-    if pat.literal and len(hay) == len(page):
-        find, lit, pos = hay.find, pat.literal, 0
+_FOLDS_TO_ASCII = ("\u212a".encode(), "\u017f".encode())  # Kelvin sign ~ k, long s ~ s under IGNORECASE
+
+
+def _scan(page: bytes, pat: Compiled):
+    """(index, text) of the lines of a page (UTF-8, "\\n"-joined) that the pattern matches. With a
+    literal every match contains, only the lines holding it are decoded and matched (under -i, in
+    the page's ASCII-lowercased bytes, unless it holds one of the two non-ASCII letters Python folds to
+    ASCII ones); otherwise the pattern runs over the decoded page."""
+    literal = pat.literal.encode() if pat.literal else None
+    if literal and pat.icase:
+        hay = page.lower()
+        if any(c in page for c in _FOLDS_TO_ASCII):
+            literal = None
+    else:
+        hay = page
+    n, last = 0, 0
+    if literal:
+        find, search, pos = hay.find, pat.regex.search, 0
         while True:
-            k = find(lit, pos)
+            k = find(literal, pos)
             if k < 0:
                 return
-            s = page.rfind("\n", 0, k) + 1
-            e = page.find("\n", k)
+            s = page.rfind(b"\n", 0, k) + 1
+            e = page.find(b"\n", k)
             e = len(page) if e < 0 else e
-            if rx.search(page, s, e):
-                n += page.count("\n", last, s)
+            line = page[s:e].decode()
+            if search(line):
+                n += page.count(b"\n", last, s)
                 last = s
-                yield n, page[s:e]
+                yield n, line
             pos = e + 1
-    else:
-        search, pos, size = rx.search, 0, len(page)
-        while pos <= size:
-            m = search(page, pos)
-            if not m:
-                return
-            s = page.rfind("\n", 0, m.start()) + 1
-            e = page.find("\n", m.start())
-            e = size if e < 0 else e
-            n += page.count("\n", last, s)
-            last = s
-            yield n, page[s:e]
-            pos = e + 1
+    text = page.decode()
+    search, pos, size = pat.regex.search, 0, len(text)
+    while pos <= size:
+        m = search(text, pos)
+        if not m:
+            return
+        s = text.rfind("\n", 0, m.start()) + 1
+        e = text.find("\n", m.start())
+        e = size if e < 0 else e
+        n += text.count("\n", last, s)
+        last = s
+        yield n, text[s:e]
+        pos = e + 1
 
 
 def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, list[tuple[str, str]]]:
@@ -162,7 +178,10 @@ def _chosen_blobs(conn, versions: list[str], keep) -> set[str]:
 
 
 def search(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-           icase: bool = False, fixed: bool = False, compiled: Compiled | None = None) -> Result:
+           icase: bool = False, fixed: bool = False, compiled: Compiled | None = None,
+           max_lines: int | None = None) -> Result:
+    """Every matching (path, line, text) with its versions. `max_lines` (the browser's cap) stops after
+    that many distinct matching lines and marks the result truncated."""
     pat = compiled or compile_pattern(pattern, icase=icase, fixed=fixed)
     if not code.present(db):
         raise AnswerError("this database holds no code to search (it was built by an older tpindex)",
@@ -172,7 +191,8 @@ def search(db, pattern: str, tags: str | None = None, at: str | None = None, pat
     keep = path_matcher(list(paths or []))
     # With fewer versions, read only their blobs' arrays; a path filter alone is applied at the end.
     among = _chosen_blobs(db, chosen, keep) if len(chosen) < len(all_versions) else None
-    lines = matching_lines(db, pat)
+    lines = matching_lines(db, pat, max_lines)
+    truncated = max_lines is not None and len(lines) > max_lines
     hits = code.holding(db, lines, among)
     where = _files(db, hits, set(chosen), keep)
     found: dict[tuple, set[str]] = {}
@@ -191,7 +211,7 @@ def search(db, pattern: str, tags: str | None = None, at: str | None = None, pat
     matches = [Match(path, line, text, sorted(vs, key=order.__getitem__))
                for (path, line, text), vs in found.items()]
     matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
-    return Result(pat, chosen, matches, all_versions)
+    return Result(pat, chosen, matches, all_versions, truncated)
 
 
 # -- text output ----------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Datasette plugin for tpindex databases (registered through the `datasette` entry point).
 
 - canned_queries: the questions in queries/canned/*.sql, for every tpindex database;
-- render_cell: a file (with its line) links to that line upstream at the row's version;
-- register_routes: /-/parser-matrix, names x versions coloured by implementation;
+- render_cell: a file (with its line) links to that line in the stored code at the row's version (and
+  upstream, "↗"); the second file of a comparison (real_file_a / real_file_b) also links to their diff;
+- register_routes: /-/parser-matrix, names x versions coloured by implementation; the code pages
+  /-/source/<version>/<path>, /-/diff and /-/grep (code_pages.py);
 - extra_template_vars: the home page lists the questions first;
 - prepare_connection: connections to a tpindex database are query-only;
 - prepare_jinja2_environment: the templates in templates/.
@@ -19,8 +21,17 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from . import canned, matrix
-from .links import DEFAULT_UPSTREAM, link_columns, looks_like_path, normalize_upstream, ref_for, source_url
+from ..scope import parsed
+from . import canned, code_pages, matrix
+from .links import (
+    DEFAULT_UPSTREAM,
+    diff_columns,
+    link_columns,
+    looks_like_path,
+    normalize_upstream,
+    ref_for,
+    source_url,
+)
 
 PLUGIN = "tpindex"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -124,10 +135,25 @@ def render_cell(row, value, column, table, database, datasette):
         if st is None:
             return None
         ref = await st.ref(datasette.get_database(database), version)
-        url = source_url(upstream_for(datasette, database, st), ref, value, line if isinstance(line, int) else None)
+        at_line = line if isinstance(line, int) else None
+        up = source_url(upstream_for(datasette, database, st), ref, value, at_line)
         where = f"{value}:{line}" if isinstance(line, int) else value
-        return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
-            url, where, version, value)
+        if not parsed(value):  # templates and tests: recorded as present, their code is not stored
+            return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
+                up, where, version, value)
+        db_arg = database if len(await tpindex_databases(datasette)) > 1 else None
+        out = Markup('<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
+                     '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>').format(
+            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version, value,
+            up, where, version)
+        sides = diff_columns(column, row.keys())
+        if sides and (column == sides[3] or not row[sides[3]]):
+            a, b, path_a, path_b = (row[c] for c in sides)
+            if isinstance(a, str) and isinstance(b, str) and (path_a or path_b):
+                context = {k: row[k] for k in ("name", "kind") if k in row.keys() and isinstance(row[k], str)}
+                out += Markup(' <a class="tpindex-diff" href="{}" title="the code from {} to {}">diff</a>').format(
+                    code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, **context), a, b)
+        return out
 
     return inner()
 
@@ -159,7 +185,12 @@ def extra_template_vars(template, database, table, columns, view_name, request, 
 
 @hookimpl
 def register_routes():
-    return [(r"^/-/parser-matrix$", matrix_page)]
+    return [
+        (r"^/-/parser-matrix$", matrix_page),
+        (r"^/-/source/(?P<version>[^/]+)/(?P<path>.+)$", code_pages.source_page),
+        (r"^/-/diff$", code_pages.diff_page),
+        (r"^/-/grep$", code_pages.grep_page),
+    ]
 
 
 async def matrix_page(datasette, request):
@@ -176,7 +207,12 @@ async def matrix_page(datasette, request):
     kind = kind if kind in matrix.KINDS else ""
     prefix = request.args.get("prefix", "").strip()[:100]
     which = datasette.urls.query(wanted, "which")
-    m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which))
+    db_arg = wanted if len(names) > 1 else None
+
+    def diff_link(name, kind_, a, b, path_a, path_b):
+        return code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, name=name, kind=kind_)
+
+    m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which), diff_link)
     return Response.html(await datasette.render_template("tpindex_matrix.html", {
         "matrix": m, "kind": kind, "prefix": prefix, "database": wanted, "databases": names,
         "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,
