@@ -19,8 +19,10 @@ costs an int per line rather than the line's text. A key found with another CRC 
 lines taken for one would need a 96-bit coincidence.
 
 Other modules call the functions here and never see this representation: `read_text`, `read_lines`,
-`load`, and for searching `pages`, `holding` and `binaries`. Text is decoded as UTF-8; bytes that are not
-UTF-8 read as U+FFFD; a blob with a NUL byte in its first 8000 bytes is binary (git's rule).
+`load`, and for searching `pages`, `holding`, `display` and `binaries`. Text is decoded as UTF-8; a byte
+that is not UTF-8 is stored as a private-use character of its own (U+10FF80 + byte - 0x80, so that a
+search can tell it from a real U+FFFD, as git grep does) and reads as U+FFFD; a blob with a NUL byte in
+its first 8000 bytes is binary (git's rule).
 """
 
 from __future__ import annotations
@@ -37,12 +39,15 @@ PAGE_CHARS = 1 << 18  # a page of lines holds about this many characters
 BLOCK_SHIFT = 2  # the inverted index maps blocks of 4 consecutive line ids to blobs
 BINARY_PROBE = 8000  # like git: a NUL byte in the first 8000 bytes makes a blob binary
 IDS_TYPE = next(t for t in "IL" if array(t).itemsize == 4)
+INVALID = "\U0010ff80"  # a byte b >= 0x80 that is not UTF-8 is stored as chr(ord(INVALID) + b - 0x80)
+_ESCAPE = {0xDC00 + b: ord(INVALID) + b - 0x80 for b in range(0x80, 0x100)}  # from surrogateescape
+_DISPLAY = {ord(INVALID) + b - 0x80: 0xFFFD for b in range(0x80, 0x100)}
 
 SCHEMA = """
 create table if not exists code_texts (
     id integer primary key,
     blob_id text not null unique,
-    kind text not null,             -- text | non-utf8 (invalid bytes read as U+FFFD) | binary
+    kind text not null,             -- text | non-utf8 (see INVALID) | binary
     size integer not null,          -- bytes
     line_count integer not null,
     final_newline integer not null, -- 1 when the last line ends with a newline
@@ -75,13 +80,23 @@ def _unpack(data: bytes) -> array:
 
 
 def decode(data: bytes) -> tuple[str, str]:
-    """(kind, text) of a blob's bytes."""
+    """(kind, text as stored) of a blob's bytes."""
     if b"\0" in data[:BINARY_PROBE]:
         return "binary", ""
     try:
         return "text", data.decode("utf-8")
     except UnicodeDecodeError:
-        return "non-utf8", data.decode("utf-8", "replace")
+        return "non-utf8", data.decode("utf-8", "surrogateescape").translate(_ESCAPE)
+
+
+def decode_line(line: bytes) -> str:
+    """A line's bytes as stored text (see INVALID)."""
+    return line.decode("utf-8", "surrogateescape").translate(_ESCAPE)
+
+
+def display(text: str) -> str:
+    """Stored text as people read it: each byte that is not UTF-8 as U+FFFD."""
+    return text.translate(_DISPLAY) if text and max(text) >= INVALID else text
 
 
 def prepare(data: bytes) -> tuple[str, bytes, bytes]:
@@ -124,11 +139,16 @@ class CodeWriter:
         self.ids: dict[int, int] = {}  # line key -> CRC-32 << 32 | line id
         self.next_id = 1
         self.new: list[str] = []  # lines met for the first time, ids next_id - len(new) .. next_id - 1
+        self.shift = BLOCK_SHIFT
 
     def _load(self) -> None:
         self.stored = {r[0] for r in self.conn.execute("select blob_id from code_texts")}
+        if block_shift(self.conn) != BLOCK_SHIFT:  # stored with another block size: index the new ones alike
+            self.shift = block_shift(self.conn)
+        elif not self.stored:
+            self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
         for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
-            lines = [s.encode() for s in text.split("\n")]
+            lines = [_encode(s) for s in text.split("\n")]
             self.ids.update(zip(map(hash, lines), (zlib.crc32(b) << 32 | i for i, b in enumerate(lines, first)),
                                 strict=True))
             self.next_id = first + count
@@ -170,13 +190,13 @@ class CodeWriter:
                     x = self.next_id
                     self.ids[keys[i]] = checks[i] << 32 | x
                     self.next_id += 1
-                    self.new.append(lines[i].decode("utf-8", "replace"))
+                    self.new.append(lines[i].decode("utf-8", "surrogateescape").translate(_ESCAPE))
                 ids[i] = x & 0xFFFFFFFF
         final_newline = data.endswith(b"\n")
         row = self.conn.execute(
             "insert into code_texts(blob_id, kind, size, line_count, final_newline, lines) values (?, ?, ?, ?, ?, ?)",
             [blob_id, kind, len(data), len(ids), int(final_newline), _pack(array(IDS_TYPE, ids))]).lastrowid
-        blocks = set(map(operator.rshift, ids, repeat(BLOCK_SHIFT)))
+        blocks = set(map(operator.rshift, ids, repeat(self.shift)))
         if blocks:
             self.conn.execute("insert into code_index(rowid, blocks) values (?, ?)", [row, " ".join(map(str, blocks))])
         self.stored.add(blob_id)
@@ -198,6 +218,13 @@ class CodeWriter:
             rows.append((first, len(page), "\n".join(page)))
         self.conn.executemany("insert into code_lines(first, count, text) values (?, ?, ?)", rows)
         self.new = []
+
+
+def _encode(line: str) -> bytes:
+    """The bytes a stored line was read from."""
+    if line and max(line) >= INVALID:
+        return line.translate({v: k for k, v in _ESCAPE.items()}).encode("utf-8", "surrogateescape")
+    return line.encode()
 
 
 def _differences(a: array, b: array, lo: int = 0, hi: int | None = None) -> set[int]:
@@ -265,6 +292,12 @@ class Lines:
         return out
 
 
+def block_shift(conn) -> int:
+    """The block size the database's inverted index was built with (meta code_block_shift)."""
+    row = conn.execute("select value from meta where key = 'code_block_shift'").fetchone()
+    return int(row[0]) if row else BLOCK_SHIFT
+
+
 def present(conn) -> bool:
     """Whether the database holds any code (not one built by an older tpindex, or with --no-code)."""
     if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
@@ -284,7 +317,10 @@ def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
     if kind == "binary":
         return Code(blob_id, kind, size, False)
     ids = _unpack(packed)
-    return Code(blob_id, kind, size, bool(final_newline), (lines or Lines(conn)).get(ids), ids)
+    text = (lines or Lines(conn)).get(ids)
+    if kind == "non-utf8":
+        text = [display(s) for s in text]
+    return Code(blob_id, kind, size, bool(final_newline), text, ids)
 
 
 def read_lines(conn, blob_id: str) -> list[str] | None:
@@ -293,7 +329,7 @@ def read_lines(conn, blob_id: str) -> list[str] | None:
 
 
 def read_text(conn, blob_id: str) -> str | None:
-    """The text of a blob as stored (invalid UTF-8 as U+FFFD; "" for a binary blob), None if not stored."""
+    """The text of a blob (bytes that are not UTF-8 as U+FFFD; "" for a binary blob), None if not stored."""
     code = load(conn, blob_id)
     return None if code is None else code.text
 
@@ -329,7 +365,8 @@ def holding(conn, line_ids, among: set[str] | None = None) -> dict[str, list[tup
     wanted = set(line_ids)
     if not wanted:
         return {}
-    blocks = sorted({x >> BLOCK_SHIFT for x in wanted})
+    shift = block_shift(conn)
+    blocks = sorted({x >> shift for x in wanted})
     rows: set[int] = set()
     for i in range(0, len(blocks), 400):
         query = " OR ".join(f'"{b}"' for b in blocks[i:i + 400])

@@ -33,7 +33,7 @@ EMPTY = f"{P}/empty_tool_parser.py"
 NO_EOL = "vllm/reasoning/tail_reasoning_parser.py"
 
 ALPHA_TEXT = (
-    "# café au lait: CAFÉ, naïve, Σίσυφος, 東京, ok ✓\n"
+    "# café au lait: CAFÉ, naïve, Σίσυφος, 東京, ok ✓ \ufffd\n"
     "import re\n"
     "\n"
     "class AlphaToolParser:\n"
@@ -220,6 +220,7 @@ PATTERNS = [
     ("café", []), ("CAFÉ", ["-i"]), ("caf\\w", []), ("caf[[:alpha:]]", []), ("[[:upper:]]{4}", []),
     ("naïve|東京", []), ("✓", []), ("Σ", ["-i"]), ("σίσυφος", ["-i"]),
     ("^.t", []), ("latin", []), ("caf.", []),           # the Latin-1 file: an invalid byte is no character
+    ("✓ .$", []), ("\ufffd", []), ("\\W$", []),         # ... but a real U+FFFD is one
     ("ı|İ", []), ("istanbul", ["-i"]), ("ILIK", ["-i"]),
     ("(foo|bar)baz", []), ("(ab)\\1", []), ("a{2}b", []), ("a{,1}b{1,}", []), ("a**b", []), ("o+?_", []),
     ("[\\w]", []), ("[]x]", []), ("[^[:print:]]", []), ("[[:space:]]$", []), ("\\s+\\S", []), ("\\W\\w", []),
@@ -238,6 +239,20 @@ def test_grep_equals_git_grep(fixture, pattern, flags):
     repo, db = fixture
     expected = git_grep(repo, pattern, flags, TAGS)
     assert ours(db, pattern, flags) == expected
+
+
+def test_the_index_block_size_is_the_one_the_database_was_built_with(tmp_path, monkeypatch):
+    from indexer import code
+
+    repo = make_repo(tmp_path / "repo", HISTORY)
+    db = tmp_path / "shift.db"
+    monkeypatch.setattr(code, "BLOCK_SHIFT", 0)
+    build_tags(repo, db, "v0.1.0,v0.2.0")
+    monkeypatch.setattr(code, "BLOCK_SHIFT", 5)
+    build_tags(repo, db, "v0.3.0")  # indexed with the database's block size, not this one
+    assert rows(db, "select value from meta where key = 'code_block_shift'") == [("0",)]
+    for pattern in ("extract_tool_calls", "^class ", "HACK"):
+        assert ours(db, pattern, []) == git_grep(repo, pattern, [], TAGS)
 
 
 @pytest.mark.parametrize(("options", "tags", "paths"), [

@@ -15,9 +15,10 @@ Refused with an error rather than matched differently: other backslash escapes (
 reads them as the letter), the buffer anchors \\` and \\', equivalence classes [[=a=]] and collating
 symbols [[.a.]], ranges with a non-ASCII end (the C library refuses them too), a pattern spanning lines.
 
-Assumptions (the tests run git grep with LC_ALL=C.UTF-8): text is UTF-8; bytes that are not read as
-U+FFFD, which no pattern element matches (the C library matches no character there either); character
-classes of non-ASCII characters follow Python's Unicode tables (str.isalpha() and so on); -i folds case
+Assumptions (the tests run git grep with LC_ALL=C.UTF-8): text is UTF-8; a byte that is not is stored as
+a private-use character (indexer.code.INVALID), which no pattern element matches (the C library matches
+no character there either); character classes of non-ASCII characters follow the C library's C.UTF-8
+tables as far as Unicode categories tell them (see _class_body); -i folds case
 as Python does (simple case folding; ß does not match ss), except that a literal i or I never matches the
 Turkish dotted and dotless i (İ ı), as in the C library (inside a bracket expression it may). Lines are searched in pages joined by "\\n", so no
 translated element matches a newline.
@@ -26,18 +27,33 @@ translated element matches a newline.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..problems import Problem
 
 DUP_MAX = 32767  # RE_DUP_MAX of the C library
-NOT_CHAR = "\ufffd"  # what undecodable bytes read as; never matched by a class or by "."
+CLASSES_VERSION = 2  # bump when the class definitions below change (their cache is keyed by it)
+NOT_CHAR = "\U0010ff80-\U0010ffff"  # bytes that are not UTF-8 (indexer.code.INVALID): never matched
 _CLASSES = ("alpha", "digit", "alnum", "upper", "lower", "space", "blank", "punct", "print", "graph", "cntrl",
             "xdigit")
-_GNU = {"w": r"\w", "W": r"[^\w\n" + NOT_CHAR + "]", "s": r"[^\S\n]", "S": r"[^\s" + NOT_CHAR + "]"}
-_ANCHORS = {"b": r"\b", "B": r"\B", "<": r"\b(?=\w)", ">": r"\b(?<=\w)"}
+
+
+def _gnu(c: str) -> str:
+    """\\w \\W \\s \\S, with the C library's classes (Python's \\w and \\s differ on some characters)."""
+    word = "_" + _class_body("alnum")
+    return {"w": f"[{word}]", "W": f"[^{word}\n{NOT_CHAR}]", "s": f"[{_class_body('space')}]",
+            "S": f"[^{_class_body('space')}\n{NOT_CHAR}]"}[c]
+
+
+def _anchor(c: str) -> str:
+    """\\b \\B \\< \\>, at the edges of the C library's words (what \\w matches)."""
+    w = _gnu("w")
+    return {"b": f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))", "B": f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))",
+            "<": f"(?<!{w})(?={w})", ">": f"(?<={w})(?!{w})"}[c]
 
 
 class PatternError(Problem):
@@ -214,10 +230,10 @@ class _Parser:
         if not c:
             raise self.error("a trailing backslash", "write \\\\ for a backslash")
         self.i += 1
-        if c in _GNU:
-            return Node(_GNU[c])
-        if c in _ANCHORS:
-            return Node(_ANCHORS[c], anchor=True, unit=False)
+        if c in "wWsS":
+            return Node(_gnu(c))
+        if c in "bB<>":
+            return Node(_anchor(c), anchor=True, unit=False)
         if c in "123456789":
             if int(c) not in self.closed:
                 raise self.error(f"a back-reference \\{c} to a group that is not closed before it")
@@ -282,36 +298,92 @@ def _in_class(c: str) -> str:
     return "\\" + c if c in "\\]^-[" else c
 
 
-@functools.cache
+_NO_BREAK = {"\u00a0", "\u2007", "\u202f"}
+
+
+def _space(ch: str) -> bool:
+    if ch.isascii():
+        return ch in " \t\r\f\v"
+    cat = unicodedata.category(ch)
+    return (cat == "Zs" and ch not in _NO_BREAK) or cat in ("Zl", "Zp")
+
+
+def _alpha(ch: str) -> bool:
+    if ch.isascii():
+        return ch.isalpha()
+    return unicodedata.category(ch) in ("Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Nd", "Mc")
+
+
+def _print(ch: str) -> bool:
+    return unicodedata.category(ch) not in ("Cc", "Cn", "Cs", "Zl", "Zp")
+
+
+_TESTS = {
+    "alpha": _alpha,
+    "alnum": lambda ch: _alpha(ch) or "0" <= ch <= "9",
+    "upper": str.isupper,
+    "lower": str.islower,
+    "space": _space,
+    "blank": lambda ch: ch == "\t" or (_space(ch) and unicodedata.category(ch) == "Zs"),
+    "punct": lambda ch: _print(ch) and not _space(ch) and not _alpha(ch) and not "0" <= ch <= "9",
+    "print": _print,
+    "graph": lambda ch: _print(ch) and not _space(ch),
+    "cntrl": lambda ch: unicodedata.category(ch) in ("Cc", "Zl", "Zp") and ch != "\n",
+}
+# The code points walked one by one; past them only private-use planes, taken whole.
+_WALKED = ((0, 0x40000), (0xE0000, 0xE0200))
+_PRIVATE = ((0xF0000, 0xFFFFD), (0x100000, 0x10FF7F))  # (not the bytes that are not UTF-8)
+
+
 def _class_body(name: str) -> str:
-    """A POSIX class as the inside of a Python character class: ASCII as the C locale has it, other
-    characters by Python's Unicode tables; never the newline or U+FFFD."""
-    fixed = {"digit": "0-9", "xdigit": "0-9A-Fa-f", "blank": " \\t"}
-    if name in fixed:
-        return fixed[name]
-    test = {
-        "alpha": str.isalpha,
-        "alnum": lambda ch: ch.isalpha() or "0" <= ch <= "9",
-        "upper": str.isupper,
-        "lower": str.islower,
-        "space": lambda ch: ch.isspace() and ch != "\n",
-        "punct": lambda ch: unicodedata.category(ch)[0] in "PS",
-        "print": lambda ch: ch.isprintable() or ch == " ",
-        "graph": lambda ch: ch.isprintable() and not ch.isspace(),
-        "cntrl": lambda ch: unicodedata.category(ch) == "Cc" and ch != "\n",
-    }[name]
-    out, start, prev = [], None, None
-    for cp in range(0x110000):
-        ch = chr(cp)
-        ok = ch != NOT_CHAR and not (0xD800 <= cp <= 0xDFFF) and test(ch)
-        if ok and start is None:
-            start = cp
-        if not ok and start is not None:
-            out.append((start, prev))
-            start = None
-        prev = cp
-    if start is not None:
-        out.append((start, prev))
+    """A POSIX class as the inside of a Python character class, as the C library's C.UTF-8 locale has it:
+    ASCII exactly; other characters by Unicode category (letters, letter numbers, digits and spacing
+    marks are alpha; no-break spaces are graph, not space; format and private-use characters are
+    punct); never the newline or a byte that is not UTF-8."""
+    fixed = {"digit": "0-9", "xdigit": "0-9A-Fa-f"}
+    return fixed[name] if name in fixed else _bodies()[name]
+
+
+@functools.cache
+def _bodies() -> dict[str, str]:
+    """Every class body, computed once per Unicode version (about 0.5 s) and kept in the user cache dir."""
+    import json
+
+    cache = None
+    try:
+        from platformdirs import user_cache_dir
+
+        cache = Path(user_cache_dir("tpindex")) / f"ere-classes-{CLASSES_VERSION}-unicode-{unicodedata.unidata_version}.json"
+        return json.loads(cache.read_text())
+    except (OSError, ValueError, ImportError):
+        pass
+    bodies = {name: _compute(test) for name, test in _TESTS.items()}
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(bodies))
+            tmp.replace(cache)
+        except OSError:  # a read-only home: compute again next time
+            pass
+    return bodies
+
+
+def _compute(test) -> str:
+    out: list[tuple[int, int]] = []
+    for lo, hi in _WALKED:
+        start = None
+        for cp in range(lo, hi):
+            ch = chr(cp)
+            ok = ch != "\n" and test(ch)
+            if ok and start is None:
+                start = cp
+            elif not ok and start is not None:
+                out.append((start, cp - 1))
+                start = None
+        if start is not None:
+            out.append((start, hi - 1))
+    out += [r for r in _PRIVATE if test(chr(r[0]))]
 
     def esc(cp: int) -> str:
         return f"\\U{cp:08x}"

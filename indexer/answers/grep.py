@@ -202,13 +202,13 @@ def search(db, pattern: str, tags: str | None = None, at: str | None = None, pat
                 found.setdefault((path, number, lines[line_id]), set()).add(version)
     binary_hits = []
     for blob_id, data in code.binaries(db, among):
-        if any(pat.regex.search(s) for s in data.decode("utf-8", "replace").split("\n")):
+        if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n")):
             binary_hits.append(blob_id)
     for pairs in _files(db, binary_hits, set(chosen), keep).values():
         for version, path in pairs:
             found.setdefault((path, None, None), set()).add(version)
     order = {v: i for i, v in enumerate(all_versions)}
-    matches = [Match(path, line, text, sorted(vs, key=order.__getitem__))
+    matches = [Match(path, line, code.display(text) if text else text, sorted(vs, key=order.__getitem__))
                for (path, line, text), vs in found.items()]
     matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
     return Result(pat, chosen, matches, all_versions, truncated)
