@@ -175,18 +175,20 @@ def test_newer_schema_is_refused(repo, built, tmp_path):
 
 
 def test_older_schema_is_migrated(repo, built, tmp_path, monkeypatch):
-    """This tpindex writes schema 2 (a made-up migration adds a column): a build migrates a schema-1
+    """This tpindex writes schema N+1 (a made-up migration adds a column): a build migrates a schema-N
     database in place and keeps its versions."""
     import indexer.store
 
     db = tmp_path / "older.db"
     db.write_bytes(built.read_bytes())
-    monkeypatch.setattr(indexer.store, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(indexer.store, "MIGRATIONS", {1: "alter table versions add column note text;"})
+    current = indexer.store.SCHEMA_VERSION
+    monkeypatch.setattr(indexer.store, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setattr(indexer.store, "MIGRATIONS",
+                        {**indexer.store.MIGRATIONS, current: "alter table versions add column note text;"})
     out = tpindex("check", "--db", db, ok=False)
-    assert out.exit_code == 1 and "schema version 1" in out.output and "migrates" in out.output
+    assert out.exit_code == 1 and f"schema version {current}" in out.output and "migrates" in out.output
     tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
-    assert rows(db, "select value from meta where key = 'schema_version'") == [("2",)]
+    assert rows(db, "select value from meta where key = 'schema_version'") == [(str(current + 1),)]
     assert "note" in [c[1] for c in rows(db, "pragma table_info(versions)")]
     assert rows(db, "select label from versions order by ord") == [("v0.6.3",), ("v0.7.0",)]
     tpindex("check", "--db", db)
