@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import store
+from .code import CodeWriter, prepare
 from .extract import extractor_id, parse
 from .extract.locate import locate
 from .problems import Problem
@@ -97,6 +98,7 @@ def build(
     progress: Callable[[str, int], None] | None = None,
     upstream: str | None = None,
     replace: bool = False,
+    code: bool = True,
 ) -> BuildStats:
     """Index `versions` into the database. `progress(label, done)` is called as each version starts being
     written (done=0) and once it is (done=1). A version already indexed from another source under the same
@@ -108,7 +110,7 @@ def build(
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:
-            Builder(db, source, scope, stats, jobs, dedup, replace).run(versions, progress)
+            Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
             if upstream:
                 with db.conn:
                     store.set_meta(db, "upstream", upstream)
@@ -118,12 +120,14 @@ def build(
     return stats
 
 
-def parse_and_locate(data: bytes, path: str) -> dict:
-    """Worker: parse one blob, pack its raw facts for reuse at other paths, and locate them at `path`."""
+def parse_and_locate(data: bytes, path: str, code: bool = True) -> dict:
+    """Worker: parse one blob, pack its raw facts for reuse at other paths, locate them at `path`, and
+    split its code into line keys (indexer.code.prepare) for the writer to store."""
     res = parse(data)
     facts = res.pop("facts")
     res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
     res["path"], res["rows"] = path, locate(facts, path)
+    res["code"] = prepare(data) if code else None
     return res
 
 
@@ -185,9 +189,11 @@ def _worker_died() -> BuildError:
 
 
 class Builder:
-    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool, replace: bool = False):
+    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool, replace: bool = False,
+                 code: bool = True):
         self.db, self.source, self.scope, self.stats = db, source, scope, stats
         self.replace = replace
+        self.code = CodeWriter(db.conn) if code else None  # the text of each parsed blob, stored once
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
@@ -203,7 +209,7 @@ class Builder:
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
-        self.inflight: dict[str, object] = {}  # blob id -> future or parsed result, until written
+        self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
         self.tree = None
         if scope.tree:
             from .tree import TreeTier
@@ -286,11 +292,13 @@ class Builder:
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         pool = None if inline else self._pool()
         for e, data in zip(new, datas, strict=True):
+            code = self.code is not None
             try:
-                work = parse_and_locate(data, e.path) if inline else pool.submit(parse_and_locate, data, e.path)
+                work = (parse_and_locate(data, e.path, code) if inline
+                        else pool.submit(parse_and_locate, data, e.path, code))
             except self.broken_pool:
                 raise _worker_died() from None
-            self.inflight[e.blob_id] = (len(data), work)
+            self.inflight[e.blob_id] = (data, work)
             self._count(e.blob_id)
 
     def _count(self, blob_id: str) -> None:
@@ -318,10 +326,10 @@ class Builder:
         return self.pool
 
     def _result(self, blob_id: str):
-        size, res = self.inflight.pop(blob_id)
+        data, res = self.inflight.pop(blob_id)
         if hasattr(res, "result"):  # a future of the pool
             res = self._wait(res)
-        return size, res
+        return data, res
 
     def _wait(self, future):
         """A future's result, checking the workers while waiting: a worker that dies while it sends a result
@@ -350,9 +358,9 @@ class Builder:
             conn.execute("begin immediate")
             for e in entries:
                 if e.blob_id in self.inflight and self.inflight[e.blob_id] is not None:
-                    size, res = self._result(e.blob_id)
+                    data, res = self._result(e.blob_id)
                     parsed_here[e.blob_id] = res
-                    self._store_blob(e.blob_id, size, res)
+                    self._store_blob(e.blob_id, data, res)
             if old_id is not None:
                 conn.execute("delete from versions where id = ?", [old_id])
                 self.stats.versions_reindexed.append(ref.label)
@@ -378,15 +386,19 @@ class Builder:
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
             self.renumber()  # readers, and a build killed before its end, see every version in order
+            if self.code:
+                self.code.flush()
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
 
-    def _store_blob(self, blob_id: str, size: int, res: dict) -> None:
+    def _store_blob(self, blob_id: str, data: bytes, res: dict) -> None:
         self.db.conn.execute(
             "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts)"
             " values (?, ?, ?, ?, ?, ?, ?, ?)",
-            [blob_id, size, self.extractor, res["status"], res["error_count"], res["first_error_line"],
+            [blob_id, len(data), self.extractor, res["status"], res["error_count"], res["first_error_line"],
              res["error"], res["packed"]])
+        if self.code:
+            self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
         before, after = self.depth.get(blob_id), store.stored_depth(res["status"])
         self.depth[blob_id] = after
         if before is not None and before < after:

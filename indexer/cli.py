@@ -1,4 +1,5 @@
-"""tpindex's command line: build, versions, which, card, diff, export, serve, check.
+"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, export, serve,
+check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -49,6 +50,8 @@ class LazyGroup(click.Group):
         "card": "indexer.answers.commands:card",
         "diff": "indexer.answers.commands:diff",
         "export": "indexer.answers.commands:export",
+        "show": "indexer.answers.commands:show",
+        "grep": "indexer.answers.commands:grep",
         "serve": "indexer.serve.command:serve",
         "check": "indexer.check:check",
         "where": "indexer.answers.commands:where",
@@ -183,8 +186,10 @@ def main():
                    "labelled like a release, a tag indexed from the package index and now from git). Without it, "
                    "such a build is refused.")
 @click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
+@click.option("--no-code", is_flag=True, hidden=True,
+              help="(benchmarking) do not store the code (show, grep and diff --code then have nothing to read).")
 def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includes, cache_dir, upstream, jobs, quiet,
-          verbose, replace, no_dedup):
+          verbose, replace, no_dedup, no_code):
     """Index versions of vLLM into the database.
 
     \b
@@ -274,7 +279,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
             bar.__enter__()
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda label, done: bar.update(done, label)) if bar else None, upstream=upstream,
-                          replace=replace)
+                          replace=replace, code=not no_code)
     except KeyboardInterrupt:  # Ctrl-C: the version being written is rolled back, complete ones are kept
         click.echo("interrupted: the versions indexed before are kept; run the same build again to index the"
                    " rest", err=True)

@@ -11,9 +11,10 @@ import os
 import sqlite3
 from pathlib import Path
 
+from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -584,6 +585,7 @@ MIGRATIONS: dict[int, str] = {
     """,
     2: "",  # sentinels and request_settings: new tables and views only
     3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
+    4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
 }
 
 
@@ -605,7 +607,7 @@ def _setup(db, path) -> None:
     # creates or migrates the schema leaves the database as it was.
     script = ["begin immediate;"]
     script += [MIGRATIONS[v] for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION)]
-    script += [TABLES, INDEXES, FTS]
+    script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
                "commit;"]

@@ -1,10 +1,11 @@
 """End to end: `tpindex serve` in a subprocess, driven by a real headless Chromium.
 
 Opens the home page, follows its "Which file implements" question and runs it for a fixture name as the
-form would, opens the parser matrix, and saves screenshots of the three pages under tmp_path. Then, on the
-cards fixture (test_card): searches a name from the home page's search box, reaches the name's page,
-follows a version link and a class link from it, and saves screenshots of each (TPINDEX_SHOTS=DIR keeps
-them there to look at).
+form would, follows a file of the answer to its source page, opens the parser matrix and follows a cell
+whose code changed to its diff page, runs a code search, and saves screenshots of the pages under
+tmp_path (screenshots/). Then, on the cards fixture (test_card): searches a name from the home page's
+search box, reaches the name's page, follows a version link and a class link from it, and saves
+screenshots of each (TPINDEX_SHOTS=DIR keeps them there to look at).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from urllib.parse import urlencode, urljoin
 
 import pytest
 from test_card import build_card_fixture
-from test_serve import BETA_PARSER_LINE, VERSIONS, build_fixture
+from test_serve import BETA_HACK_LINE, BETA_PARSER_LINE, VERSIONS, build_fixture
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -105,7 +106,7 @@ def serve(db, tmp_path):
         log.close()
 
 
-def test_browse_home_question_and_matrix_in_chromium(browser, server, tmp_path):
+def test_browse_home_question_source_matrix_diff_and_search_in_chromium(browser, server, tmp_path):
     shots = tmp_path / "screenshots"
     shots.mkdir()
 
@@ -122,12 +123,39 @@ def test_browse_home_question_and_matrix_in_chromium(browser, server, tmp_path):
     assert f"https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}" in page
     browser.screenshot(which, shots / "which.png")
 
+    # the real file of the answer, in the stored code, at the answer's version and line
+    src = re.search(r'<a class="tpindex-src" href="([^"]*/-/source/v0\.30\.0/vllm/parser/beta\.py#L\d+)"', page)
+    assert src, "the which answer links its files to their source pages"
+    source_url = urljoin(which, html.unescape(src.group(1)))
+    assert source_url.endswith(f"#L{BETA_PARSER_LINE}")
+    source = browser.dom(source_url)
+    assert "vllm/parser/beta.py" in source and f'id="L{BETA_HACK_LINE}"' in source
+    assert "HACK: the model sometimes repeats its opening tag" in source
+    browser.screenshot(source_url, shots / "source.png", "1400,700")
+
     matrix = browser.dom(urljoin(server, "-/parser-matrix"))
     assert all(f'title="{v}"' in matrix for v in VERSIONS)
     assert 'data-name="beta"' in matrix and 'data-impl="unified"' in matrix and 'data-impl="dispatch"' in matrix
     browser.screenshot(urljoin(server, "-/parser-matrix"), shots / "matrix.png")
 
-    assert sorted(p.name for p in shots.iterdir()) == ["home.png", "matrix.png", "which.png"]
+    # the cell where alpha's real file moved (v0.31.0) links to the diff of its code
+    cell = re.search(r'<tr data-kind="tool" data-name="alpha">.*?<td class="c i-standalone moved[^"]*" '
+                     r'data-version="v0\.31\.0"[^>]*><a href="([^"]+)"', matrix, re.S)
+    assert cell, "the moved cell links somewhere"
+    diff_url = urljoin(server, html.unescape(cell.group(1)))
+    assert "/-/diff?" in diff_url
+    diff = browser.dom(diff_url)
+    assert "alpha (tool): v0.30.0" in diff and "vllm/tool_parsers/alpha_parser.py" in diff
+    assert 'class="del"' in diff and 'class="add"' in diff
+    browser.screenshot(diff_url, shots / "diff.png", "1400,800")
+
+    grep_url = urljoin(server, "-/grep?" + urlencode({"q": "def \\w+_streaming"}))
+    found = browser.dom(grep_url)
+    assert "<mark>def extract_tool_calls_streaming</mark>" in found
+    browser.screenshot(grep_url, shots / "grep.png", "1400,800")
+
+    assert sorted(p.name for p in shots.iterdir()) == ["diff.png", "grep.png", "home.png", "matrix.png", "source.png",
+                                                      "which.png"]
     assert all(p.stat().st_size > 5000 for p in shots.iterdir())
 
 

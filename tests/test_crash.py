@@ -140,8 +140,9 @@ def vllm_history(n_versions: int = 5) -> dict[str, dict[str, str | None]]:
 # depends on rowids and merge history; the index is compared through fts5vocab instead (term, marker,
 # column, offset) and checked with FTS5's own integrity-check.
 # Everything else, including versions.ord (renumbered after every build), must be equal.
-DROP = {"versions": {"id", "indexed_at"}, "units": {"id"}, "markers": {"id"}}
-FTS_SHADOW = ("markers_fts_data", "markers_fts_idx", "markers_fts_docsize", "markers_fts_config")
+DROP = {"versions": {"id", "indexed_at"}, "units": {"id"}, "markers": {"id"}, "code_texts": {"id"}}
+FTS_SHADOW = ("markers_fts_data", "markers_fts_idx", "markers_fts_docsize", "markers_fts_config",
+              "code_index_data", "code_index_idx", "code_index_config")
 
 
 def dump(db_path: Path) -> dict[str, list]:
@@ -169,6 +170,10 @@ def dump(db_path: Path) -> dict[str, list]:
                 out[t + " rows"] = sorted((marker[i], text) for i, text in
                                           conn.execute("select rowid, text from markers_fts"))
                 continue
+            if t in ("code_texts", "code_lines", "code_index"):  # line ids depend on the order builds met lines
+                if t not in out:
+                    out.update(code_dump(conn))
+                continue
             cols = [c[1] for c in conn.execute(f"pragma table_info({t})") if c[1] not in DROP.get(t, ())]
             rows = []
             for r in conn.execute(f"select {', '.join(cols)} from {t}"):
@@ -184,6 +189,24 @@ def dump(db_path: Path) -> dict[str, list]:
         return out
     finally:
         conn.close()
+
+
+def code_dump(conn) -> dict[str, list]:
+    """The code tables without their line ids (which follow the order builds met the lines): each blob's
+    text, every distinct line, and whether the inverted index names exactly each blob's blocks."""
+    from indexer import code
+
+    texts = sorted(json.dumps([b, k, n, e, code.read_text(conn, b)]) for b, k, n, e in
+                   conn.execute("select blob_id, kind, size, final_newline from code_texts"))
+    lines = sorted(s for (t,) in conn.execute("select text from code_lines") for s in t.split("\n"))
+    shift = code.block_shift(conn)
+    conn.execute("create virtual table temp.code_vocab using fts5vocab(main, code_index, 'instance')")
+    indexed: dict[int, set] = {}
+    for term, doc in conn.execute("select term, doc from temp.code_vocab"):
+        indexed.setdefault(doc, set()).add(int(term))
+    consistent = all(indexed.get(i, set()) == {x >> shift for x in code._unpack(p)}
+                     for i, p in conn.execute("select id, lines from code_texts where lines is not null"))
+    return {"code_texts": texts, "code_lines": lines, "code_index": [consistent]}
 
 
 def assert_same(got: dict, want: dict, what: str = "") -> None:

@@ -20,10 +20,11 @@ import socket
 import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
 from conftest import line_of, make_repo, rows, tpindex
+from conftest import rows as rows_
 
 OLD = "vllm/entrypoints/openai/tool_parsers"
 
@@ -201,6 +202,7 @@ def tool_parser_for(tool_parser_name):
 '''
 DELTA_PARSER = '''
 class DeltaParser:
+    # <b>not bold</b> & "quoted" <script>alert(1)</script>
     def parse(self, text):
         return text
 '''
@@ -554,39 +556,60 @@ def test_canned_queries_bind_their_parameters(client, fixture_db, value):
 # -- upstream links ----------------------------------------------------------------------------------
 
 LINK = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>([^<]*)</a>')
+UP = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>([^<]*)</a>&nbsp;<a class="tpindex-up" href="([^"]+)"')
+DIFF = re.compile(r'<a class="tpindex-diff" href="([^"]+)"')
 GH = "https://github.com/vllm-project/vllm/blob"
 
 
 def links(page: str) -> list[tuple[str, str]]:
+    """(file, where it links): the stored code of Python files under vllm/, upstream for the others."""
     return [(text, href.replace("&amp;", "&")) for href, text in LINK.findall(page)]
 
 
-def test_files_link_to_their_line_upstream_at_the_rows_version(client):
+def upstream_links(page: str) -> list[tuple[str, str]]:
+    """(file, its upstream link beside the source link)."""
+    return [(text, up.replace("&amp;", "&")) for _, text, up in UP.findall(page)]
+
+
+def src(version: str, path: str, line: int | None = None) -> str:
+    return f"/-/source/{version}/{path}" + (f"#L{line}" if line else "")
+
+
+def test_files_link_to_their_line_in_the_stored_code_and_upstream_at_the_rows_version(client):
     page = client.html("/tpindex/which?name=beta&version=v0.30.0")
-    assert ("vllm/parser/beta.py", f"{GH}/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") in links(page)
+    assert ("vllm/parser/beta.py", src("v0.30.0", "vllm/parser/beta.py", BETA_PARSER_LINE)) in links(page)
+    assert ("vllm/parser/beta.py", f"{GH}/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") in upstream_links(page)
     assert ("vllm/tool_parsers/beta_tool_parser.py",
-            f"{GH}/v0.30.0/vllm/tool_parsers/beta_tool_parser.py#L{BETA_STUB_LINE}") in links(page)
-    # a comparison links each side at its own version
+            f"{GH}/v0.30.0/vllm/tool_parsers/beta_tool_parser.py#L{BETA_STUB_LINE}") in upstream_links(page)
+    # a comparison links each side at its own version, and the second side to the diff of the two
     page = client.html("/tpindex/names_changed?a=v0.30.0&b=v0.31.0")
+    moved_line = line_of(ALPHA_MOVED, "class Alpha")
     assert links(page) == [
-        ("vllm/tool_parsers/alpha_tool_parser.py", f"{GH}/v0.30.0/vllm/tool_parsers/alpha_tool_parser.py#L{ALPHA_CLASS_LINE}"),
-        ("vllm/tool_parsers/alpha_parser.py",
-         f"{GH}/v0.31.0/vllm/tool_parsers/alpha_parser.py#L{line_of(ALPHA_MOVED, 'class Alpha')}"),
+        ("vllm/tool_parsers/alpha_tool_parser.py", src("v0.30.0", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_CLASS_LINE)),
+        ("vllm/tool_parsers/alpha_parser.py", src("v0.31.0", "vllm/tool_parsers/alpha_parser.py", moved_line)),
     ]
+    assert upstream_links(page)[1] == ("vllm/tool_parsers/alpha_parser.py",
+                                       f"{GH}/v0.31.0/vllm/tool_parsers/alpha_parser.py#L{moved_line}")
+    [diff] = DIFF.findall(page)
+    q = parse_qs(urlsplit(diff.replace("&amp;", "&")).query)
+    assert urlsplit(diff).path == "/-/diff"
+    assert q == {"a": ["v0.30.0"], "b": ["v0.31.0"], "path_a": ["vllm/tool_parsers/alpha_tool_parser.py"],
+                 "path_b": ["vllm/tool_parsers/alpha_parser.py"], "name": ["alpha"], "kind": ["tool"]}
     # a range links at its last version
     page = client.html("/tpindex/history?name=delta")
-    assert ("vllm/parser/delta.py", f"{GH}/v0.31.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}") in links(page)
+    assert ("vllm/parser/delta.py", src("v0.31.0", "vllm/parser/delta.py", DELTA_CLASS_LINE)) in links(page)
 
 
 def test_tables_and_views_link_their_file_columns_too(client):
     page = client.html("/tpindex/parser_map_v?version=v0.30.0&name=delta")
     got = dict((href.split("#")[0].rsplit("/", 1)[-1], href) for _, href in links(page))
-    assert got["delta.py"] == f"{GH}/v0.30.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}"
+    assert got["delta.py"] == src("v0.30.0", "vllm/parser/delta.py", DELTA_CLASS_LINE)
     delta_line = line_of(INIT_30, '"delta":')
-    assert got["__init__.py"] == f"{GH}/v0.30.0/{REG_INIT}#L{delta_line}"
+    assert got["__init__.py"] == src("v0.30.0", REG_INIT, delta_line)
     # a file without a line links to the file; rows without a version do not link
     page = client.html("/tpindex/version_files?version=v0.29.0&file=vllm/reasoning/__init__.py")
-    assert links(page) == [("vllm/reasoning/__init__.py", f"{GH}/v0.29.0/vllm/reasoning/__init__.py")]
+    assert links(page) == [("vllm/reasoning/__init__.py", src("v0.29.0", "vllm/reasoning/__init__.py"))]
+    assert upstream_links(page) == [("vllm/reasoning/__init__.py", f"{GH}/v0.29.0/vllm/reasoning/__init__.py")]
     assert links(client.html("/tpindex/units")) == []
 
 
@@ -678,22 +701,34 @@ def test_matrix_rows_are_names_columns_are_versions_in_version_order(client):
         assert [c["data-version"] for c in r["cells"]] == VERSIONS
 
 
-def test_matrix_cells_are_coloured_by_impl_with_a_legend_and_link_to_which(client):
+def test_matrix_cells_are_coloured_by_impl_with_a_legend_and_link_to_which_or_to_the_diff(client):
     from indexer.serve.matrix import IMPLS
 
     m, page = matrix(client)
     colours = dict(re.findall(r"\.i-([\w-]+) \{ background: (#[0-9a-fA-F]{6}); \}", page))
     assert set(colours) == set(IMPLS) and len(set(colours.values())) == len(IMPLS)
     assert m.legend == list(IMPLS)
+    diffs = []
     for r in m.rows:
+        previous = None
         for c in r["cells"]:
             if c.get("data-impl"):
                 assert f"i-{c['data-impl']}" in c["classes"]
                 q = parse_qs(urlsplit(c["href"]).query)
-                assert urlsplit(c["href"]).path == "/tpindex/which"
-                assert q == {"name": [r["name"]], "version": [c["data-version"]]}
+                if "moved" in c["classes"] or "changed" in c["classes"]:  # the code since the previous version
+                    assert urlsplit(c["href"]).path == "/-/diff", c
+                    assert q["a"] == [previous] and q["b"] == [c["data-version"]]
+                    assert q["name"] == [r["name"]] and q["kind"] == [r["kind"]]
+                    diffs.append((r["kind"], r["name"], c["data-version"]))
+                else:
+                    assert urlsplit(c["href"]).path == "/tpindex/which"
+                    assert q == {"name": [r["name"]], "version": [c["data-version"]]}
+                previous = c["data-version"]
             else:
                 assert "empty" in c["classes"] and "href" not in c and "title" not in c
+    # beta moves onto the engine at v0.30.0; alpha's file is renamed at v0.31.0 (and its code changes)
+    assert ("tool", "beta", "v0.30.0") in diffs and ("tool", "alpha", "v0.31.0") in diffs
+    assert ("tool", "delta", "v0.31.0") not in diffs  # same code
     beta = next(r for r in m.rows if r["name"] == "beta" and r["kind"] == "tool")
     cell = beta["cells"][VERSIONS.index("v0.30.0")]
     assert f"vllm/parser/beta.py:{BETA_PARSER_LINE}" in cell["title"] and "BetaParserToolAdapter" in cell["title"]
@@ -809,7 +844,7 @@ def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fi
     try:
         found = {n: [r[1] for r in conn.execute(f"pragma table_info([{n}])")] for (n,) in conn.execute(
             "select name from sqlite_master where type in ('table', 'view') and name not like 'markers_fts_%'"
-            " and name not like 'tree_words_%'")}  # the full-text indexes' own shadow tables
+            " and name not like 'tree_words_%' and name not like 'code_index_%'")}  # full-text shadow tables
     finally:
         conn.close()
     assert set(found) - set(TABLES) == set(), "describe every table and view in indexer/serve/metadata.py"
@@ -818,7 +853,7 @@ def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fi
         assert meta["description"], name
         named = set(meta.get("facets", [])) | set(meta.get("columns", {}))
         named |= {meta[k] for k in ("sort", "sort_desc", "label_column", "fts_pk") if k in meta and meta[k] != "rowid"}
-        if name != "markers_fts":
+        if name not in ("markers_fts", "code_index"):
             assert named <= set(found[name]), (name, named - set(found[name]))
 
 
@@ -1003,3 +1038,119 @@ def test_the_parser_matrix_runs_under_the_serve_time_limit(fixture_db, monkeypat
             assert limits and set(limits) == {limit}, limits
         finally:
             c.close()
+# -- the code pages: source, diff, search -------------------------------------------------------------------
+
+def test_source_page_shows_the_stored_code_with_line_anchors_and_highlighting(client):
+    page = client.html("/-/source/v0.30.0/vllm/parser/beta.py")
+    assert f'<tr id="L{BETA_HACK_LINE}"><td class="ln"><a href="#L{BETA_HACK_LINE}">{BETA_HACK_LINE}</a>' in page
+    assert "HACK: the model sometimes repeats its opening tag" in page
+    assert '<span class="k">class</span>' in page and ".tp-code .k" in page  # Pygments spans and their style
+    assert f'href="{GH}/v0.30.0/vllm/parser/beta.py"' in page  # upstream
+    assert ">v0.31.0</a>" in page and "search this version" in page  # the other versions holding the file
+    # the previous version's file differs: a diff link; the same file at the next version: none
+    page = client.html("/-/source/v0.31.0/vllm/tool_parsers/__init__.py")
+    assert 'class="tp-diff-prev" href="/-/diff?a=v0.30.0&amp;b=v0.31.0&amp;path=vllm%2Ftool_parsers%2F__init__.py"' in page
+    page = client.html("/-/source/v0.30.0/vllm/parser/delta.py")
+    assert "tp-diff-prev" not in page and "tp-diff-next" not in page and "next: v0.31.0 (same)" in page
+    # everything the code holds is escaped
+    assert '&lt;b&gt;not bold&lt;/b&gt; &amp; "quoted" &lt;script&gt;' in page
+    assert "<script>alert(1)</script>" not in page
+
+
+def test_source_page_errors_say_what_is_wrong(client):
+    r = client.get("/-/source/v0.30.0/vllm/parser/gamma.py")
+    assert r.status_code == 404 and "is in no indexed version" in r.text
+    r = client.get("/-/source/v0.29.0/vllm/parser/beta.py")
+    assert r.status_code == 404 and "is not in v0.29.0; it is in v0.30.0 - v0.31.0" in r.text
+    r = client.get("/-/source/v9.9.9/vllm/parser/beta.py")
+    assert r.status_code == 404 and "version v9.9.9 is not indexed" in r.text
+    r = client.get("/-/source/v0.30.0/vllm/%3Cscript%3Ealert(1)%3C/script%3E.py")
+    assert r.status_code == 404 and "<script>alert" not in r.text and "&lt;script&gt;" in r.text
+    r = client.get("/-/source/v0.30.0/vllm/parser/beta.py?db=nope")
+    assert r.status_code == 404 and "nope is not a tpindex database" in r.text
+
+
+def test_diff_page_of_a_moved_file_and_of_an_added_one(client):
+    url = ("/-/diff?a=v0.30.0&b=v0.31.0&path_a=vllm/tool_parsers/alpha_tool_parser.py"
+           "&path_b=vllm/tool_parsers/alpha_parser.py&name=alpha&kind=tool")
+    page = client.html(url)
+    assert "alpha (tool): v0.30.0 &rarr; v0.31.0" in page and "modified" in page
+    rows = re.findall(r'<tr class="(add|del)"><td class="ln2">(\d*)</td><td class="ln2">(\d*)</td>', page)
+    assert rows == [("del", str(ALPHA_PLANT_LINE), ""), ("add", "", str(line_of(ALPHA_MOVED, "prev_tool_call_arr")))]
+    assert '<span class="s2">"arguments"</span>' in page
+    assert '/tpindex/which?name=alpha&amp;version=v0.31.0' in page
+    assert 'href="/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py"' in page
+    page = client.html("/-/diff?a=v0.29.0&b=v0.30.0&path=vllm/parser/beta.py")
+    assert "added" in page and page.count('<tr class="add">') == len(BETA_PARSER.strip().splitlines())
+    assert "<em>no file</em> at v0.29.0" in page
+    page = client.html("/-/diff?a=v0.30.0&b=v0.31.0&path=vllm/parser/delta.py")
+    assert "The two files are identical" in page
+    r = client.get("/-/diff?a=v0.30.0&path=vllm/parser/delta.py")
+    assert r.status_code == 400 and "two versions and a path" in r.text
+    r = client.get("/-/diff?a=v0.30.0&b=v0.31.0&path=vllm/nowhere.py")
+    assert r.status_code == 404 and "in no indexed version" in r.text
+
+
+def grep_rows(page: str) -> list[tuple[str, str, str]]:
+    """(versions, line link, text without marks) of a search page."""
+    out = []
+    for versions, href, text in re.findall(
+            r'<tr><td class="v">([^<]*)</td><td class="w"><a href="([^"]+)">\d+</a></td><td class="t">(.*?)</td></tr>', page):
+        out.append((versions, href, re.sub(r"</?mark>", "", text)))
+    return out
+
+
+def test_search_page_answers_as_tpindex_grep(client, fixture_db):
+    page = client.html("/-/grep?q=def+extract_tool_calls_streaming")
+    rows = grep_rows(page)
+    cli = json.loads(tpindex("grep", "def extract_tool_calls_streaming", "--db", fixture_db, "--format", "json").output)
+    assert len(rows) == len(cli) > 0
+    from indexer.answers.grep import collapse
+
+    versions = [r[0] for r in rows_(fixture_db, "select label from versions order by ord")]
+    for got, want in zip(rows, cli, strict=True):
+        assert got[0] == collapse(want["versions"], versions)
+        assert got[1] == f"/-/source/{want['versions'][-1]}/{want['path']}#L{want['line']}"
+        assert got[2] == want["text"]
+    assert "<mark>def extract_tool_calls_streaming</mark>" in page
+    # -i, -F, versions and paths, as the command line
+    page = client.html("/-/grep?q=BETAPARSER&i=1&tags=v0.31.0&path=vllm/parser/beta.py")
+    assert [r[2] for r in grep_rows(page)] == ["class BetaParser:"]
+    page = client.html("/-/grep?q=" + quote("[{") + "&F=1")
+    assert len(grep_rows(page)) == 1
+    page = client.html("/-/grep?q=nothing+like+this")
+    assert "0 matching lines in 4 versions" in page
+
+
+def test_search_page_reports_errors_and_refuses_patterns_that_can_take_exponential_time(client):
+    page = client.html("/-/grep?q=" + quote("\\d+"))
+    assert "which ERE does not define" in page and "Hint:" in page
+    page = client.html("/-/grep?q=" + quote("(a+)+$"))
+    assert "exponential" in page and "tpindex grep" in page
+    page = client.html("/-/grep?q=" + quote("<script>"))
+    assert "<script>" not in page.split("</form>")[0].split("<form")[1]
+    assert 'value="&lt;script&gt;"' in page
+
+
+def test_search_page_caps_what_it_shows(fixture_db, monkeypatch):
+    from indexer.serve import code_pages
+
+    monkeypatch.setattr(code_pages, "MAX_GREP_ROWS", 2)
+    c = serve(fixture_db)
+    try:
+        page = c.html("/-/grep?q=return")
+        total = len(json.loads(tpindex("grep", "return", "--db", fixture_db, "--format", "json").output))
+        assert len(grep_rows(page)) == 2 and f"{total - 2} more matching lines not shown" in page
+    finally:
+        c.close()
+
+
+def test_code_pages_respect_datasette_permissions(fixture_db):
+    c = serve(fixture_db)
+    c.ds._metadata_local["allow"] = {"id": "someone"}  # the instance is closed to anonymous visitors
+    try:
+        for url in ("/-/source/v0.30.0/vllm/parser/beta.py", "/-/diff?a=v0.30.0&b=v0.31.0&path=vllm/parser/beta.py",
+                    "/-/grep?q=x", "/-/parser-matrix"):
+            assert c.get(url).status_code == 403, url
+    finally:
+        c.close()

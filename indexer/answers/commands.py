@@ -1,4 +1,4 @@
-"""Click commands for the answers: which, diff, export."""
+"""Click commands for the answers: which, diff, export, card, where, check-doc, show, grep."""
 
 from __future__ import annotations
 
@@ -17,6 +17,20 @@ def index(db_path: str):
 
 def dumps(answer) -> str:
     return json.dumps(answer.to_json(), indent=2, ensure_ascii=False)
+
+
+COLOR = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+                     help="Colour the text output: auto colours on a terminal (unless NO_COLOR is set).")
+
+
+def use_color(choice: str) -> bool:
+    import os
+    import sys
+
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
 
 KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
                     help="Only this kind of parser (default: every kind the name has).")
@@ -55,18 +69,41 @@ def which(name, at, all_, kind, fmt, db_path):
 @click.command(short_help="What changed between two versions (exit 1 when something did).")
 @click.argument("a")
 @click.argument("b")
+@click.option("--code", "code_path", metavar="PATH",
+              help="Instead: a unified diff of the code of PATH between A and B (an added or deleted file "
+                   "shows whole); json gives the hunks {old_start, old_lines, new_start, new_lines, lines}.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
-                   "detail, ...}]}; markdown: a table with links, for issues and pull requests.")
+                   "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
+                   "diff block).")
+@COLOR
 @db_option
-def diff(a, b, fmt, db_path):
+def diff(a, b, code_path, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
-    changed, wrappers, aliases, adapter imports, classes, markers and plants. Exit status 0 when nothing
-    changed, 1 when something did, 2 on error (like diff(1))."""
+    changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
+    one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
     from . import diff as d
     from . import textfmt
 
     ix = index(db_path)
+    db = ix.db
+    if code_path:
+        from .source import diff_paths, format_diff
+
+        result = diff_paths(db, a, code_path, b, code_path)
+        if fmt == "json":
+            click.echo(json.dumps(result, indent=2))
+        elif fmt == "markdown":
+            click.echo("\n".join([f"`{code_path}` from {result['a']} to {result['b']}", "", "```diff",
+                                  *format_diff(result), "```"]))
+        else:
+            on = use_color(color)
+            lines = format_diff(result, on)
+            if lines:
+                click.echo("\n".join(lines), color=on)
+            else:
+                click.echo(f"no change to {code_path} from {result['a']} to {result['b']}", err=True)
+        raise SystemExit(0 if result["status"] in ("unchanged", "moved") else 1)
     result = ix.diff(a, b)
     if fmt == "json":
         click.echo(dumps(result))
@@ -243,3 +280,72 @@ def check_doc(document, at, fmt, db_path):
     else:
         click.echo("\n".join(checkdoc.format_text(report)))
     raise SystemExit(1 if report["failed"] else 0)
+
+
+@click.command(short_help="The code of a file at a version, with line numbers.")
+@click.argument("location", metavar="PATH[:LINE[-END]]")
+@click.option("--at", "at", metavar="VERSION", help="The version to show (default: the newest indexed).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: the lines with their numbers; json: {version, path, blob_id, kind, line_count, start, "
+                   "end, lines: [{line, text}]}.")
+@COLOR
+@db_option
+def show(location, at, fmt, color, db_path):
+    """The code of a file at a version, from the database, with line numbers: PATH for the whole file,
+    PATH:LINE for one line, PATH:START-END (or PATH:START-) for a span. Syntax colour on a terminal."""
+    from .source import format_show, parse_location, show_span
+    from .versions import newest
+
+    db = open_db(db_path)
+    path, start, end = parse_location(location)
+    d = show_span(db, at or newest(db), path, start, end)
+    if fmt == "json":
+        click.echo(json.dumps({k: v for k, v in d.items() if not k.startswith("_")}, indent=2))
+        return
+    on = use_color(color)
+    if on:
+        span = "" if (d["start"], d["end"]) == (1, d["line_count"]) else f", lines {d['start']}-{d['end']}"
+        click.echo(f"\x1b[2m{d['path']} at {d['version']} ({d['line_count']} lines{span})\x1b[0m", color=True)
+    lines = format_show(d, on)
+    if lines:
+        click.echo("\n".join(lines), color=on)
+
+
+@click.command(short_help="A regular expression over the code of every indexed version, like git grep.")
+@click.argument("pattern")
+@click.option("--tags", "tags", metavar="SPEC", help="Search these indexed versions (the tag-spec grammar of build: "
+              "A..B, lists, globs; default: every indexed version).")
+@click.option("--at", "at", metavar="VERSION", help="Search one version.")
+@click.option("--path", "paths", multiple=True, metavar="GLOB",
+              help="Only paths matching GLOB (fnmatch, * crosses /) or under a directory. Repeatable.")
+@click.option("-i", "--ignore-case", "icase", is_flag=True, help="Case-insensitive, like git grep -i.")
+@click.option("-F", "--fixed-strings", "fixed", is_flag=True, help="PATTERN is a plain string, like git grep -F.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help='text: "VERSIONS  path:line:text"; json: [{path, line, text, versions: [...]}] (binary files: '
+                   'line and text null, binary true).')
+@COLOR
+@db_option
+def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
+    """Search the stored code of the indexed versions for PATTERN, a POSIX extended regular expression as
+    git grep -E reads it. Each matching line is printed once with the versions that hold it, as ranges
+    over the indexed versions; the results are those of git grep -n -E over the same tags and paths.
+    Exit status 0 when something matched, 1 when nothing did, 2 on error.
+
+    \b
+    Syntax: . [...] [^...] [[:alpha:]] (...) | * + ? {n,m} ^ $ \\1-\\9, and \\w \\W \\s \\S \\b \\B \\< \\>;
+    other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Only Python files
+    under vllm/ are stored (templates and tests are not searched).
+    """
+    from .grep import format_text, search
+
+    db = open_db(db_path)
+    res = search(db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed)
+    if fmt == "json":
+        click.echo(json.dumps([m.json() for m in res.matches], indent=1))
+    elif res.matches:
+        on = use_color(color)
+        click.echo("\n".join(format_text(res, on)), color=on)
+    else:
+        n = len(res.versions)
+        click.echo(f"no match in {n} version{'s' if n != 1 else ''}", err=True)
+    raise SystemExit(0 if res.matches else 1)

@@ -14,7 +14,8 @@ from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 5  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs
+EXTRACTOR_VERSION = 6  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
+# 6: the code of each parsed blob (indexer/code.py)
 
 @functools.cache
 def extractor_id() -> str:

@@ -40,6 +40,18 @@ def link_columns(column: str, keys) -> tuple[str, str | None] | None:
     return version, (line if line in keys else None)
 
 
+def diff_columns(column: str, keys) -> tuple[str, str, str, str] | None:
+    """For a file column of a comparison (real_file_a, real_file_b in a row with a and b columns):
+    (a column, b column, a-side file column, b-side file column), else None. The `_b` cell carries the
+    diff link, or the `_a` cell when the row has no `_b` file (a removed name)."""
+    m = _FILE_COLUMN.match(column)
+    if not m or not m.group("side"):
+        return None
+    stem = m.group("prefix") + m.group("what")
+    cols = ("a", "b", f"{stem}_a", f"{stem}_b")
+    return cols if all(c in set(keys) for c in cols) else None
+
+
 def looks_like_path(value) -> bool:
     return (isinstance(value, str) and 0 < len(value) < 500 and "://" not in value and not value.startswith("/")
             and "." in value.rsplit("/", 1)[-1] and not any(c.isspace() for c in value))

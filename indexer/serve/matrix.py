@@ -1,5 +1,7 @@
 """The parser matrix: registered names as rows, indexed versions as columns, each cell coloured by how
-the name is implemented at that version. Served at /-/parser-matrix."""
+the name is implemented at that version. Served at /-/parser-matrix. A cell links to the name's chain
+(the which question), or, where the real file moved or its code changed since the previous version
+that has the name, to the diff of that code."""
 
 from __future__ import annotations
 
@@ -18,9 +20,11 @@ IMPL_HELP = {
 }
 
 ROWS_SQL = """
-select kind, name, version, impl, real_file, real_class, real_line, adapter, reason, code_sig
-from parser_map_v
-where (:kind = '' or kind = :kind) and (:prefix = '' or substr(name, 1, length(:prefix)) = :prefix)
+select p.kind, p.name, v.label as version, p.impl, p.real_file, p.real_class, p.real_line, p.adapter, p.reason,
+       p.code_sig, (select u.blob_id from files f join units u on u.id = f.unit_id
+        where f.version_id = p.version_id and f.path = p.real_file) as real_blob
+from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'
+where (:kind = '' or p.kind = :kind) and (:prefix = '' or substr(p.name, 1, length(:prefix)) = :prefix)
 """
 
 
@@ -31,7 +35,7 @@ class Cell:
     title: str = ""
     href: str = ""
     moved: bool = False  # the real file differs from the one of the previous version that has the name
-    code_changed: bool = False  # same real file as that version, other code (its own code files changed)
+    changed: bool = False  # the same real file as that version, but the name's own code changed
 
     @property
     def letter(self) -> str:
@@ -68,8 +72,9 @@ def describe(name: str, version: str, r: dict) -> str:
     return f"{name} @ {version}: {r['impl']}, {where} ({r['real_class']}){via}"
 
 
-def build(versions: list[str], rows: list[dict], which_url) -> Matrix:
-    """versions in version order; rows from ROWS_SQL; which_url(name, version) -> the cell's link."""
+def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Matrix:
+    """versions in version order; rows from ROWS_SQL; which_url(name, version) -> a cell's link;
+    diff_url(name, kind, a, b, path_a, path_b) -> the link of a cell whose real file moved or changed."""
     position = {v: i for i, v in enumerate(versions)}
     by_key: dict[tuple[str, str], dict[str, dict]] = {}
     for r in rows:
@@ -82,29 +87,37 @@ def build(versions: list[str], rows: list[dict], which_url) -> Matrix:
         for (k, name), present in sorted(by_key.items(), key=lambda kv: kv[0][1]):
             if k != kind:
                 continue
-            row, previous, prev_sig = Row(kind, name), None, None
+            row, previous = Row(kind, name), None
             for v in versions:
                 r = present.get(v)
                 if r is None:
                     row.cells.append(Cell(v))
                     continue
                 counts[r["impl"]] = counts.get(r["impl"], 0) + 1
-                moved = previous is not None and (previous or "") != (r["real_file"] or "")
-                changed = previous is not None and not moved and prev_sig != r["code_sig"]
-                title = describe(name, v, r) + (" (real file moved)" if moved else " (code changed)" if changed else "")
-                row.cells.append(Cell(v, r["impl"], title, which_url(name, v), moved, changed))
-                previous, prev_sig = r["real_file"] or "", r["code_sig"]
+                moved = previous is not None and (previous["real_file"] or "") != (r["real_file"] or "")
+                changed = previous is not None and not moved and previous.get("code_sig") != r.get("code_sig")
+                title = describe(name, v, r)
+                href = which_url(name, v)
+                real_changed = moved or (changed and previous.get("real_blob") != r.get("real_blob"))
+                if real_changed and diff_url is not None and (previous["real_file"] or r["real_file"]):
+                    what = "real file moved" if moved else "code changed"
+                    title += f" ({what} since {previous['version']}: click for the diff)"
+                    href = diff_url(name, kind, previous["version"], v, previous["real_file"], r["real_file"])
+                elif moved or changed:
+                    title += " (real file moved)" if moved else f" (code changed since {previous['version']})"
+                row.cells.append(Cell(v, r["impl"], title, href, moved, changed))
+                previous = r
             out.append(row)
         if out:
             sections.append((kind, out))
     return Matrix(versions, sections, counts)
 
 
-async def load(db, kind: str, prefix: str, which_url) -> Matrix:
+async def load(db, kind: str, prefix: str, which_url, diff_url=None) -> Matrix:
     versions = [r[0] for r in (await db.execute(
         "select label from versions where status = 'complete' order by ord")).rows]
     res = await db.execute(ROWS_SQL, {"kind": kind, "prefix": prefix})  # under serve's --time-limit
-    return build(versions, [dict(r) for r in res.rows], which_url)
+    return build(versions, [dict(r) for r in res.rows], which_url, diff_url)
 
 
 def which_link(base: str):

@@ -13,7 +13,8 @@ their bases, HACK/TODO comments and known workaround patterns ("plants").</p>
 <p>Type a parser name (or its start, or a version) in the search box to open its page: everything about it
 at a version (files, classes, streaming, sentinels, chat template, tests), its history and its code
 changes. Or start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
-Every file with a line links to that line upstream at that version. The database is read-only; any
+Every file with a line links to that line in the stored code at that version (&#x2197;: upstream), and
+the <a href="/-/grep">code search</a> greps every indexed version at once. The database is read-only; any
 <code>select</code> may be run against the views (they take <code>where version = 'v0.32.0'</code> and hide
 blob ids).</p>
 """
@@ -328,6 +329,17 @@ TABLES: dict[str, dict] = {
     "definitions": {"description": "Definitions per file content (see definitions_v).", "facets": ["kind"]},
     "tree_words": {"description": "Full-text index (contentless) of the identifiers each text file of a tree uses; "
                                   "an upper-case letter is stored as $ and its lower case. rowid = tree_blobs.id."},
+    # the code (indexer/code.py): read through the source, diff and search pages, hidden from the table list
+    "code_texts": {"description": "The code of each parsed blob, stored once: its kind and its lines as an array of "
+                                  "line ids (see /-/source/VERSION/PATH).", "hidden": True, "label_column": "blob_id",
+                   "columns": {"kind": "text, non-utf8 (invalid bytes read as U+FFFD) or binary",
+                               "lines": "32-bit little-endian line ids (code_lines)", "raw": "a binary blob's bytes, compressed",
+                               "final_newline": "1 when the last line ends with a newline"}},
+    "code_lines": {"description": "Every distinct line of code once, in pages of consecutive line ids.", "hidden": True,
+                   "columns": {"first": "the id of the page's first line", "count": "lines in the page",
+                               "text": "the lines, joined by newlines"}},
+    "code_index": {"description": "Inverted index from blocks of line ids to the code_texts rows holding them "
+                                  "(full-text, contentless); the search page uses it.", "hidden": True},
 }
 
 

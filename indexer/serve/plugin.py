@@ -1,10 +1,12 @@
 """Datasette plugin for tpindex databases (registered through the `datasette` entry point).
 
 - canned_queries: the questions in queries/canned/*.sql, for every tpindex database;
-- render_cell: a file (with its line) links to that line upstream at the row's version; a parser name to
-  its page, a class to the class tree, a version to its page (cells.py);
+- render_cell: a file (with its line) links to that line in the stored code at the row's version (and
+  upstream, "↗"); the second file of a comparison (real_file_a / real_file_b) also links to their diff; a
+  parser name to its page, a class to the class tree, a version to its page (cells.py);
 - register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
-  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py);
+  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py); the code
+  pages /-/source/<version>/<path>, /-/diff and /-/grep (code_pages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;
 - prepare_connection: connections to a tpindex database are query-only;
@@ -22,9 +24,11 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from . import canned, cells, matrix
+from ..scope import parsed
+from . import canned, cells, code_pages, matrix
 from .links import (
     DEFAULT_UPSTREAM,
+    diff_columns,
     link_columns,
     looks_like_path,
     normalize_upstream,
@@ -150,13 +154,28 @@ def render_cell(row, value, column, table, database, datasette):
         if upstream is None:
             return None
         ref = await st.ref(datasette.get_database(database), version)
+        at_line = line if isinstance(line, int) else None
         try:
-            url = source_url(upstream, ref, value, line if isinstance(line, int) else None)
+            up = source_url(upstream, ref, value, at_line)
         except (ValueError, KeyError, IndexError, AttributeError):  # a page never fails on a stored value
             return None
         where = f"{value}:{line}" if isinstance(line, int) else value
-        return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
-            url, where, version, value)
+        if not parsed(value):  # templates and tests: recorded as present, their code is not stored
+            return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
+                up, where, version, value)
+        db_arg = database if len(await tpindex_databases(datasette)) > 1 else None
+        out = Markup('<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
+                     '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>').format(
+            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version, value,
+            up, where, version)
+        sides = diff_columns(column, row.keys())
+        if sides and (column == sides[3] or not row[sides[3]]):
+            a, b, path_a, path_b = (row[c] for c in sides)
+            if isinstance(a, str) and isinstance(b, str) and (path_a or path_b):
+                context = {k: row[k] for k in ("name", "kind") if k in row.keys() and isinstance(row[k], str)}
+                out += Markup(' <a class="tpindex-diff" href="{}" title="the code from {} to {}">diff</a>').format(
+                    code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, **context), a, b)
+        return out
 
     return inner()
 
@@ -222,7 +241,10 @@ def register_routes():
             (r"^/-/parser/(?P<kind>[^/]+)/(?P<name>[^/]+)$", routes.parser_route),
             (r"^/-/version/(?P<label>[^/]+)$", routes.version_route),
             (r"^/-/find$", routes.find_route),
-            (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page)]
+            (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page),
+            (r"^/-/source/(?P<version>[^/]+)/(?P<path>.+)$", code_pages.source_page),
+            (r"^/-/diff$", code_pages.diff_page),
+            (r"^/-/grep$", code_pages.grep_page)]
 
 
 async def matrix_page(datasette, request):
@@ -241,8 +263,13 @@ async def matrix_page(datasette, request):
     which = datasette.urls.query(wanted, "which")
     from datasette.database import QueryInterrupted
 
+    db_arg = wanted if len(names) > 1 else None
+
+    def diff_link(name, kind_, a, b, path_a, path_b):
+        return code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, name=name, kind=kind_)
+
     try:
-        m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which))
+        m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which), diff_link)
     except QueryInterrupted:
         limit = datasette.setting("sql_time_limit_ms")
         return Response.html(await datasette.render_template(

@@ -11,6 +11,9 @@ several times (--runs, default 3), and reports medians against the targets:
     (e) (a) with --no-dedup (every file of every version)   (e)/(a) >= 3
     (f) tree-sitter parse of the unique blobs alone, the floor, for (a) and (d)   (a)/(f) <= 2
     (g) `tpindex which NAME` and `tpindex diff A B` on (a)'s database            <= 0.3 s each
+    (h) `tpindex grep` on (a)'s database, three patterns, beside `git grep -n -E` over the same tags and
+        paths; on (d)'s database too (beside git grep ... -- 'vllm/*.py')  <= 0.2 s; (d): git grep / grep >= 5
+    (i) the database size of (a) and (d), and (a) (and, once, (d)) built without the code (--no-code)
 
 See tests/bench/README.md. Run from the project root: .venv/bin/python tests/bench/bench.py [options]
 """
@@ -32,6 +35,13 @@ from pathlib import Path
 
 import measure
 import releases
+
+# (h): a literal, a regular expression, a case-insensitive pattern: (tpindex grep options, git grep options)
+GREP_PATTERNS = {
+    "lit": ["extract_tool_calls_streaming"],
+    "re": ["def \\w+_streaming"],
+    "i": ["-i", "tool_choice"],
+}
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -97,6 +107,23 @@ class Bench:
                "--scope", scope] + (["--extract"] if extract else [])
         return json.loads(measure.run(cmd).stdout)
 
+    def size(self, key: str, db: Path) -> None:
+        mb = sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.suffix != ".lock") / 1e6
+        self.samples.setdefault(key, []).append({"size_mb": mb})
+        log(f"    {key:<10} {mb:8.1f} MB")
+
+    def grep(self, scope: str, db: Path) -> None:
+        """(h): each pattern through tpindex grep, and through git grep over the same tags and paths."""
+        from indexer.scope import Scope, parsed
+
+        specs = ["vllm/*.py"] if scope == "all" else [p for p in Scope.named(scope).patterns if parsed(p)]
+        suffix = "" if scope == "default" else "_d"
+        for key, args in GREP_PATTERNS.items():
+            self.record(f"h_{key}{suffix}", measure.run([self.exe, "grep", *args, "--db", str(db)], ok=(0, 1)))
+            git = ["git", "--git-dir", str(self.repo), "grep", "-n", "-E", *args[:-1], "-e", args[-1], *self.labels,
+                   "--", *specs]
+            self.record(f"h_git_{key}{suffix}", measure.run(git, ok=(0, 1)))
+
     def run(self) -> None:
         newest, others = self.labels[-1], self.labels[:-1]
         a_db, c_base, c_db = self.work / "a.db", self.work / "c-base.db", self.work / "c.db"
@@ -106,6 +133,8 @@ class Bench:
         for i in range(1, self.args.runs + 1):
             log(f"run {i}/{self.args.runs}")
             self.record("a", self.build(a_db))
+            self.size("i_a", a_db)
+            self.grep("default", a_db)
             self.record("b", self.build(a_db, fresh=False))
             self.record("g_which", measure.run([self.exe, "which", self.args.name, "--db", str(a_db)]))
             if others:
@@ -116,16 +145,24 @@ class Bench:
                 shutil.copyfile(c_base, c_db)
                 self.record("c", self.build(c_db, tags=newest, fresh=False))
             self.record("e", self.build(self.work / "e.db", "--no-dedup"))
+            self.record("i_a0", self.build(self.work / "a0.db", "--no-code"))
+            self.size("i_a0_size", self.work / "a0.db")
             self.record("f_a", self.floor("default", extract=i == 1))
             if not self.args.skip_all_scope:
-                self.record("d", self.build(self.work / "d.db", "--scope", "all"))
+                d_db = self.work / "d.db"
+                self.record("d", self.build(d_db, "--scope", "all"))
+                self.size("i_d", d_db)
+                self.grep("all", d_db)
                 self.record("f_d", self.floor("all", extract=i == 1))
+                if i == 1:  # once: the code's cost in the slowest build
+                    self.record("i_d0", self.build(self.work / "d0.db", "--scope", "all", "--no-code"))
+                    self.size("i_d0_size", self.work / "d0.db")
 
 
 # -- results -----------------------------------------------------------------------------------------------
 
 FIELDS = ("wall", "cpu", "maxrss_mb", "tree_rss_mb", "loadavg", "parse_s", "parse_cpu_s", "extract_s", "extract_cpu_s",
-          "collect_s", "unique_blobs", "bytes", "files", "versions")
+          "collect_s", "unique_blobs", "bytes", "files", "versions", "size_mb")
 
 
 def medians(samples: dict[str, list[dict]]) -> dict[str, dict]:
@@ -163,6 +200,10 @@ def assess(m: dict[str, dict], jobs: int) -> list[dict]:
             add(key + "+x", f"(f+x) parse + extract of {of}'s blobs, 1 core (the build's per-blob work)", None, None,
                 wall=x["extract_s"], cpu=x["extract_cpu_s"])
 
+    def size(key, what):
+        if key in m:
+            add(key, what, None, None, size_mb=m[key]["size_mb"])
+
     def ratio(key, what, num, den, target, ok, den_field="parse_s", divide=1):
         if num in m and den in m:
             value = m[num]["wall"] / (m[den][den_field] / divide)
@@ -177,6 +218,23 @@ def assess(m: dict[str, dict], jobs: int) -> list[dict]:
     floor("f_d", "(f) parse floor of (d)", "(d)")
     proc("g_which", "(g) which NAME", 0.3)
     proc("g_diff", "(g) diff A B", 0.3)
+    for key, args in GREP_PATTERNS.items():
+        shown = " ".join(args)
+        proc(f"h_{key}", f"(h) grep {shown}, default scope", 0.2)
+        proc(f"h_git_{key}", f"(h) git grep {shown}, same tags and paths", float("inf"))
+    for key, args in GREP_PATTERNS.items():
+        shown = " ".join(args)
+        proc(f"h_{key}_d", f"(h) grep {shown}, --scope all", float("inf"))
+        proc(f"h_git_{key}_d", f"(h) git grep {shown} -- 'vllm/*.py'", float("inf"))
+        if f"h_{key}_d" in m and f"h_git_{key}_d" in m:
+            value = m[f"h_git_{key}_d"]["wall"] / m[f"h_{key}_d"]["wall"]
+            add(f"h_{key}_d/git", f"(h) git grep / grep, {shown}, --scope all", ">= 5", value >= 5, ratio=value)
+    size("i_a", "(i) database size of (a), with the code")
+    proc("i_a0", "(i) (a) without the code (--no-code)", float("inf"))
+    size("i_a0_size", "(i) database size of (a) without the code")
+    size("i_d", "(i) database size of (d), with the code")
+    proc("i_d0", "(i) (d) without the code (--no-code), first run", float("inf"))
+    size("i_d0_size", "(i) database size of (d) without the code")
     ratio("a/f", "(a)/(f), 1-core floor", "a", "f_a", "<= 2", lambda v: v <= 2)
     ratio("a/f_par", f"(a)/(f/{jobs}), {jobs}-core floor", "a", "f_a", None, None, divide=jobs)
     if "a" in m and "f_a" in m:
@@ -187,8 +245,9 @@ def assess(m: dict[str, dict], jobs: int) -> list[dict]:
     if "d" in m and "f_d" in m:
         add("d/f_cpu", "(d)/(f) in CPU time", None, None, ratio=m["d"]["cpu"] / m["f_d"]["parse_cpu_s"])
     ratio("e/a", "(e)/(a)", "e", "a", ">= 3", lambda v: v >= 3, den_field="wall")
-    for r in rows:  # (e) has no time target of its own
-        if r["key"] == "e":
+    for r in rows:  # (e), (i) and the git grep rows have no time target of their own
+        if r["key"] == "e" or r["key"].startswith(("h_git_", "i_")) or (r["key"].startswith("h_")
+                                                                         and r["key"].endswith("_d")):
             r["target"], r["met"] = None, None
     return rows
 
@@ -204,6 +263,8 @@ def table(rows: list[dict]) -> str:
         verdict = "" if r["met"] is None else ("met" if r["met"] else "MISSED")
         if "ratio" in r:
             cells = [r["what"], _n(r["ratio"], "{:.2f}x"), "", "", "", r["target"] or "", verdict]
+        elif "size_mb" in r:
+            cells = [r["what"], _n(r["size_mb"], "{:.1f} MB"), "", "", "", "", ""]
         else:
             cells = [r["what"], _n(r["wall"]), _n(r.get("cpu")), _n(r.get("maxrss_mb"), "{:.0f}"),
                      _n(r.get("tree_rss_mb"), "{:.0f}"), r["target"] or "", verdict]

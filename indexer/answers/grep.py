@@ -1,0 +1,253 @@
+"""`grep`: a regular expression over the stored code of the indexed versions, like `git grep -n -E` over
+their tags, each matching (path, line number, text) once with the versions that hold it.
+
+The work is done once per distinct line, not once per version: the pattern runs over the pages of
+distinct lines (a literal every match must contain is looked for first, and only the lines holding it
+are matched), the inverted index names the blobs holding the matched lines, their line-id arrays give
+the line numbers, and the files table the (version, path) pairs of those blobs. `tpindex grep` and the
+browser's search page both call `search`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+from .. import code
+from .ere import Compiled, compile_pattern
+from .versions import AnswerError, indexed, require
+
+
+@dataclass
+class Match:
+    path: str
+    line: int | None  # None: a binary file that matches
+    text: str | None
+    versions: list[str] = field(default_factory=list)  # in version order
+
+    @property
+    def binary(self) -> bool:
+        return self.line is None
+
+    def json(self) -> dict:
+        row = {"path": self.path, "line": self.line, "text": self.text, "versions": self.versions}
+        if self.binary:
+            row["binary"] = True
+        return row
+
+
+@dataclass
+class Result:
+    pattern: Compiled
+    versions: list[str]  # the versions searched, in version order
+    matches: list[Match]
+    all_versions: list[str]  # every indexed version, in order (ranges are over these)
+    truncated: bool = False  # more distinct lines matched than max_lines: the matches are of the first ones
+
+    def ranges(self, m: Match) -> str:
+        return collapse(m.versions, self.all_versions)
+
+
+def collapse(versions: list[str], order: list[str]) -> str:
+    """'v0.24.0 - v0.31.0, v0.33.0': runs of versions consecutive in `order`."""
+    pos = {v: i for i, v in enumerate(order)}
+    runs: list[list[str]] = []
+    for v in sorted(versions, key=lambda x: pos.get(x, -1)):
+        if runs and pos.get(v, -2) == pos.get(runs[-1][-1], -9) + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]} - {r[-1]}" for r in runs)
+
+
+def select_versions(db, tags: str | None, at: str | None) -> list[str]:
+    all_versions = indexed(db)
+    if not all_versions:
+        raise AnswerError("the database holds no indexed version", "build one: tpindex build --tags ...")
+    if at and tags:
+        raise AnswerError("--at and --tags both choose versions", "use one of them")
+    if at:
+        return [require(db, at)]
+    if tags:
+        from ..specs import SpecError, select
+
+        try:
+            chosen = select(tags, all_versions, pre=True)
+        except SpecError as e:
+            raise AnswerError(f"{e} (among the indexed versions)", "tpindex versions lists them") from None
+        return chosen.names + [r for r in chosen.refs if r in all_versions]
+    return all_versions
+
+
+def path_matcher(globs: list[str]):
+    """--path: a glob (fnmatch, * crosses /) or a directory or file (itself and everything under it)."""
+    if not globs:
+        return None
+    tests = []
+    for g in globs:
+        g = g.strip()
+        if any(c in g for c in "*?["):
+            tests.append(lambda p, g=g: fnmatch.fnmatchcase(p, g))
+        else:
+            d = g.rstrip("/")
+            tests.append(lambda p, d=d: p == d or p.startswith(d + "/"))
+    return lambda p: any(t(p) for t in tests)
+
+
+def matching_lines(conn, pat: Compiled, limit: int | None = None) -> dict[int, str]:
+    """line id -> text, for every stored distinct line the pattern matches (the first `limit` ones)."""
+    out: dict[int, str] = {}
+    for first, page in code.pages(conn):
+        for index, line in _scan(page, pat):
+            out[first + index] = line
+            if limit is not None and len(out) > limit:
+                return out
+    return out
+
+
+_FOLDS_TO_ASCII = ("\u212a".encode(), "\u017f".encode())  # Kelvin sign ~ k, long s ~ s under IGNORECASE
+
+
+def _scan(page: bytes, pat: Compiled):
+    """(index, text) of the lines of a page (UTF-8, "\\n"-joined) that the pattern matches. With a
+    literal every match contains, only the lines holding it are decoded and matched (under -i, in
+    the page's ASCII-lowercased bytes, unless it holds one of the two non-ASCII letters Python folds to
+    ASCII ones); otherwise the pattern runs over the decoded page."""
+    literal = pat.literal.encode() if pat.literal else None
+    if literal and pat.icase:
+        hay = page.lower()
+        if any(c in page for c in _FOLDS_TO_ASCII):
+            literal = None
+    else:
+        hay = page
+    n, last = 0, 0
+    if literal:
+        find, search, pos = hay.find, pat.regex.search, 0
+        while True:
+            k = find(literal, pos)
+            if k < 0:
+                return
+            s = page.rfind(b"\n", 0, k) + 1
+            e = page.find(b"\n", k)
+            e = len(page) if e < 0 else e
+            line = page[s:e].decode()
+            if search(line):
+                n += page.count(b"\n", last, s)
+                last = s
+                yield n, line
+            pos = e + 1
+    text = page.decode()
+    search, pos, size = pat.regex.search, 0, len(text)
+    while pos <= size:
+        m = search(text, pos)
+        if not m:
+            return
+        s = text.rfind("\n", 0, m.start()) + 1
+        e = text.find("\n", m.start())
+        e = size if e < 0 else e
+        n += text.count("\n", last, s)
+        last = s
+        yield n, text[s:e]
+        pos = e + 1
+
+
+def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, list[tuple[str, str]]]:
+    """blob id -> [(version, path)] among the chosen versions and paths."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    blob_ids = list(blob_ids)
+    for i in range(0, len(blob_ids), 500):
+        chunk = blob_ids[i:i + 500]
+        for blob_id, path, version in conn.execute(
+                "select u.blob_id, f.path, v.label from units u join files f on f.unit_id = u.id"
+                " join versions v on v.id = f.version_id and v.status = 'complete'"
+                f" where u.blob_id in ({','.join('?' * len(chunk))})", chunk):
+            if version in versions and (keep is None or keep(path)):
+                out.setdefault(blob_id, []).append((version, path))
+    return out
+
+
+def _chosen_blobs(conn, versions: list[str], keep) -> set[str]:
+    found: set[str] = set()
+    for v in versions:
+        for blob_id, path in conn.execute(
+                "select u.blob_id, f.path from files f join versions v on v.id = f.version_id"
+                " join units u on u.id = f.unit_id where v.label = ?", [v]):
+            if keep is None or keep(path):
+                found.add(blob_id)
+    return found
+
+
+def search(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
+           icase: bool = False, fixed: bool = False, compiled: Compiled | None = None,
+           max_lines: int | None = None) -> Result:
+    """Every matching (path, line, text) with its versions. `max_lines` (the browser's cap) stops after
+    that many distinct matching lines and marks the result truncated."""
+    pat = compiled or compile_pattern(pattern, icase=icase, fixed=fixed)
+    if not code.present(db):
+        raise AnswerError("this database holds no code to search (it was built by an older tpindex)",
+                          "build the same versions again: the build stores their code")
+    all_versions = indexed(db)
+    chosen = select_versions(db, tags, at)
+    keep = path_matcher(list(paths or []))
+    # With fewer versions, read only their blobs' arrays; a path filter alone is applied at the end.
+    among = _chosen_blobs(db, chosen, keep) if len(chosen) < len(all_versions) else None
+    lines = matching_lines(db, pat, max_lines)
+    truncated = max_lines is not None and len(lines) > max_lines
+    hits = code.holding(db, lines, among)
+    where = _files(db, hits, set(chosen), keep)
+    found: dict[tuple, set[str]] = {}
+    for blob_id, occurrences in hits.items():
+        for version, path in where.get(blob_id, ()):
+            for number, line_id in occurrences:
+                found.setdefault((path, number, lines[line_id]), set()).add(version)
+    binary_hits = []
+    for blob_id, data in code.binaries(db, among):
+        if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n")):
+            binary_hits.append(blob_id)
+    for pairs in _files(db, binary_hits, set(chosen), keep).values():
+        for version, path in pairs:
+            found.setdefault((path, None, None), set()).add(version)
+    order = {v: i for i, v in enumerate(all_versions)}
+    matches = [Match(path, line, code.display(text) if text else text, sorted(vs, key=order.__getitem__))
+               for (path, line, text), vs in found.items()]
+    matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
+    return Result(pat, chosen, matches, all_versions, truncated)
+
+
+# -- text output ----------------------------------------------------------------------------------------
+
+def format_text(res: Result, color: bool = False) -> list[str]:
+    import click
+
+    spans = [res.ranges(m) for m in res.matches]
+    width = min(max(map(len, spans), default=0), 34)  # a long list of ranges pushes its own line only
+    out = []
+    for m, span in zip(res.matches, spans, strict=True):
+        where = span.ljust(width)
+        if m.binary:
+            line = f"Binary file {_c(m.path, 'magenta', color)} matches"
+        else:
+            sep = _c(":", "cyan", color)
+            line = f"{_c(m.path, 'magenta', color)}{sep}{_c(str(m.line), 'green', color)}{sep}{_marked(m.text, res, color)}"
+        out.append(f"{click.style(where, fg='yellow') if color else where}  {line}")
+    return out
+
+
+def _c(s: str, fg: str, color: bool) -> str:
+    import click
+
+    return click.style(s, fg=fg) if color else s
+
+
+def _marked(text: str, res: Result, color: bool) -> str:
+    if not color:
+        return text
+    import click
+
+    out, last = [], 0
+    for m in res.pattern.regex.finditer(text):
+        if m.end() == m.start():
+            continue
+        out += [text[last:m.start()], click.style(m.group(), fg="red", bold=True)]
+        last = m.end()
+    return "".join(out) + text[last:]

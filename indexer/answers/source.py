@@ -1,0 +1,248 @@
+"""`show` and `diff --code`: the stored code of a path at a version, and a unified diff of two.
+
+`show_span(db, version, path, start, end)` and `diff_paths(db, a, path_a, b, path_b)` take any (path,
+span): the name forms (`show NAME`, `diff --code NAME`) call them with a parser's real file and class span.
+Both read the database only (no repository, no archive cache).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from .. import code
+from .versions import AnswerError, require
+
+CONTEXT = 3  # lines of context around each change, as diff -u and git diff
+
+
+def _blob_at(db, version: str, path: str) -> str | None:
+    row = db.execute("select u.blob_id from files f join versions v on v.id = f.version_id"
+                     " join units u on u.id = f.unit_id where v.label = ? and f.path = ?", [version, path]).fetchone()
+    return row[0] if row else None
+
+
+def present_in(db, path: str) -> list[str]:
+    """The indexed versions that hold path, in version order."""
+    return [r[0] for r in db.execute(
+        "select v.label from files f join versions v on v.id = f.version_id and v.status = 'complete'"
+        " where f.path = ? order by v.ord", [path])]
+
+
+def _missing(db, version: str, path: str, also: str | None = None) -> AnswerError:
+    from .grep import collapse
+    from .versions import indexed
+
+    paths = [r[0] for r in db.execute(
+        "select f.path from files f join versions v on v.id = f.version_id where v.label = ?", [version])]
+    close = difflib.get_close_matches(path, paths, n=4, cutoff=0.6)
+    base = path.rsplit("/", 1)[-1]
+    close += [p for p in paths if p.rsplit("/", 1)[-1] == base and p not in close][:4 - len(close)]
+    where = present_in(db, path)
+    at = f"{version} or {also}" if also else version
+    if where:
+        msg = f"{path} is not in {at}; it is in {collapse(where, indexed(db))}"
+    else:
+        msg = f"{path} is in no indexed version"
+    hints = []
+    if close:
+        hints.append(f"did you mean {', '.join(close)}?")
+    if where:
+        hints.append(f"or ask --at {where[-1]}" if not also else f"or compare versions from {where[0]} to {where[-1]}")
+    return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version")
+
+
+def load_at(db, version: str, path: str, required: bool = True) -> code.Code | None:
+    """The stored code of path at version (version already checked)."""
+    blob_id = _blob_at(db, version, path)
+    if blob_id is None:
+        if required:
+            raise _missing(db, version, path)
+        return None
+    found = code.load(db, blob_id)
+    if found is None:
+        from ..scope import parsed
+
+        if parsed(path):
+            raise AnswerError(f"the code of {path} at {version} is not stored in this database (it was built by an "
+                              "older tpindex)", "build the same versions again: the build stores it")
+        raise AnswerError(f"the code of {path} is not stored: only Python files under vllm/ are (templates and "
+                          "tests are recorded as present)", "read it upstream, or in a checkout")
+    return found
+
+
+_SPAN = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d*))?$")
+
+
+def parse_location(text: str) -> tuple[str, int | None, int | None]:
+    """PATH, PATH:LINE, PATH:LINE-END or PATH:LINE- -> (path, start, end)."""
+    m = _SPAN.match(text)
+    if not m:
+        return text, None, None
+    start = int(m.group("start"))
+    end = m.group("end")
+    if end is None:
+        return m.group("path"), start, start
+    return m.group("path"), start, int(end) if end else None
+
+
+def show_span(db, version: str, path: str, start: int | None = None, end: int | None = None) -> dict:
+    """Lines start..end (1-based, inclusive; None: the first / the last) of path at version."""
+    version = require(db, version)
+    c = load_at(db, version, path)
+    total = len(c.lines)
+    first = 1 if start is None else start
+    last = total if end is None else end
+    if c.kind != "binary":
+        if first < 1 or (end is not None and last < first):
+            raise AnswerError(f"{first}-{last} is not a range of lines", "write PATH:LINE or PATH:START-END, START >= 1")
+        if first > max(total, 1) or (total == 0 and start is not None):
+            raise AnswerError(f"line {first} is past the end of {path} at {version} ({total} lines)",
+                              f"ask lines 1-{total}" if total else "the file is empty")
+        last = min(last, total)
+    return {"version": version, "path": path, "blob_id": c.blob_id, "kind": c.kind, "size": c.size,
+            "line_count": total, "start": first, "end": last, "final_newline": c.final_newline,
+            "lines": [{"line": n, "text": c.lines[n - 1]} for n in range(first, last + 1)] if c.kind != "binary" else [],
+            "_all": c.lines}
+
+
+def format_show(d: dict, color: bool = False) -> list[str]:
+    if d["kind"] == "binary":
+        return [f"{d['path']} at {d['version']}: binary file, {d['size']} bytes (not shown)"]
+    texts = [r["text"] for r in d["lines"]]
+    if color:
+        texts = highlight(d["_all"], d["path"], "terminal")[d["start"] - 1:d["end"]]
+    width = len(str(d["end"]))
+    out = []
+    for r, text in zip(d["lines"], texts, strict=True):
+        number = str(r["line"]).rjust(width)
+        out.append(f"{_dim(number) if color else number}  {text}")
+    return out
+
+
+def _dim(s: str) -> str:
+    return f"\x1b[2m{s}\x1b[0m"
+
+
+def highlight(lines: list[str], path: str, fmt: str) -> list[str]:
+    """Each line highlighted by Pygments ('terminal': ANSI colours; 'html': spans with classes), one
+    output line per input line; the lines unchanged (escaped for html) when that cannot be done."""
+    try:
+        from pygments import highlight as run
+        from pygments.lexers import TextLexer, get_lexer_for_filename
+        from pygments.util import ClassNotFound
+
+        try:
+            lexer = get_lexer_for_filename(path, stripnl=False, stripall=False, ensurenl=True)
+        except ClassNotFound:
+            lexer = TextLexer(stripnl=False, ensurenl=True)
+        if fmt == "html":
+            from pygments.formatters import HtmlFormatter
+
+            formatter = HtmlFormatter(nowrap=True)
+        else:
+            from pygments.formatters import TerminalFormatter
+
+            formatter = TerminalFormatter()
+        out = run("\n".join(lines) + "\n", lexer, formatter).split("\n")
+        if out and out[-1] == "":
+            out.pop()
+        if len(out) == len(lines):
+            return out
+    except Exception:  # a lexer failing on odd input must not cost the user the code
+        pass
+    if fmt == "html":
+        import html
+
+        return [html.escape(s) for s in lines]
+    return list(lines)
+
+
+# -- diff -------------------------------------------------------------------------------------------------
+
+NO_EOL = "\\ No newline at end of file"
+
+
+def _keys(c: code.Code | None) -> list[int]:
+    """What the diff compares: line ids (equal ids, equal lines), the last line marked when the file does
+    not end with a newline (so a newline added at the end is a change, as in git diff)."""
+    if c is None:
+        return []
+    keys = list(c.ids or [])
+    if keys and not c.final_newline:
+        keys[-1] = -keys[-1]
+    return keys
+
+
+def diff_paths(db, a: str, path_a: str, b: str, path_b: str, context: int = CONTEXT) -> dict:
+    """A unified diff of path_a at version a against path_b at version b, as hunks. A path absent on one
+    side is an added or deleted file; absent on both, an error."""
+    a, b = require(db, a), require(db, b)
+    ca = load_at(db, a, path_a, required=False)
+    cb = load_at(db, b, path_b, required=False)
+    if ca is None and cb is None:
+        raise _missing(db, a, path_a, also=b) if path_a == path_b else _missing(db, a, path_a)
+    if ca is None:
+        status = "added"
+    elif cb is None:
+        status = "deleted"
+    elif ca.blob_id == cb.blob_id:
+        status = "unchanged" if path_a == path_b else "moved"
+    else:
+        status = "modified"
+    out = {"a": a, "b": b, "status": status, "path_a": path_a if ca else None, "path_b": path_b if cb else None,
+           "blob_a": ca.blob_id if ca else None, "blob_b": cb.blob_id if cb else None, "hunks": []}
+    if status in ("unchanged", "moved"):
+        return out
+    if (ca and ca.kind == "binary") or (cb and cb.kind == "binary"):
+        out["binary"] = True
+        return out
+    la, lb = (ca.lines if ca else []), (cb.lines if cb else [])
+    ka, kb = _keys(ca), _keys(cb)
+    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        lines: list[str] = []
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                lines += _marked(" ", la, ka, a1, a2)
+                continue
+            if tag in ("replace", "delete"):
+                lines += _marked("-", la, ka, a1, a2)
+            if tag in ("replace", "insert"):
+                lines += _marked("+", lb, kb, b1, b2)
+        out["hunks"].append({"old_start": i1 + 1 if i2 > i1 else i1, "old_lines": i2 - i1,
+                             "new_start": j1 + 1 if j2 > j1 else j1, "new_lines": j2 - j1, "lines": lines})
+    return out
+
+
+def _marked(sign: str, lines: list[str], keys: list[int], lo: int, hi: int) -> list[str]:
+    out = []
+    for i in range(lo, hi):
+        out.append(sign + lines[i])
+        if keys[i] < 0:
+            out.append(NO_EOL)
+    return out
+
+
+def _range(start: int, count: int) -> str:
+    return str(start) if count == 1 else f"{start},{count}"
+
+
+def format_diff(d: dict, color: bool = False) -> list[str]:
+    def paint(s: str, code_: str) -> str:
+        return f"\x1b[{code_}m{s}\x1b[0m" if color else s
+
+    old = f"a/{d['path_a']}" if d["path_a"] else "/dev/null"
+    new = f"b/{d['path_b']}" if d["path_b"] else "/dev/null"
+    if d["status"] in ("unchanged", "moved"):
+        return []
+    if d.get("binary"):
+        return [f"Binary files {old} ({d['a']}) and {new} ({d['b']}) differ"]
+    out = [paint(f"--- {old}\t({d['a']})", "1"), paint(f"+++ {new}\t({d['b']})", "1")]
+    for h in d["hunks"]:
+        out.append(paint(f"@@ -{_range(h['old_start'], h['old_lines'])} +{_range(h['new_start'], h['new_lines'])} @@",
+                         "36"))
+        for line in h["lines"]:
+            out.append(paint(line, "31") if line[:1] == "-" else paint(line, "32") if line[:1] == "+" else line)
+    return out

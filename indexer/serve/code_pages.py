@@ -1,0 +1,268 @@
+"""The code in the browser: a source page per (version, path), a diff page for two versions of a file,
+and a search page with the semantics of `tpindex grep` (the same functions answer both).
+
+    /-/source/<version>/<path>[?db=NAME]#L88
+    /-/diff?a=<version>&b=<version>&path=<path>        (or path_a= and path_b= for a file that moved)
+    /-/grep?q=<pattern>&tags=<spec>&path=<glob>&i=1&F=1
+
+Pages are read-only, escape everything they show (Jinja autoescape; highlighted code comes from
+Pygments, which escapes), check Datasette's view-instance and view-database permissions, and cap what
+they render, saying how much more there is.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, unquote, urlencode
+
+from datasette.utils.asgi import Response
+from markupsafe import Markup
+
+MAX_SOURCE_LINES = 20_000  # a source page renders at most this many lines
+MAX_DIFF_LINES = 5_000  # a diff page renders at most this many lines of hunks
+MAX_GREP_ROWS = 1_000  # a search page renders at most this many matching lines
+MAX_GREP_LINES = 20_000  # a search stops mapping distinct lines past this many (the page says so)
+
+
+# -- links (also used by render_cell and the matrix) --------------------------------------------------------
+
+def source_href(datasette, version: str, path: str, line: int | None = None, db: str | None = None) -> str:
+    url = datasette.urls.path(f"-/source/{quote(version, safe='')}/{quote(path)}")
+    if db:
+        url += "?" + urlencode({"db": db})
+    return url + (f"#L{line}" if isinstance(line, int) and line > 0 else "")
+
+
+def diff_href(datasette, a: str, b: str, path_a: str | None, path_b: str | None, db: str | None = None,
+              **context) -> str:
+    args = {"a": a, "b": b}
+    if path_a == path_b:
+        args["path"] = path_a
+    else:
+        args.update({k: v for k, v in (("path_a", path_a), ("path_b", path_b)) if v})
+    args.update({k: v for k, v in context.items() if v})
+    if db:
+        args["db"] = db
+    return datasette.urls.path("-/diff") + "?" + urlencode(args)
+
+
+def grep_href(datasette, db: str | None = None, **args) -> str:
+    args = {k: v for k, v in args.items() if v}
+    if db:
+        args["db"] = db
+    return datasette.urls.path("-/grep") + ("?" + urlencode(args) if args else "")
+
+
+# -- shared plumbing ------------------------------------------------------------------------------------------
+
+async def _database(datasette, request):
+    """(database name, the db= to put in links or None) after the permission checks; or an error Response."""
+    from .plugin import tpindex_databases
+
+    await datasette.ensure_permissions(request.actor, ["view-instance"])
+    names = await tpindex_databases(datasette)
+    wanted = request.args.get("db") or (names[0] if names else None)
+    if wanted not in names:
+        return None, await _error(datasette, request, "Not found", "no tpindex database is served here" if not names
+                                  else f"{wanted} is not a tpindex database; served: {', '.join(names)}", status=404)
+    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
+    return wanted, (wanted if len(names) > 1 else None)
+
+
+async def _error(datasette, request, title: str, message: str, hint: str | None = None, status: int = 400):
+    return Response.html(await datasette.render_template(
+        "tpindex_code_error.html", {"title": title, "message": message, "hint": hint}, request=request), status=status)
+
+
+async def _upstream(datasette, database: str, version: str, path: str, line: int | None = None) -> str:
+    from .links import source_url
+    from .plugin import state, upstream_for
+
+    st = await state(datasette, database)
+    ref = await st.ref(datasette.get_database(database), version)
+    return source_url(upstream_for(datasette, database, st), ref, path, line)
+
+
+def _css() -> str:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(style="default").get_style_defs(".tp-code")
+
+
+# -- the source page -----------------------------------------------------------------------------------------
+
+async def source_page(datasette, request):
+    database, db_arg = await _database(datasette, request)
+    if database is None:
+        return db_arg
+    version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
+
+    def work(conn):
+        from ..answers.source import load_at, present_in
+        from ..answers.versions import require
+
+        v = require(conn, version)
+        c = load_at(conn, v, path)
+        holding = present_in(conn, path)
+        blobs = dict(conn.execute(
+            "select v.label, u.blob_id from files f join versions v on v.id = f.version_id"
+            " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete'", [path]).fetchall())
+        return v, c, holding, blobs
+
+    from ..problems import Problem
+
+    try:
+        v, c, holding, blobs = await datasette.get_database(database).execute_fn(work)
+    except Problem as e:
+        return await _error(datasette, request, "No such file", e.message, e.hint, status=404)
+    from ..answers.source import highlight
+
+    shown = c.lines[:MAX_SOURCE_LINES]
+    rows = list(zip(range(1, len(shown) + 1), highlight(shown, path, "html"), strict=True)) if c.kind != "binary" else []
+    i = holding.index(v)
+    prev_v = holding[i - 1] if i > 0 else None
+    next_v = holding[i + 1] if i + 1 < len(holding) else None
+    ctx = {
+        "database": database, "version": v, "path": path, "code": c, "rows": rows,
+        "more": max(0, len(c.lines) - len(shown)), "css": Markup(_css()),
+        "upstream": await _upstream(datasette, database, v, path),
+        "versions": [(h, source_href(datasette, h, path, db=db_arg), blobs.get(h) != blobs.get(v)) for h in holding],
+        "prev": prev_v and {"version": prev_v, "changed": blobs.get(prev_v) != c.blob_id,
+                            "diff": diff_href(datasette, prev_v, v, path, path, db_arg)},
+        "next": next_v and {"version": next_v, "changed": blobs.get(next_v) != c.blob_id,
+                            "diff": diff_href(datasette, v, next_v, path, path, db_arg)},
+        "grep": grep_href(datasette, db_arg, at=v, path=path),
+    }
+    return Response.html(await datasette.render_template("tpindex_source.html", ctx, request=request))
+
+
+# -- the diff page -------------------------------------------------------------------------------------------
+
+def _diff_rows(d: dict, old_hl: list[str], new_hl: list[str]) -> tuple[list[dict], int]:
+    """Rows for the page: a hunk header, then each line with its old and new numbers and highlighted code."""
+    rows, budget = [], MAX_DIFF_LINES
+    left = 0
+    for h in d["hunks"]:
+        rows.append({"kind": "hunk", "text": f"@@ -{h['old_start']},{h['old_lines']} +{h['new_start']},{h['new_lines']} @@"})
+        old_n, new_n = h["old_start"] if h["old_lines"] else h["old_start"] + 1, \
+            h["new_start"] if h["new_lines"] else h["new_start"] + 1
+        for line in h["lines"]:
+            if budget <= 0:
+                left += 1
+                continue
+            budget -= 1
+            sign = line[:1]
+            if sign == "\\":
+                rows.append({"kind": "note", "text": line})
+            elif sign == "-":
+                rows.append({"kind": "del", "old": old_n, "new": "", "html": old_hl[old_n - 1]})
+                old_n += 1
+            elif sign == "+":
+                rows.append({"kind": "add", "old": "", "new": new_n, "html": new_hl[new_n - 1]})
+                new_n += 1
+            else:
+                rows.append({"kind": "ctx", "old": old_n, "new": new_n, "html": new_hl[new_n - 1]})
+                old_n += 1
+                new_n += 1
+    return rows, left
+
+
+async def diff_page(datasette, request):
+    database, db_arg = await _database(datasette, request)
+    if database is None:
+        return db_arg
+    args = request.args
+    a, b = (args.get("a") or "").strip(), (args.get("b") or "").strip()
+    path_a = (args.get("path_a") or args.get("path") or "").strip()
+    path_b = (args.get("path_b") or args.get("path") or "").strip()
+    name, kind = (args.get("name") or "").strip()[:200], (args.get("kind") or "").strip()[:20]
+    if not (a and b and (path_a or path_b)):
+        return await _error(datasette, request, "Diff", "a diff needs two versions and a path",
+                            "e.g. /-/diff?a=v0.30.0&b=v0.31.0&path=vllm/tool_parsers/hermes_tool_parser.py")
+
+    def work(conn):
+        from ..answers.source import diff_paths, load_at
+
+        d = diff_paths(conn, a, path_a or path_b, b, path_b or path_a)
+        ca = load_at(conn, d["a"], d["path_a"]) if d["path_a"] else None
+        cb = load_at(conn, d["b"], d["path_b"]) if d["path_b"] else None
+        return d, (ca.lines if ca and ca.kind != "binary" else []), (cb.lines if cb and cb.kind != "binary" else [])
+
+    from ..problems import Problem
+
+    try:
+        d, old, new = await datasette.get_database(database).execute_fn(work)
+    except Problem as e:
+        return await _error(datasette, request, "Diff", e.message, e.hint, status=404)
+    from ..answers.source import highlight
+
+    rows, left = _diff_rows(d, highlight(old, d["path_a"] or "", "html"), highlight(new, d["path_b"] or "", "html"))
+    which = None
+    if name:
+        which = {v: datasette.urls.query(database, "which") + "?" + urlencode({"name": name, "version": v})
+                 for v in (d["a"], d["b"])}
+    ctx = {
+        "database": database, "d": d, "rows": rows, "left": left, "css": Markup(_css()), "name": name, "kind": kind,
+        "which": which,
+        "added": sum(1 for r in rows if r["kind"] == "add"), "deleted": sum(1 for r in rows if r["kind"] == "del"),
+        "src_a": d["path_a"] and source_href(datasette, d["a"], d["path_a"], db=db_arg),
+        "src_b": d["path_b"] and source_href(datasette, d["b"], d["path_b"], db=db_arg),
+    }
+    return Response.html(await datasette.render_template("tpindex_diff.html", ctx, request=request))
+
+
+# -- the search page -----------------------------------------------------------------------------------------
+
+def _marked(text: str, regex) -> Markup:
+    from markupsafe import escape
+
+    out, last = [], 0
+    for m in regex.finditer(text):
+        if m.end() == m.start():
+            continue
+        out += [escape(text[last:m.start()]), Markup("<mark>"), escape(m.group()), Markup("</mark>")]
+        last = m.end()
+    return Markup("").join(out + [escape(text[last:])])
+
+
+async def grep_page(datasette, request):
+    database, db_arg = await _database(datasette, request)
+    if database is None:
+        return db_arg
+    args = request.args
+    q = args.get("q") or ""
+    form = {"q": q, "tags": (args.get("tags") or "").strip(), "path": (args.get("path") or "").strip(),
+            "i": args.get("i") == "1", "F": args.get("F") == "1"}
+    ctx = {"database": database, "form": form, "db_arg": db_arg, "result": None, "error": None, "rows": [],
+           "more": 0, "truncated": False, "max_rows": MAX_GREP_ROWS}
+    if q:
+        from ..answers.ere import compile_pattern
+        from ..answers.grep import search
+        from ..problems import Problem
+
+        paths = [p for p in form["path"].replace(",", " ").split() if p]
+        try:
+            pat = compile_pattern(q, icase=form["i"], fixed=form["F"])
+            if pat.risky:
+                raise _Refused()
+
+            def work(conn):
+                return search(conn, q, tags=form["tags"] or None, paths=paths, compiled=pat, max_lines=MAX_GREP_LINES)
+
+            res = await datasette.get_database(database).execute_fn(work)
+        except _Refused:
+            ctx["error"] = ("this pattern has nested repetition or a back-reference, which can take exponential "
+                            "time; the browser does not run it", "run it with tpindex grep on the command line")
+        except Problem as e:
+            ctx["error"] = (e.message, e.hint)
+        else:
+            shown = res.matches[:MAX_GREP_ROWS]
+            ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated, rows=[{
+                "versions": res.ranges(m), "path": m.path, "line": m.line, "binary": m.binary,
+                "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg),
+                "html": _marked(m.text, pat.regex) if not m.binary else None,
+            } for m in shown])
+    return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))
+
+
+class _Refused(Exception):
+    pass
