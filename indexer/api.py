@@ -16,9 +16,24 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .answers.card import Card
-from .answers.model import Diff, Export, History, VersionInfo, Which
+from .answers.model import (
+    CodeDiff,
+    Diff,
+    Export,
+    GrepMatch,
+    GrepResult,
+    History,
+    NameCodeDiff,
+    NameSpans,
+    Shown,
+    VersionInfo,
+    Which,
+)
+
+if TYPE_CHECKING:
+    from .answers.card import Card
 
 
 class Index:
@@ -65,6 +80,63 @@ class Index:
     def card(self, name: str, at: str | None = None, kind: str | None = None) -> Card | list[Card]:
         found = self.cards(name, at, kind)
         return found[0] if len(found) == 1 else found
+
+    def grep(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
+             icase: bool = False, fixed: bool = False, max_lines: int | None = None) -> GrepResult:
+        """A POSIX extended regular expression (as `git grep -E` reads it) over the stored code of the indexed
+        versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions."""
+        from .answers.grep import search
+
+        res = search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines)
+        return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
+                          matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches])
+
+    def show(self, path: str, at: str | None = None, start: int | None = None, end: int | None = None) -> Shown:
+        """Lines start..end (default: all) of a file at a version (default: the newest), from the stored code."""
+        from .answers.source import as_shown, show_span
+        from .answers.versions import newest
+
+        return as_shown(show_span(self.db, at or newest(self.db), path, start, end))
+
+    def show_name(self, name: str, at: str | None = None, kind: str | None = None,
+                  method: str | None = None) -> NameSpans:
+        """The class that really implements a parser name (or one contract method as the name resolves it)."""
+        from .answers.model import Span
+        from .answers.namecode import name_spans
+        from .answers.source import as_shown
+
+        spans = name_spans(self.db, name, at, kind, method)
+        return NameSpans(name=name, version=spans[0]["version"], spans=[Span(
+            kinds=s["kinds"], class_=s["class"], method=s["method"], role=s["role"], body=s["body"], file=s["file"],
+            start=s["start"], end=s["end"], code=as_shown(s["code"])) for s in spans])
+
+    def code_diff(self, a: str, b: str, path: str) -> CodeDiff:
+        """A unified diff of one file's stored code from version A to version B."""
+        from .answers.source import as_code_diff, diff_paths
+
+        return as_code_diff(diff_paths(self.db, a, path, b, path))
+
+    def name_code_diff(self, a: str, b: str, name: str, kind: str | None = None) -> NameCodeDiff:
+        """A parser name's own code from A to B, file by file, following its real file when it moved."""
+        from .answers.namecode import name_code_diff
+        from .answers.source import as_code_diff
+
+        d = name_code_diff(self.db, a, b, name, kind)
+        return NameCodeDiff(a=d["a"], b=d["b"], name=name, kinds=d["kinds"], files=[as_code_diff(f) for f in d["files"]])
+
+    def where(self, query: str, at: str | None = None, all_versions: bool = False) -> dict:
+        """Where a symbol is defined (or mentioned), or whether a path exists, at a version or across every
+        version indexed with --tree (schema `where`)."""
+        from .answers.where import where
+
+        return where(self.db, query, at, all_versions)
+
+    def check_doc(self, text: str, at: list[str] | None = None, name: str = "document") -> dict:
+        """The claims of a Markdown document checked at each version (default: the newest indexed; schema
+        `check-doc`)."""
+        from .answers import checkdoc
+
+        return checkdoc.check_document(self.db, text, checkdoc.resolve_versions(self.db, tuple(at or ())), name=name)
 
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows

@@ -323,6 +323,15 @@ def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
     return Code(blob_id, kind, size, bool(final_newline), text, ids)
 
 
+def line_ids(conn, blob_id: str) -> array | None:
+    """The line ids of a text blob (equal ids, equal lines), without reading its lines; None for a binary
+    blob or one whose code is not stored."""
+    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
+        return None
+    row = conn.execute("select lines from code_texts where blob_id = ? and kind != 'binary'", [blob_id]).fetchone()
+    return _unpack(row[0]) if row else None
+
+
 def read_lines(conn, blob_id: str) -> list[str] | None:
     code = load(conn, blob_id)
     return None if code is None else code.lines

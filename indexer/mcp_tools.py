@@ -22,7 +22,8 @@ INSTRUCTIONS = (
     "what is indexed; `which` says which file and class really implement a parser name at a version (and "
     "notes on inherited methods, stubs, wrappers); `which_history` gives every indexed version of a name; "
     "`diff` lists what changed between two versions; `card` gathers everything about one name (files, streaming, "
-    "sentinels, templates, tests); `export` gives a version's whole parser index.")
+    "sentinels, templates, tests); `show_parser` and `show` print code, `code_diff` diffs it, `grep` searches "
+    "every indexed version's code at once; `export` gives a version's whole parser index.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
@@ -87,6 +88,70 @@ def register(mcp: MCPServer, run: Runner) -> None:
         return _result(CardSet(version=found[0].version if found else (version or ""), cards=found), "card")
 
     @mcp.tool(annotations=READ_ONLY, description=(
+        "Search the code of the indexed vLLM versions with a POSIX extended regular expression, as `git grep "
+        "-n -E` over their tags: each matching line once (path, line, text) with the versions that hold it. "
+        "`versions` restricts to a tag spec among the indexed versions (v0.30.0..v0.32.0, a list, a glob); "
+        "`path` to a glob (vllm/tool_parsers/*); `ignore_case` and `fixed_strings` as git grep's -i and -F. Only "
+        "Python files under vllm/ are stored. At most `max_lines` distinct matching lines (truncated says so)."))
+    async def grep(pattern: str, versions: str | None = None, path: str | None = None, ignore_case: bool = False,
+                   fixed_strings: bool = False, max_lines: int = 500, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.grep(pattern, tags=versions, paths=[path] if path else None,
+                                                         icase=ignore_case, fixed=fixed_strings,
+                                                         max_lines=max(1, min(max_lines, 5000)))), "grep")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "The code of one file of a vLLM version, with line numbers, from the database: `path` such as "
+        "vllm/tool_parsers/hermes_tool_parser.py, lines `start`..`end` (default: the whole file), `version` "
+        "(default: the newest indexed)."))
+    async def show(path: str, version: str | None = None, start: int | None = None, end: int | None = None,
+                   ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.show(path, version, start, end)), "show")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "The code that really implements a vLLM parser name at a version: the class whose code does the "
+        "parsing (its whole span), or with `method` (extract_tool_calls, extract_tool_calls_streaming, parse, "
+        "parse_delta, extract_reasoning, adjust_request, ...) that method as the name resolves it through the "
+        "class hierarchy, with the class that defines it."))
+    async def show_parser(name: str, version: str | None = None, kind: Kind | None = None,
+                          method: str | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.show_name(name, version, kind, method)), "show-name")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "A unified diff of code from version `a` to version `b`: of a parser name's own code (`target` a "
+        "name, file by file, its real file at a against its real file at b when it moved), or of one file "
+        "(`target` a path). Unchanged files are left out."))
+    async def code_diff(a: str, b: str, target: str, kind: Kind | None = None,
+                        ctx: Context | None = None) -> CallToolResult:
+        from .answers.namecode import looks_like_path
+
+        if looks_like_path(target):
+            d = await run(ctx, lambda ix: ix.code_diff(a, b, target))
+            from .answers.model import NameCodeDiff
+
+            return _result(NameCodeDiff(a=d.a, b=d.b, name=target, kinds=[], files=[d]), "diff-code-name")
+        return _result(await run(ctx, lambda ix: ix.name_code_diff(a, b, target, kind)), "diff-code-name")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Where a Python symbol of vLLM is defined (Name, Class.method, pkg.mod.Class.method, path.py:Name) or "
+        "whether a path exists (a file, a directory, a <placeholder> or * pattern), at one version or, with "
+        "`all_versions`, across every version indexed with --tree, with moves and removals. A symbol no file "
+        "defines is looked up as a mention."))
+    async def where(query: str, version: str | None = None, all_versions: bool = False,
+                    ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.where(query, version, all_versions)), "where")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Check an operator reference about vLLM (Markdown text: a runbook, a skill file, a pointer map) against "
+        "the index: its paths, symbols named with files, parser names, aliases, version claims ((v0.29.0+), "
+        "since, removed at, moved at) and counts, each ok, stale (with what is true now and since when), wrong "
+        "or unchecked (why), at `versions` (default: the newest indexed)."))
+    async def check_doc(document: str, versions: list[str] | None = None,
+                        ctx: Context | None = None) -> CallToolResult:
+        if len(document) > 200_000:
+            raise ToolError("the document is over 200 kB; check it in parts")
+        return _result(await run(ctx, lambda ix: ix.check_doc(document, versions)), "check-doc")
+
+    @mcp.tool(annotations=READ_ONLY, description=(
         "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
         "where it is registered, its registered class, the class and file that really implement it, adapter, "
         "wrapper, aliases, streaming support, notes, chat templates and tests."))
@@ -97,7 +162,8 @@ def register(mcp: MCPServer, run: Runner) -> None:
 
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
-           "card": "card"}
+           "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
+           "where": "where", "check_doc": "check-doc"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:
@@ -106,13 +172,27 @@ def _publish_schemas(mcp: MCPServer) -> None:
 
     for tool, name in SCHEMAS.items():
         schema = load(name)
-        if schema.get("type") != "object":  # MCP structured output is an object: wrap a list
+        if tool == "grep":  # the tool's answer says what was searched too: the GrepResult around the rows
+            from .answers.model import GrepResult
+
+            schema = _grep_result_schema(schema, GrepResult)
+        elif schema.get("type") != "object":  # MCP structured output is an object: wrap a list
             schema = {k: v for k, v in schema.items() if k in ("$schema", "$id", "title", "x-tpindex-contract",
                                                                "$defs")} | {
                 "type": "object", "properties": {tool: {k: v for k, v in schema.items() if k in ("type", "items")}},
                 "required": [tool], "additionalProperties": False}
         registered = mcp._tool_manager.get_tool(tool)
         registered.fn_metadata.output_schema = schema
+
+
+def _grep_result_schema(rows: dict, model) -> dict:
+    from .schemas import _object
+
+    defs = dict(rows.get("$defs", {}))
+    body = _object(model, defs)
+    body["properties"]["matches"] = {k: v for k, v in rows.items() if k in ("type", "items")}
+    return {k: v for k, v in rows.items() if k in ("$schema", "$id", "title", "x-tpindex-contract")} | body | {
+        "$defs": defs}
 
 
 def problem_as_tool_error(e: Exception) -> ToolError:

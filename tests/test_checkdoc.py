@@ -109,8 +109,15 @@ def doc(tmp_path_factory):
 
 
 def report(db, doc, *args, ok=False):
+    """check-doc's JSON, which follows its schema (tpindex schema check-doc)."""
+    import jsonschema
+
+    from indexer.schemas import load
+
     r = tpindex("check-doc", doc, "--format", "json", *args, "--db", db, ok=ok)
-    return r.exit_code, json.loads(r.output)
+    data = json.loads(r.output)
+    jsonschema.Draft202012Validator(load("check-doc")).validate(data)
+    return r.exit_code, data
 
 
 def test_every_claim_kind_is_found_and_checked(tree_db, doc):  # noqa: F811

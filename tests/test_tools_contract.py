@@ -73,6 +73,12 @@ def test_schema_files_are_the_generated_contract():
     ("check", ["check"]),
     ("card", ["card", "beta", "--at", "v0.25.0"]),
     ("card", ["card", "--all", "--at", "v0.27.0"]),
+    ("grep", ["grep", "class \\w+Parser"]),
+    ("show", ["show", "vllm/parser/beta.py:1-2", "--at", "v0.25.0"]),
+    ("show-name", ["show", "beta", "--at", "v0.25.0"]),
+    ("show-name", ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
+    ("diff-code", ["diff", "v0.24.0", "v0.25.0", "--code", "vllm/tool_parsers/beta_tool_parser.py"]),
+    ("diff-code-name", ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
 ])
 def test_every_json_output_follows_its_schema(db, name, args):
     validate(name, cli_json(*args, "--format", "json", "--db", db))
@@ -83,7 +89,7 @@ def test_schema_command(db):
     assert json.loads(out)["title"].startswith("tpindex diff")
     assert "contract v1" in tpindex("schema").output
     r = tpindex("schema", "dif", ok=False)
-    assert r.exit_code == 2 and "did you mean diff?" in r.output
+    assert r.exit_code == 2 and "did you mean diff" in r.output
 
 
 # -- MCP, as a client talks to it ----------------------------------------------------------------------------------
@@ -95,6 +101,11 @@ CALLS = {
     "export": ({"version": "v0.25.0"}, ["export", "--at", "v0.25.0"]),
     "versions": ({}, ["versions"]),
     "card": ({"name": "beta", "version": "v0.25.0"}, ["card", "beta", "--at", "v0.25.0"]),
+    "grep": ({"pattern": "class \\w+Parser"}, ["grep", "class \\w+Parser"]),
+    "show": ({"path": "vllm/parser/beta.py", "version": "v0.25.0"}, ["show", "vllm/parser/beta.py", "--at", "v0.25.0"]),
+    "show_parser": ({"name": "beta", "version": "v0.25.0", "method": "parse"},
+                    ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
+    "code_diff": ({"a": "v0.24.0", "b": "v0.25.0", "target": "beta"}, ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
 }
 
 
@@ -112,7 +123,21 @@ async def session_checks(session, db) -> dict:
         got = result.structured_content
         jsonschema.Draft202012Validator(tool.output_schema).validate(got)
         want = cli_json(*cli, "--format", "json", "--db", db)
-        assert (got["versions"] if name == "versions" else got) == want, name
+        if name == "versions":
+            got = got["versions"]
+        elif name == "grep":
+            got = got["matches"]
+        assert got == want, name
+    doc = "Start the server with `--tool-call-parser beta` or `--tool-call-parser betta`.\n"
+    checked = await session.call_tool("check_doc", {"document": doc, "versions": ["v0.27.0"]})
+    assert not checked.is_error
+    jsonschema.Draft202012Validator(tools["check_doc"].output_schema).validate(checked.structured_content)
+    from indexer.api import Index
+
+    assert checked.structured_content == Index(db).check_doc(doc, ["v0.27.0"])
+    assert [r["status"] for r in checked.structured_content["versions"][0]["results"]] == ["ok", "wrong"]
+    tree = await session.call_tool("where", {"query": "BetaParser"})
+    assert tree.is_error and "--tree" in tree.content[0].text
     bad = await session.call_tool("which", {"name": "alpah"})
     assert bad.is_error and "no parser named 'alpah'" in bad.content[0].text and "alpha" in bad.content[0].text
     bad = await session.call_tool("diff", {"a": "v0.24.0"})

@@ -296,3 +296,17 @@ def test_where_needs_the_tree(repo, tmp_path):
     assert r.exit_code == 2 and "--tree" in r.output and "Traceback" not in r.output
     r = where(db, "x", "--at", "v0.33.0", "--all", ok=False)
     assert r.exit_code == 2 and "--at and --all" in r.output
+
+
+@pytest.mark.parametrize("args", [["make_arg_parser"], ["make_arg_parser", "--all"],
+                                  ["vllm/entrypoints/launchers/cli_args.py", "--all"], ["nowhere_defined_symbol"]])
+def test_where_json_follows_its_schema(tree_db, args):
+    import json
+
+    import jsonschema
+
+    from indexer.schemas import load
+
+    r = tpindex("where", *args, "--format", "json", "--db", tree_db, ok=False)
+    if r.exit_code == 0:
+        jsonschema.Draft202012Validator(load("where")).validate(json.loads(r.output))

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..cli import Fail, db_option, open_db
+from ..cli import Fail, db_option
 
 
 def index(db_path: str):
@@ -69,16 +69,20 @@ def which(name, at, all_, kind, fmt, db_path):
 @click.command(short_help="What changed between two versions (exit 1 when something did).")
 @click.argument("a")
 @click.argument("b")
-@click.option("--code", "code_path", metavar="PATH",
+@click.option("--code", "code_path", metavar="PATH|NAME",
               help="Instead: a unified diff of the code of PATH between A and B (an added or deleted file "
-                   "shows whole); json gives the hunks {old_start, old_lines, new_start, new_lines, lines}.")
+                   "shows whole), or of parser NAME's own code files, file by file, its real file at A against its "
+                   "real file at B when it moved; json gives the hunks {old_start, old_lines, new_start, new_lines, "
+                   "lines}.")
+@click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
+              help="With --code NAME: only this kind of parser (default: every kind the name has).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
                    "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
                    "diff block).")
 @COLOR
 @db_option
-def diff(a, b, code_path, fmt, color, db_path):
+def diff(a, b, code_path, kind, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
@@ -86,24 +90,29 @@ def diff(a, b, code_path, fmt, color, db_path):
     from . import textfmt
 
     ix = index(db_path)
-    db = ix.db
+    if kind and not code_path:
+        raise Fail("--kind goes with --code NAME", "drop --kind, or add --code NAME")
     if code_path:
-        from .source import diff_paths, format_diff
+        from .namecode import looks_like_path
+        from .source import format_diff
 
-        result = diff_paths(db, a, code_path, b, code_path)
-        if fmt == "json":
-            click.echo(json.dumps(result, indent=2))
-        elif fmt == "markdown":
-            click.echo("\n".join([f"`{code_path}` from {result['a']} to {result['b']}", "", "```diff",
-                                  *format_diff(result), "```"]))
+        if looks_like_path(code_path):
+            diffs, named = [ix.code_diff(a, b, code_path)], None
         else:
-            on = use_color(color)
-            lines = format_diff(result, on)
-            if lines:
+            named = ix.name_code_diff(a, b, code_path, kind)
+            diffs = named.files
+        if fmt == "json":
+            click.echo(dumps(named or diffs[0]))
+        else:
+            on = use_color(color) if fmt == "text" else False
+            lines = [line for d in diffs for line in format_diff(d.to_json(), on)]
+            if fmt == "markdown":
+                click.echo("\n".join([f"`{code_path}` from {a} to {b}", "", "```diff", *lines, "```"]))
+            elif lines:
                 click.echo("\n".join(lines), color=on)
             else:
-                click.echo(f"no change to {code_path} from {result['a']} to {result['b']}", err=True)
-        raise SystemExit(0 if result["status"] in ("unchanged", "moved") else 1)
+                click.echo(f"no change to {code_path} from {a} to {b}", err=True)
+        raise SystemExit(0 if all(d.status in ("unchanged", "moved") for d in diffs) else 1)
     result = ix.diff(a, b)
     if fmt == "json":
         click.echo(dumps(result))
@@ -241,7 +250,7 @@ def where(query, at, all_, fmt, db_path):
 
     if at and all_:
         raise Fail("--at and --all ask different questions", "use one of them")
-    ans = w.where(open_db(db_path), query, at, all_)
+    ans = index(db_path).where(query, at, all_)
     click.echo(json.dumps(ans, indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
 
 
@@ -270,9 +279,7 @@ def check_doc(document, at, fmt, db_path):
             text = f.read()
     except OSError as e:
         raise Fail(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
-    db = open_db(db_path)
-    versions = checkdoc.resolve_versions(db, at)
-    report = checkdoc.check_document(db, text, versions, name=document)
+    report = index(db_path).check_doc(text, list(at), name=document)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
@@ -282,33 +289,63 @@ def check_doc(document, at, fmt, db_path):
     raise SystemExit(1 if report["failed"] else 0)
 
 
-@click.command(short_help="The code of a file at a version, with line numbers.")
-@click.argument("location", metavar="PATH[:LINE[-END]]")
+@click.command(short_help="The code of a file, or of a parser name, at a version, with line numbers.")
+@click.argument("location", metavar="PATH[:LINE[-END]]|NAME")
 @click.option("--at", "at", metavar="VERSION", help="The version to show (default: the newest indexed).")
+@KIND
+@click.option("--method", metavar="METHOD",
+              help="With a NAME: the method as the name resolves it (e.g. extract_tool_calls_streaming, parse).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: the lines with their numbers; json: {version, path, blob_id, kind, line_count, start, "
                    "end, lines: [{line, text}]}.")
 @COLOR
 @db_option
-def show(location, at, fmt, color, db_path):
-    """The code of a file at a version, from the database, with line numbers: PATH for the whole file,
-    PATH:LINE for one line, PATH:START-END (or PATH:START-) for a span. Syntax colour on a terminal."""
-    from .source import format_show, parse_location, show_span
-    from .versions import newest
+def show(location, at, kind, method, fmt, color, db_path):
+    """The code of a file, or of a parser name, at a version, from the database, with line numbers.
 
-    db = open_db(db_path)
-    path, start, end = parse_location(location)
-    d = show_span(db, at or newest(db), path, start, end)
-    if fmt == "json":
-        click.echo(json.dumps({k: v for k, v in d.items() if not k.startswith("_")}, indent=2))
-        return
+    \b
+    PATH                 the whole file; PATH:LINE one line; PATH:START-END (or PATH:START-) a span
+    NAME                 the class that really implements parser NAME (its span; one per kind it has,
+                         or only --kind), as `tpindex which NAME` names it
+    NAME --method M      the method M (extract_tool_calls_streaming, parse, ...) as NAME resolves it
+                         through the class hierarchy: the class whose definition is used
+    Syntax colour on a terminal, plain in a pipe."""
+    from .namecode import looks_like_path
+    from .source import format_show, parse_location, show_span
+
+    ix = index(db_path)
+    if looks_like_path(location):
+        if kind or method:
+            raise Fail("--kind and --method go with a parser NAME, not a PATH", "drop them, or give a name")
+        path, start, end = parse_location(location)
+        shown = ix.show(path, at, start, end)
+        if fmt == "json":
+            click.echo(dumps(shown))
+            return
+        blocks = [(None, show_span(ix.db, shown.version, path, start, end))]
+    else:
+        spans = ix.show_name(location, at, kind, method)
+        if fmt == "json":
+            click.echo(dumps(spans))
+            return
+        blocks = []
+        for sp in spans.spans:
+            what = f"{sp.class_}.{sp.method}" if sp.method else sp.class_
+            kinds = " and ".join(sp.kinds)
+            title = (f"{location} ({kinds} parser) at {spans.version}: {what}, {sp.file}:{sp.start}-{sp.end}"
+                     + (f" ({sp.role}{', ' + sp.body if sp.body and sp.body != 'code' else ''})" if sp.method else ""))
+            blocks.append((title, show_span(ix.db, spans.version, sp.file, sp.start, sp.end)))
     on = use_color(color)
-    if on:
-        span = "" if (d["start"], d["end"]) == (1, d["line_count"]) else f", lines {d['start']}-{d['end']}"
-        click.echo(f"\x1b[2m{d['path']} at {d['version']} ({d['line_count']} lines{span})\x1b[0m", color=True)
-    lines = format_show(d, on)
-    if lines:
-        click.echo("\n".join(lines), color=on)
+    out = []
+    for title, d in blocks:
+        if title:
+            out.append(f"\x1b[1m{title}\x1b[0m" if on else f"== {title}")
+        elif on:
+            span = "" if (d["start"], d["end"]) == (1, d["line_count"]) else f", lines {d['start']}-{d['end']}"
+            out.append(f"\x1b[2m{d['path']} at {d['version']} ({d['line_count']} lines{span})\x1b[0m")
+        out.extend(format_show(d, on))
+    if out:
+        click.echo("\n".join(out), color=on)
 
 
 @click.command(short_help="A regular expression over the code of every indexed version, like git grep.")
@@ -338,8 +375,7 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
     """
     from .grep import format_text, search
 
-    db = open_db(db_path)
-    res = search(db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed)
+    res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed)
     if fmt == "json":
         click.echo(json.dumps([m.json() for m in res.matches], indent=1))
     elif res.matches:

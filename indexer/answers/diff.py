@@ -104,14 +104,64 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
             continue
         files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0],
                   "compare": compare(p)} for p in own]
+        for f in files:
+            if f["blob_a"] and f["blob_b"]:
+                f.update(_counted(db, a, b, f["blob_a"], f["blob_b"], f["file"], kind, name))
         real = mb[(kind, name)]
+        where = ", ".join(f"{f['file']} ({_counts_text(f)})" if f.get("added") is not None else f["file"] for f in files)
         out.append(Change(type="code-changed", subject=f"{name} ({kind})", kind=kind, name=name,
-                          detail="code changed in " + ", ".join(own), file=real["real_file"], line=real["real_line"],
+                          detail=f"code changed in {where}", file=real["real_file"], line=real["real_line"],
                           files=files, compare=compare(own[0])))
     for p, affected in sorted(framework.items()):
         out.append(Change(type="framework-changed", subject=p, file=p, names=affected, compare=compare(p),
                           detail=f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}"))
     return out
+
+
+def _name_classes(db, version: str, kind: str, name: str, path: str) -> list[tuple[int, int]]:
+    """Spans (line, end_line) of the classes holding the name's code in one file at a version: its real,
+    registered and wrapper classes and the classes defining its contract methods."""
+    names = {r[0] for r in db.execute(
+        "select defining_class from parser_methods_v where version = ? and kind = ? and name = ? and file = ?",
+        [version, kind, name, path])}
+    row = db.execute("select real_class, real_file, reg_class, reg_file, wrapper_class, wrapper_file from parser_map_v"
+                     " where version = ? and kind = ? and name = ?", [version, kind, name]).fetchone()
+    if row:
+        names |= {cls for cls, file in zip(row[0::2], row[1::2], strict=True) if cls and file == path}
+    return [(ln, end) for cls, ln, end in db.execute(
+        "select class, line, end_line from classes_v where version = ? and file = ?", [version, path]) if cls in names]
+
+
+def _counted(db, a: str, b: str, blob_a: str, blob_b: str, path: str, kind: str, name: str) -> dict:
+    """Lines added and removed in the file, and within the name's classes (`added`, `removed`), compared by
+    the stored line ids (no text read); {} when the code is not stored."""
+    cache = db.__dict__.setdefault("_code_opcodes", {})  # names sharing a file compare it once
+    if (blob_a, blob_b) not in cache:
+        import difflib
+
+        from .. import code
+
+        ia, ib = (code.line_ids(db, x) if x else None for x in (blob_a, blob_b))
+        cache[(blob_a, blob_b)] = None if ia is None or ib is None else [
+            op for op in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes() if op[0] != "equal"]
+    ops = cache[(blob_a, blob_b)]
+    if ops is None:
+        return {}
+    spans_a, spans_b = _name_classes(db, a, kind, name, path), _name_classes(db, b, kind, name, path)
+    out = {"added": 0, "removed": 0, "file_added": 0, "file_removed": 0}
+    for _tag, i1, i2, j1, j2 in ops:  # 0-based [i1, i2) removed from A, [j1, j2) added in B
+        out["file_removed"] += i2 - i1
+        out["file_added"] += j2 - j1
+        out["removed"] += sum(1 for n in range(i1 + 1, i2 + 1) if any(lo <= n <= hi for lo, hi in spans_a))
+        out["added"] += sum(1 for n in range(j1 + 1, j2 + 1) if any(lo <= n <= hi for lo, hi in spans_b))
+    return out
+
+
+def _counts_text(f: dict) -> str:
+    text = f"+{f['added']} -{f['removed']} in its classes"
+    if (f["file_added"], f["file_removed"]) != (f["added"], f["removed"]):
+        text += f", +{f['file_added']} -{f['file_removed']} in the file"
+    return text
 
 
 def _comparer(db, a: str, b: str):

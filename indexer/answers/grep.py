@@ -30,10 +30,8 @@ class Match:
         return self.line is None
 
     def json(self) -> dict:
-        row = {"path": self.path, "line": self.line, "text": self.text, "versions": self.versions}
-        if self.binary:
-            row["binary"] = True
-        return row
+        return {"path": self.path, "line": self.line, "text": self.text, "versions": self.versions,
+                "binary": self.binary}
 
 
 @dataclass

@@ -194,3 +194,105 @@ class CheckReport(Model):
     problems: list[str]
     notes: list[str]
     summary: str
+
+
+@dataclass
+class GrepMatch(Model):
+    """A matching line (path, line number, text) once, with the indexed versions holding it; a binary file
+    that matches has line and text null and binary true."""
+
+    path: str
+    line: int | None
+    text: str | None
+    versions: list[str]
+    binary: bool
+
+
+@dataclass
+class GrepResult(Model):
+    """`grep` for tools: what was searched and what matched (the CLI's JSON is the `matches` list)."""
+
+    pattern: str
+    versions: list[str]  # the versions searched, in version order
+    truncated: bool
+    matches: list[GrepMatch]
+
+
+@dataclass
+class Line(Model):
+    line: int
+    text: str
+
+
+@dataclass
+class Shown(Model):
+    """Lines `start`..`end` of a file at a version, from the stored code."""
+
+    version: str
+    path: str
+    blob_id: str
+    kind: str  # text | non-utf8 | binary
+    size: int
+    line_count: int
+    start: int
+    end: int
+    final_newline: bool
+    lines: list[Line]
+
+
+@dataclass
+class Span(Model):
+    """The code of a parser name: the class that really implements it (role real), or one contract method as
+    the name resolves it (role: whose resolution order answered)."""
+
+    kinds: list[str]
+    class_: str | None
+    method: str | None
+    role: str
+    body: str | None
+    file: str
+    start: int
+    end: int | None
+    code: Shown
+
+
+@dataclass
+class NameSpans(Model):
+    name: str
+    version: str
+    spans: list[Span]
+
+
+@dataclass
+class Hunk(Model):
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: list[str]
+
+
+@dataclass
+class CodeDiff(Model):
+    """A unified diff of one file's code from A to B (status added, deleted, modified, moved, unchanged)."""
+
+    a: str
+    b: str
+    status: str
+    path_a: str | None
+    path_b: str | None
+    blob_a: str | None
+    blob_b: str | None
+    binary: bool
+    hunks: list[Hunk]
+
+
+@dataclass
+class NameCodeDiff(Model):
+    """A parser name's own code from A to B, file by file (the real file followed when it moved)."""
+
+    a: str
+    b: str
+    name: str
+    kinds: list[str]
+    files: list[CodeDiff]

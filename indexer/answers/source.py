@@ -246,3 +246,19 @@ def format_diff(d: dict, color: bool = False) -> list[str]:
         for line in h["lines"]:
             out.append(paint(line, "31") if line[:1] == "-" else paint(line, "32") if line[:1] == "+" else line)
     return out
+
+
+def as_shown(d: dict):
+    from .model import Line, Shown
+
+    return Shown(version=d["version"], path=d["path"], blob_id=d["blob_id"], kind=d["kind"], size=d["size"],
+                 line_count=d["line_count"], start=d["start"], end=d["end"], final_newline=bool(d["final_newline"]),
+                 lines=[Line(r["line"], r["text"]) for r in d["lines"]])
+
+
+def as_code_diff(d: dict):
+    from .model import CodeDiff, Hunk
+
+    return CodeDiff(a=d["a"], b=d["b"], status=d["status"], path_a=d["path_a"], path_b=d["path_b"],
+                    blob_a=d["blob_a"], blob_b=d["blob_b"], binary=bool(d.get("binary")),
+                    hunks=[Hunk(**h) for h in d["hunks"]])

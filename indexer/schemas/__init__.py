@@ -90,7 +90,11 @@ def generate() -> dict[str, dict]:
     for name, title, cls in (("which", "tpindex which NAME --format json", model.Which),
                              ("which-all", "tpindex which NAME --all --format json", model.History),
                              ("diff", "tpindex diff A B --format json", model.Diff),
-                             ("card", "tpindex card NAME --format json (and card --all)", CardSet)):
+                             ("card", "tpindex card NAME --format json (and card --all)", CardSet),
+                             ("show", "tpindex show PATH[:LINE[-END]] --format json", model.Shown),
+                             ("show-name", "tpindex show NAME [--method M] --format json", model.NameSpans),
+                             ("diff-code", "tpindex diff A B --code PATH --format json", model.CodeDiff),
+                             ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff)):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}
@@ -107,8 +111,54 @@ def generate() -> dict[str, dict]:
     out["versions"] = _document("versions", "tpindex versions --format json",
                                 {"type": "array", "items": _type(model.VersionInfo, defs)}, defs)
     defs = {}
+    out["grep"] = _document("grep", "tpindex grep PATTERN --format json",
+                            {"type": "array", "items": _type(model.GrepMatch, defs)}, defs)
+    out["where"] = _document("where", "tpindex where SYMBOL|PATH [--all] --format json", WHERE, {})
+    out["check-doc"] = _document("check-doc", "tpindex check-doc FILE.md --format json", CHECK_DOC, {})
+    defs = {}
     out["check"] = _document("check", "tpindex check --format json", _object(model.CheckReport, defs), defs)
     return out
+
+
+# `where` and `check-doc` answer with plain dicts (answers/where.py, answers/checkdoc.py): their contract is
+# written here, their variable parts (a definition's fields, a move's evidence) left open.
+_STR, _INT, _OPT_STR, _OPT_INT = {"type": "string"}, {"type": "integer"}, {"type": ["string", "null"]}, \
+    {"type": ["integer", "null"]}
+_DEFINITION = {"type": "object", "required": ["file", "line"], "properties": {
+    "file": _STR, "line": _OPT_INT, "end_line": _OPT_INT, "kind": _OPT_STR, "qualname": _OPT_STR}}
+WHERE = {
+    "type": "object",
+    "description": "A symbol (kind symbol, or mention when no file defines it) or a path (kind path): at one "
+                   "version (`version`, `definitions` or `mentions` / `present`) or, with --all, as `history` "
+                   "ranges of versions with the same answer.",
+    "required": ["query", "kind"],
+    "properties": {
+        "query": _STR, "kind": {"type": "string", "enum": ["symbol", "mention", "path"]},
+        "name": _OPT_STR, "file": _OPT_STR, "path": _OPT_STR, "version": _STR,
+        "definitions": {"type": "array", "items": _DEFINITION},
+        "mentions": {"type": "array", "items": {"type": "object"}},
+        "history": {"type": "array", "items": {"type": "object", "required": ["first", "last"], "properties": {
+            "first": _STR, "last": _STR, "definitions": {"type": "array", "items": _DEFINITION},
+            "present": {"type": "boolean"}, "moves": {"type": "array"}}}},
+        "removed_in": _OPT_STR, "tree_versions": {"type": "array", "items": _STR},
+    },
+}
+_CLAIM = {"type": "object", "required": ["line", "kind", "claim", "status", "message", "evidence"], "properties": {
+    "line": _INT, "kind": _STR, "claim": _STR,
+    "status": {"type": "string", "enum": ["ok", "stale", "wrong", "unchecked"]}, "message": _STR,
+    "evidence": {"type": "array", "items": {"type": "object"}}}}
+CHECK_DOC = {
+    "type": "object",
+    "description": "Each claim of a Markdown document checked at each version: ok, stale, wrong or unchecked; "
+                   "`failed` when any is stale or wrong.",
+    "required": ["document", "claims", "versions", "failed"],
+    "properties": {
+        "document": _STR, "claims": _INT, "failed": {"type": "boolean"},
+        "versions": {"type": "array", "items": {"type": "object", "required": ["version", "counts", "results"],
+                                                 "properties": {"version": _STR, "counts": {"type": "object"},
+                                                                "results": {"type": "array", "items": _CLAIM}}}},
+    },
+}
 
 
 def write() -> list[Path]:

@@ -1,0 +1,103 @@
+"""The code of a parser NAME: `show NAME` (the class that really implements it, or one contract method as
+the name resolves it) and `diff A B --code NAME` (the files holding its own code, file by file, the real
+file of A against the real file of B when it moved). Both read spans and files from the index and the code
+from the database (answers/source.py)."""
+
+from __future__ import annotations
+
+from .source import diff_paths, show_span
+from .versions import AnswerError, newest, require
+from .which import check_name, parsers_at
+
+# whose resolution answers `--method` first: the class whose code does the parsing, then the others
+ROLE_ORDER = ("engine", "composed", "registered", "wrapper")
+
+
+def looks_like_path(text: str) -> bool:
+    return "/" in text or text.endswith((".py", ".jinja")) or ":" in text
+
+
+def _class_end(db, version: str, file: str, cls: str, line: int) -> int | None:
+    row = db.execute("select end_line from classes_v where version = ? and file = ? and class = ? and line = ?",
+                     [version, file, cls, line]).fetchone()
+    return row[0] if row else None
+
+
+def name_spans(db, name: str, at: str | None = None, kind: str | None = None,
+               method: str | None = None) -> list[dict]:
+    """For each kind of NAME at a version (one when the kinds share it): the span of the class that really
+    implements it, or of `method` as the name resolves it, with the code of that span."""
+    check_name(db, name, kind)
+    version = require(db, at) if at else newest(db)
+    parsers = parsers_at(db, name, version, kind)
+    if not parsers:
+        raise AnswerError(f"{name!r} is not registered at {version}", "ask another version with --at")
+    out: list[dict] = []
+    for p in parsers:
+        if method:
+            rows = {r[0]: r[1:] for r in db.execute(
+                "select role, defining_class, file, line, end_line, body from parser_methods_v where version = ?"
+                " and kind = ? and name = ? and method = ? and file is not null", [version, p.kind, name, method])}
+            role = next((r for r in ROLE_ORDER if r in rows), None)
+            if role is None:
+                known = sorted({r[0] for r in db.execute(
+                    "select method from parser_methods_v where version = ? and kind = ? and name = ?",
+                    [version, p.kind, name])})
+                raise AnswerError(f"no class of {name!r} ({p.kind}) defines {method} at {version}",
+                                  f"one of: {', '.join(known)}" if known else "show the class: drop --method")
+            cls, file, start, end, body = rows[role]
+            what = {"class": cls, "method": method, "role": role, "body": body}
+        else:
+            if p.real_file is None:
+                raise AnswerError(f"{name!r} ({p.kind}) at {version} is unresolved: {p.reason}",
+                                  "tpindex which says how far the chain goes")
+            file, start, cls = p.real_file, p.real_line, p.real_class
+            end = _class_end(db, version, file, cls, start)
+            what = {"class": cls, "method": None, "role": "real", "body": None}
+        same = next((s for s in out if (s["file"], s["start"], s["end"]) == (file, start, end)), None)
+        if same:
+            same["kinds"].append(p.kind)
+            continue
+        out.append({"name": name, "version": version, "kinds": [p.kind], "file": file, "start": start, "end": end,
+                    **what, "code": show_span(db, version, file, start, end)})
+    return out
+
+
+def _own_files(db, version: str, name: str, kind: str) -> dict[str, str]:
+    """path -> roles of the files holding the name's own code (not shared framework files)."""
+    return dict(db.execute("select file, roles from parser_code_v where version = ? and kind = ? and name = ?"
+                           " and shared = 0", [version, kind, name]))
+
+
+def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> dict:
+    """The name's own code from A to B, file by file: the real file of A against the real file of B (a
+    move is followed), the other files path by path; unchanged files are left out."""
+    kinds = check_name(db, name, kind)
+    a, b = require(db, a), require(db, b)
+    pairs: list[tuple[str | None, str | None]] = []
+    for k in kinds:
+        ra = next(iter(parsers_at(db, name, a, k)), None)
+        rb = next(iter(parsers_at(db, name, b, k)), None)
+        if ra is None and rb is None:
+            continue
+        fa = _own_files(db, a, name, k) if ra else {}
+        fb = _own_files(db, b, name, k) if rb else {}
+        real_a, real_b = (ra.real_file if ra else None), (rb.real_file if rb else None)
+        if real_a or real_b:
+            pairs.append((real_a, real_b))
+        for path in sorted(set(fa) | set(fb)):
+            if path in (real_a, real_b):
+                continue
+            pairs.append((path if path in fa else None, path if path in fb else None))
+    if not pairs:
+        raise AnswerError(f"{name!r} is registered at neither {a} nor {b}", "tpindex which NAME --all says where")
+    files, seen = [], set()
+    for pa, pb in pairs:
+        if (pa, pb) in seen:
+            continue
+        seen.add((pa, pb))
+        d = diff_paths(db, a, pa or pb, b, pb or pa) if pa and pb else (
+            diff_paths(db, a, pa, b, pa) if pa else diff_paths(db, a, pb, b, pb))
+        if d["status"] not in ("unchanged",):
+            files.append(d)
+    return {"a": a, "b": b, "name": name, "kinds": kinds, "files": files}
