@@ -145,6 +145,7 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
 
     # the full-text index of markers: rebuild it in a temporary table and compare term by term
     problems.extend(_fts(conn))
+    problems.extend(_code(conn))
 
     # the parser map: only for complete versions; every hop belongs to a mapped name
     n = q("select count(*) from parser_map p join versions v on v.id = p.version_id"
@@ -244,6 +245,36 @@ def _underfed_files(conn) -> list[str]:
             f"{' ...' if len(versions) > 5 else ''}) are at parsed paths but their content was never parsed, so"
             f" their facts are missing (first: {hits[0][0]} {hits[0][1]}); a build of those versions re-indexes"
             " them"]
+
+
+def _code(conn) -> list[str]:
+    """In a database that stores code: every parsed blob a complete version maps has its code, and every
+    code row's line ids are readable."""
+    from . import code
+    from .store import SHALLOW_STATUSES
+
+    if not code.present(conn):
+        return []
+    shallow = ", ".join(f"'{s}'" for s in SHALLOW_STATUSES)
+    missing = conn.execute(f"""
+        select count(distinct b.id), min(f.path) from blobs b join units u on u.blob_id = b.id
+        join files f on f.unit_id = u.id join versions v on v.id = f.version_id and v.status = 'complete'
+        where b.status not in ({shallow}) and b.facts is not null
+          and not exists (select 1 from code_texts c where c.blob_id = b.id)""").fetchone()
+    out = []
+    if missing[0]:
+        out.append(f"{missing[0]} parsed file content(s) have no stored code (first at {missing[1]}): show, grep"
+                   " and diff --code cannot read them")
+    bad = 0
+    for blob_id, kind in conn.execute("select blob_id, kind from code_texts"):
+        try:
+            if kind != "binary" and code.line_ids(conn, blob_id) is None:
+                bad += 1
+        except Exception:  # noqa: BLE001 - a damaged row of any kind is a finding
+            bad += 1
+    if bad:
+        out.append(f"{bad} stored code row(s) cannot be read")
+    return out
 
 
 def _schema(conn) -> int | None:

@@ -434,3 +434,19 @@ def test_a_copied_database_answers_without_the_repository(tmp_path):
     assert tpindex("show", f"{GAMMA}:1", "--db", copy).output == "1  class GammaParser:\n"
     assert "v0.2.0 - v0.3.0" in tpindex("grep", "class Alpha", "--db", copy).output
     assert tpindex("diff", "v0.1.0", "v0.2.0", "--code", BETA, "--db", copy, ok=False).exit_code == 1
+
+
+def test_check_finds_parsed_files_whose_code_is_missing(fixture, tmp_path):
+    import sqlite3
+
+    _, db = fixture
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    assert tpindex("check", "--db", copy).exit_code == 0
+    conn = sqlite3.connect(copy)
+    conn.execute("delete from code_texts where blob_id = (select u.blob_id from units u where u.path = ? limit 1)",
+                 [GAMMA])
+    conn.commit()
+    conn.close()
+    r = tpindex("check", "--db", copy, ok=False)
+    assert r.exit_code == 1 and "have no stored code" in r.output and GAMMA in r.output
