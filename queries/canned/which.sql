@@ -4,7 +4,9 @@
 -- One row per hop, for each kind the name is registered as (tool, reasoning, engine). impl says how the
 -- name is implemented: standalone (its own class), unified (a stub over an adapter made from a parser
 -- class in vllm/parser/), name-check (the manager picks the class by comparing the name), dispatch (the
--- hard-coded era) or unresolved (see note). The row marked real is the class that implements it.
+-- hard-coded era) or unresolved (see note). The row marked real is the class whose code does the parsing; a
+-- wrapper hop is a class the parser manager composes around it that only hands extraction on. The note
+-- says what else an operator needs: inherited methods, streaming that returns None, selector stubs.
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
@@ -17,7 +19,9 @@ select p.version, p.kind, p.name, p.impl, h.step, h.hop, h.class, h.file, h.line
     case when p.stub then 'The registered file is a stub (no methods of its own). ' else '' end ||
     case when p.reexport then 'The registered module only re-exports the class. ' else '' end ||
     case when p.alias_of is not null then 'Same class as: ' || p.alias_of || '. ' else '' end ||
-    case when p.parent_class is not null then 'Subclasses the parser ' || p.parent_class || '. ' else '' end,
+    case when p.parent_class is not null then 'Subclasses the parser ' || p.parent_class || '. ' else '' end ||
+    coalesce((select group_concat(upper(substr(j.value, 1, 1)) || substr(j.value, 2), '. ') || '.'
+              from json_each(coalesce(p.notes, '[]')) j), ''),
     ' '), '') end as note
 from parser_map_v p
 join at on at.version = p.version
