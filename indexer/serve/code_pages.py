@@ -56,15 +56,11 @@ def grep_href(datasette, db: str | None = None, **args) -> str:
 
 async def _database(datasette, request):
     """(database name, the db= to put in links or None) after the permission checks; or an error Response."""
-    from .plugin import tpindex_databases
+    from .plugin import served_database
 
-    await datasette.ensure_permissions(request.actor, ["view-instance"])
-    names = await tpindex_databases(datasette)
-    wanted = request.args.get("db") or (names[0] if names else None)
-    if wanted not in names:
-        return None, await _error(datasette, request, "Not found", "no tpindex database is served here" if not names
-                                  else f"{wanted} is not a tpindex database; served: {', '.join(names)}", status=404)
-    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
+    wanted, names, why = await served_database(datasette, request)
+    if why:
+        return None, await _error(datasette, request, "Not found", why, status=404)
     return wanted, (wanted if len(names) > 1 else None)
 
 

@@ -14,18 +14,13 @@ MAX_QUERY = 300
 
 
 async def _database(datasette, request):
-    from .plugin import tpindex_databases
+    from .plugin import served_database
 
-    await datasette.ensure_permissions(request.actor, ["view-instance"])
-    names = await tpindex_databases(datasette)
-    wanted = request.args.get("db") or (names[0] if names else None)
-    if wanted not in names:
-        msg = "no tpindex database is served here" if not names else \
-            f"{wanted} is not a tpindex database; served: {', '.join(names)}"
-        page = await datasette.render_template("error.html", {"error": msg, "title": "Not found", "status": 404},
+    wanted, names, why = await served_database(datasette, request)
+    if why:
+        page = await datasette.render_template("error.html", {"error": why, "title": "Not found", "status": 404},
                                                request=request)
         return None, names, Response.html(page, status=404)
-    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
     return wanted, names, None
 
 

@@ -90,6 +90,19 @@ async def tpindex_databases(datasette) -> list[str]:
     return [name for name in list(datasette.databases) if name != "_internal" and await state(datasette, name)]
 
 
+async def served_database(datasette, request) -> tuple[str | None, list[str], str | None]:
+    """The tpindex database a page asks for (?db=, else the first served), after Datasette's permission checks:
+    (its name, every tpindex database served, None), or (None, served, why it is not found)."""
+    await datasette.ensure_permissions(request.actor, ["view-instance"])
+    names = await tpindex_databases(datasette)
+    wanted = request.args.get("db") or (names[0] if names else None)
+    if wanted not in names:
+        return None, names, ("no tpindex database is served here" if not names else
+                             f"{wanted} is not a tpindex database; served: {', '.join(names)}")
+    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
+    return wanted, names, None
+
+
 def upstream_for(datasette, database: str, st: DbState) -> str | None:
     """The upstream file links point to; None (files shown without links) when the one stored in the
     database is not a valid one (serve and build refuse those, an older tpindex did not)."""
@@ -248,15 +261,10 @@ def register_routes():
 
 
 async def matrix_page(datasette, request):
-    await datasette.ensure_permissions(request.actor, ["view-instance"])
-    names = await tpindex_databases(datasette)
-    wanted = request.args.get("db") or (names[0] if names else None)
-    if wanted not in names:
+    wanted, names, why = await served_database(datasette, request)
+    if why:
         return Response.html(await datasette.render_template(
-            "error.html", {"error": "no tpindex database is served here" if not names else
-                           f"{wanted} is not a tpindex database; served: {', '.join(names)}", "title": "Not found",
-                           "status": 404}, request=request), status=404)
-    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
+            "error.html", {"error": why, "title": "Not found", "status": 404}, request=request), status=404)
     kind = request.args.get("kind", "").strip()
     kind = kind if kind in matrix.KINDS else ""
     prefix = request.args.get("prefix", "").strip()[:100]

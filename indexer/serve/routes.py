@@ -12,17 +12,10 @@ from .cells import Urls
 
 async def _database(datasette, request):
     """(database name, None) or (None, an error response)."""
-    from .plugin import tpindex_databases
+    from .plugin import served_database
 
-    await datasette.ensure_permissions(request.actor, ["view-instance"])
-    names = await tpindex_databases(datasette)
-    wanted = request.args.get("db") or (names[0] if names else None)
-    if wanted not in names:
-        msg = "no tpindex database is served here" if not names else \
-            f"{wanted} is not a tpindex database; served: {', '.join(names)}"
-        return None, await error(datasette, request, msg, None, 404)
-    await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
-    return wanted, None
+    wanted, _, why = await served_database(datasette, request)
+    return (None, await error(datasette, request, why, None, 404)) if why else (wanted, None)
 
 
 async def error(datasette, request, message: str, hint: str | None, status: int = 404) -> Response:
