@@ -85,3 +85,21 @@ def test_show_name_json_follows_its_schema(logic_db, args):  # noqa: F811
 
     data = json.loads(tpindex(*args, "--format", "json", "--db", logic_db).output)
     jsonschema.Draft202012Validator(load("show-name")).validate(data)
+
+
+def test_diff_page_of_a_names_own_code(logic_db):  # noqa: F811
+    from test_serve import serve
+
+    c = serve(logic_db)
+    try:
+        page = c.html("/-/diff?a=v0.32.0&b=v0.33.0&name=child47&kind=tool")
+        assert "child47 (tool): v0.32.0 &rarr; v0.33.0" in page and "1 file changed" in page
+        assert "<h2>vllm/tool_parsers/base45_tool_parser.py</h2>" in page
+        page = c.html("/-/diff?a=v0.32.0&b=v0.33.0&name=quiet&kind=tool")
+        assert "Its own code did not change" in page
+        r = c.get("/-/diff?a=v0.32.0&b=v0.33.0&name=nosuchname")
+        assert r.status_code == 404 and "nosuchname" in r.text
+        page = c.html("/-/parser/tool/child47")
+        assert "/-/diff?a=v0.32.0&amp;b=v0.33.0&amp;name=child47&amp;kind=tool" in page
+    finally:
+        c.close()

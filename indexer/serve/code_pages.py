@@ -35,7 +35,9 @@ def source_href(datasette, version: str, path: str, line: int | None = None, db:
 def diff_href(datasette, a: str, b: str, path_a: str | None, path_b: str | None, db: str | None = None,
               **context) -> str:
     args = {"a": a, "b": b}
-    if path_a == path_b:
+    if path_a is None and path_b is None:
+        pass  # with name=: the name's own code, file by file
+    elif path_a == path_b:
         args["path"] = path_a
     else:
         args.update({k: v for k, v in (("path_a", path_a), ("path_b", path_b)) if v})
@@ -163,6 +165,8 @@ def _diff_rows(d: dict, old_hl: list[str], new_hl: list[str]) -> tuple[list[dict
 
 
 async def diff_page(datasette, request):
+    """A unified diff of one file (path=, or path_a= / path_b= for a move), or, with name= and no path, of a
+    parser name's own code file by file (its real file followed when it moved), as `tpindex diff --code`."""
     database, db_arg = await _database(datasette, request)
     if database is None:
         return db_arg
@@ -171,38 +175,52 @@ async def diff_page(datasette, request):
     path_a = (args.get("path_a") or args.get("path") or "").strip()
     path_b = (args.get("path_b") or args.get("path") or "").strip()
     name, kind = (args.get("name") or "").strip()[:200], (args.get("kind") or "").strip()[:20]
-    if not (a and b and (path_a or path_b)):
-        return await _error(datasette, request, "Diff", "a diff needs two versions and a path",
-                            "e.g. /-/diff?a=v0.30.0&b=v0.31.0&path=vllm/tool_parsers/hermes_tool_parser.py")
+    if not (a and b and (path_a or path_b or name)):
+        return await _error(datasette, request, "Diff", "a diff needs two versions and a path (or a parser name)",
+                            "e.g. /-/diff?a=v0.30.0&b=v0.31.0&path=vllm/tool_parsers/hermes_tool_parser.py, or "
+                            "/-/diff?a=v0.30.0&b=v0.31.0&name=hermes")
 
     def work(conn):
         from ..answers.source import diff_paths, load_at
 
-        d = diff_paths(conn, a, path_a or path_b, b, path_b or path_a)
-        ca = load_at(conn, d["a"], d["path_a"]) if d["path_a"] else None
-        cb = load_at(conn, d["b"], d["path_b"]) if d["path_b"] else None
-        return d, (ca.lines if ca and ca.kind != "binary" else []), (cb.lines if cb and cb.kind != "binary" else [])
+        if path_a or path_b:
+            diffs = [diff_paths(conn, a, path_a or path_b, b, path_b or path_a)]
+        else:
+            from ..answers.namecode import name_code_diff
+            from ..store import Reader
+
+            diffs = name_code_diff(Reader(conn), a, b, name, kind if kind in ("tool", "reasoning", "engine")
+                                   else None)["files"]
+        out = []
+        for d in diffs:
+            ca = load_at(conn, d["a"], d["path_a"]) if d["path_a"] else None
+            cb = load_at(conn, d["b"], d["path_b"]) if d["path_b"] else None
+            out.append((d, ca.lines if ca and ca.kind != "binary" else [], cb.lines if cb and cb.kind != "binary" else []))
+        return out
 
     from ..problems import Problem
 
     try:
-        d, old, new = await datasette.get_database(database).execute_fn(work)
+        diffs = await datasette.get_database(database).execute_fn(work)
     except Problem as e:
         return await _error(datasette, request, "Diff", e.message, e.hint, status=404)
     from ..answers.source import highlight
 
-    rows, left = _diff_rows(d, highlight(old, d["path_a"] or "", "html"), highlight(new, d["path_b"] or "", "html"))
+    files = []
+    for d, old, new in diffs:
+        rows, left = _diff_rows(d, highlight(old, d["path_a"] or "", "html"), highlight(new, d["path_b"] or "", "html"))
+        files.append({"d": d, "rows": rows, "left": left,
+                      "added": sum(1 for r in rows if r["kind"] == "add"),
+                      "deleted": sum(1 for r in rows if r["kind"] == "del"),
+                      "src_a": d["path_a"] and source_href(datasette, d["a"], d["path_a"], db=db_arg),
+                      "src_b": d["path_b"] and source_href(datasette, d["b"], d["path_b"], db=db_arg)})
+    versions = (files[0]["d"]["a"], files[0]["d"]["b"]) if files else (a, b)
     which = None
     if name:
         which = {v: datasette.urls.query(database, "which") + "?" + urlencode({"name": name, "version": v})
-                 for v in (d["a"], d["b"])}
-    ctx = {
-        "database": database, "d": d, "rows": rows, "left": left, "css": Markup(_css()), "name": name, "kind": kind,
-        "which": which,
-        "added": sum(1 for r in rows if r["kind"] == "add"), "deleted": sum(1 for r in rows if r["kind"] == "del"),
-        "src_a": d["path_a"] and source_href(datasette, d["a"], d["path_a"], db=db_arg),
-        "src_b": d["path_b"] and source_href(datasette, d["b"], d["path_b"], db=db_arg),
-    }
+                 for v in versions}
+    ctx = {"database": database, "files": files, "a": versions[0], "b": versions[1], "css": Markup(_css()),
+           "name": name, "kind": kind, "which": which, "whole_name": not (path_a or path_b)}
     return Response.html(await datasette.render_template("tpindex_diff.html", ctx, request=request))
 
 

@@ -98,11 +98,13 @@ def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Ma
                 changed = previous is not None and not moved and previous.get("code_sig") != r.get("code_sig")
                 title = describe(name, v, r)
                 href = which_url(name, v)
-                real_changed = moved or (changed and previous.get("real_blob") != r.get("real_blob"))
-                if real_changed and diff_url is not None and (previous["real_file"] or r["real_file"]):
+                if (moved or changed) and diff_url is not None and (previous["real_file"] or r["real_file"]):
                     what = "real file moved" if moved else "code changed"
                     title += f" ({what} since {previous['version']}: click for the diff)"
-                    href = diff_url(name, kind, previous["version"], v, previous["real_file"], r["real_file"])
+                    # the real file's diff when it moved or changed, else the name's own code, file by file
+                    real = moved or previous.get("real_blob") != r.get("real_blob")
+                    href = diff_url(name, kind, previous["version"], v, previous["real_file"] if real else None,
+                                    r["real_file"] if real else None)
                 elif moved or changed:
                     title += " (real file moved)" if moved else f" (code changed since {previous['version']})"
                 row.cells.append(Cell(v, r["impl"], title, href, moved, changed))
