@@ -36,7 +36,7 @@ KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"])
                     help="Only this kind of parser (default: every kind the name has).")
 
 
-@click.command(short_help="Which file really implements a parser name, at one version or all.")
+@click.command(short_help="Which file really implements a parser name.")
 @click.argument("name")
 @click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed).")
 @click.option("--all", "all_", is_flag=True,
@@ -191,7 +191,7 @@ def _same_file(a: str, b: str) -> bool:
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
-@click.command(short_help="Everything about one parser name (or --all: every name) at a version.")
+@click.command(short_help="Everything about one parser name at a version (or --all).")
 @click.argument("name", required=False)
 @click.option("--at", "at", metavar="VERSION", help="The version to describe (default: the newest indexed).")
 @click.option("--all", "all_", is_flag=True,
@@ -227,7 +227,7 @@ def card(name, at, all_, kind, fmt, db_path):
         click.echo("\n\n".join(c.format_text(x) for x in cards))
 
 
-@click.command(short_help="Where a symbol is defined or a path is, at a version or across all.")
+@click.command(short_help="Where a symbol is defined or a path is, across versions.")
 @click.argument("query", metavar="SYMBOL|PATH")
 @click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed with --tree).")
 @click.option("--all", "all_", is_flag=True,
@@ -289,7 +289,7 @@ def check_doc(document, at, fmt, db_path):
     raise SystemExit(1 if report["failed"] else 0)
 
 
-@click.command(short_help="The code of a file, or of a parser name, at a version, with line numbers.")
+@click.command(short_help="The code of a file or of a parser name at a version.")
 @click.argument("location", metavar="PATH[:LINE[-END]]|NAME")
 @click.option("--at", "at", metavar="VERSION", help="The version to show (default: the newest indexed).")
 @KIND
@@ -348,7 +348,7 @@ def show(location, at, kind, method, fmt, color, db_path):
         click.echo("\n".join(out), color=on)
 
 
-@click.command(short_help="A regular expression over the code of every indexed version, like git grep.")
+@click.command(short_help="Search the code of every indexed version, like git grep.")
 @click.argument("pattern")
 @click.option("--tags", "tags", metavar="SPEC", help="Search these indexed versions (the tag-spec grammar of build: "
               "A..B, lists, globs; default: every indexed version).")
