@@ -95,8 +95,9 @@ def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
     return rows
 
 
-def _first(v: Version, order: list[Cls], names: tuple[str, ...]):
-    return next((f for n in names if (f := resolve_method(v, order, n)) is not None), None)
+def _first(v: Version, order: list[Cls], names: tuple[str, ...]) -> tuple[Cls, dict, str] | None:
+    """The first of `names` that some class of `order` defines: (defining class, the method, its name)."""
+    return next(((*f, n) for n in names if (f := resolve_method(v, order, n)) is not None), None)
 
 
 def _past_super(v: Version, order: list[Cls], name: str):
@@ -130,49 +131,38 @@ def delegates(v: Version, c: Cls, kind: str) -> bool:
     return found is not None and bool(found[1]["delegates"])
 
 
-def _body_note(kind: str, what: str, d: Cls, m: dict, name: str) -> str | None:
-    if m["body"] in NOT_WORKING:
-        return f"{what}: {d.name}.{name} {NOT_WORKING[m['body']]} ({where(d, m['line'])})"
-    return None
+def _not_working(what: str, found: tuple[Cls, dict, str]) -> str | None:
+    d, m, name = found
+    return f"{what}: {d.name}.{name} {NOT_WORKING[m['body']]} ({where(d, m['line'])})" if m["body"] in NOT_WORKING else None
 
 
 def standalone(v: Version, kind: str, reg: Cls, registered_keys: set, logic: Logic) -> None:
     """The real class of a name whose registered class (or the class the serving code dispatches to)
-    carries its own logic or inherits it."""
+    carries its own logic or inherits it, with notes on what it inherits and on methods that do nothing."""
     order = mro(v, reg)
     primary = _first(v, order, PRIMARY[kind])
     streaming = _first(v, order, STREAMING[kind])
     logic.real = reg
+    logic.streaming = streaming[1]["body"] if streaming else "absent"
     if primary is not None and primary[0] != reg:
-        d = primary[0]
+        d, m, name = primary
         if d.key in registered_keys:
             logic.real, logic.inherited_from = d, d
             logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), another name's registered parser")
-        elif primary[1]["body"] not in NOT_WORKING:
-            logic.notes.append(f"{_method_name(v, primary)}: inherited from {d.name}, {where(d, primary[1]['line'])}")
-    both = [f for f in (primary, streaming) if f is not None]
-    if len(both) == 2 and all(f[1]["body"] == "raises-not-implemented" for f in both):
-        names = " and ".join(_method_name(v, f) for f in both)
-        logic.notes.append(f"selector stub: {names} raise NotImplementedError ({reg.name}, {where(reg)}): the"
-                           " class only declares the name; another parser does the parsing")
-    elif primary is not None and (note := _body_note(kind, "extraction", primary[0], primary[1],
-                                                     _method_name(v, primary))):
+        elif m["body"] not in NOT_WORKING:
+            logic.notes.append(f"{name}: inherited from {d.name}, {where(d, m['line'])}")
+    if primary and streaming and {primary[1]["body"], streaming[1]["body"]} == {"raises-not-implemented"}:
+        logic.notes.append(f"selector stub: {primary[2]} and {streaming[2]} raise NotImplementedError ({reg.name},"
+                           f" {where(reg)}): the class only declares the name; another parser does the parsing")
+        return
+    if primary is not None and (note := _not_working("extraction", primary)):
         logic.notes.append(note)
     if streaming is None:
         logic.notes.append("streaming: no streaming method in the resolution order")
-    elif not (len(both) == 2 and all(f[1]["body"] == "raises-not-implemented" for f in both)):
-        d, m = streaming
-        note = _body_note(kind, "streaming", d, m, _method_name(v, streaming))
-        if note:
-            logic.notes.append(note)
-        elif d != logic.real and d.key not in registered_keys and primary is not None and primary[0] == logic.real:
-            logic.notes.append(f"streaming: inherited from {d.name}, {where(d, m['line'])}")
-    logic.streaming = streaming[1]["body"] if streaming else "absent"
-
-
-def _method_name(v: Version, found: tuple[Cls, dict]) -> str:
-    d, m = found
-    return next(n for n, x in methods(v, d).items() if x is m)
+    elif note := _not_working("streaming", streaming):
+        logic.notes.append(note)
+    elif streaming[0] != logic.real and streaming[0].key not in registered_keys and primary and primary[0] == logic.real:
+        logic.notes.append(f"streaming: inherited from {streaming[0].name}, {where(streaming[0], streaming[1]['line'])}")
 
 
 def streaming_of(v: Version, c: Cls, kind: str) -> str:
