@@ -29,6 +29,8 @@ from .specs import sort_key
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
+BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this many bytes of source ...
+BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
 
 
@@ -121,14 +123,30 @@ def build(
 
 
 def parse_and_locate(data: bytes, path: str, code: bool = True) -> dict:
-    """Worker: parse one blob, pack its raw facts for reuse at other paths, locate them at `path`, and
-    split its code into line keys (indexer.code.prepare) for the writer to store."""
+    """Worker: parse one blob, pack its raw facts for reuse at other paths, locate them at `path` (as
+    `table_rows`), and split its code into line keys (indexer.code.prepare) for the writer to store."""
     res = parse(data)
     facts = res.pop("facts")
     res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
-    res["path"], res["rows"] = path, locate(facts, path)
+    res["path"], res["rows"] = path, table_rows(locate(facts, path))
     res["code"] = prepare(data) if code else None
     return res
+
+
+def parse_batch(items: list[tuple[bytes, str, bool]]) -> list[dict]:
+    """Worker: parse_and_locate over a batch of (bytes, path, code)."""
+    return [parse_and_locate(*item) for item in items]
+
+
+def table_rows(located: dict[str, list[dict]]) -> list[tuple[str, tuple[str, ...], list[tuple]]]:
+    """Located rows as (table, columns, value tuples), the columns those of each table's first row: what
+    the writer inserts, and cheaper to send between processes than dictionaries."""
+    out = []
+    for table, rows in located.items():
+        if rows:
+            cols = tuple(rows[0])
+            out.append((table, cols, [tuple(r[c] for c in cols) for r in rows]))
+    return out
 
 
 def _worker_init(parent: int) -> None:
@@ -290,16 +308,31 @@ class Builder:
         read_many = getattr(self.source, "read_many", None)
         datas = read_many(new) if read_many else (e.read() for e in new)
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
-        pool = None if inline else self._pool()
+        code = self.code is not None
+        batch: list[tuple[bytes, str, bool]] = []
+        ids: list[str] = []
+        size = 0
         for e, data in zip(new, datas, strict=True):
-            code = self.code is not None
-            try:
-                work = (parse_and_locate(data, e.path, code) if inline
-                        else pool.submit(parse_and_locate, data, e.path, code))
-            except self.broken_pool:
-                raise _worker_died() from None
-            self.inflight[e.blob_id] = (data, work)
             self._count(e.blob_id)
+            if inline:
+                self.inflight[e.blob_id] = (data, parse_and_locate(data, e.path, code))
+                continue
+            batch.append((data, e.path, code))
+            ids.append(e.blob_id)
+            size += len(data)
+            if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
+                self._send(batch, ids)
+                batch, ids, size = [], [], 0
+        if batch:
+            self._send(batch, ids)
+
+    def _send(self, batch: list[tuple[bytes, str, bool]], ids: list[str]) -> None:
+        try:
+            future = self._pool().submit(parse_batch, batch)
+        except self.broken_pool:
+            raise _worker_died() from None
+        for i, (blob_id, (data, _, _)) in enumerate(zip(ids, batch, strict=True)):
+            self.inflight[blob_id] = (data, (future, i))
 
     def _count(self, blob_id: str) -> None:
         self.stats.parses[blob_id] = self.stats.parses.get(blob_id, 0) + 1
@@ -327,8 +360,8 @@ class Builder:
 
     def _result(self, blob_id: str):
         data, res = self.inflight.pop(blob_id)
-        if hasattr(res, "result"):  # a future of the pool
-            res = self._wait(res)
+        if isinstance(res, tuple):  # (a future of the pool, the blob's place in its batch)
+            res = self._wait(res[0])[res[1]]
         return data, res
 
     def _wait(self, future):
@@ -353,7 +386,7 @@ class Builder:
     def write(self, ref: VersionRef, old_id: int | None, entries, tree=None) -> None:
         db, conn = self.db, self.db.conn
         parsed_here: dict[str, dict] = {}
-        facts: dict[str, tuple[list[str], list[tuple]]] = {}  # table -> (columns, rows), inserted in one go
+        facts: dict[tuple[str, tuple], list[tuple]] = {}  # (table, columns) -> rows, inserted in one go
         with conn:  # one transaction per version
             conn.execute("begin immediate")
             for e in entries:
@@ -372,7 +405,7 @@ class Builder:
                 [ref.label, ref.ref, ref.commit, ref.source, ref.origin or None, self.scope.name, self.extractor])
             version_id = cur.lastrowid
             rows = [(version_id, e.path, self._unit(e, parsed_here, facts)) for e in entries]
-            for table, (cols, fact_rows) in facts.items():
+            for (table, cols), fact_rows in facts.items():
                 conn.executemany(f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                                  fact_rows)
             conn.executemany("insert or replace into files(version_id, path, unit_id) values (?, ?, ?)", rows)
@@ -416,14 +449,12 @@ class Builder:
                 located = res["rows"]
             else:
                 facts = json.loads(zlib.decompress(res["packed"])) if facts is None else facts
-                located = locate(facts, path)
+                located = table_rows(locate(facts, path))
             self._clear_facts(unit_id)
-            for table, table_rows in located.items():
-                if table_rows:
-                    cols = list(table_rows[0])
-                    self.db.conn.executemany(
-                        f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
-                        [(unit_id, *[r[c] for c in cols]) for r in table_rows])
+            for table, cols, values in located:
+                self.db.conn.executemany(
+                    f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                    [(unit_id, *v) for v in values])
             self.refilled.add(unit_id)
 
     def _clear_facts(self, unit_id: int) -> None:
@@ -463,14 +494,14 @@ class Builder:
                 conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
                              [e.blob_id, self.extractor])
                 self.depth[e.blob_id] = RECORDED
-            located = {}
+            located = []
         elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
             located = parsed_here[e.blob_id]["rows"]
         else:  # a blob seen before, now at another path: locate its stored raw facts there
             if e.blob_id not in parsed_here:
                 self.stats.blobs_reused += 1
             packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
-            located = locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path)
+            located = table_rows(locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path))
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old
@@ -480,10 +511,8 @@ class Builder:
         else:
             unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
                                    [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid
-        for table, table_rows in located.items():
-            if table_rows:
-                cols, out = facts.setdefault(table, (list(table_rows[0]), []))
-                out.extend((unit_id, *[r[c] for c in cols]) for r in table_rows)
+        for table, cols, values in located:
+            facts.setdefault((table, cols), []).extend([(unit_id, *v) for v in values])
         self.units[key] = unit_id
         return unit_id
 
