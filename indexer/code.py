@@ -172,33 +172,32 @@ class CodeWriter:
         found = array("Q", map(get, keys, repeat(0)))  # CRC << 32 | id, 0 when not met before
         halves = array(IDS_TYPE)
         halves.frombytes(found.tobytes())
-        low, high = (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
-        ids = low.tolist()
+        ids, high = (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
         # lines not met before, and (once in 2**96) a line whose key another line already has
-        zeros = _zeros(ids)
+        zeros = _zeros(ids.tolist()) if found.count(0) else []
         expected = checks
         if zeros:
             expected = array(IDS_TYPE, checks)
             for i in zeros:
                 expected[i] = 0
-        todo = sorted(set(zeros) | _differences(high, expected))
+        todo = set(zeros) | _differences(high, expected)
         if todo:
             lines = data.split(b"\n")
-            for i in todo:
+            decode = bytes.decode if kind == "text" else decode_line
+            for i in sorted(todo):
                 x = get(keys[i], 0)
                 if x >> 32 != checks[i] or not x:  # not met earlier in this blob either
                     x = self.next_id
                     self.ids[keys[i]] = checks[i] << 32 | x
                     self.next_id += 1
-                    self.new.append(lines[i].decode("utf-8", "surrogateescape").translate(_ESCAPE))
+                    self.new.append(decode(lines[i]))
                 ids[i] = x & 0xFFFFFFFF
-        final_newline = data.endswith(b"\n")
         row = self.conn.execute(
             "insert into code_texts(blob_id, kind, size, line_count, final_newline, lines) values (?, ?, ?, ?, ?, ?)",
-            [blob_id, kind, len(data), len(ids), int(final_newline), _pack(array(IDS_TYPE, ids))]).lastrowid
-        blocks = set(map(operator.rshift, ids, repeat(self.shift)))
-        if blocks:
-            self.conn.execute("insert into code_index(rowid, blocks) values (?, ?)", [row, " ".join(map(str, blocks))])
+            [blob_id, kind, len(data), len(ids), int(data.endswith(b"\n")), _pack(ids)]).lastrowid
+        if ids:
+            self.conn.execute("insert into code_index(rowid, blocks) values (?, ?)",
+                              [row, " ".join(map(str, set(map(operator.rshift, ids, repeat(self.shift)))))])
         self.stored.add(blob_id)
 
     def flush(self) -> None:
