@@ -21,9 +21,9 @@ from pathlib import Path
 from . import store
 from .code import CodeWriter, prepare
 from .extract import extractor_id, parse
-from .extract.locate import locate
+from .extract.locate import locate, needed
 from .problems import Problem
-from .scope import RECORDED, Scope, depth_needed, module_of
+from .scope import FULL, RECORDED, Scope, depth_needed, module_of
 from .sources import VersionRef
 from .specs import sort_key
 
@@ -122,27 +122,29 @@ def build(
     return stats
 
 
-def parse_and_locate(data: bytes, path: str, code: bool = True) -> dict:
-    """Worker: parse one blob, pack its raw facts for reuse at other paths, locate them at `path` (as
-    `table_rows`), and split its code into line keys (indexer.code.prepare) for the writer to store."""
-    res = parse(data)
+def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FULL) -> dict:
+    """Worker: parse one blob at an extraction depth, pack its raw facts for reuse at other paths, locate
+    them at `path` (as `table_rows`), and split its code into line keys (indexer.code.prepare) for the
+    writer to store."""
+    res = parse(data) if depth == FULL else parse(data, depth)
+    res["depth"] = depth
     facts = res.pop("facts")
     res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
-    res["path"], res["rows"] = path, table_rows(locate(facts, path))
+    res["path"], res["rows"] = path, table_rows(locate(facts, path), path)
     res["code"] = prepare(data) if code else None
     return res
 
 
-def parse_batch(items: list[tuple[bytes, str, bool]]) -> list[dict]:
-    """Worker: parse_and_locate over a batch of (bytes, path, code)."""
+def parse_batch(items: list[tuple[bytes, str, bool, int]]) -> list[dict]:
+    """Worker: parse_and_locate over a batch of (bytes, path, code, depth)."""
     return [parse_and_locate(*item) for item in items]
 
 
-def table_rows(located: dict[str, list[dict]]) -> list[tuple[str, tuple[str, ...], list[tuple]]]:
-    """Located rows as (table, columns, value tuples), the columns those of each table's first row: what
-    the writer inserts, and cheaper to send between processes than dictionaries."""
+def table_rows(located: dict[str, list[dict]], path: str) -> list[tuple[str, tuple[str, ...], list[tuple]]]:
+    """Rows located at `path`, those its depth needs, as (table, columns, value tuples), the columns those of
+    each table's first row: what the writer inserts, and cheaper to send between processes than dicts."""
     out = []
-    for table, rows in located.items():
+    for table, rows in needed(located, path).items():
         if rows:
             cols = tuple(rows[0])
             out.append((table, cols, [tuple(r[c] for c in cols) for r in rows]))
@@ -215,8 +217,8 @@ class Builder:
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
-        self.depth = {b: store.stored_depth(status) for b, status in db.execute(  # blob id -> depth stored
-            "select id, status from blobs where extractor = ?", [self.extractor])}
+        self.depth = {b: store.stored_depth(status, depth) for b, status, depth in db.execute(  # blob id -> depth
+            "select id, status, depth from blobs where extractor = ?", [self.extractor])}
         self.units: dict[tuple[str, str], int] = {}
         self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
@@ -228,6 +230,7 @@ class Builder:
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
+        self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
         self.tree = None
         if scope.tree:
             from .tree import TreeTier
@@ -294,30 +297,40 @@ class Builder:
 
     # -- parse -------------------------------------------------------------------------------------
     def submit(self, entries, alone: bool = False) -> None:
-        new = []
+        """Hand the blobs of a version's entries that need extracting (not stored or being extracted at the
+        depth their paths need) to the workers; a blob at several paths is extracted once, at the deepest."""
+        new: list[tuple[object, int]] = []
+        wanted: dict[str, int] = {}  # blob id -> its place in `new`
         for e in entries:
             needed = depth_needed(e.path)
             if needed == RECORDED:
                 continue
-            if self.dedup and (self.depth.get(e.blob_id, -1) >= needed or e.blob_id in self.inflight):
-                continue
-            new.append(e)
+            if self.dedup:
+                if max(self.depth.get(e.blob_id, -1), self.inflight_depth.get(e.blob_id, -1)) >= needed:
+                    continue
+                if e.blob_id in wanted:
+                    new[wanted[e.blob_id]] = (e, needed)
+                    self.inflight_depth[e.blob_id] = needed
+                    continue
+                wanted[e.blob_id] = len(new)
+            new.append((e, needed))
             self.inflight[e.blob_id] = None
+            self.inflight_depth[e.blob_id] = needed
         if not new:
             return
         read_many = getattr(self.source, "read_many", None)
-        datas = read_many(new) if read_many else (e.read() for e in new)
+        datas = read_many([e for e, _ in new]) if read_many else (e.read() for e, _ in new)
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         code = self.code is not None
-        batch: list[tuple[bytes, str, bool]] = []
+        batch: list[tuple[bytes, str, bool, int]] = []
         ids: list[str] = []
         size = 0
-        for e, data in zip(new, datas, strict=True):
+        for (e, depth), data in zip(new, datas, strict=True):
             self._count(e.blob_id)
             if inline:
-                self.inflight[e.blob_id] = (data, parse_and_locate(data, e.path, code))
+                self.inflight[e.blob_id] = (data, parse_and_locate(data, e.path, code, depth))
                 continue
-            batch.append((data, e.path, code))
+            batch.append((data, e.path, code, depth))
             ids.append(e.blob_id)
             size += len(data)
             if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
@@ -326,12 +339,12 @@ class Builder:
         if batch:
             self._send(batch, ids)
 
-    def _send(self, batch: list[tuple[bytes, str, bool]], ids: list[str]) -> None:
+    def _send(self, batch: list[tuple[bytes, str, bool, int]], ids: list[str]) -> None:
         try:
             future = self._pool().submit(parse_batch, batch)
         except self.broken_pool:
             raise _worker_died() from None
-        for i, (blob_id, (data, _, _)) in enumerate(zip(ids, batch, strict=True)):
+        for i, (blob_id, (data, _, _, _)) in enumerate(zip(ids, batch, strict=True)):
             self.inflight[blob_id] = (data, (future, i))
 
     def _count(self, blob_id: str) -> None:
@@ -360,6 +373,7 @@ class Builder:
 
     def _result(self, blob_id: str):
         data, res = self.inflight.pop(blob_id)
+        self.inflight_depth.pop(blob_id, None)
         if isinstance(res, tuple):  # (a future of the pool, the blob's place in its batch)
             res = self._wait(res[0])[res[1]]
         return data, res
@@ -425,21 +439,24 @@ class Builder:
                          [len(rows), "found" if n_registered else "none", version_id])
 
     def _store_blob(self, blob_id: str, data: bytes, res: dict) -> None:
+        before, after = self.depth.get(blob_id), res["depth"]
+        if before is not None and before > after:
+            return  # extracted again less deeply (--no-dedup, at another path): the stored facts stay
         self.db.conn.execute(
-            "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?)",
+            "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts,"
+            " depth) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [blob_id, len(data), self.extractor, res["status"], res["error_count"], res["first_error_line"],
-             res["error"], res["packed"]])
+             res["error"], res["packed"], res["depth"]])
         if self.code:
             self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
-        before, after = self.depth.get(blob_id), store.stored_depth(res["status"])
         self.depth[blob_id] = after
         if before is not None and before < after:
             self._refill(blob_id, before, res)
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
-        """A blob stored shallower than a path now needs (met first at a recorded path) has just been parsed:
-        its units at paths needing more get the facts they lacked, in place (see _resolve_refilled)."""
+        """A blob stored shallower than a path now needs (met first at a recorded path, or outside the parser
+        packages) has just been extracted deeper: its units at paths needing more get the facts they lacked,
+        in place (see _resolve_refilled)."""
         facts = None
         for unit_id, path in self.db.conn.execute("select id, path from units where blob_id = ? and extractor = ?",
                                                   [blob_id, self.extractor]).fetchall():
@@ -449,7 +466,7 @@ class Builder:
                 located = res["rows"]
             else:
                 facts = json.loads(zlib.decompress(res["packed"])) if facts is None else facts
-                located = table_rows(locate(facts, path))
+                located = table_rows(locate(facts, path), path)
             self._clear_facts(unit_id)
             for table, cols, values in located:
                 self.db.conn.executemany(
@@ -491,8 +508,8 @@ class Builder:
         conn = self.db.conn
         if depth_needed(e.path) == RECORDED:
             if e.blob_id not in self.depth:
-                conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
-                             [e.blob_id, self.extractor])
+                conn.execute("insert or ignore into blobs(id, size, extractor, status, depth)"
+                             " values (?, 0, ?, 'not-parsed', ?)", [e.blob_id, self.extractor, RECORDED])
                 self.depth[e.blob_id] = RECORDED
             located = []
         elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
@@ -501,7 +518,7 @@ class Builder:
             if e.blob_id not in parsed_here:
                 self.stats.blobs_reused += 1
             packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
-            located = table_rows(locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path))
+            located = table_rows(locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path), e.path)
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old

@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -51,7 +51,8 @@ create table if not exists blobs (
     error_count integer not null default 0,
     first_error_line integer,
     error text,
-    facts blob
+    facts blob,
+    depth integer                  -- how deeply it was extracted (scope.RECORDED / MODULE / FULL)
 );
 create table if not exists units (
     id integer primary key,
@@ -584,6 +585,7 @@ MIGRATIONS: dict[int, str] = {
     2: "",  # sentinels and request_settings: new tables and views only
     3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
+    5: "alter table blobs add column depth integer;",  # modules outside the parser packages at scope.MODULE
 }
 
 
@@ -619,27 +621,34 @@ def _setup(db, path) -> None:
 
 
 # blobs.status of blobs extracted less than fully, and the depth each stands for (scope.RECORDED ..
-# scope.FULL); any other status (ok, syntax-errors, ...) is a full parse.
+# scope.FULL), for rows written before blobs.depth was; any other status (ok, syntax-errors, ...) is a
+# full parse.
 SHALLOW_STATUSES = {"not-parsed": 0}
 
 
-def stored_depth(status: str) -> int:
+def stored_depth(status: str, depth: int | None = None) -> int:
+    """How deeply a blob stored with this status (and blobs.depth) was extracted."""
     from .scope import FULL
 
-    return SHALLOW_STATUSES.get(status, FULL)
+    if status in SHALLOW_STATUSES:
+        return SHALLOW_STATUSES[status]
+    return depth if depth is not None else FULL
 
 
 def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, str]]:
     """(unit id, blob id, path) of the units whose blob was extracted less deeply than their path needs:
     their facts are missing (an older tpindex stored content first met at a recorded path, such as
     tests/, as not parsed, and never parsed it where it appeared again under vllm/)."""
-    from .scope import depth_needed
+    from .scope import FULL, depth_needed
 
     marks = ", ".join("?" * len(SHALLOW_STATUSES))
-    sql = (f"select u.id, u.blob_id, u.path, b.status from units u join blobs b on b.id = u.blob_id"
-           f" where b.status in ({marks})" + (" and u.extractor = ?" if extractor else ""))
-    params = [*SHALLOW_STATUSES, *([extractor] if extractor else [])]
-    return [(u, b, p) for u, b, p, status in conn.execute(sql, params) if depth_needed(p) > stored_depth(status)]
+    has_depth = any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)"))  # read before migrating
+    depth, shallow = ("b.depth", " or b.depth < ?") if has_depth else ("null", "")
+    sql = (f"select u.id, u.blob_id, u.path, b.status, {depth} from units u join blobs b on b.id = u.blob_id"
+           f" where (b.status in ({marks}){shallow})" + (" and u.extractor = ?" if extractor else ""))
+    params = [*SHALLOW_STATUSES, *([FULL] if has_depth else []), *([extractor] if extractor else [])]
+    return [(u, b, p) for u, b, p, status, depth in conn.execute(sql, params)
+            if depth_needed(p) > stored_depth(status, depth)]
 
 
 def set_meta(db, key: str, value: str) -> None:
