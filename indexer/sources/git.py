@@ -1,23 +1,26 @@
 """Version trees from a git repository (clone or bare), read with git itself.
 
-No checkout: the work tree and the index are never touched. A version's files are listed by one
-`git ls-tree -r` over the scope's directories only (git walks the tree objects in C; nothing is cached
-here between versions), and blobs are read through one persistent, pipelined `git cat-file --batch`.
-Every git command gets the repository's git directory explicitly, so the current directory and the
-environment's GIT_DIR play no part.
+No checkout: the work tree and the index are never touched. One persistent, pipelined `git cat-file
+--batch` reads everything during a build: a version's tree objects (only under the scope's directories,
+a level of the tree per request; nothing is cached between versions) and the blobs. Every git command
+gets the repository's git directory explicitly, so the current directory and the environment's GIT_DIR
+play no part.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from functools import partial
+from itertools import repeat
 from pathlib import Path
 
 from . import FileEntry, VersionRef
 
-SUBMODULE, SYMLINK = b"160000", b"120000"
+TREE, SUBMODULE, SYMLINK = b"40000", b"160000", b"120000"
+_TREE_ENTRY = re.compile(rb"(\d+) ([^\0]*)\0(.{20})", re.S)  # an entry of a raw tree object
 SYNC_REQUEST_BYTES = 1 << 15  # requests this small are written at once (they fit in the pipe's buffer)
 
 
@@ -83,27 +86,60 @@ class GitSource:
 
     # -- files ---------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
-        roots = scope.roots()
-        for path, sha in self._ls(version.commit, None if "" in roots else roots):
+        for path, sha in self._ls(version.commit, scope.roots()):
             if scope.matches(path):
                 yield FileEntry(path, sha, partial(self._read, sha))
 
     def tree(self, version: VersionRef) -> list[FileEntry]:
         """Every file of the version's tree."""
-        return [FileEntry(path, sha, partial(self._read, sha)) for path, sha in self._ls(version.commit, None)]
+        return [FileEntry(path, sha, partial(self._read, sha)) for path, sha in self._ls(version.commit, [""])]
 
-    def _ls(self, commit: str, roots: list[str] | None) -> list[tuple[str, str]]:
-        """(path, blob id) of every file of a commit under `roots` (None: the whole tree), in tree order.
-        Symbolic links (their blob is a path, not code) and submodules are left out."""
-        out = self._git("ls-tree", "-r", "-z", "--full-tree", commit, *(["--", *roots] if roots else [])).stdout
-        entries = []
-        for record in out.split(b"\0"):
-            if record:
-                meta, _, path = record.partition(b"\t")
-                mode, kind, sha = meta.split(b" ")
-                if kind == b"blob" and mode != SYMLINK:
-                    entries.append((path.decode("utf-8", "surrogateescape"), sha.decode()))
-        return entries
+    def _ls(self, commit: str, roots: list[str]) -> list[tuple[str, str]]:
+        """(path, blob id) of every file of a commit under `roots` ("" is the whole tree), sorted by path.
+        Symbolic links (their blob is a path, not code) and submodules are left out. Tree objects are read
+        through the cat-file process, a level of the tree at a time in one pipelined request: no process is
+        started per version (a fork of a large build process is costly), nothing is cached."""
+        cat = self._cat()
+        commit_obj = next(cat.objects([commit]))
+        if commit_obj is None or commit_obj[0] != "commit":
+            raise OSError(f"git cat-file cannot read commit {commit} in {self.git_dir}")
+        top = commit_obj[1][5:45].decode()  # "tree <sha>\n..."
+        files: list[tuple[str, str]] = []
+        subtrees: list[tuple[str, str]] = []  # (path prefix, tree id) left to list
+        # the roots: down their directories from the top, one level of every root per request
+        walking = [(root, root.split("/") if root else [], top) for root in roots]
+        while walking:
+            trees = dict(zip({sha for _, _, sha in walking}, repeat(None)))
+            for sha, obj in zip(trees, cat.objects(list(trees)), strict=True):
+                trees[sha] = _tree_entries(obj[1]) if obj is not None and obj[0] == "tree" else []
+            deeper = []
+            for root, parts, sha in walking:
+                if not parts:  # the whole tree
+                    subtrees.append(("", sha))
+                    continue
+                hit = next(((m, s) for m, n, s in trees[sha] if n == parts[0]), None)
+                if hit is None:
+                    continue
+                mode, entry = hit
+                if len(parts) > 1:
+                    if mode == TREE:
+                        deeper.append((root, parts[1:], entry))
+                elif mode == TREE:
+                    subtrees.append((root + "/", entry))
+                elif mode not in (SYMLINK, SUBMODULE):
+                    files.append((root, entry))
+            walking = deeper
+        while subtrees:  # every tree under the roots, a level at a time
+            shas = [sha for _, sha in subtrees]
+            level, subtrees = subtrees, []
+            for (prefix, _), obj in zip(level, self._cat().objects(shas), strict=True):
+                for mode, name, sha in _tree_entries(obj[1]) if obj is not None and obj[0] == "tree" else []:
+                    if mode == TREE:
+                        subtrees.append((f"{prefix}{name}/", sha))
+                    elif mode not in (SYMLINK, SUBMODULE):
+                        files.append((prefix + name, sha))
+        files.sort()
+        return files
 
     def read_many(self, entries) -> Iterator[bytes]:
         """The bytes of many files, in order, in one pipelined pass."""
@@ -140,6 +176,11 @@ def _discover(path: Path) -> tuple[str, str | None]:
     return git_dir, str(Path(git_dir).parent)  # `path` is the .git directory of a work tree
 
 
+def _tree_entries(data: bytes) -> list[tuple[bytes, str, str]]:
+    """(mode, name, id) of the entries of a raw tree object."""
+    return [(mode, name.decode("utf-8", "surrogateescape"), sha.hex()) for mode, name, sha in _TREE_ENTRY.findall(data)]
+
+
 class CatFile:
     """One `git cat-file --batch` whose requests are written by a thread while answers are read here, so
     reading N blobs costs one round trip instead of N (a persistent cat-file answers one at a time)."""
@@ -153,9 +194,17 @@ class CatFile:
         self.out = self.proc.stdout
 
     def read_many(self, shas: list[str]) -> Iterator[bytes]:
+        """The contents of objects that must exist, in order."""
+        for sha, obj in zip(shas, self.objects(shas), strict=True):
+            if obj is None:
+                raise OSError(f"git cat-file cannot read object {sha}")
+            yield obj[1]
+
+    def objects(self, names: list[str]) -> Iterator[tuple[str, bytes] | None]:
+        """(type, contents) of each object named (None: not in the repository), in order, in one request."""
         import threading
 
-        request = b"".join(s.encode() + b"\n" for s in shas)
+        request = b"".join(s.encode() + b"\n" for s in names)
 
         def send():
             self.proc.stdin.write(request)
@@ -167,15 +216,18 @@ class CatFile:
         else:
             writer = threading.Thread(target=send, daemon=True)
             writer.start()
-        for sha in shas:
+        for _ in names:
             header = self.out.readline().split()
             if len(header) != 3:
-                raise OSError(f"git cat-file cannot read object {sha}: {b' '.join(header).decode(errors='replace')}")
+                if len(header) == 2 and header[1] == b"missing":
+                    yield None
+                    continue
+                raise OSError(f"git cat-file: unexpected answer {b' '.join(header).decode(errors='replace')!r}")
             size = int(header[2])
             data = self.out.read(size)
             if len(data) != size or self.out.read(1) != b"\n":  # a newline after each object
                 raise OSError("git cat-file ended early")
-            yield data
+            yield header[1].decode(), data
         if writer is not None:
             writer.join()
 
