@@ -28,7 +28,9 @@ from .sources import VersionRef
 from .specs import sort_key
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
-LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
+LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
+PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer bytes than this (memory: each
+# blob's bytes and results wait in this process until its version is written)
 BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this many bytes of source ...
 BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
@@ -257,14 +259,17 @@ class Builder:
         return out
 
     def run(self, versions: list[VersionRef], progress) -> None:
-        pending: deque = deque()
+        pending: deque = deque()  # (version, old id, entries, tree work, bytes handed to the workers)
+        held = 0  # bytes of the pending versions' new blobs
 
         def write_until(left: int):
-            while len(pending) > left:
-                ref = pending[0][0]
+            nonlocal held
+            while len(pending) > left or (len(pending) > 1 and held > PENDING_BYTES):
+                ref, old_id, entries, tree, size = pending.popleft()
                 if progress:
                     progress(ref.label, 0)
-                self.write(*pending.popleft())
+                self.write(ref, old_id, entries, tree)
+                held -= size
                 if progress:
                     progress(ref.label, 1)
 
@@ -280,10 +285,11 @@ class Builder:
                 except BaseException:
                     write_until(0)  # the versions already read are fine: keep them, then fail
                     raise
-                self.submit(entries, alone=len(todo) == 1)
+                size = self.submit(entries, alone=len(todo) == 1)
                 tree = self.tree.submit(listing, self.inflight.__contains__) if self.tree else None
                 listing = None  # an archive's whole tree in memory: let it go before the next is read
-                pending.append((ref, old_id, entries, tree))
+                pending.append((ref, old_id, entries, tree, size))
+                held += size
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
         except BaseException:
@@ -296,9 +302,10 @@ class Builder:
                 self.pool.shutdown(cancel_futures=True)
 
     # -- parse -------------------------------------------------------------------------------------
-    def submit(self, entries, alone: bool = False) -> None:
+    def submit(self, entries, alone: bool = False) -> int:
         """Hand the blobs of a version's entries that need extracting (not stored or being extracted at the
-        depth their paths need) to the workers; a blob at several paths is extracted once, at the deepest."""
+        depth their paths need) to the workers; a blob at several paths is extracted once, at the deepest.
+        -> the bytes handed."""
         new: list[tuple[object, int]] = []
         wanted: dict[str, int] = {}  # blob id -> its place in `new`
         for e in entries:
@@ -317,16 +324,17 @@ class Builder:
             self.inflight[e.blob_id] = None
             self.inflight_depth[e.blob_id] = needed
         if not new:
-            return
+            return 0
         read_many = getattr(self.source, "read_many", None)
         datas = read_many([e for e, _ in new]) if read_many else (e.read() for e, _ in new)
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         code = self.code is not None
         batch: list[tuple[bytes, str, bool, int]] = []
         ids: list[str] = []
-        size = 0
+        size = total = 0
         for (e, depth), data in zip(new, datas, strict=True):
             self._count(e.blob_id)
+            total += len(data)
             if inline:
                 self.inflight[e.blob_id] = (data, parse_and_locate(data, e.path, code, depth))
                 continue
@@ -338,6 +346,7 @@ class Builder:
                 batch, ids, size = [], [], 0
         if batch:
             self._send(batch, ids)
+        return total
 
     def _send(self, batch: list[tuple[bytes, str, bool, int]], ids: list[str]) -> None:
         try:

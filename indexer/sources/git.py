@@ -188,7 +188,10 @@ class CatFile:
     def __init__(self, git_dir: str):
         # its own session: Ctrl-C is the build's to handle (it stops reading); it exits when its input
         # closes, with the build
-        self.proc = subprocess.Popen(["git", "--git-dir", git_dir, "cat-file", "--batch"],
+        # its cache of delta bases is kept small (16 MB; git's default is 96 MB): reading the 64 releases'
+        # whole packages takes as long with it
+        self.proc = subprocess.Popen(["git", "-c", "core.deltaBaseCacheLimit=16m", "--git-dir", git_dir,
+                                      "cat-file", "--batch"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 16,
                                      start_new_session=True, cwd=git_dir)
         self.out = self.proc.stdout
