@@ -225,6 +225,7 @@ class Builder:
         self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
             (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
+        self.next_unit = db.execute("select coalesce(max(id), 0) + 1 from units").fetchone()[0]
         underfed = store.underfed_units(db.conn, self.extractor)  # facts missing: their versions are re-indexed
         self.underfed_versions = self._versions_mapping([u for u, _, _ in underfed])
         self.refilled: set[int] = set()  # units given the facts they lacked, in the version being written
@@ -412,11 +413,13 @@ class Builder:
         facts: dict[tuple[str, tuple], list[tuple]] = {}  # (table, columns) -> rows, inserted in one go
         with conn:  # one transaction per version
             conn.execute("begin immediate")
+            extracted = []
             for e in entries:
                 if e.blob_id in self.inflight and self.inflight[e.blob_id] is not None:
                     data, res = self._result(e.blob_id)
                     parsed_here[e.blob_id] = res
-                    self._store_blob(e.blob_id, data, res)
+                    extracted.append((e.blob_id, data, res))
+            self._store_blobs(extracted)
             if old_id is not None:
                 conn.execute("delete from versions where id = ?", [old_id])
                 self.stats.versions_reindexed.append(ref.label)
@@ -427,7 +430,15 @@ class Builder:
                 " values (?, ?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
                 [ref.label, ref.ref, ref.commit, ref.source, ref.origin or None, self.scope.name, self.extractor])
             version_id = cur.lastrowid
-            rows = [(version_id, e.path, self._unit(e, parsed_here, facts)) for e in entries]
+            new_units: list[tuple] = []
+            recorded: list[tuple] = []
+            rows = [(version_id, e.path, self._unit(e, parsed_here, facts, new_units, recorded)) for e in entries]
+            # each kind of row in one statement: many small statements of different kinds cost several times
+            # as much (each finds the CPU's caches cold)
+            conn.executemany("insert or ignore into blobs(id, size, extractor, status, depth)"
+                             " values (?, 0, ?, 'not-parsed', ?)", recorded)
+            conn.executemany("insert into units(id, blob_id, path, module, extractor) values (?, ?, ?, ?, ?)",
+                             new_units)
             for (table, cols), fact_rows in facts.items():
                 conn.executemany(f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                                  fact_rows)
@@ -447,20 +458,26 @@ class Builder:
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
 
-    def _store_blob(self, blob_id: str, data: bytes, res: dict) -> None:
-        before, after = self.depth.get(blob_id), res["depth"]
-        if before is not None and before > after:
-            return  # extracted again less deeply (--no-dedup, at another path): the stored facts stay
-        self.db.conn.execute(
+    def _store_blobs(self, extracted: list[tuple[str, bytes, dict]]) -> None:
+        """The blobs extracted for the version being written: their rows, their code, and the facts units
+        stored shallower lacked."""
+        rows, stored = [], []
+        for blob_id, data, res in extracted:
+            before = self.depth.get(blob_id)
+            if before is not None and before > res["depth"]:
+                continue  # extracted again less deeply (--no-dedup, at another path): the stored facts stay
+            rows.append((blob_id, len(data), self.extractor, res["status"], res["error_count"],
+                         res["first_error_line"], res["error"], res["packed"], res["depth"]))
+            stored.append((blob_id, data, res, before))
+        self.db.conn.executemany(
             "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts,"
-            " depth) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [blob_id, len(data), self.extractor, res["status"], res["error_count"], res["first_error_line"],
-             res["error"], res["packed"], res["depth"]])
-        if self.code:
-            self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
-        self.depth[blob_id] = after
-        if before is not None and before < after:
-            self._refill(blob_id, before, res)
+            " depth) values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        for blob_id, data, res, before in stored:
+            if self.code:
+                self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
+            self.depth[blob_id] = res["depth"]
+            if before is not None and before < res["depth"]:
+                self._refill(blob_id, before, res)
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
         """A blob stored shallower than a path now needs (met first at a recorded path, or outside the parser
@@ -508,7 +525,9 @@ class Builder:
                 f" where v.status = 'complete' and f.unit_id in ({', '.join('?' * len(chunk))})", chunk))
         return out
 
-    def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:
+    def _unit(self, e, parsed_here: dict[str, dict], facts: dict, new_units: list, recorded: list) -> int:
+        """The unit of an entry: found, or made (its row added to `new_units`, a blob only recorded and met
+        for the first time to `recorded`, its located rows to `facts`)."""
         key = (e.blob_id, e.path)
         if key in self.units:
             if e.blob_id not in parsed_here:
@@ -517,8 +536,7 @@ class Builder:
         conn = self.db.conn
         if depth_needed(e.path) == RECORDED:
             if e.blob_id not in self.depth:
-                conn.execute("insert or ignore into blobs(id, size, extractor, status, depth)"
-                             " values (?, 0, ?, 'not-parsed', ?)", [e.blob_id, self.extractor, RECORDED])
+                recorded.append((e.blob_id, self.extractor, RECORDED))
                 self.depth[e.blob_id] = RECORDED
             located = []
         elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
@@ -535,8 +553,9 @@ class Builder:
             conn.execute("update units set extractor = ?, module = ? where id = ?",
                          [self.extractor, module_of(e.path), unit_id])
         else:
-            unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
-                                   [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid
+            unit_id = self.next_unit
+            self.next_unit += 1
+            new_units.append((unit_id, e.blob_id, e.path, module_of(e.path), self.extractor))
         for table, cols, values in located:
             facts.setdefault((table, cols), []).extend([(unit_id, *v) for v in values])
         self.units[key] = unit_id

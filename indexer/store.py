@@ -585,8 +585,11 @@ MIGRATIONS: dict[int, str] = {
     2: "",  # sentinels and request_settings: new tables and views only
     3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
-    5: "alter table blobs add column depth integer;",  # modules outside the parser packages at scope.MODULE
+    5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
 }
+# Columns added to existing tables by a schema version: added by the migration when missing (a migration
+# must leave a database that already has them as it is).
+ADDED_COLUMNS = {6: [("blobs", "depth", "integer")]}
 
 
 def _setup(db, path) -> None:
@@ -607,7 +610,11 @@ def _setup(db, path) -> None:
     # One transaction (executescript would commit statement by statement): a build killed while it
     # creates or migrates the schema leaves the database as it was.
     script = ["begin immediate;"]
-    script += [MIGRATIONS[v] for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION)]
+    for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
+        script.append(MIGRATIONS[v])
+        for table, column, kind in ADDED_COLUMNS.get(v + 1, []):
+            if table in db.table_names() and column not in {r[1] for r in db.execute(f"pragma table_info({table})")}:
+                script.append(f"alter table {table} add column {column} {kind};")
     script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
