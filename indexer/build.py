@@ -16,6 +16,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from . import store
@@ -131,10 +132,13 @@ def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FUL
     res = parse(data) if depth == FULL else parse(data, depth)
     res["depth"] = depth
     facts = res.pop("facts")
-    res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
+    res["packed"] = zlib.compress(_FACTS_JSON.encode(facts).encode(), 1)
     res["path"], res["rows"] = path, table_rows(locate(facts, path), path)
     res["code"] = prepare(data) if code else None
     return res
+
+
+_FACTS_JSON = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # facts hold no cycles
 
 
 def parse_batch(items: list[tuple[bytes, str, bool, int]]) -> list[dict]:
@@ -149,7 +153,10 @@ def table_rows(located: dict[str, list[dict]], path: str) -> list[tuple[str, tup
     for table, rows in needed(located, path).items():
         if rows:
             cols = tuple(rows[0])
-            out.append((table, cols, [tuple(r[c] for c in cols) for r in rows]))
+            if len(cols) == 1:
+                out.append((table, cols, [(r[cols[0]],) for r in rows]))
+            else:
+                out.append((table, cols, list(map(itemgetter(*cols), rows))))
     return out
 
 
