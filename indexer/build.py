@@ -16,19 +16,24 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from . import store
 from .code import CodeWriter, prepare
 from .extract import extractor_id, parse
-from .extract.locate import locate
+from .extract.locate import locate, needed
 from .problems import Problem
-from .scope import RECORDED, Scope, depth_needed, module_of
+from .scope import FULL, RECORDED, Scope, depth_needed, module_of
 from .sources import VersionRef
 from .specs import sort_key
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
-LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written
+LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
+PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer bytes than this (memory: each
+# blob's bytes and results wait in this process until its version is written)
+BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this many bytes of source ...
+BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
 
 
@@ -120,15 +125,39 @@ def build(
     return stats
 
 
-def parse_and_locate(data: bytes, path: str, code: bool = True) -> dict:
-    """Worker: parse one blob, pack its raw facts for reuse at other paths, locate them at `path`, and
-    split its code into line keys (indexer.code.prepare) for the writer to store."""
-    res = parse(data)
+def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FULL) -> dict:
+    """Worker: parse one blob at an extraction depth, pack its raw facts for reuse at other paths, locate
+    them at `path` (as `table_rows`), and split its code into line keys (indexer.code.prepare) for the
+    writer to store."""
+    res = parse(data) if depth == FULL else parse(data, depth)
+    res["depth"] = depth
     facts = res.pop("facts")
-    res["packed"] = zlib.compress(json.dumps(facts, separators=(",", ":")).encode(), 1)
-    res["path"], res["rows"] = path, locate(facts, path)
+    res["packed"] = zlib.compress(_FACTS_JSON.encode(facts).encode(), 1)
+    res["path"], res["rows"] = path, table_rows(locate(facts, path), path)
     res["code"] = prepare(data) if code else None
     return res
+
+
+_FACTS_JSON = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # facts hold no cycles
+
+
+def parse_batch(items: list[tuple[bytes, str, bool, int]]) -> list[dict]:
+    """Worker: parse_and_locate over a batch of (bytes, path, code, depth)."""
+    return [parse_and_locate(*item) for item in items]
+
+
+def table_rows(located: dict[str, list[dict]], path: str) -> list[tuple[str, tuple[str, ...], list[tuple]]]:
+    """Rows located at `path`, those its depth needs, as (table, columns, value tuples), the columns those of
+    each table's first row: what the writer inserts, and cheaper to send between processes than dicts."""
+    out = []
+    for table, rows in needed(located, path).items():
+        if rows:
+            cols = tuple(rows[0])
+            if len(cols) == 1:
+                out.append((table, cols, [(r[cols[0]],) for r in rows]))
+            else:
+                out.append((table, cols, list(map(itemgetter(*cols), rows))))
+    return out
 
 
 def _worker_init(parent: int) -> None:
@@ -197,12 +226,13 @@ class Builder:
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
-        self.depth = {b: store.stored_depth(status) for b, status in db.execute(  # blob id -> depth stored
-            "select id, status from blobs where extractor = ?", [self.extractor])}
+        self.depth = {b: store.stored_depth(status, depth) for b, status, depth in db.execute(  # blob id -> depth
+            "select id, status, depth from blobs where extractor = ?", [self.extractor])}
         self.units: dict[tuple[str, str], int] = {}
         self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
             (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
+        self.next_unit = db.execute("select coalesce(max(id), 0) + 1 from units").fetchone()[0]
         underfed = store.underfed_units(db.conn, self.extractor)  # facts missing: their versions are re-indexed
         self.underfed_versions = self._versions_mapping([u for u, _, _ in underfed])
         self.refilled: set[int] = set()  # units given the facts they lacked, in the version being written
@@ -210,6 +240,7 @@ class Builder:
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
+        self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
         self.tree = None
         if scope.tree:
             from .tree import TreeTier
@@ -236,14 +267,17 @@ class Builder:
         return out
 
     def run(self, versions: list[VersionRef], progress) -> None:
-        pending: deque = deque()
+        pending: deque = deque()  # (version, old id, entries, tree work, bytes handed to the workers)
+        held = 0  # bytes of the pending versions' new blobs
 
         def write_until(left: int):
-            while len(pending) > left:
-                ref = pending[0][0]
+            nonlocal held
+            while len(pending) > left or (len(pending) > 1 and held > PENDING_BYTES):
+                ref, old_id, entries, tree, size = pending.popleft()
                 if progress:
                     progress(ref.label, 0)
-                self.write(*pending.popleft())
+                self.write(ref, old_id, entries, tree)
+                held -= size
                 if progress:
                     progress(ref.label, 1)
 
@@ -259,10 +293,11 @@ class Builder:
                 except BaseException:
                     write_until(0)  # the versions already read are fine: keep them, then fail
                     raise
-                self.submit(entries, alone=len(todo) == 1)
+                size = self.submit(entries, alone=len(todo) == 1)
                 tree = self.tree.submit(listing, self.inflight.__contains__) if self.tree else None
                 listing = None  # an archive's whole tree in memory: let it go before the next is read
-                pending.append((ref, old_id, entries, tree))
+                pending.append((ref, old_id, entries, tree, size))
+                held += size
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
         except BaseException:
@@ -275,31 +310,59 @@ class Builder:
                 self.pool.shutdown(cancel_futures=True)
 
     # -- parse -------------------------------------------------------------------------------------
-    def submit(self, entries, alone: bool = False) -> None:
-        new = []
+    def submit(self, entries, alone: bool = False) -> int:
+        """Hand the blobs of a version's entries that need extracting (not stored or being extracted at the
+        depth their paths need) to the workers; a blob at several paths is extracted once, at the deepest.
+        -> the bytes handed."""
+        new: list[tuple[object, int]] = []
+        wanted: dict[str, int] = {}  # blob id -> its place in `new`
         for e in entries:
             needed = depth_needed(e.path)
             if needed == RECORDED:
                 continue
-            if self.dedup and (self.depth.get(e.blob_id, -1) >= needed or e.blob_id in self.inflight):
-                continue
-            new.append(e)
+            if self.dedup:
+                if max(self.depth.get(e.blob_id, -1), self.inflight_depth.get(e.blob_id, -1)) >= needed:
+                    continue
+                if e.blob_id in wanted:
+                    new[wanted[e.blob_id]] = (e, needed)
+                    self.inflight_depth[e.blob_id] = needed
+                    continue
+                wanted[e.blob_id] = len(new)
+            new.append((e, needed))
             self.inflight[e.blob_id] = None
+            self.inflight_depth[e.blob_id] = needed
         if not new:
-            return
+            return 0
         read_many = getattr(self.source, "read_many", None)
-        datas = read_many(new) if read_many else (e.read() for e in new)
+        datas = read_many([e for e, _ in new]) if read_many else (e.read() for e, _ in new)
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
-        pool = None if inline else self._pool()
-        for e, data in zip(new, datas, strict=True):
-            code = self.code is not None
-            try:
-                work = (parse_and_locate(data, e.path, code) if inline
-                        else pool.submit(parse_and_locate, data, e.path, code))
-            except self.broken_pool:
-                raise _worker_died() from None
-            self.inflight[e.blob_id] = (data, work)
+        code = self.code is not None
+        batch: list[tuple[bytes, str, bool, int]] = []
+        ids: list[str] = []
+        size = total = 0
+        for (e, depth), data in zip(new, datas, strict=True):
             self._count(e.blob_id)
+            total += len(data)
+            if inline:
+                self.inflight[e.blob_id] = (data, parse_and_locate(data, e.path, code, depth))
+                continue
+            batch.append((data, e.path, code, depth))
+            ids.append(e.blob_id)
+            size += len(data)
+            if size >= BATCH_BYTES or len(batch) >= BATCH_FILES:
+                self._send(batch, ids)
+                batch, ids, size = [], [], 0
+        if batch:
+            self._send(batch, ids)
+        return total
+
+    def _send(self, batch: list[tuple[bytes, str, bool, int]], ids: list[str]) -> None:
+        try:
+            future = self._pool().submit(parse_batch, batch)
+        except self.broken_pool:
+            raise _worker_died() from None
+        for i, (blob_id, (data, _, _, _)) in enumerate(zip(ids, batch, strict=True)):
+            self.inflight[blob_id] = (data, (future, i))
 
     def _count(self, blob_id: str) -> None:
         self.stats.parses[blob_id] = self.stats.parses.get(blob_id, 0) + 1
@@ -327,8 +390,9 @@ class Builder:
 
     def _result(self, blob_id: str):
         data, res = self.inflight.pop(blob_id)
-        if hasattr(res, "result"):  # a future of the pool
-            res = self._wait(res)
+        self.inflight_depth.pop(blob_id, None)
+        if isinstance(res, tuple):  # (a future of the pool, the blob's place in its batch)
+            res = self._wait(res[0])[res[1]]
         return data, res
 
     def _wait(self, future):
@@ -353,14 +417,16 @@ class Builder:
     def write(self, ref: VersionRef, old_id: int | None, entries, tree=None) -> None:
         db, conn = self.db, self.db.conn
         parsed_here: dict[str, dict] = {}
-        facts: dict[str, tuple[list[str], list[tuple]]] = {}  # table -> (columns, rows), inserted in one go
+        facts: dict[tuple[str, tuple], list[tuple]] = {}  # (table, columns) -> rows, inserted in one go
         with conn:  # one transaction per version
             conn.execute("begin immediate")
+            extracted = []
             for e in entries:
                 if e.blob_id in self.inflight and self.inflight[e.blob_id] is not None:
                     data, res = self._result(e.blob_id)
                     parsed_here[e.blob_id] = res
-                    self._store_blob(e.blob_id, data, res)
+                    extracted.append((e.blob_id, data, res))
+            self._store_blobs(extracted)
             if old_id is not None:
                 conn.execute("delete from versions where id = ?", [old_id])
                 self.stats.versions_reindexed.append(ref.label)
@@ -371,8 +437,16 @@ class Builder:
                 " values (?, ?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
                 [ref.label, ref.ref, ref.commit, ref.source, ref.origin or None, self.scope.name, self.extractor])
             version_id = cur.lastrowid
-            rows = [(version_id, e.path, self._unit(e, parsed_here, facts)) for e in entries]
-            for table, (cols, fact_rows) in facts.items():
+            new_units: list[tuple] = []
+            recorded: list[tuple] = []
+            rows = [(version_id, e.path, self._unit(e, parsed_here, facts, new_units, recorded)) for e in entries]
+            # each kind of row in one statement: many small statements of different kinds cost several times
+            # as much (each finds the CPU's caches cold)
+            conn.executemany("insert or ignore into blobs(id, size, extractor, status, depth)"
+                             " values (?, 0, ?, 'not-parsed', ?)", recorded)
+            conn.executemany("insert into units(id, blob_id, path, module, extractor) values (?, ?, ?, ?, ?)",
+                             new_units)
+            for (table, cols), fact_rows in facts.items():
                 conn.executemany(f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                                  fact_rows)
             conn.executemany("insert or replace into files(version_id, path, unit_id) values (?, ?, ?)", rows)
@@ -391,22 +465,31 @@ class Builder:
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
 
-    def _store_blob(self, blob_id: str, data: bytes, res: dict) -> None:
-        self.db.conn.execute(
-            "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?)",
-            [blob_id, len(data), self.extractor, res["status"], res["error_count"], res["first_error_line"],
-             res["error"], res["packed"]])
-        if self.code:
-            self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
-        before, after = self.depth.get(blob_id), store.stored_depth(res["status"])
-        self.depth[blob_id] = after
-        if before is not None and before < after:
-            self._refill(blob_id, before, res)
+    def _store_blobs(self, extracted: list[tuple[str, bytes, dict]]) -> None:
+        """The blobs extracted for the version being written: their rows, their code, and the facts units
+        stored shallower lacked."""
+        rows, stored = [], []
+        for blob_id, data, res in extracted:
+            before = self.depth.get(blob_id)
+            if before is not None and before > res["depth"]:
+                continue  # extracted again less deeply (--no-dedup, at another path): the stored facts stay
+            rows.append((blob_id, len(data), self.extractor, res["status"], res["error_count"],
+                         res["first_error_line"], res["error"], res["packed"], res["depth"]))
+            stored.append((blob_id, data, res, before))
+        self.db.conn.executemany(
+            "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts,"
+            " depth) values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        for blob_id, data, res, before in stored:
+            if self.code:
+                self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
+            self.depth[blob_id] = res["depth"]
+            if before is not None and before < res["depth"]:
+                self._refill(blob_id, before, res)
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
-        """A blob stored shallower than a path now needs (met first at a recorded path) has just been parsed:
-        its units at paths needing more get the facts they lacked, in place (see _resolve_refilled)."""
+        """A blob stored shallower than a path now needs (met first at a recorded path, or outside the parser
+        packages) has just been extracted deeper: its units at paths needing more get the facts they lacked,
+        in place (see _resolve_refilled)."""
         facts = None
         for unit_id, path in self.db.conn.execute("select id, path from units where blob_id = ? and extractor = ?",
                                                   [blob_id, self.extractor]).fetchall():
@@ -416,14 +499,12 @@ class Builder:
                 located = res["rows"]
             else:
                 facts = json.loads(zlib.decompress(res["packed"])) if facts is None else facts
-                located = locate(facts, path)
+                located = table_rows(locate(facts, path), path)
             self._clear_facts(unit_id)
-            for table, table_rows in located.items():
-                if table_rows:
-                    cols = list(table_rows[0])
-                    self.db.conn.executemany(
-                        f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
-                        [(unit_id, *[r[c] for c in cols]) for r in table_rows])
+            for table, cols, values in located:
+                self.db.conn.executemany(
+                    f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                    [(unit_id, *v) for v in values])
             self.refilled.add(unit_id)
 
     def _clear_facts(self, unit_id: int) -> None:
@@ -451,7 +532,9 @@ class Builder:
                 f" where v.status = 'complete' and f.unit_id in ({', '.join('?' * len(chunk))})", chunk))
         return out
 
-    def _unit(self, e, parsed_here: dict[str, dict], facts: dict) -> int:
+    def _unit(self, e, parsed_here: dict[str, dict], facts: dict, new_units: list, recorded: list) -> int:
+        """The unit of an entry: found, or made (its row added to `new_units`, a blob only recorded and met
+        for the first time to `recorded`, its located rows to `facts`)."""
         key = (e.blob_id, e.path)
         if key in self.units:
             if e.blob_id not in parsed_here:
@@ -460,17 +543,16 @@ class Builder:
         conn = self.db.conn
         if depth_needed(e.path) == RECORDED:
             if e.blob_id not in self.depth:
-                conn.execute("insert or ignore into blobs(id, size, extractor, status) values (?, 0, ?, 'not-parsed')",
-                             [e.blob_id, self.extractor])
+                recorded.append((e.blob_id, self.extractor, RECORDED))
                 self.depth[e.blob_id] = RECORDED
-            located = {}
+            located = []
         elif e.blob_id in parsed_here and parsed_here[e.blob_id]["path"] == e.path:
             located = parsed_here[e.blob_id]["rows"]
         else:  # a blob seen before, now at another path: locate its stored raw facts there
             if e.blob_id not in parsed_here:
                 self.stats.blobs_reused += 1
             packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
-            located = locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path)
+            located = table_rows(locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path), e.path)
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old
@@ -478,12 +560,11 @@ class Builder:
             conn.execute("update units set extractor = ?, module = ? where id = ?",
                          [self.extractor, module_of(e.path), unit_id])
         else:
-            unit_id = conn.execute("insert into units(blob_id, path, module, extractor) values (?, ?, ?, ?)",
-                                   [e.blob_id, e.path, module_of(e.path), self.extractor]).lastrowid
-        for table, table_rows in located.items():
-            if table_rows:
-                cols, out = facts.setdefault(table, (list(table_rows[0]), []))
-                out.extend((unit_id, *[r[c] for c in cols]) for r in table_rows)
+            unit_id = self.next_unit
+            self.next_unit += 1
+            new_units.append((unit_id, e.blob_id, e.path, module_of(e.path), self.extractor))
+        for table, cols, values in located:
+            facts.setdefault((table, cols), []).extend([(unit_id, *v) for v in values])
         self.units[key] = unit_id
         return unit_id
 

@@ -130,8 +130,9 @@ def split(text: str) -> tuple[list[str], bool]:
 
 class CodeWriter:
     """Stores the code of blobs as a build meets them: `add` in the version's transaction for each newly
-    parsed blob, `flush` before that transaction commits (it writes the lines met for the first time).
-    The keys of the stored lines are loaded from the database on the first `add` of a run."""
+    parsed blob, `flush` before that transaction commits (it writes the rows `add` prepared, and the lines
+    met for the first time, each kind in one statement). The keys of the stored lines are loaded from the
+    database on the first `add` of a run."""
 
     def __init__(self, conn):
         self.conn = conn
@@ -140,9 +141,14 @@ class CodeWriter:
         self.next_id = 1
         self.new: list[str] = []  # lines met for the first time, ids next_id - len(new) .. next_id - 1
         self.shift = BLOCK_SHIFT
+        self.next_text = 1  # code_texts.id of the next blob
+        self.texts: list[tuple] = []  # code_texts rows of text blobs, to write
+        self.binaries: list[tuple] = []  # ... of binary blobs
+        self.blocks: list[tuple] = []  # code_index rows
 
     def _load(self) -> None:
         self.stored = {r[0] for r in self.conn.execute("select blob_id from code_texts")}
+        self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
         if block_shift(self.conn) != BLOCK_SHIFT:  # stored with another block size: index the new ones alike
             self.shift = block_shift(self.conn)
         elif not self.stored:
@@ -161,8 +167,7 @@ class CodeWriter:
             return
         kind, key_bytes, check_bytes = prepared or prepare(data)
         if kind == "binary":
-            self.conn.execute("insert into code_texts(blob_id, kind, size, line_count, final_newline, raw)"
-                              " values (?, 'binary', ?, 0, 0, ?)", [blob_id, len(data), zlib.compress(data, 1)])
+            self.binaries.append((self._text_id(), blob_id, len(data), zlib.compress(data, 1)))
             self.stored.add(blob_id)
             return
         keys, checks = array("q"), array(IDS_TYPE)
@@ -172,37 +177,44 @@ class CodeWriter:
         found = array("Q", map(get, keys, repeat(0)))  # CRC << 32 | id, 0 when not met before
         halves = array(IDS_TYPE)
         halves.frombytes(found.tobytes())
-        low, high = (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
-        ids = low.tolist()
+        ids, high = (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
         # lines not met before, and (once in 2**96) a line whose key another line already has
-        zeros = _zeros(ids)
+        zeros = _zeros(ids.tolist()) if found.count(0) else []
         expected = checks
         if zeros:
             expected = array(IDS_TYPE, checks)
             for i in zeros:
                 expected[i] = 0
-        todo = sorted(set(zeros) | _differences(high, expected))
+        todo = set(zeros) | _differences(high, expected)
         if todo:
             lines = data.split(b"\n")
-            for i in todo:
+            decode = bytes.decode if kind == "text" else decode_line
+            for i in sorted(todo):
                 x = get(keys[i], 0)
                 if x >> 32 != checks[i] or not x:  # not met earlier in this blob either
                     x = self.next_id
                     self.ids[keys[i]] = checks[i] << 32 | x
                     self.next_id += 1
-                    self.new.append(lines[i].decode("utf-8", "surrogateescape").translate(_ESCAPE))
+                    self.new.append(decode(lines[i]))
                 ids[i] = x & 0xFFFFFFFF
-        final_newline = data.endswith(b"\n")
-        row = self.conn.execute(
-            "insert into code_texts(blob_id, kind, size, line_count, final_newline, lines) values (?, ?, ?, ?, ?, ?)",
-            [blob_id, kind, len(data), len(ids), int(final_newline), _pack(array(IDS_TYPE, ids))]).lastrowid
-        blocks = set(map(operator.rshift, ids, repeat(self.shift)))
-        if blocks:
-            self.conn.execute("insert into code_index(rowid, blocks) values (?, ?)", [row, " ".join(map(str, blocks))])
+        row = self._text_id()
+        self.texts.append((row, blob_id, kind, len(data), len(ids), int(data.endswith(b"\n")), _pack(ids)))
+        if ids:
+            self.blocks.append((row, " ".join(map(str, set(map(operator.rshift, ids, repeat(self.shift)))))))
         self.stored.add(blob_id)
 
+    def _text_id(self) -> int:
+        self.next_text += 1
+        return self.next_text - 1
+
     def flush(self) -> None:
-        """Write the lines met for the first time since the last flush, in pages."""
+        """Write the blobs added since the last flush, and the lines met for the first time, in pages."""
+        self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, lines)"
+                              " values (?, ?, ?, ?, ?, ?, ?)", self.texts)
+        self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, raw)"
+                              " values (?, ?, 'binary', ?, 0, 0, ?)", self.binaries)
+        self.conn.executemany("insert into code_index(rowid, blocks) values (?, ?)", self.blocks)
+        self.texts, self.binaries, self.blocks = [], [], []
         if not self.new:
             return
         first = self.next_id - len(self.new)

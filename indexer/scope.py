@@ -89,14 +89,22 @@ def parsed(path: str) -> bool:
 
 
 # How deeply a blob's content is extracted. A blob is stored once at the depth of the first path it was
-# met at; met later at a path needing more (content copied from tests/ into vllm/), it is extracted again.
+# met at; met later at a path needing more (content copied from tests/ into vllm/, or from elsewhere in
+# vllm/ into a parser package), it is extracted again. A unit's rows depend only on its path's depth
+# (extract/locate.py leaves out the kinds a path does not need), so the order builds meet paths in
+# changes nothing.
 RECORDED = 0  # present, not parsed (templates, tests, --include globs outside vllm/)
-FULL = 2  # parsed for every fact kind
+MODULE = 1  # a module outside the parser packages (--scope all, --include): every fact kind but a parser's
+# own (sentinels, request settings, plants; extract/facts.py PARSER_KINDS)
+FULL = 2  # the parser packages (the default scope's Python files): parsed for every fact kind
+PARSER_PACKAGES = tuple(p for p in TOOL_CALLING if p.startswith("vllm/") and p.endswith(".py"))
 
 
 def depth_needed(path: str) -> int:
     """The extraction depth a path in scope needs."""
-    return FULL if parsed(path) else RECORDED
+    if not parsed(path):
+        return RECORDED
+    return FULL if _matches(PARSER_PACKAGES, path) else MODULE
 
 
 def module_of(path: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -51,7 +51,8 @@ create table if not exists blobs (
     error_count integer not null default 0,
     first_error_line integer,
     error text,
-    facts blob
+    facts blob,
+    depth integer                  -- how deeply it was extracted (scope.RECORDED / MODULE / FULL)
 );
 create table if not exists units (
     id integer primary key,
@@ -334,8 +335,8 @@ VIEWS = {
 
 
 class Reader:
-    """A read-only connection with the two calls the query commands use (sqlite-utils' `execute` and
-    `query`), without importing sqlite-utils: read-only commands start in a fraction of the time."""
+    """A connection with the calls the commands use (`execute`, `query`, `table_names`, and `conn` itself),
+    without importing sqlite-utils: commands, builds included, start in a fraction of the time."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None = None):
         self.conn = conn
@@ -355,7 +356,8 @@ class Reader:
 
 
 def connect(path: str | Path, create: bool = True, readonly: bool = False):
-    """Open (and create or migrate) a database: a sqlite_utils.Database to write, a Reader to read."""
+    """Open (and create or migrate) a database: a Reader, read-only or (readonly=False) for a build to write
+    through its `conn`."""
     path = Path(path)
     if not path.exists():
         if not create:
@@ -374,13 +376,10 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
             raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
         raise StoreError(f"{path} is not a tpindex database ({e})", "pass another --db") from e
     try:
+        db = Reader(conn, path)
         if readonly:
-            db = Reader(conn, path)
             check_schema(db, path)
             return db
-        import sqlite_utils
-
-        db = sqlite_utils.Database(conn)
         _setup(db, path)
         return db
     except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # pages of the schema or of meta that cannot be read
@@ -586,7 +585,11 @@ MIGRATIONS: dict[int, str] = {
     2: "",  # sentinels and request_settings: new tables and views only
     3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
+    5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
 }
+# Columns added to existing tables by a schema version: added by the migration when missing (a migration
+# must leave a database that already has them as it is).
+ADDED_COLUMNS = {6: [("blobs", "depth", "integer")]}
 
 
 def _setup(db, path) -> None:
@@ -595,6 +598,7 @@ def _setup(db, path) -> None:
     except sqlite3.OperationalError as e:
         raise StoreError(f"cannot write {path} ({e})", "check its permissions or pass another --db") from e
     db.execute("pragma foreign_keys = on")
+    db.execute("pragma recursive_triggers = on")  # as sqlite-utils set it when builds wrote through it
     db.execute("pragma synchronous = normal")
     found = schema_version(db)
     if found is None and [t for t in db.table_names() if t != "meta"]:
@@ -606,7 +610,11 @@ def _setup(db, path) -> None:
     # One transaction (executescript would commit statement by statement): a build killed while it
     # creates or migrates the schema leaves the database as it was.
     script = ["begin immediate;"]
-    script += [MIGRATIONS[v] for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION)]
+    for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
+        script.append(MIGRATIONS[v])
+        for table, column, kind in ADDED_COLUMNS.get(v + 1, []):
+            if table in db.table_names() and column not in {r[1] for r in db.execute(f"pragma table_info({table})")}:
+                script.append(f"alter table {table} add column {column} {kind};")
     script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
@@ -620,27 +628,34 @@ def _setup(db, path) -> None:
 
 
 # blobs.status of blobs extracted less than fully, and the depth each stands for (scope.RECORDED ..
-# scope.FULL); any other status (ok, syntax-errors, ...) is a full parse.
+# scope.FULL), for rows written before blobs.depth was; any other status (ok, syntax-errors, ...) is a
+# full parse.
 SHALLOW_STATUSES = {"not-parsed": 0}
 
 
-def stored_depth(status: str) -> int:
+def stored_depth(status: str, depth: int | None = None) -> int:
+    """How deeply a blob stored with this status (and blobs.depth) was extracted."""
     from .scope import FULL
 
-    return SHALLOW_STATUSES.get(status, FULL)
+    if status in SHALLOW_STATUSES:
+        return SHALLOW_STATUSES[status]
+    return depth if depth is not None else FULL
 
 
 def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, str]]:
     """(unit id, blob id, path) of the units whose blob was extracted less deeply than their path needs:
     their facts are missing (an older tpindex stored content first met at a recorded path, such as
     tests/, as not parsed, and never parsed it where it appeared again under vllm/)."""
-    from .scope import depth_needed
+    from .scope import FULL, depth_needed
 
     marks = ", ".join("?" * len(SHALLOW_STATUSES))
-    sql = (f"select u.id, u.blob_id, u.path, b.status from units u join blobs b on b.id = u.blob_id"
-           f" where b.status in ({marks})" + (" and u.extractor = ?" if extractor else ""))
-    params = [*SHALLOW_STATUSES, *([extractor] if extractor else [])]
-    return [(u, b, p) for u, b, p, status in conn.execute(sql, params) if depth_needed(p) > stored_depth(status)]
+    has_depth = any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)"))  # read before migrating
+    depth, shallow = ("b.depth", " or b.depth < ?") if has_depth else ("null", "")
+    sql = (f"select u.id, u.blob_id, u.path, b.status, {depth} from units u join blobs b on b.id = u.blob_id"
+           f" where (b.status in ({marks}){shallow})" + (" and u.extractor = ?" if extractor else ""))
+    params = [*SHALLOW_STATUSES, *([FULL] if has_depth else []), *([extractor] if extractor else [])]
+    return [(u, b, p) for u, b, p, status, depth in conn.execute(sql, params)
+            if depth_needed(p) > stored_depth(status, depth)]
 
 
 def set_meta(db, key: str, value: str) -> None:

@@ -1,11 +1,11 @@
 """The whole tree (`build --tree`): every path of a version, the definitions of every module under vllm/,
 and the identifiers every text file uses, for `where` and `check-doc`.
 
-Per version the source lists its whole tree (git: tree objects, each listed once per tree id; archives:
-the members the one read already goes through; a directory: the walk). Per blob, at most once:
+Per version the source lists its whole tree (git: its tree objects, through the cat-file process;
+archives: the members the one read already goes through; a directory: the walk). Per blob, at most once:
 
-- a module under vllm/ gets its definitions (extract/definitions.py). A blob the build parses fully
-  (the parser scope) has them among its facts already (`from_facts`, no second parse); any other is
+- a module under vllm/ gets its definitions (extract/definitions.py). A blob the build extracts (the
+  build's scope, at either depth) has them among its facts already (`from_facts`, no second parse); any other is
   parsed here with the light extraction: tree-sitter and a walk over statements, no pattern query.
   A light blob is not in `blobs`, so meeting it later in the parser scope parses it fully, as any new
   blob; its definitions stay the same (the two ways are checked to agree).

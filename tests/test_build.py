@@ -238,6 +238,48 @@ def test_any_split_and_order_of_builds_gives_the_database_of_one_build(tmp_path,
     tpindex("check", "--db", db)
 
 
+# Content crossing between a module outside the parser packages (extracted without a parser's own kinds:
+# sentinels, request settings, plants) and a parser package (every kind), both ways.
+TOKENS = SHARED.replace("        return text", '        return text.split("<tool_call>")')
+OUTSIDE = "vllm/entrypoints/helpers"
+MODULES = {
+    "v2.0.0": {f"{NEW}/abstract_tool_parser.py": NEW_ABSTRACT, f"{OUTSIDE}/copy.py": TOKENS},
+    "v2.1.0": {f"{NEW}/x_tool_parser.py": TOKENS},
+    "v2.2.0": {f"{OUTSIDE}/copy.py": None, f"{OUTSIDE}/other.py": TOKENS.replace('"x"', '"y"'),
+               f"{NEW}/y_tool_parser.py": TOKENS.replace('"x"', '"y"')},
+    "v2.3.0": {f"{NEW}/x_tool_parser.py": None, f"{OUTSIDE}/copy.py": TOKENS},
+}
+
+
+def modules_build(repo, db, spec: str):
+    from indexer.scope import Scope
+
+    return build_tags(repo, db, spec, scope=Scope.named("default", (f"{OUTSIDE}/*.py",)))
+
+
+@pytest.mark.parametrize("order", [["v2.0.0..v2.3.0"], ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"],
+                                   ["v2.3.0", "v2.1.0", "v2.0.0,v2.2.0"], ["v2.2.0", "v2.1.0,v2.3.0", "v2.0.0"]])
+def test_a_module_outside_the_parser_packages_has_every_kind_but_a_parsers_own_whatever_the_order(tmp_path, order):
+    from test_crash import assert_same, dump
+
+    repo = make_repo(tmp_path / "repo", MODULES)
+    one = tmp_path / "one.db"
+    modules_build(repo, one, "v2.0.0..v2.3.0")
+    for tag in MODULES:  # the copy outside the packages: class, registration and marker, not the sentinel
+        for path in rows(one, "select file from version_files where version = ? and file like ?", [tag, f"{OUTSIDE}/%"]):
+            assert rows(one, "select count(*) from classes_v where version = ? and file = ?", [tag, path[0]])[0][0] == 1
+            assert rows(one, "select count(*) from registry where version = ? and file = ?", [tag, path[0]])[0][0] == 1
+            assert rows(one, "select count(*) from markers_v where version = ? and file = ?", [tag, path[0]])[0][0] == 1
+            assert not rows(one, "select 1 from sentinels_v where version = ? and file = ?", [tag, path[0]])
+    assert rows(one, "select value from sentinels_v where version = 'v2.1.0' and file like ?", [f"{NEW}/x_%"]) == [
+        ("<tool_call>",)]
+    db = tmp_path / "split.db"
+    for spec in order:
+        modules_build(repo, db, spec)
+    assert_same(dump(db), dump(one), f"builds {order}")
+    tpindex("check", "--db", db)
+
+
 def as_an_older_tpindex_left_it(db, blob: str, version: str) -> None:
     """The state an older tpindex left after building the version that first had `blob` at a parsed path
     in a later run than the one that met it at a recorded path: stored as not parsed, no facts at any

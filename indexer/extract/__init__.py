@@ -14,8 +14,8 @@ from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 6  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
-# 6: the code of each parsed blob (indexer/code.py)
+EXTRACTOR_VERSION = 7  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
+# 6: the code of each parsed blob (indexer/code.py); 7: modules outside the parser packages at scope.MODULE
 
 @functools.cache
 def extractor_id() -> str:
@@ -25,10 +25,12 @@ def extractor_id() -> str:
     return f"{EXTRACTOR_VERSION}:{h.hexdigest()[:12]}"
 
 
-def parse(data: bytes) -> dict:
-    """Raw facts of one blob, and how well it parsed. Never raises for any input bytes.
+def parse(data: bytes, depth: int | None = None) -> dict:
+    """Raw facts of one blob at an extraction depth (scope.MODULE or, by default, scope.FULL), and how
+    well it parsed. Never raises for any input bytes.
 
     (tree-sitter is imported on the first call: commands that parse nothing start faster.)"""
+    from ..scope import FULL
     from .facts import parse as parse_blob
 
-    return parse_blob(data)
+    return parse_blob(data, FULL if depth is None else depth)

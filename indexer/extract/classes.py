@@ -94,20 +94,37 @@ def _method(defn: Node, stmt: Node) -> dict:
 
 
 def _body_kind(body: Node | None) -> str:
-    """'returns-none' (only returns None / pass), 'raises-not-implemented', or 'code'."""
-    stmts = [s for s in (body.named_children if body is not None else []) if s.type != "comment"]
-    if stmts and stmts[0].type == "expression_statement" and stmts[0].named_children and \
-            stmts[0].named_children[0].type == "string":
-        stmts = stmts[1:]  # docstring
-    if not stmts:
+    """'returns-none' (only returns None / pass), 'raises-not-implemented', or 'code'. Statements are read
+    one at a time, as far as the answer needs (most bodies are code from their first statement on)."""
+    stmts = _statements(body)
+    first = next(stmts, None)
+    if first is not None and first.type == "expression_statement" and first.named_child_count and \
+            first.named_child(0).type == "string":
+        first = next(stmts, None)  # docstring
+    if first is None:
         return "returns-none"
-    if all(_returns_none(s) for s in stmts):
-        return "returns-none"
-    if len(stmts) == 1 and stmts[0].type == "raise_statement":
-        raised = stmts[0].named_children[0] if stmts[0].named_children else None
+    if _returns_none(first):
+        return "returns-none" if all(_returns_none(s) for s in stmts) else "code"
+    if first.type == "raise_statement" and next(stmts, None) is None:
+        raised = first.named_child(0) if first.named_child_count else None
         if raised is not None and text(raised).split("(")[0].strip() == "NotImplementedError":
             return "raises-not-implemented"
     return "code"
+
+
+def _statements(body: Node | None):
+    """The statements of a block, comments left out, lazily."""
+    if body is None:
+        return
+    cursor = body.walk()
+    if not cursor.goto_first_child():
+        return
+    while True:
+        node = cursor.node
+        if node.is_named and node.type != "comment":
+            yield node
+        if not cursor.goto_next_sibling():
+            return
 
 
 def _returns_none(stmt: Node) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..scope import FULL
 from . import (
     adapters,
     aliases,
@@ -15,7 +16,7 @@ from . import (
     request_settings,
     sentinels,
 )
-from .ts import parser, prime, unprime
+from .ts import combined, parser, prime, unprime
 
 KINDS = {
     "imports": imports.extract,
@@ -30,10 +31,33 @@ KINDS = {
     "request_settings": request_settings.extract,
     "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
 }
+# Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings and plants;
+# a module elsewhere (scope.MODULE) gets every other kind, registrations and name checks included (the
+# serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
+# in vllm/engine/arg_utils.py), with the pattern files those read
+PARSER_KINDS = ("sentinels", "request_settings", "plants")
+PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "plants/")
+MARKER_PATTERNS = "patterns/markers.scm"
+MARKER_WORDS = (b"HACK", b"TODO", b"FIXME", b"XXX")  # a file without any has no marker comment
 
 
-def parse(data: bytes) -> dict:
-    """Raw facts of one blob, and how well it parsed. Never raises for any input bytes."""
+def kinds(depth: int) -> tuple[str, ...]:
+    return tuple(KINDS) if depth >= FULL else tuple(k for k in KINDS if k not in PARSER_KINDS)
+
+
+def patterns(depth: int, markers: bool) -> tuple[str, ...]:
+    """The pattern files a blob's extraction at `depth` runs (markers: whether its bytes hold a marker word;
+    a blob without one skips the comment pattern, which tests every comment). Each combination is compiled
+    once (ts.combined)."""
+    files = tuple(dict.fromkeys(combined()[1]))  # every pattern file, as the cached full query has them
+    if depth < FULL:
+        files = tuple(f for f in files if not f.startswith(PARSER_PATTERNS))
+    return files if markers else tuple(f for f in files if f != MARKER_PATTERNS)
+
+
+def parse(data: bytes, depth: int = FULL) -> dict:
+    """Raw facts of one blob at an extraction depth (scope.MODULE: every kind but PARSER_KINDS, the same
+    facts the full extraction gives for them), and how well it parsed. Never raises for any input bytes."""
     out: dict = {"status": "ok", "error_count": 0, "first_error_line": None, "error": None, "facts": {}}
     if b"\0" in data:
         out["status"], out["error"] = "nul-bytes", f"NUL byte at offset {data.find(0)}"
@@ -52,9 +76,9 @@ def parse(data: bytes) -> dict:
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
-        prime(root)
-        for kind, fn in KINDS.items():
-            out["facts"][kind] = fn(root)
+        prime(root, patterns(depth, any(w in data for w in MARKER_WORDS)))
+        for kind in kinds(depth):
+            out["facts"][kind] = KINDS[kind](root)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
         out["facts"] = {}

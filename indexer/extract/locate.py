@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 
-from ..scope import module_of, package_of
+from ..scope import FULL, depth_needed, module_of, package_of
+
+# The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
+PARSER_TABLES = frozenset({"sentinels", "request_settings", "plants"})
 
 
 def absolute(module: str, level: int, path: str) -> str:
@@ -55,6 +58,12 @@ class Names:
         """The module part of what a name resolves to (for `from m import C`: m)."""
         full = self.resolve(dotted)
         return full.rpartition(".")[0] if full else None
+
+
+def needed(rows: dict[str, list[dict]], path: str) -> dict[str, list[dict]]:
+    """Of located rows, those the path's depth needs (a blob stored with every fact kind, met at a path
+    outside the parser packages, gets the rows it would get had it been extracted there)."""
+    return rows if depth_needed(path) >= FULL else {t: r for t, r in rows.items() if t not in PARSER_TABLES}
 
 
 def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:

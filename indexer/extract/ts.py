@@ -36,14 +36,19 @@ def query(name: str) -> Query:
 _NAMES: dict[int, str] = {}
 
 
+def pattern_files() -> tuple[str, ...]:
+    """Every pattern file, relative to queries/."""
+    return tuple(sorted(p.relative_to(queries_dir()).as_posix() for p in queries_dir().rglob("*.scm")))
+
+
 @functools.cache
-def combined() -> tuple[Query, tuple[str, ...]]:
-    """Every pattern file in one query, and the file each pattern index comes from.
+def combined(files: tuple[str, ...] | None = None) -> tuple[Query, tuple[str, ...]]:
+    """The pattern files (default: every one) in one query, and the file each pattern index comes from.
 
     Running one cursor over a tree visits it once, however many pattern files there are. (Leaving out,
     per blob, the files whose keywords it lacks was measured slower: a query per combination of files
-    costs more to compile than the walk it saves.)"""
-    files = sorted(p.relative_to(queries_dir()).as_posix() for p in queries_dir().rglob("*.scm"))
+    costs more to compile than the walk it saves. A query per extraction depth is compiled once.)"""
+    files = pattern_files() if files is None else tuple(_rel(f) for f in files)
     owner: list[str] = []
     for rel in files:
         owner.extend([rel] * query(rel).pattern_count)
@@ -55,9 +60,10 @@ class _Primed:
     found: dict[str, list[dict[str, list[Node]]]] = {}
 
 
-def prime(root: Node) -> None:
-    """Run every pattern over a tree in one pass; matches()/captures() on this root then read the result."""
-    q, owner = combined()
+def prime(root: Node, files: tuple[str, ...] | None = None) -> None:
+    """Run the pattern files (default: every one) over a tree in one pass; matches()/captures() on this
+    root then read the result."""
+    q, owner = combined(files)
     found: dict[str, list] = {}
     for index, caps in QueryCursor(q).matches(root):
         found.setdefault(owner[index], []).append(caps)

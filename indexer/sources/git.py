@@ -1,17 +1,27 @@
-"""Version trees from a git repository (clone or bare), read through gitpython's object database.
+"""Version trees from a git repository (clone or bare), read with git itself.
 
-No checkout: the work tree and the index are never touched. Only the scope's subtrees are walked, and a
-subtree already listed (same tree id, in any version) is not read again.
+No checkout: the work tree and the index are never touched. One persistent, pipelined `git cat-file
+--batch` reads everything during a build: a version's tree objects (only under the scope's directories,
+a level of the tree per request; nothing is cached between versions) and the blobs. Every git command
+gets the repository's git directory explicitly, so the current directory and the environment's GIT_DIR
+play no part.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from collections.abc import Iterator
+from functools import partial
+from itertools import repeat
 from pathlib import Path
 
 from . import FileEntry, VersionRef
 
 TREE, SUBMODULE, SYMLINK = b"40000", b"160000", b"120000"
+_TREE_ENTRY = re.compile(rb"(\d+) ([^\0]*)\0(.{20})", re.S)  # an entry of a raw tree object
+SYNC_REQUEST_BYTES = 1 << 15  # requests this small are written at once (they fit in the pipe's buffer)
 
 
 class NotARepository(ValueError):
@@ -22,139 +32,153 @@ class GitSource:
     kind = "git"
 
     def __init__(self, path: str | Path):
-        import git  # imported here: commands that only read the database never load gitpython
-
-        try:
-            self.repo = git.Repo(str(path), search_parent_directories=False)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
-            raise NotARepository(f"{path} is not a git repository") from e
+        self.git_dir, self.work_tree = _discover(Path(path))
         self._tags: dict[str, str] | None = None
-        self._listing: dict[str, list[tuple[str, str]]] = {}
-        self._trees: dict[str, list[tuple[bytes, str, str]]] = {}
         self._catfile: CatFile | None = None
+
+    def _git(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+        """Run git on this repository; an exit status outside `ok` raises OSError with git's message."""
+        r = subprocess.run(["git", "--git-dir", self.git_dir, "--literal-pathspecs", *args], capture_output=True,
+                           stdin=subprocess.DEVNULL, cwd=self.git_dir)
+        if r.returncode not in ok:
+            message = r.stderr.decode(errors="replace").strip().splitlines()
+            raise OSError(f"git {args[0]} failed in {self.git_dir}: {message[-1] if message else r.returncode}")
+        return r
 
     # -- version names -------------------------------------------------------------------------
     def tags(self) -> dict[str, str]:
         """tag name -> commit id (annotated tags peeled); tags of trees or blobs are not versions."""
         if self._tags is None:
             out = {}
-            for line in self.repo.git.for_each_ref(
-                "refs/tags", format="%(refname:strip=2) %(objecttype) %(objectname) %(*objecttype) %(*objectname)"
-            ).splitlines():
+            listing = self._git("for-each-ref", "refs/tags", "--format=%(refname:strip=2) %(objecttype)"
+                                " %(objectname) %(*objecttype) %(*objectname)").stdout.decode("utf-8", "replace")
+            for line in listing.splitlines():
                 name, kind, obj, peeled_kind, peeled = (line.split(" ") + [""] * 4)[:5]
                 if kind == "commit":
                     out[name] = obj
                 elif peeled_kind == "commit":
                     out[name] = peeled
                 elif peeled_kind == "tag":  # a tag of a tag: peel all the way
-                    commit = self._peel(name)
+                    commit = self._commit_of(f"refs/tags/{name}")
                     if commit:
                         out[name] = commit
             self._tags = out
         return self._tags
 
-    def _peel(self, name: str) -> str | None:
-        try:
-            return self.repo.commit(f"refs/tags/{name}").hexsha
-        except Exception:
-            return None
+    def _commit_of(self, name: str) -> str | None:
+        r = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}", ok=(0, 1, 128))
+        return r.stdout.decode().strip() or None if r.returncode == 0 else None
 
     def names(self) -> list[str]:
         return list(self.tags())
 
     def is_ref(self, name: str) -> bool:
-        try:
-            self.repo.commit(name)
-            return True
-        except Exception:
-            return False
+        return self._commit_of(name) is not None
 
     def ref(self, name: str) -> VersionRef:
         from ..specs import sort_key
 
-        commit = self.tags().get(name)
+        commit = self.tags().get(name) or self._commit_of(name)
         if commit is None:
-            try:
-                commit = self.repo.commit(name).hexsha
-            except Exception as e:  # gitpython raises several kinds for a name that is not a commit
-                raise ValueError(f"{name!r} is not a tag, branch or commit of {self.repo.git_dir}") from e
+            raise ValueError(f"{name!r} is not a tag, branch or commit of {self.git_dir}")
         return VersionRef(label=name, ref=name, commit=commit, source="git", sort_key=sort_key(name),
-                          origin=str(Path(self.repo.working_tree_dir or self.repo.git_dir).resolve()))
+                          origin=str(Path(self.work_tree or self.git_dir).resolve()))
 
     # -- files ---------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
-        odb = self.repo.odb
-        root_tree = self._commit_tree(version.commit)
-        for root in scope.roots():
-            found = self._lookup(root_tree, root)
-            if found is None:
-                continue
-            mode, sha = found
-            if mode in (SUBMODULE, SYMLINK):
-                continue
-            if mode != TREE:
-                entries = [(root, sha)]
-            else:
-                prefix = root + "/" if root else ""
-                entries = [(prefix + rel, blob) for rel, blob in self._list(sha)]
-            for path, sha in entries:
-                if scope.matches(path):
-                    yield FileEntry(path, sha, _reader(odb, sha))
+        for path, sha in self._ls(version.commit, scope.roots()):
+            if scope.matches(path):
+                yield FileEntry(path, sha, partial(self._read, sha))
 
     def tree(self, version: VersionRef) -> list[FileEntry]:
-        """Every file of the version's tree, from tree objects listed once per tree id."""
-        odb = self.repo.odb
-        return [FileEntry(path, sha, _reader(odb, sha)) for path, sha in self._list(self._commit_tree(version.commit))]
+        """Every file of the version's tree."""
+        return [FileEntry(path, sha, partial(self._read, sha)) for path, sha in self._ls(version.commit, [""])]
+
+    def _ls(self, commit: str, roots: list[str]) -> list[tuple[str, str]]:
+        """(path, blob id) of every file of a commit under `roots` ("" is the whole tree), sorted by path.
+        Symbolic links (their blob is a path, not code) and submodules are left out. Tree objects are read
+        through the cat-file process, a level of the tree at a time in one pipelined request: no process is
+        started per version (a fork of a large build process is costly), nothing is cached."""
+        cat = self._cat()
+        commit_obj = next(cat.objects([commit]))
+        if commit_obj is None or commit_obj[0] != "commit":
+            raise OSError(f"git cat-file cannot read commit {commit} in {self.git_dir}")
+        top = commit_obj[1][5:45].decode()  # "tree <sha>\n..."
+        files: list[tuple[str, str]] = []
+        subtrees: list[tuple[str, str]] = []  # (path prefix, tree id) left to list
+        # the roots: down their directories from the top, one level of every root per request
+        walking = [(root, root.split("/") if root else [], top) for root in roots]
+        while walking:
+            trees = dict(zip({sha for _, _, sha in walking}, repeat(None)))
+            for sha, obj in zip(trees, cat.objects(list(trees)), strict=True):
+                trees[sha] = _tree_entries(obj[1]) if obj is not None and obj[0] == "tree" else []
+            deeper = []
+            for root, parts, sha in walking:
+                if not parts:  # the whole tree
+                    subtrees.append(("", sha))
+                    continue
+                hit = next(((m, s) for m, n, s in trees[sha] if n == parts[0]), None)
+                if hit is None:
+                    continue
+                mode, entry = hit
+                if len(parts) > 1:
+                    if mode == TREE:
+                        deeper.append((root, parts[1:], entry))
+                elif mode == TREE:
+                    subtrees.append((root + "/", entry))
+                elif mode not in (SYMLINK, SUBMODULE):
+                    files.append((root, entry))
+            walking = deeper
+        while subtrees:  # every tree under the roots, a level at a time
+            shas = [sha for _, sha in subtrees]
+            level, subtrees = subtrees, []
+            for (prefix, _), obj in zip(level, self._cat().objects(shas), strict=True):
+                for mode, name, sha in _tree_entries(obj[1]) if obj is not None and obj[0] == "tree" else []:
+                    if mode == TREE:
+                        subtrees.append((f"{prefix}{name}/", sha))
+                    elif mode not in (SYMLINK, SUBMODULE):
+                        files.append((prefix + name, sha))
+        files.sort()
+        return files
 
     def read_many(self, entries) -> Iterator[bytes]:
         """The bytes of many files, in order, in one pipelined pass."""
+        return self._cat().read_many([e.blob_id for e in entries])
+
+    def _read(self, sha: str) -> bytes:
+        return next(self._cat().read_many([sha]))
+
+    def _cat(self) -> CatFile:
         if self._catfile is None:
-            self._catfile = CatFile(self.repo.git_dir)
-        return self._catfile.read_many([e.blob_id for e in entries])
+            self._catfile = CatFile(self.git_dir)
+        return self._catfile
 
-    def _commit_tree(self, commit: str) -> str:
-        return self.repo.commit(commit).tree.hexsha
 
-    def _entries(self, tree_sha: str) -> list[tuple[bytes, str, str]]:
-        """(mode, name, sha) of a tree object, read raw (trees are cached: shared across versions)."""
-        cached = self._trees.get(tree_sha)
-        if cached is None:
-            data = self.repo.odb.stream(bytes.fromhex(tree_sha)).read()
-            cached, i = [], 0
-            while i < len(data):
-                sp = data.index(b" ", i)
-                nul = data.index(b"\0", sp)
-                cached.append((data[i:sp], data[sp + 1:nul].decode("utf-8", "surrogateescape"),
-                               data[nul + 1:nul + 21].hex()))
-                i = nul + 21
-            self._trees[tree_sha] = cached
-        return cached
+def _discover(path: Path) -> tuple[str, str | None]:
+    """(git directory, work tree or None when bare) of the repository at `path` itself: its work tree's root,
+    its .git directory, or a bare repository; a directory inside a repository is not one."""
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(path.absolute().parent)}  # never look above `path`
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"):
+        env.pop(var, None)
+    if not path.is_dir():
+        raise NotARepository(f"{path} is not a git repository")
+    r = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir", "--is-bare-repository"],
+                       capture_output=True, stdin=subprocess.DEVNULL, env=env)
+    if r.returncode != 0:
+        raise NotARepository(f"{path} is not a git repository")
+    git_dir, bare = r.stdout.decode("utf-8", "surrogateescape").splitlines()[:2]
+    if bare == "true":
+        return git_dir, None
+    top = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True,
+                         stdin=subprocess.DEVNULL, env=env)
+    if top.returncode == 0 and top.stdout.strip():
+        return git_dir, top.stdout.decode("utf-8", "surrogateescape").strip()
+    return git_dir, str(Path(git_dir).parent)  # `path` is the .git directory of a work tree
 
-    def _lookup(self, tree_sha: str, path: str) -> tuple[bytes, str] | None:
-        """(mode, sha) of a path under a tree, or None."""
-        mode, sha = TREE, tree_sha
-        for part in path.split("/") if path else []:
-            if mode != TREE:
-                return None
-            hit = next(((m, s) for m, n, s in self._entries(sha) if n == part), None)
-            if hit is None:
-                return None
-            mode, sha = hit
-        return mode, sha
 
-    def _list(self, tree_sha: str) -> list[tuple[str, str]]:
-        """(relative path, blob id) of every blob under a tree, memoised by tree id."""
-        cached = self._listing.get(tree_sha)
-        if cached is not None:
-            return cached
-        out: list[tuple[str, str]] = []
-        for mode, name, sha in self._entries(tree_sha):
-            if mode == TREE:
-                out.extend((f"{name}/{rel}", blob) for rel, blob in self._list(sha))
-            elif mode not in (SUBMODULE, SYMLINK):  # a symlink's blob is its target's path, not code
-                out.append((name, sha))
-        self._listing[tree_sha] = out
-        return out
+def _tree_entries(data: bytes) -> list[tuple[bytes, str, str]]:
+    """(mode, name, id) of the entries of a raw tree object."""
+    return [(mode, name.decode("utf-8", "surrogateescape"), sha.hex()) for mode, name, sha in _TREE_ENTRY.findall(data)]
 
 
 class CatFile:
@@ -162,52 +186,55 @@ class CatFile:
     reading N blobs costs one round trip instead of N (a persistent cat-file answers one at a time)."""
 
     def __init__(self, git_dir: str):
-        import subprocess
-
         # its own session: Ctrl-C is the build's to handle (it stops reading); it exits when its input
         # closes, with the build
-        self.proc = subprocess.Popen(["git", "--git-dir", git_dir, "cat-file", "--batch"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
-                                     start_new_session=True)
+        # its cache of delta bases is kept small (16 MB; git's default is 96 MB): reading the 64 releases'
+        # whole packages takes as long with it
+        self.proc = subprocess.Popen(["git", "-c", "core.deltaBaseCacheLimit=16m", "--git-dir", git_dir,
+                                      "cat-file", "--batch"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 16,
+                                     start_new_session=True, cwd=git_dir)
         self.out = self.proc.stdout
 
     def read_many(self, shas: list[str]) -> Iterator[bytes]:
+        """The contents of objects that must exist, in order."""
+        for sha, obj in zip(shas, self.objects(shas), strict=True):
+            if obj is None:
+                raise OSError(f"git cat-file cannot read object {sha}")
+            yield obj[1]
+
+    def objects(self, names: list[str]) -> Iterator[tuple[str, bytes] | None]:
+        """(type, contents) of each object named (None: not in the repository), in order, in one request."""
         import threading
 
-        def request():
-            self.proc.stdin.write(b"".join(s.encode() + b"\n" for s in shas))
+        request = b"".join(s.encode() + b"\n" for s in names)
+
+        def send():
+            self.proc.stdin.write(request)
             self.proc.stdin.flush()
 
-        writer = threading.Thread(target=request, daemon=True)
-        writer.start()
-        for sha in shas:
+        writer = None
+        if len(request) <= SYNC_REQUEST_BYTES:
+            send()  # it fits in the pipe: written at once, whatever git is doing
+        else:
+            writer = threading.Thread(target=send, daemon=True)
+            writer.start()
+        for _ in names:
             header = self.out.readline().split()
             if len(header) != 3:
-                raise OSError(f"git cat-file cannot read object {sha}: {b' '.join(header).decode(errors='replace')}")
+                if len(header) == 2 and header[1] == b"missing":
+                    yield None
+                    continue
+                raise OSError(f"git cat-file: unexpected answer {b' '.join(header).decode(errors='replace')!r}")
             size = int(header[2])
-            data = self._read(size)
-            self._read(1)  # the newline after each object
-            yield data
-        writer.join()
-
-    def _read(self, n: int) -> bytes:
-        chunks, left = [], n
-        while left:
-            chunk = self.out.read(left)
-            if not chunk:
+            data = self.out.read(size)
+            if len(data) != size or self.out.read(1) != b"\n":  # a newline after each object
                 raise OSError("git cat-file ended early")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            yield header[1].decode(), data
+        if writer is not None:
+            writer.join()
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait()
-
-
-def _reader(odb, hexsha: str):
-    def read() -> bytes:
-        return odb.stream(bytes.fromhex(hexsha)).read()
-
-    return read

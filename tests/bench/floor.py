@@ -4,8 +4,10 @@ Run as its own process by bench.py (python floor.py --repo R --tags SPEC --scope
 one JSON object. The unique blob ids in scope are collected with the project's Scope and GitSource over
 every selected tag, keeping only the files the build parses (indexer.scope.parsed: Python under
 vllm/); their bytes are read beforehand (untimed); then only `Parser.parse` over them is timed, in
-this one process. With --extract, the build's whole per-blob function (`indexer.extract.parse`:
-tree-sitter parse, every pattern query, the extractors) is timed the same way, as a second figure.
+this one process. With --extract, the extraction (`indexer.extract.parse`: tree-sitter parse, every
+pattern query, the extractors) is timed the same way, as a second figure, and the build's whole per-blob
+function (`indexer.build.parse_and_locate`: the extraction, packing the facts, locating them at the path,
+splitting the code into line keys) as a third.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ def main(argv=None) -> None:
         for e in source.files(source.ref(label), scope):
             files += 1
             if parsed(e.path):
-                readers.setdefault(e.blob_id, e.read)
-    blobs = [read() for read in readers.values()]
+                readers.setdefault(e.blob_id, (e.path, e.read))
+    paths = [path for path, _ in readers.values()]
+    blobs = [read() for _, read in readers.values()]
     collect = time.perf_counter() - t0
 
     parser = Parser(LANGUAGE)
@@ -60,6 +63,12 @@ def main(argv=None) -> None:
         for data in blobs:
             parse(data)
         out["extract_s"], out["extract_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
+        from indexer.build import parse_and_locate
+
+        c0, t0 = time.process_time(), time.perf_counter()
+        for path, data in zip(paths, blobs, strict=True):
+            parse_and_locate(data, path)
+        out["worker_s"], out["worker_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
     json.dump(out, sys.stdout)
 
 

@@ -33,6 +33,7 @@ class Sample:
     maxrss_mb: float
     tree_rss_mb: float | None
     rss_by_process: dict  # sampled peak resident set (file-backed included), MB, per main/child process name
+    anon_by_process: dict  # sampled peak anonymous resident memory, MB, per main/child process name
     rc: int
     stdout: str
     stderr: str
@@ -68,7 +69,8 @@ def run(cmd: list[str], ok: tuple[int, ...] = (0,), env: dict | None = None) -> 
         err.seek(0)
         sample = Sample(wall=wall, cpu=ru.ru_utime + ru.ru_stime, user=ru.ru_utime, sys=ru.ru_stime,
                         maxrss_mb=ru.ru_maxrss / 1024, tree_rss_mb=sampler.peak_mb,
-                        rss_by_process={k: v / 1024 for k, v in sampler.by_name.items()}, rc=proc.returncode,
+                        rss_by_process={k: v / 1024 for k, v in sampler.by_name.items()},
+                        anon_by_process={k: v / 1024 for k, v in sampler.anon_by_name.items()}, rc=proc.returncode,
                         stdout=out.read().decode(errors="replace"), stderr=err.read().decode(errors="replace"))
     if sample.rc not in ok:
         raise CommandFailed(f"{' '.join(cmd)} exited with {sample.rc}:\n{sample.stderr[-3000:]}")
@@ -81,6 +83,7 @@ class _RssSampler(threading.Thread):
         self.pid, self.interval = pid, interval
         self.peak_kb = 0
         self.by_name: dict[str, int] = {}
+        self.anon_by_name: dict[str, int] = {}
         self.seen = False
         self._done = threading.Event()
 
@@ -101,6 +104,7 @@ class _RssSampler(threading.Thread):
                 if name:
                     name = ("main " if pid == self.pid else "child ") + name
                     self.by_name[name] = max(self.by_name.get(name, 0), resident)
+                    self.anon_by_name[name] = max(self.anon_by_name.get(name, 0), anon)
             if total:
                 self.seen = True
                 self.peak_kb = max(self.peak_kb, total)
