@@ -9,6 +9,7 @@ import json
 
 import pytest
 from conftest import build_tags, line_of, make_repo, tpindex
+from eras import PLAIN_ABSTRACT
 
 TP = "vllm/tool_parsers"
 
@@ -28,18 +29,6 @@ def parser(cls: str, extra: str = "") -> str:
             f"    def extract_tool_calls(self, text):\n"
             f"        return text\n{extra}")
 
-
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls(self, text):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
 
 CLI_ARGS = '''
 import argparse
@@ -143,7 +132,7 @@ NAMES_33 = {k: v for k, v in NAMES_31.items() if k != "beta"}
 HISTORY = {
     "v0.30.0": {
         f"{TP}/__init__.py": registry(NAMES_30),
-        f"{TP}/abstract_tool_parser.py": ABSTRACT,
+        f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
         f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser"),
         f"{TP}/beta_tool_parser.py": parser("BetaToolParser"),
         "vllm/entrypoints/launchers/cli_args.py": CLI_ARGS,
