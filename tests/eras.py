@@ -18,9 +18,16 @@ _REGISTRIES = {
 }
 
 
-def lazy_registry(kind: str, names: dict[str, tuple[str, str]], *, call: bool = False) -> str:
+def tool_names(*names: str) -> dict[str, tuple[str, str]]:
+    """Registry entries named the usual way: "zeta" -> ("zeta_tool_parser", "ZetaToolParser")."""
+    return {name: (f"{name}_tool_parser", f"{name.capitalize()}ToolParser") for name in names}
+
+
+def lazy_registry(kind: str, names: dict[str, tuple[str, str]], *, call: bool = False, inline: bool = False,
+                  imports: str | None = None) -> str:
     """The `__init__.py` of a lazy registry: a dict of name -> (file, class) registered by a loop over
-    an f-string module path; `call` adds the module-level call of the loop. For kind "tool":
+    an f-string module path; `call` adds the module-level call of the loop, `inline` writes the f-string
+    in the call instead of a `module_path` variable, `imports` replaces the names imported. For kind "tool":
 
         from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
@@ -37,14 +44,16 @@ def lazy_registry(kind: str, names: dict[str, tuple[str, str]], *, call: bool = 
     kind "reasoning" is the same in vllm/reasoning (ReasoningParserManager), kind "engine" in vllm/parser
     (_PARSERS_TO_REGISTER, ParserManager)."""
     package, module, imported, prefix = _REGISTRIES[kind]
+    imported = imports or imported
     manager = imported.split(", ")[-1]
     entries = "".join(f'    "{name}": ("{file}", "{cls}"),\n' for name, (file, cls) in names.items())
-    text = (f"\nfrom {package}.{module} import {imported}\n\n"
+    path = f'f"{package}.{{file_name}}"'
+    register = (f"        {manager}.register_lazy_module(name, {path}, class_name)\n" if inline else
+                f"        module_path = {path}\n        {manager}.register_lazy_module(name, module_path, class_name)\n")
+    text = (f"from {package}.{module} import {imported}\n\n"
             f"_{prefix}PARSERS_TO_REGISTER = {{\n{entries}}}\n\n\n"
             f"def register_lazy_{prefix.lower()}parsers():\n"
-            f"    for name, (file_name, class_name) in _{prefix}PARSERS_TO_REGISTER.items():\n"
-            f'        module_path = f"{package}.{{file_name}}"\n'
-            f"        {manager}.register_lazy_module(name, module_path, class_name)\n")
+            f"    for name, (file_name, class_name) in _{prefix}PARSERS_TO_REGISTER.items():\n{register}")
     return text + f"\n\nregister_lazy_{prefix.lower()}parsers()\n" if call else text
 
 

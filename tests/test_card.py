@@ -20,12 +20,10 @@ from eras import (
     engine_stub,
     lazy_registry,
     registered_adapters,
+    tool_names,
 )
 
-TOOL_INIT = lazy_registry("tool", {
-    "zeta": ("zeta_tool_parser", "ZetaToolParser"),
-    "omega": ("omega_tool_parser", "OmegaToolParser"),
-})
+TOOL_INIT = lazy_registry("tool", tool_names("zeta", "omega"))
 
 # the base class's adjust_request is part of the chain a card shows
 ABSTRACT = abstract_module('''

@@ -17,21 +17,11 @@ from eras import (
     lazy_manager,
     lazy_registry,
     registered_adapters,
+    tool_names,
 )
 
-TOOL_INIT = lazy_registry("tool", {
-    "base45": ("base45_tool_parser", "Base45ToolParser"),
-    "child47": ("child47_tool_parser", "Child47ToolParser"),
-    "stubby": ("stubby_tool_parser", "StubbyToolParser"),
-    "quiet": ("quiet_tool_parser", "QuietToolParser"),
-    "framed": ("framed_tool_parser", "FramedToolParser"),
-    "wrapped": ("wrapped_tool_parser", "WrappedToolParser"),
-    "selfish": ("selfish_tool_parser", "SelfishToolParser"),
-    "diamond": ("diamond_tool_parser", "DiamondToolParser"),
-    "aliased": ("aliased_tool_parser", "AliasedToolParser"),
-    "mistra": ("mistra_tool_parser", "MistraToolParser"),
-    "engined": ("engined_tool_parser", "EnginedToolParser"),
-})
+TOOL_INIT = lazy_registry("tool", tool_names("base45", "child47", "stubby", "quiet", "framed", "wrapped", "selfish",
+                                              "diamond", "aliased", "mistra", "engined"))
 
 # an abstract contract method, a streaming method that raises with a message, no-op adjust_request
 ABSTRACT = abstract_module('''

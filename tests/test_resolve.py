@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import pytest
 from conftest import build_tags, line_of, make_repo, rows
-from eras import PLAIN_ABSTRACT, engine_stub, lazy_registry
+from eras import PLAIN_ABSTRACT, engine_stub, lazy_registry, tool_names
 from test_registry_eras import HISTORY as ERAS
 
+# alpha_too is a second name for alpha's class; broken names a module that does not exist
 INIT = lazy_registry("tool", {
-    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
+    **tool_names("alpha"),
     "alpha_too": ("alpha_tool_parser", "AlphaToolParser"),
-    "beta": ("beta_tool_parser", "BetaToolParser"),
-    "gamma": ("gamma_tool_parser", "GammaToolParser"),
-    "delta": ("delta_tool_parser", "DeltaToolParser"),
-    "eps": ("eps_tool_parser", "EpsToolParser"),
-    "child": ("child_tool_parser", "ChildToolParser"),
+    **tool_names("beta", "gamma", "delta", "eps", "child"),
     "broken": ("missing_tool_parser", "MissingToolParser"),
 })
 

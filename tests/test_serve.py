@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 import pytest
 from conftest import line_of, make_repo, rows, tpindex
 from conftest import rows as rows_
-from eras import engine_stub, lazy_registry
+from eras import engine_stub, lazy_registry, tool_names
 
 OLD = "vllm/entrypoints/openai/tool_parsers"
 
@@ -168,15 +168,9 @@ class DeltaParser:
 
 # the lazy tool registry, called at import, at v0.29.0, v0.30.0 (gamma gone, delta added) and v0.31.0
 # (alpha's file renamed)
-INIT_29 = lazy_registry("tool", {"alpha": ("alpha_tool_parser", "AlphaToolParser"),
-                                 "beta": ("beta_tool_parser", "BetaToolParser"),
-                                 "gamma": ("gamma_tool_parser", "GammaToolParser")}, call=True)
-INIT_30 = lazy_registry("tool", {"alpha": ("alpha_tool_parser", "AlphaToolParser"),
-                                 "beta": ("beta_tool_parser", "BetaToolParser"),
-                                 "delta": ("delta_tool_parser", "DeltaToolParser")}, call=True)
-INIT_31 = lazy_registry("tool", {"alpha": ("alpha_parser", "AlphaToolParser"),
-                                 "beta": ("beta_tool_parser", "BetaToolParser"),
-                                 "delta": ("delta_tool_parser", "DeltaToolParser")}, call=True)
+INIT_29 = lazy_registry("tool", tool_names("alpha", "beta", "gamma"), call=True)
+INIT_30 = lazy_registry("tool", tool_names("alpha", "beta", "delta"), call=True)
+INIT_31 = lazy_registry("tool", {"alpha": ("alpha_parser", "AlphaToolParser"), **tool_names("beta", "delta")}, call=True)
 
 HISTORY = {
     "v0.6.0": {

@@ -9,18 +9,13 @@ import json
 
 import pytest
 from conftest import build_tags, line_of, make_repo, tpindex
-from eras import PLAIN_ABSTRACT
+from eras import PLAIN_ABSTRACT, lazy_registry
 
 TP = "vllm/tool_parsers"
 
 
 def registry(names: dict[str, tuple[str, str]]) -> str:
-    body = "".join(f'    "{n}": ("{f}", "{c}"),\n' for n, (f, c) in names.items())
-    return ("from vllm.tool_parsers.abstract_tool_parser import ToolParserManager\n\n"
-            "_TOOL_PARSERS_TO_REGISTER = {\n" + body + "}\n\n\n"
-            "def register_lazy_tool_parsers():\n"
-            "    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():\n"
-            '        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)\n')
+    return lazy_registry("tool", names, inline=True, imports="ToolParserManager")
 
 
 def parser(cls: str, extra: str = "") -> str:
