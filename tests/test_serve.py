@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
-from conftest import line_of, make_repo, rows, tpindex
+from conftest import line_of, make_repo, remount, rows, tmpfs, tpindex
 from conftest import rows as rows_
 from eras import engine_stub, lazy_registry, tool_names
 
@@ -909,21 +909,8 @@ def database_with_data_only_in_its_wal(built: Path, into: Path) -> None:
 @pytest.fixture
 def read_only_dir(tmp_path):
     """A directory on a tmpfs: fill it, then call the returned function to remount it read-only (root)."""
-    import gc
-    import os
-    import subprocess
-
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a read-only filesystem")
-    d = tmp_path / "ro"
-    d.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(d)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs")
-    try:
-        yield d, lambda: subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
-    finally:
-        gc.collect()  # connections the CLI left to the garbage collector
-        subprocess.run(["umount", "-l", str(d)], check=True)
+    with tmpfs(tmp_path / "ro", "size=8m", "needs root to mount a read-only filesystem") as d:
+        yield d, lambda: remount(d, "ro")
 
 
 @pytest.mark.parametrize("state", ["checkpointed", "data only in the wal"])
