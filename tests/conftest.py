@@ -5,6 +5,8 @@ Fixture files are written by the tests themselves (never copied from vLLM).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sqlite3
 import subprocess
@@ -103,6 +105,28 @@ def tpindex(*args: str, ok: bool = True):
     if ok:
         assert result.exit_code == 0, result.output
     return result
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str, needs_root: str = "needs root to mount a tmpfs"):
+    """A tmpfs mounted with `options` (e.g. "size=1m") on the new directory `path` for the block; skips
+    with `needs_root` when not root, or when it cannot mount. Unmounted after, once the garbage collector
+    has closed the connections the in-process CLI left."""
+    if os.geteuid() != 0:
+        pytest.skip(needs_root)
+    path.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True).returncode:
+        pytest.skip(f"cannot mount a tmpfs ({options})")
+    try:
+        yield path
+    finally:
+        gc.collect()
+        subprocess.run(["umount", "-l", str(path)], check=True)
+
+
+def remount(path: Path, options: str) -> None:
+    """Change a mounted tmpfs's options (e.g. "ro", "size=32m")."""
+    subprocess.run(["mount", "-o", f"remount,{options}", str(path)], check=True)
 
 
 @pytest.fixture

@@ -4,14 +4,14 @@ parse errors while the build goes on."""
 
 from __future__ import annotations
 
-import gc
+import contextlib
 import os
 import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import make_repo, rows, tpindex
+from conftest import make_repo, remount, rows, tmpfs, tpindex
 from test_crash import assert_user_error
 
 TP = "vllm/entrypoints/openai/tool_parsers"
@@ -93,20 +93,15 @@ def test_missing_db_directory(repo, tmp_path):
 @pytest.fixture
 def readonly_dir(tmp_path):
     """A directory nobody can write: a read-only tmpfs as root (root ignores permission bits), else 0555."""
+    if os.geteuid() == 0:
+        with tmpfs(tmp_path / "ro", "ro,size=64k") as d:
+            yield d
+        return
     d = tmp_path / "ro"
     d.mkdir()
-    if os.geteuid() != 0:
-        d.chmod(0o555)
-        yield d
-        d.chmod(0o755)
-        return
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(d)], capture_output=True).returncode:
-        pytest.skip("running as root and cannot mount a read-only tmpfs")
-    try:
-        yield d
-    finally:
-        gc.collect()  # connections the CLI left to the garbage collector
-        subprocess.run(["umount", "-l", str(d)], check=True)
+    d.chmod(0o555)
+    yield d
+    d.chmod(0o755)
 
 
 def test_unwritable_db_directory(repo, readonly_dir):
@@ -116,22 +111,13 @@ def test_unwritable_db_directory(repo, readonly_dir):
 
 def test_unwritable_database_file_is_refused_but_readable(repo, built, tmp_path):
     """A database on read-only media: build refuses it clearly; which, diff and check still read it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a read-only filesystem")
-    d = tmp_path / "ro"
-    d.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs")
-    try:
+    with tmpfs(tmp_path / "ro", "size=1m", "needs root to mount a read-only filesystem") as d:
         db = d / "index.db"
         db.write_bytes(built.read_bytes())  # a WAL database, closed cleanly: no -wal or -shm file
-        subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
+        remount(d, "ro")
         fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("cannot write",))
         assert "Hermes" in tpindex("which", "hermes", "--db", db).output
         tpindex("check", "--db", db)
-    finally:
-        gc.collect()  # connections the CLI left to the garbage collector
-        subprocess.run(["umount", "-l", str(d)], check=True)
 
 
 def test_not_a_sqlite_file(repo, tmp_path):
@@ -409,24 +395,17 @@ def test_export_to_a_place_it_cannot_write(built, tmp_path):
 
 def test_export_to_a_file_it_may_not_write(built, tmp_path):
     """An existing file on read-only media (root ignores permission bits)."""
-    if os.geteuid() != 0:
-        out = tmp_path / "locked.json"
-        out.write_text("{}")
-        out.chmod(0o444)
-    else:
-        d = tmp_path / "ro"
-        d.mkdir()
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(d)], capture_output=True).returncode:
-            pytest.skip("cannot mount a tmpfs")
-        out = d / "locked.json"
-        out.write_text("{}")
-        subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
-    try:
+    with contextlib.ExitStack() as mounted:
+        if os.geteuid() != 0:
+            out = tmp_path / "locked.json"
+            out.write_text("{}")
+            out.chmod(0o444)
+        else:
+            out = mounted.enter_context(tmpfs(tmp_path / "ro", "size=64k")) / "locked.json"
+            out.write_text("{}")
+            remount(out.parent, "ro")
         fails("export", "-o", out, "--db", built, words=("cannot write", "choose another -o"))
         assert out.read_text() == "{}"
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["umount", "-l", str(d)], check=True)
 
 
 def tpindex_process(*args, stdout=None):

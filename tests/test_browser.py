@@ -59,6 +59,14 @@ class Browser:
         return path
 
 
+def follow(page: str, base: str, pattern: str, missing: str, flags: int = 0) -> str:
+    """The absolute URL (a link's href, a form's action) that the first group of `pattern` matches on
+    `page`, asserted there with `missing` as the message."""
+    found = re.search(pattern, page, flags)
+    assert found, missing
+    return urljoin(base, html.unescape(found.group(1)))
+
+
 @pytest.fixture
 def browser(tmp_path) -> Browser:
     if CHROMIUM is None:
@@ -112,21 +120,20 @@ def test_browse_home_question_source_matrix_diff_and_search_in_chromium(browser,
 
     home = browser.dom(server)
     assert "tool-calling code across versions" in home
-    link = re.search(r'<a href="([^"]+)">Which file implements NAME at VERSION</a>', home)
-    assert link, "the home page lists the 'which' question"
+    question = follow(home, server, r'<a href="([^"]+)">Which file implements NAME at VERSION</a>',
+                      "the home page lists the 'which' question")
     browser.screenshot(server, shots / "home.png", "1400,1400")
 
     # run the question as its form does: a GET with the parameters
-    which = urljoin(server, html.unescape(link.group(1))) + "?" + urlencode({"name": "beta", "version": "v0.30.0"})
+    which = question + "?" + urlencode({"name": "beta", "version": "v0.30.0"})
     page = browser.dom(which)
     assert "vllm/parser/beta.py" in page and "BetaParserToolAdapter" in page
     assert f"https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}" in page
     browser.screenshot(which, shots / "which.png")
 
     # the real file of the answer, in the stored code, at the answer's version and line
-    src = re.search(r'<a class="tpindex-src" href="([^"]*/-/source/v0\.30\.0/vllm/parser/beta\.py#L\d+)"', page)
-    assert src, "the which answer links its files to their source pages"
-    source_url = urljoin(which, html.unescape(src.group(1)))
+    source_url = follow(page, which, r'<a class="tpindex-src" href="([^"]*/-/source/v0\.30\.0/vllm/parser/beta\.py#L\d+)"',
+                        "the which answer links its files to their source pages")
     assert source_url.endswith(f"#L{BETA_PARSER_LINE}")
     source = browser.dom(source_url)
     assert "vllm/parser/beta.py" in source and f'id="L{BETA_HACK_LINE}"' in source
@@ -139,10 +146,9 @@ def test_browse_home_question_source_matrix_diff_and_search_in_chromium(browser,
     browser.screenshot(urljoin(server, "-/parser-matrix"), shots / "matrix.png")
 
     # the cell where alpha's real file moved (v0.31.0) links to the diff of its code
-    cell = re.search(r'<tr data-kind="tool" data-name="alpha">.*?<td class="c i-standalone moved[^"]*" '
-                     r'data-version="v0\.31\.0"[^>]*><a href="([^"]+)"', matrix, re.S)
-    assert cell, "the moved cell links somewhere"
-    diff_url = urljoin(server, html.unescape(cell.group(1)))
+    diff_url = follow(matrix, server, r'<tr data-kind="tool" data-name="alpha">.*?<td class="c i-standalone moved[^"]*" '
+                                      r'data-version="v0\.31\.0"[^>]*><a href="([^"]+)"',
+                      "the moved cell links somewhere", re.S)
     assert "/-/diff?" in diff_url
     diff = browser.dom(diff_url)
     assert "alpha (tool): v0.30.0" in diff and "vllm/tool_parsers/alpha_parser.py" in diff
@@ -168,13 +174,13 @@ def shots_dir(tmp_path) -> Path:
 def test_search_a_name_reach_its_page_follow_a_version_and_a_class_in_chromium(browser, cards_server, tmp_path):
     shots = shots_dir(tmp_path)
     home = browser.dom(cards_server)
-    form = re.search(r'<form class="tpindex-homefind" action="([^"]+)" method="get"', home)
-    assert form, "the home page has a search box"
+    search = follow(home, cards_server, r'<form class="tpindex-homefind" action="([^"]+)" method="get"',
+                    "the home page has a search box")
     assert '<form class="tpindex-find"' in home, "and the header too"
     browser.screenshot(cards_server, shots / "cards-home.png", "1400,900")
 
     # search as the form does (a GET with q): an upper-case prefix of a name reaches the name's page
-    found = urljoin(cards_server, html.unescape(form.group(1))) + "?" + urlencode({"q": "ZET"})
+    found = search + "?" + urlencode({"q": "ZET"})
     page = browser.dom(found)
     assert 'data-kind="tool" data-name="zeta" data-version="v0.31.0"' in page
     assert "&lt;zeta_call&gt;" in page and "request.skip_special_tokens = False" in page
@@ -186,16 +192,14 @@ def test_search_a_name_reach_its_page_follow_a_version_and_a_class_in_chromium(b
     browser.screenshot(omega, shots / "cards-omega.png", "1400,2200")
 
     # follow a version link and a class link from the name's page
-    version = re.search(r'<a class="tpindex-version" href="([^"]*/-/version/v0\.30\.0[^"]*)"', page)
-    assert version, "the page links its versions"
-    vpage_url = urljoin(cards_server, html.unescape(version.group(1)))
+    vpage_url = follow(page, cards_server, r'<a class="tpindex-version" href="([^"]*/-/version/v0\.30\.0[^"]*)"',
+                       "the page links its versions")
     vpage = browser.dom(vpage_url)
     assert 'data-version="v0.30.0"' in vpage and "tpindex-name" in vpage
     browser.screenshot(vpage_url, shots / "cards-version.png", "1400,1200")
 
-    cls = re.search(r'<a class="tpindex-class" href="([^"]+)"[^>]*>OmegaParser</a>', page)
-    assert cls, "the page links its classes to the class tree"
-    tree_url = urljoin(cards_server, html.unescape(cls.group(1)))
+    tree_url = follow(page, cards_server, r'<a class="tpindex-class" href="([^"]+)"[^>]*>OmegaParser</a>',
+                      "the page links its classes to the class tree")
     tree = browser.dom(tree_url)
     assert "vllm/parser/omega.py" in tree and "ParserEngine" in tree and "<title>Class tree</title>" in tree
     browser.screenshot(tree_url, shots / "cards-class-tree.png", "1400,900")

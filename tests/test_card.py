@@ -13,23 +13,20 @@ import json
 
 import pytest
 from conftest import build_tags, line_of, make_repo, tpindex
+from eras import (
+    ABS_REASONING,
+    abstract_module,
+    engine_adapters,
+    engine_stub,
+    lazy_registry,
+    registered_adapters,
+    tool_names,
+)
 
-TOOL_INIT = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+TOOL_INIT = lazy_registry("tool", tool_names("zeta", "omega"))
 
-_TOOL_PARSERS_TO_REGISTER = {
-    "zeta": ("zeta_tool_parser", "ZetaToolParser"),
-    "omega": ("omega_tool_parser", "OmegaToolParser"),
-}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.tool_parsers.{file_name}"
-        ToolParserManager.register_lazy_module(name, module_path, class_name)
-'''
-
-ABSTRACT = '''
+# the base class's adjust_request is part of the chain a card shows
+ABSTRACT = abstract_module('''
 class ToolParser:
     supports_required_and_named = True
 
@@ -43,13 +40,7 @@ class ToolParser:
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         raise NotImplementedError
-
-
-class ToolParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
+''', "ToolParserManager")
 
 ZETA = '''
 import re
@@ -93,39 +84,9 @@ class OmegaToolParser(ToolParser):
         return delta
 '''
 
-OMEGA_STUB = '''
-from vllm.parser.engine.registered_adapters import OmegaParserToolAdapter
+OMEGA_STUB = engine_stub("OmegaToolParser", "OmegaParserToolAdapter", "supports_required_and_named = False")
 
-
-class OmegaToolParser(OmegaParserToolAdapter):
-    supports_required_and_named = False
-'''
-
-REASONING_INIT = '''
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
-
-_REASONING_PARSERS_TO_REGISTER = {
-    "omega": ("omega_reasoning_parser", "OmegaParserReasoningAdapter"),
-}
-
-
-def register_lazy_reasoning_parsers():
-    for name, (file_name, class_name) in _REASONING_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.reasoning.{file_name}"
-        ReasoningParserManager.register_lazy_module(name, module_path, class_name)
-'''
-
-ABS_REASONING = '''
-class ReasoningParser:
-    def extract_reasoning(self, text, request):
-        raise NotImplementedError
-
-
-class ReasoningParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
+REASONING_INIT = lazy_registry("reasoning", {"omega": ("omega_reasoning_parser", "OmegaParserReasoningAdapter")})
 
 OMEGA_REASONING = '''
 from vllm.parser.engine.registered_adapters import OmegaParserReasoningAdapter
@@ -133,11 +94,8 @@ from vllm.parser.engine.registered_adapters import OmegaParserReasoningAdapter
 __all__ = ["OmegaParserReasoningAdapter"]
 '''
 
-ENGINE = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
-
-
+# the engine sets a request field and its tool adapter passes adjust_request on to it
+ENGINE = engine_adapters(engine='''
 class ParserEngine:
     def adjust_request(self, request):
         request.skip_special_tokens = False
@@ -151,36 +109,15 @@ class ParserEngine:
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         return self.parse_delta(delta, None)
-
-
-class ParserEngineReasoningAdapter(ReasoningParser):
-    def extract_reasoning(self, text, request):
-        return self._parser_engine.extract_reasoning(text, request)
-
-
-class ParserEngineToolAdapter(ToolParser):
-    engine_based_streaming = True
-
+''', tool_adapter='''
     def adjust_request(self, request):
         return self._parser_engine.adjust_request(request)
 
     def extract_tool_calls(self, text, request):
         return self._parser_engine.extract_tool_calls(text, request)
+''')
 
-    def extract_tool_calls_streaming(self, previous, current, delta):
-        return self._parser_engine.extract_tool_calls_streaming(previous, current, delta)
-
-
-def make_adapters(parser_engine_cls):
-    return parser_engine_cls, parser_engine_cls
-'''
-
-REGISTERED_ADAPTERS = '''
-from vllm.parser.engine.adapters import make_adapters
-from vllm.parser.omega import OmegaParser
-
-(OmegaParserReasoningAdapter, OmegaParserToolAdapter) = make_adapters(OmegaParser)
-'''
+REGISTERED_ADAPTERS = registered_adapters("omega", "OmegaParser")
 
 OMEGA_MODEL = '''
 from vllm.parser.engine.adapters import ParserEngine

@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import make_repo
+from conftest import make_repo, remount, tmpfs
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = "vllm/entrypoints/openai/tool_parsers"
@@ -838,23 +838,9 @@ def test_ctrl_c_during_a_build(tmp_path):
 @pytest.fixture
 def small_fs(tmp_path):
     """A directory on a 1 MB tmpfs (root only), enlarged by calling the returned function."""
-    import gc
-
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root; test_disk_full_during_a_build_keeps_complete_versions covers it")
-    d = tmp_path / "small"
-    d.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-
-    def grow():
-        subprocess.run(["mount", "-o", "remount,size=32m", str(d)], check=True)
-
-    try:
-        yield d, grow
-    finally:
-        gc.collect()  # connections the in-process CLI left to the garbage collector
-        subprocess.run(["umount", "-l", str(d)], check=True)
+    with tmpfs(tmp_path / "small", "size=1m",
+               "mounting a small tmpfs needs root; test_disk_full_during_a_build_keeps_complete_versions covers it") as d:
+        yield d, lambda: remount(d, "size=32m")
 
 
 def test_real_full_filesystem(fixture_repo, clean, small_fs):

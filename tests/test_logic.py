@@ -9,32 +9,22 @@ import json
 
 import pytest
 from conftest import build_tags, line_of, make_repo, rows, tpindex
+from eras import (
+    ABS_REASONING,
+    abstract_module,
+    engine_adapters,
+    engine_stub,
+    lazy_manager,
+    lazy_registry,
+    registered_adapters,
+    tool_names,
+)
 
-TOOL_INIT = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+TOOL_INIT = lazy_registry("tool", tool_names("base45", "child47", "stubby", "quiet", "framed", "wrapped", "selfish",
+                                              "diamond", "aliased", "mistra", "engined"))
 
-_TOOL_PARSERS_TO_REGISTER = {
-    "base45": ("base45_tool_parser", "Base45ToolParser"),
-    "child47": ("child47_tool_parser", "Child47ToolParser"),
-    "stubby": ("stubby_tool_parser", "StubbyToolParser"),
-    "quiet": ("quiet_tool_parser", "QuietToolParser"),
-    "framed": ("framed_tool_parser", "FramedToolParser"),
-    "wrapped": ("wrapped_tool_parser", "WrappedToolParser"),
-    "selfish": ("selfish_tool_parser", "SelfishToolParser"),
-    "diamond": ("diamond_tool_parser", "DiamondToolParser"),
-    "aliased": ("aliased_tool_parser", "AliasedToolParser"),
-    "mistra": ("mistra_tool_parser", "MistraToolParser"),
-    "engined": ("engined_tool_parser", "EnginedToolParser"),
-}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.tool_parsers.{file_name}"
-        ToolParserManager.register_lazy_module(name, module_path, class_name)
-'''
-
-ABSTRACT = '''
+# an abstract contract method, a streaming method that raises with a message, no-op adjust_request
+ABSTRACT = abstract_module('''
 from abc import abstractmethod
 
 
@@ -51,13 +41,7 @@ class ToolParser:
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         raise NotImplementedError("streaming is not supported by this parser")
-
-
-class ToolParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
+''', "ToolParserManager")
 
 BASE45 = '''
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
@@ -198,39 +182,11 @@ class MistraToolParser(ToolParser):
         return delta
 '''
 
-ENGINED = '''
-from vllm.parser.engine.registered_adapters import EnginedParserToolAdapter
+ENGINED = engine_stub("EnginedToolParser", "EnginedParserToolAdapter")
 
-
-class EnginedToolParser(EnginedParserToolAdapter):
-    pass
-'''
-
-REASONING_INIT = '''
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
-
-_REASONING_PARSERS_TO_REGISTER = {
+REASONING_INIT = lazy_registry("reasoning", {
     "declared": ("declared_reasoning_parser", "DeclaredParserReasoningAdapter"),
-}
-
-
-def register_lazy_reasoning_parsers():
-    for name, (file_name, class_name) in _REASONING_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.reasoning.{file_name}"
-        ReasoningParserManager.register_lazy_module(name, module_path, class_name)
-'''
-
-ABS_REASONING = '''
-class ReasoningParser:
-    def extract_reasoning(self, text, request):
-        raise NotImplementedError
-
-
-class ReasoningParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
+})
 
 DECLARED = '''
 from vllm.parser.engine.adapters import ParserEngineReasoningAdapter
@@ -270,12 +226,8 @@ class DelegatingParser(Parser):
         return self.extract_tool_calls(delta, request)
 '''
 
-ENGINE_ADAPTERS = '''
-from vllm.parser.abstract_parser import Parser
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
-
-
+# the engine subclasses the unified Parser; its tool adapter reads tool calls from the content only
+ENGINE_ADAPTERS = engine_adapters(imports="from vllm.parser.abstract_parser import Parser\n", engine='''
 class ParserEngine(Parser):
     def parse(self, text, request):
         return self.run(text)
@@ -285,33 +237,12 @@ class ParserEngine(Parser):
 
     def extract_reasoning(self, text, request):
         return self.run(text)
-
-
-class ParserEngineReasoningAdapter(ReasoningParser):
-    def extract_reasoning(self, text, request):
-        return self._parser_engine.extract_reasoning(text, request)
-
-
-class ParserEngineToolAdapter(ToolParser):
-    engine_based_streaming = True
-
+''', tool_adapter='''
     def extract_tool_calls(self, text, request):
         return self._parser_engine.extract_tool_calls_from_content(text, request)
+''')
 
-    def extract_tool_calls_streaming(self, previous, current, delta):
-        return self._parser_engine.extract_tool_calls_streaming(previous, current, delta)
-
-
-def make_adapters(parser_engine_cls):
-    return parser_engine_cls, parser_engine_cls
-'''
-
-REGISTERED_ADAPTERS = '''
-from vllm.parser.engine.adapters import make_adapters
-from vllm.parser.engined import EnginedParser
-
-(EnginedParserReasoningAdapter, EnginedParserToolAdapter) = make_adapters(EnginedParser)
-'''
+REGISTERED_ADAPTERS = registered_adapters("engined", "EnginedParser")
 
 ENGINED_MODEL = '''
 from vllm.parser.engine.adapters import ParserEngine
@@ -616,26 +547,9 @@ def test_which_shows_notes_and_the_wrapper(logic_db):
     assert "returns None" in out
 
 
-UNIFIED_INIT = '''
-from vllm.parser.parser_manager import ParserManager
+UNIFIED_INIT = lazy_registry("engine", {"minimax9": ("minimax9_parser", "MiniMax9Parser")})
 
-_PARSERS_TO_REGISTER = {
-    "minimax9": ("minimax9_parser", "MiniMax9Parser"),
-}
-
-
-def register_lazy_parsers():
-    for name, (file_name, class_name) in _PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.parser.{file_name}"
-        ParserManager.register_lazy_module(name, module_path, class_name)
-'''
-
-UNIFIED_MANAGER = '''
-class ParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
+UNIFIED_MANAGER = lazy_manager("ParserManager")
 
 UNIFIED_PARSER = '''
 from vllm.parser.abstract_parser import DelegatingParser

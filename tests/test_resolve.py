@@ -6,40 +6,16 @@ from __future__ import annotations
 
 import pytest
 from conftest import build_tags, line_of, make_repo, rows
+from eras import PLAIN_ABSTRACT, engine_stub, lazy_registry, tool_names
 from test_registry_eras import HISTORY as ERAS
 
-INIT = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
-
-_TOOL_PARSERS_TO_REGISTER = {
-    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
+# alpha_too is a second name for alpha's class; broken names a module that does not exist
+INIT = lazy_registry("tool", {
+    **tool_names("alpha"),
     "alpha_too": ("alpha_tool_parser", "AlphaToolParser"),
-    "beta": ("beta_tool_parser", "BetaToolParser"),
-    "gamma": ("gamma_tool_parser", "GammaToolParser"),
-    "delta": ("delta_tool_parser", "DeltaToolParser"),
-    "eps": ("eps_tool_parser", "EpsToolParser"),
-    "child": ("child_tool_parser", "ChildToolParser"),
+    **tool_names("beta", "gamma", "delta", "eps", "child"),
     "broken": ("missing_tool_parser", "MissingToolParser"),
-}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.tool_parsers.{file_name}"
-        ToolParserManager.register_lazy_module(name, module_path, class_name)
-'''
-
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls(self, text):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
+})
 
 ALPHA = '''
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
@@ -68,13 +44,7 @@ class BetaToolParser(ToolParser):
         return []
 '''
 
-BETA_STUB = '''
-from vllm.parser.engine.registered_adapters import BetaParserToolAdapter
-
-
-class BetaToolParser(BetaParserToolAdapter):
-    supports_required_and_named = False
-'''
+BETA_STUB = engine_stub("BetaToolParser", "BetaParserToolAdapter", "supports_required_and_named = False")
 
 GAMMA_STUB = '''
 from vllm.parser.gamma import GammaParserToolAdapter
@@ -183,7 +153,7 @@ class BetaV2Parser:
 
 TAG_A = {
     "vllm/tool_parsers/__init__.py": INIT,
-    "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+    "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
     "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
     "vllm/tool_parsers/child_tool_parser.py": CHILD,
     "vllm/tool_parsers/beta_tool_parser.py": BETA_STANDALONE,

@@ -23,8 +23,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
-from conftest import line_of, make_repo, rows, tpindex
+from conftest import line_of, make_repo, remount, rows, tmpfs, tpindex
 from conftest import rows as rows_
+from eras import engine_stub, lazy_registry, tool_names
 
 OLD = "vllm/entrypoints/openai/tool_parsers"
 
@@ -74,22 +75,6 @@ class AlphaToolParser(ToolParser):
         return delta
 '''
 
-TOOL_INIT = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
-
-_TOOL_PARSERS_TO_REGISTER = {{
-{entries}
-}}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.tool_parsers.{{file_name}}"
-        ToolParserManager.register_lazy_module(name, module_path, class_name)
-
-
-register_lazy_tool_parsers()
-'''
 ALPHA = '''
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
@@ -126,29 +111,8 @@ class BetaToolParser(ToolParser):
     def extract_tool_calls_streaming(self, delta):
         return delta
 '''
-BETA_STUB = '''
-from vllm.parser.engine.registered_adapters import BetaParserToolAdapter
-
-
-class BetaToolParser(BetaParserToolAdapter):
-    pass
-'''
-REASONING_INIT = '''
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
-
-_REASONING_PARSERS_TO_REGISTER = {
-    "beta": ("beta_reasoning_parser", "BetaReasoningParser"),
-}
-
-
-def register_lazy_reasoning_parsers():
-    for name, (file_name, class_name) in _REASONING_PARSERS_TO_REGISTER.items():
-        module_path = f"vllm.reasoning.{file_name}"
-        ReasoningParserManager.register_lazy_module(name, module_path, class_name)
-
-
-register_lazy_reasoning_parsers()
-'''
+BETA_STUB = engine_stub("BetaToolParser", "BetaParserToolAdapter")
+REASONING_INIT = lazy_registry("reasoning", {"beta": ("beta_reasoning_parser", "BetaReasoningParser")}, call=True)
 ABS_REASONING = '''
 class ReasoningParser:
     pass
@@ -169,13 +133,7 @@ class BetaReasoningParser(ReasoningParser):
     def is_reasoning_end(self, ids):
         return True
 '''
-BETA_REASONING_STUB = '''
-from vllm.parser.engine.registered_adapters import BetaParserReasoningAdapter
-
-
-class BetaReasoningParser(BetaParserReasoningAdapter):
-    pass
-'''
+BETA_REASONING_STUB = engine_stub("BetaReasoningParser", "BetaParserReasoningAdapter")
 ADAPTERS = '''
 from vllm.parser.beta import BetaParser
 
@@ -208,19 +166,11 @@ class DeltaParser:
 '''
 
 
-def entries(*names_files):
-    return "\n".join(f'    "{n}": ("{f}", "{c}"),' for n, f, c in names_files)
-
-
-INIT_29 = TOOL_INIT.format(entries=entries(("alpha", "alpha_tool_parser", "AlphaToolParser"),
-                                           ("beta", "beta_tool_parser", "BetaToolParser"),
-                                           ("gamma", "gamma_tool_parser", "GammaToolParser")))
-INIT_30 = TOOL_INIT.format(entries=entries(("alpha", "alpha_tool_parser", "AlphaToolParser"),
-                                           ("beta", "beta_tool_parser", "BetaToolParser"),
-                                           ("delta", "delta_tool_parser", "DeltaToolParser")))
-INIT_31 = TOOL_INIT.format(entries=entries(("alpha", "alpha_parser", "AlphaToolParser"),
-                                           ("beta", "beta_tool_parser", "BetaToolParser"),
-                                           ("delta", "delta_tool_parser", "DeltaToolParser")))
+# the lazy tool registry, called at import, at v0.29.0, v0.30.0 (gamma gone, delta added) and v0.31.0
+# (alpha's file renamed)
+INIT_29 = lazy_registry("tool", tool_names("alpha", "beta", "gamma"), call=True)
+INIT_30 = lazy_registry("tool", tool_names("alpha", "beta", "delta"), call=True)
+INIT_31 = lazy_registry("tool", {"alpha": ("alpha_parser", "AlphaToolParser"), **tool_names("beta", "delta")}, call=True)
 
 HISTORY = {
     "v0.6.0": {
@@ -959,21 +909,8 @@ def database_with_data_only_in_its_wal(built: Path, into: Path) -> None:
 @pytest.fixture
 def read_only_dir(tmp_path):
     """A directory on a tmpfs: fill it, then call the returned function to remount it read-only (root)."""
-    import gc
-    import os
-    import subprocess
-
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a read-only filesystem")
-    d = tmp_path / "ro"
-    d.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(d)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs")
-    try:
-        yield d, lambda: subprocess.run(["mount", "-o", "remount,ro", str(d)], check=True)
-    finally:
-        gc.collect()  # connections the CLI left to the garbage collector
-        subprocess.run(["umount", "-l", str(d)], check=True)
+    with tmpfs(tmp_path / "ro", "size=8m", "needs root to mount a read-only filesystem") as d:
+        yield d, lambda: remount(d, "ro")
 
 
 @pytest.mark.parametrize("state", ["checkpointed", "data only in the wal"])

@@ -7,23 +7,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import build_tags, make_repo, rows
+from eras import lazy_registry, tool_names
 
 from indexer.scope import Scope
 from indexer.sources import git_blob_id
 from indexer.sources.directory import DirectorySource, metadata_version, version_from_file
 
-INIT = b'''\
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
-
-_TOOL_PARSERS_TO_REGISTER = {
-    "gamma": ("gamma_tool_parser", "GammaToolParser"),
-}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
-'''
+INIT = lazy_registry("tool", tool_names("gamma"), inline=True).encode()
 
 ABSTRACT = b'''\
 class ToolParser:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import build_tags, make_repo, rows
+from eras import lazy_registry, tool_names
 
 from indexer.build import build
 from indexer.scope import Scope
@@ -31,19 +32,8 @@ from indexer.sources.pypi import (
 )
 from indexer.specs import select
 
-INIT = b'''\
-from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
-
-_TOOL_PARSERS_TO_REGISTER = {
-    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
-    "alpha_alias": ("alpha_tool_parser", "AlphaToolParser"),
-}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
-'''
+INIT = lazy_registry("tool", {"alpha": ("alpha_tool_parser", "AlphaToolParser"),
+                              "alpha_alias": ("alpha_tool_parser", "AlphaToolParser")}, inline=True).encode()
 
 ABSTRACT = b'''\
 class ToolParser:
@@ -660,19 +650,7 @@ def test_parts_left_by_killed_downloads_are_removed(released, tmp_path):
     os.close(fd)
 
 
-LAZY_INIT = b'''\
-from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
-
-_TOOL_PARSERS_TO_REGISTER = {
-    "alpha": ("alpha_tool_parser", "AlphaToolParser"),
-    "beta": ("beta_tool_parser", "BetaToolParser"),
-}
-
-
-def register_lazy_tool_parsers():
-    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():
-        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)
-'''
+LAZY_INIT = lazy_registry("tool", tool_names("alpha", "beta"), inline=True, imports="ToolParserManager").encode()
 
 
 @pytest.mark.parametrize("cut, says", [

@@ -9,17 +9,13 @@ import json
 
 import pytest
 from conftest import build_tags, line_of, make_repo, tpindex
+from eras import PLAIN_ABSTRACT, lazy_registry
 
 TP = "vllm/tool_parsers"
 
 
 def registry(names: dict[str, tuple[str, str]]) -> str:
-    body = "".join(f'    "{n}": ("{f}", "{c}"),\n' for n, (f, c) in names.items())
-    return ("from vllm.tool_parsers.abstract_tool_parser import ToolParserManager\n\n"
-            "_TOOL_PARSERS_TO_REGISTER = {\n" + body + "}\n\n\n"
-            "def register_lazy_tool_parsers():\n"
-            "    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():\n"
-            '        ToolParserManager.register_lazy_module(name, f"vllm.tool_parsers.{file_name}", class_name)\n')
+    return lazy_registry("tool", names, inline=True, imports="ToolParserManager")
 
 
 def parser(cls: str, extra: str = "") -> str:
@@ -28,18 +24,6 @@ def parser(cls: str, extra: str = "") -> str:
             f"    def extract_tool_calls(self, text):\n"
             f"        return text\n{extra}")
 
-
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls(self, text):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        pass
-'''
 
 CLI_ARGS = '''
 import argparse
@@ -143,7 +127,7 @@ NAMES_33 = {k: v for k, v in NAMES_31.items() if k != "beta"}
 HISTORY = {
     "v0.30.0": {
         f"{TP}/__init__.py": registry(NAMES_30),
-        f"{TP}/abstract_tool_parser.py": ABSTRACT,
+        f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
         f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser"),
         f"{TP}/beta_tool_parser.py": parser("BetaToolParser"),
         "vllm/entrypoints/launchers/cli_args.py": CLI_ARGS,
