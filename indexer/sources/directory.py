@@ -72,7 +72,7 @@ class DirectorySource:
             raise ValueError(f"{self.root} holds one version, {self.label}, not {name}")
         digest = hashlib.sha256()
         scope = self.scope or _default_scope()
-        for path, blob_id, _ in sorted(self._walk(_EVERYTHING if scope.tree else scope)):
+        for path, blob_id, _ in sorted(self._walk(_every_file() if scope.tree else scope)):
             digest.update(f"{path}\0{blob_id}\n".encode())
         return VersionRef(label=self.label, ref=str(self.root), commit=digest.hexdigest(), source="dir",
                           sort_key=sort_key(self.label), origin=str(self.root))
@@ -84,7 +84,7 @@ class DirectorySource:
 
     def tree(self, version: VersionRef) -> list[FileEntry]:
         """Every file under the directory (for an installed package: the package's)."""
-        return [FileEntry(path, blob_id, _const(data)) for path, blob_id, data in self._walk(_EVERYTHING)]
+        return [FileEntry(path, blob_id, _const(data)) for path, blob_id, data in self._walk(_every_file())]
 
     def _walk(self, scope) -> list[tuple[str, str, bytes]]:
         """(repository path, blob id, bytes) of every in-scope file, read once per scope."""
@@ -178,25 +178,17 @@ def metadata_version(path: Path) -> str | None:
     return None
 
 
-class _Everything:
-    patterns = ("*",)
-
-    @staticmethod
-    def roots() -> list[str]:
-        return [""]
-
-    @staticmethod
-    def matches(path: str) -> bool:
-        return True
-
-
-_EVERYTHING = _Everything()
-
-
 def _default_scope():
     from ..scope import Scope
 
     return Scope.named("all")
+
+
+def _every_file():
+    """A scope of every path ('*' matches across '/'; its one root is the whole directory)."""
+    from ..scope import Scope
+
+    return Scope(("*",), "every-file")
 
 
 def _const(data: bytes):
