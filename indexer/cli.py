@@ -35,13 +35,6 @@ def db_option(f):
                         envvar="TPINDEX_DB", show_envvar=True, help="The SQLite database to read or write.")(f)
 
 
-def open_db(path: str):
-    """Open an existing database read-only for a query command."""
-    from .store import connect
-
-    return connect(path, create=False, readonly=True)
-
-
 class LazyGroup(click.Group):
     """Commands living in other modules are imported only when they run (fast start-up)."""
 

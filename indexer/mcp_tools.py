@@ -30,7 +30,9 @@ Kind = Literal["tool", "reasoning", "engine"]
 Runner = Callable[..., Awaitable[object]]
 
 
-def _result(answer, schema: str) -> CallToolResult:
+def _result(answer) -> CallToolResult:
+    """An answer as the tool's result: its JSON as text and as structured content (its outputSchema is set
+    from SCHEMAS by _publish_schemas)."""
     data = answer.to_json() if hasattr(answer, "to_json") else answer
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
                           structured_content=data)
@@ -45,7 +47,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "and engine parser names each registers. Use a `version` from here in the other tools."))
     async def versions(ctx: Context | None = None) -> CallToolResult:
         infos = await run(ctx, lambda ix: ix.versions())
-        return _result({"versions": [v.to_json() for v in infos]}, "versions")
+        return _result({"versions": [v.to_json() for v in infos]})
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "Which file and class really implement a vLLM parser name (the value of --tool-call-parser or "
@@ -54,7 +56,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "real_class, real_line), plus notes (inherited methods, streaming that returns None, selector "
         "stubs). `version` defaults to the newest indexed; `kind` restricts to tool, reasoning or engine."))
     async def which(name: str, version: str | None = None, kind: Kind | None = None, ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.which(name, version, kind)), "which")
+        return _result(await run(ctx, lambda ix: ix.which(name, version, kind)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "A vLLM parser name across every indexed version: ranges of consecutive versions with the same "
@@ -62,7 +64,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "whose code changed in the same real file), and the lifecycle (first/last version, when it became "
         "unified, when its real file or code changed, when it was removed) over the indexed versions only."))
     async def which_history(name: str, kind: Kind | None = None, ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.history(name, kind)), "which-all")
+        return _result(await run(ctx, lambda ix: ix.history(name, kind)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "What changed from version `a` to version `b`: parser names added or removed, implementations moved "
@@ -71,7 +73,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "HACK/TODO markers and known workaround patterns. Each change has type, kind, name, before, after, "
         "file, line and detail."))
     async def diff(a: str, b: str, ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.diff(a, b)), "diff")
+        return _result(await run(ctx, lambda ix: ix.diff(a, b)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "Everything an operator needs about one vLLM parser name at one version (default: the newest "
@@ -85,7 +87,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         from .answers.card import CardSet
 
         found = await run(ctx, lambda ix: ix.cards(name, version, kind))
-        return _result(CardSet(version=found[0].version if found else (version or ""), cards=found), "card")
+        return _result(CardSet(version=found[0].version if found else (version or ""), cards=found))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "Search the code of the indexed vLLM versions with a POSIX extended regular expression, as `git grep "
@@ -97,7 +99,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
                    fixed_strings: bool = False, max_lines: int = 500, ctx: Context | None = None) -> CallToolResult:
         return _result(await run(ctx, lambda ix: ix.grep(pattern, tags=versions, paths=[path] if path else None,
                                                          icase=ignore_case, fixed=fixed_strings,
-                                                         max_lines=max(1, min(max_lines, 5000)))), "grep")
+                                                         max_lines=max(1, min(max_lines, 5000)))))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "The code of one file of a vLLM version, with line numbers, from the database: `path` such as "
@@ -105,7 +107,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "(default: the newest indexed)."))
     async def show(path: str, version: str | None = None, start: int | None = None, end: int | None = None,
                    ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.show(path, version, start, end)), "show")
+        return _result(await run(ctx, lambda ix: ix.show(path, version, start, end)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "The code that really implements a vLLM parser name at a version: the class whose code does the "
@@ -114,7 +116,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "class hierarchy, with the class that defines it."))
     async def show_parser(name: str, version: str | None = None, kind: Kind | None = None,
                           method: str | None = None, ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.show_name(name, version, kind, method)), "show-name")
+        return _result(await run(ctx, lambda ix: ix.show_name(name, version, kind, method)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "A unified diff of code from version `a` to version `b`: of a parser name's own code (`target` a "
@@ -128,8 +130,8 @@ def register(mcp: MCPServer, run: Runner) -> None:
             d = await run(ctx, lambda ix: ix.code_diff(a, b, target))
             from .answers.model import NameCodeDiff
 
-            return _result(NameCodeDiff(a=d.a, b=d.b, name=target, kinds=[], files=[d]), "diff-code-name")
-        return _result(await run(ctx, lambda ix: ix.name_code_diff(a, b, target, kind)), "diff-code-name")
+            return _result(NameCodeDiff(a=d.a, b=d.b, name=target, kinds=[], files=[d]))
+        return _result(await run(ctx, lambda ix: ix.name_code_diff(a, b, target, kind)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "Where a Python symbol of vLLM is defined (Name, Class.method, pkg.mod.Class.method, path.py:Name) or "
@@ -138,7 +140,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "defines is looked up as a mention."))
     async def where(query: str, version: str | None = None, all_versions: bool = False,
                     ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.where(query, version, all_versions)), "where")
+        return _result(await run(ctx, lambda ix: ix.where(query, version, all_versions)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "Check an operator reference about vLLM (Markdown text: a runbook, a skill file, a pointer map) against "
@@ -149,14 +151,14 @@ def register(mcp: MCPServer, run: Runner) -> None:
                         ctx: Context | None = None) -> CallToolResult:
         if len(document) > 200_000:
             raise ToolError("the document is over 200 kB; check it in parts")
-        return _result(await run(ctx, lambda ix: ix.check_doc(document, versions)), "check-doc")
+        return _result(await run(ctx, lambda ix: ix.check_doc(document, versions)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
         "where it is registered, its registered class, the class and file that really implement it, adapter, "
         "wrapper, aliases, streaming support, notes, chat templates and tests."))
     async def export(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.export(version)), "export")
+        return _result(await run(ctx, lambda ix: ix.export(version)))
 
     _publish_schemas(mcp)
 

@@ -18,10 +18,10 @@ import difflib
 from dataclasses import dataclass, field
 
 from ..answers.card import Card, Links, cards
+from ..answers.diff import _comparer
 from ..answers.versions import AnswerError, indexed, require
 from ..answers.which import check_name, history, parsers_at
 from ..store import Reader
-from .links import DEFAULT_UPSTREAM, compare_url, normalize_upstream, ref_for
 
 KIND_ORDER = ("tool", "reasoning", "engine")
 IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")
@@ -128,18 +128,15 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
             "select version, file, blob_id, shared from parser_code_v where kind = ? and name = ?", [kind, name]):
         by_version.setdefault(v, {})[path] = (blob, shared)
     real = dict(db.execute("select version, real_file from parser_map_v where kind = ? and name = ?", [kind, name]))
-    row = db.execute("select value from meta where key = 'upstream'").fetchone()
-    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
-    refs = {label: ref_for(label, source, commit) for label, source, commit in db.execute(
-        "select label, source, commit_id from versions")}
     out = []
     for a, b in zip(present, present[1:], strict=False):
         fa, fb = by_version.get(a, {}), by_version.get(b, {})
         own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
                and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
         if own:
+            compare = _comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
             files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
-                      "compare": compare_url(upstream, refs.get(a, a), refs.get(b, b), p)} for p in own]
+                      "compare": compare(p)} for p in own]
             out.append(CodeChange(b, a, files, moved=(real.get(a) or "") != (real.get(b) or "")))
     return out
 

@@ -233,8 +233,8 @@ async def _page_vars(template, database, request, datasette):
     if not names:
         return {}
     db_name = database if database in names else names[0]
-    find = datasette.urls.path("-/find") + (f"?db={db_name}" if len(names) > 1 else "")
-    out = {"tpindex_find": find, "tpindex_find_db": db_name if len(names) > 1 else None}
+    # the form's action; the database goes in a hidden field (a query string in a GET form's action is dropped)
+    out = {"tpindex_find": datasette.urls.path("-/find"), "tpindex_find_db": db_name if len(names) > 1 else None}
     if template == "query.html" and request is not None and database in names \
             and cells.page_name(request) == "which" and request.args.get("name"):
         from . import pages

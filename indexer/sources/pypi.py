@@ -270,28 +270,24 @@ class PypiSource:
 
     # -- files -----------------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
-        path, _ = self.archive(version.label)
-
         def wanted(name: str) -> str | None:
             rel = _tree_path(name)
             return rel if rel is not None and scope.matches(rel) else None
 
+        yield from self._entries(version, wanted)
+
+    def tree(self, version: VersionRef) -> list[FileEntry]:
+        """Every file of the archive, read in the same one pass as files()."""
+        return self._entries(version, _tree_path)
+
+    def _entries(self, version: VersionRef, wanted: Callable[[str], str | None]) -> list[FileEntry]:
+        path, _ = self.archive(version.label)
         try:
             members = read_members(path, wanted)
         except PackageIndexError as e:
             raise PackageIndexError(f"{version.label}: {e}", e.hint) from e
         except OSError as e:  # the disk under the cache
             raise PackageIndexError(f"{version.label}: cannot read {path} ({e.strerror or e})") from e
-        for rel, data in members:
-            yield FileEntry(rel, git_blob_id(data), _const(data))
-
-    def tree(self, version: VersionRef) -> list[FileEntry]:
-        """Every file of the archive, read in the same one pass as files()."""
-        path, _ = self.archive(version.label)
-        try:
-            members = read_members(path, _tree_path)
-        except (tarfile.TarError, EOFError, OSError, ValueError) as e:
-            raise PackageIndexError(f"{version.label}: cannot read {path} as a tar.gz archive ({e})") from e
         return [FileEntry(rel, git_blob_id(data), _const(data)) for rel, data in members]
 
     # -- archives --------------------------------------------------------------------------------------
