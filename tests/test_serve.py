@@ -1091,3 +1091,27 @@ def test_code_pages_respect_datasette_permissions(fixture_db):
             assert c.get(url).status_code == 403, url
     finally:
         c.close()
+
+
+def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypatch):
+    """The database is served mutable so that a build finishing meanwhile shows up: its version's cells
+    are linked to the version page too, once the labels the plugin read have aged (LABELS_TTL)."""
+    from indexer.build import build
+    from indexer.scope import Scope
+    from indexer.serve import plugin
+    from indexer.sources.git import GitSource
+
+    source = GitSource(make_repo(tmp_path / "repo", HISTORY))
+    db = tmp_path / "growing.db"
+    build(db, source, [source.ref(VERSIONS[0])], Scope.named("default"), jobs=1)
+    client = serve(db)
+    try:
+        first = f"/tpindex/parser_map_v?version={VERSIONS[0]}"
+        assert f'href="/-/version/{VERSIONS[0]}"' in client.html(first)  # the plugin has read the labels
+        link = f'href="/-/version/{VERSIONS[-1]}"'
+        page = f"/tpindex/parser_map_v?version={VERSIONS[-1]}"
+        build(db, source, [source.ref(VERSIONS[-1])], Scope.named("default"), jobs=1)
+        monkeypatch.setattr(plugin, "LABELS_TTL", 0.0, raising=False)
+        assert link in client.html(page)
+    finally:
+        client.close()

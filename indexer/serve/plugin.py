@@ -18,6 +18,7 @@ A database is a tpindex database when it has a parser_map table; others are left
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from datasette import hookimpl
@@ -38,6 +39,7 @@ from .links import (
 )
 
 PLUGIN = "tpindex"
+LABELS_TTL = 5.0  # seconds a page renders with the version labels it read, before reading them again
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -48,6 +50,7 @@ class DbState:
         self.upstream = upstream
         self.refs: dict[str, str] = {}
         self.labels: set[str] | None = None
+        self.labels_read_at = 0.0
         self.lock = asyncio.Lock()
 
     async def ref(self, db, label: str) -> str:
@@ -59,9 +62,12 @@ class DbState:
         return self.refs[label]
 
     async def versions(self, db) -> set[str]:
-        """The complete versions' labels (read again when a build adds one while serving)."""
-        res = await db.execute("select label from versions where status = 'complete'")
-        self.labels = {r[0] for r in res.rows}
+        """The complete versions' labels, read again after LABELS_TTL seconds: a build that adds a version
+        while the database is served gets its cells linked too."""
+        now = time.monotonic()
+        if self.labels is None or now - self.labels_read_at > LABELS_TTL:
+            res = await db.execute("select label from versions where status = 'complete'")
+            self.labels, self.labels_read_at = {r[0] for r in res.rows}, now
         return self.labels
 
 
@@ -197,7 +203,7 @@ async def _linked_cell(row, value, column, database, datasette):
     st = await state(datasette, database)
     if st is None:
         return None
-    labels = st.labels if st.labels is not None else await st.versions(datasette.get_database(database))
+    labels = await st.versions(datasette.get_database(database))
     several = len(await tpindex_databases(datasette)) > 1
     return cells.render(row, value, column, labels, cells.Urls(datasette, database, several))
 
