@@ -325,22 +325,17 @@ class Checker:
 
     # counts
     def _count(self, data: dict, version: str):
-        n = data["n"]
-        at = data.get("version")
-        if at:
-            if at not in self.versions:
-                return "unchecked", f"{at} is not indexed", []
-            got = self.count(data, at)
-            if got is None:
-                return "unchecked", f"{at} was indexed without --tree", []
-            if got == n:
-                return "ok", f"{got} at {at}", []
-            return "wrong", f"{got} at {at}, not {n}", []
-        got = self.count(data, version)
+        n, at = data["n"], data.get("version")
+        if at and at not in self.versions:
+            return "unchecked", f"{at} is not indexed", []
+        target = at or version  # a count said "at vX" is about vX, whatever version is checked
+        got = self.count(data, target)
         if got is None:
-            return "unchecked", f"{version} was indexed without --tree", []
+            return "unchecked", f"{target} was indexed without --tree", []
         if got == n:
-            return "ok", f"{got} at {version}", []
+            return "ok", f"{got} at {target}", []
+        if at:
+            return "wrong", f"{got} at {at}, not {n}", []
         held = [v for v in self.versions if self.count(data, v) == n]
         if held:
             return "stale", f"{got} at {version}; {n} in {_runs(held, self.versions)}", []
