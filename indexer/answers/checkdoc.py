@@ -16,20 +16,13 @@ import re
 
 from ..specs import parse_version, sort_key
 from ..tree import WORD_SUFFIXES
-from .docclaims import PLACEHOLDER, Claim, Knowledge, read
-from .trees import Def, TreeIndex
+from .docclaims import Claim, Knowledge, read
+from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
 from .versions import AnswerError, require
 
 STATUSES = ("ok", "stale", "wrong", "unchecked")
 MAX_CLAIMS = 2000
 KEYWORDS = frozenset("def class async return import from self cls lambda".split())
-
-
-def to_glob(path: str) -> str:
-    """`vllm/tool_parsers/<name>_tool_parser.py` -> `vllm/tool_parsers/*_tool_parser.py`; a directory
-    (trailing /) matches the files under it."""
-    glob = PLACEHOLDER.sub("*", path)
-    return glob + "*" if glob.endswith("/") else glob
 
 
 def _span(vs: list[str]) -> str:
@@ -128,7 +121,7 @@ class Checker:
             if data.get("in_code"):
                 return "unchecked", f"in no indexed version ({_span(self.versions)}); a path in a command may " \
                                     "be one the command creates", []
-            if not path.endswith("/") and not _file_like(path):
+            if not path.endswith("/") and not has_file_suffix(path):
                 return "unchecked", f"in no indexed version ({_span(self.versions)}), and without a file " \
                                     "suffix it may not be a repository path (an image name, an output directory)", []
             return "wrong", f"no such path in any indexed version ({_span(self.versions)})", []
@@ -488,12 +481,6 @@ class Checker:
         if a in self.versions and b in self.versions:
             return self.versions.index(a) < self.versions.index(b)
         return sort_key(a) < sort_key(b)
-
-
-def _file_like(path: str) -> bool:
-    from .docclaims import _has_file_suffix
-
-    return _has_file_suffix(path)
 
 
 def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:
