@@ -441,7 +441,7 @@ class Checker:
             if to and to.rstrip("/") not in {m.to for m in moves}:
                 return "wrong", f"moved at {at} to {moves[0].to}, not to {to}", evidence
             m = moves[0]
-            return "ok", f"moved at {at} to {m.to} ({m.by}{': ' + m.detail if m.detail else ''})", evidence
+            return "ok", f"moved at {at} to {m.describe()}", evidence
         return "ok", f"gone from its file at {at} (last at {last})", evidence
 
     def _presence(self, subject: dict):

@@ -107,12 +107,7 @@ class Unit:
     heading: str = ""
 
     def line_at(self, offset: int) -> int:
-        line = self.lines[0]
-        for start, ln in zip(self.starts, self.lines, strict=True):
-            if start > offset:
-                break
-            line = ln
-        return line
+        return _line_for(offset, self.starts, self.lines)
 
     def cell_of(self, offset: int) -> int | None:
         for i, (s, e) in enumerate(self.cells):

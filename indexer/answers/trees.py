@@ -148,9 +148,6 @@ class TreeIndex:
             " where b.blob_id = ? order by d.line", [self.paths(version).get(path, "")]).fetchall()
         return [Def(version, path, k, q, ln, e) for k, q, ln, e in rows]
 
-    def has_definitions(self, version: str) -> bool:
-        return self.has_tree[version]
-
     # -- mentions -------------------------------------------------------------------------------------
     def _mention_keys(self, word: str) -> set[int]:
         from ..tree import encode_word
