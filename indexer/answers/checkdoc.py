@@ -106,8 +106,7 @@ class Checker:
             return self._pattern(path, version, data)
         if not ix.knows(version, path):
             return "unchecked", f"{version} was indexed without --tree and {path} is outside its scope", []
-        hist = [s for s in ix.path_history(path)]
-        present = [v for v in self.versions if ix.knows(v, path) and ix.exists(v, path)]
+        present = [v for v, here in ix.presence(path).items() if here]
         if ix.exists(version, path):
             if data.get("historical") and present and present[-1] == self.versions[-1]:
                 return "unchecked", f"still present at {version}, but the sentence speaks of the past", \
@@ -129,7 +128,8 @@ class Checker:
         if data.get("historical") and earlier:
             return "ok", f"was there in {_runs(present, self.versions)}", [_src(earlier[-1], path)]
         if earlier:
-            return "stale", self._gone(hist, earlier[-1], path), [_src(earlier[-1], path), _hist(path)]
+            return "stale", self._gone(ix.path_history(path), earlier[-1], path), \
+                [_src(earlier[-1], path), _hist(path)]
         return "stale", f"not yet at {version}: first at {present[0]}", [_src(present[0], path)]
 
     def _gone(self, hist: list[dict], last: str, path: str) -> str:
@@ -189,7 +189,7 @@ class Checker:
             return ("mentioned", hit) if hit else None
 
         here = found(version)
-        if not here and not any(ix.exists(v, where) for v in self.versions if ix.knows(v, where)):
+        if not here and not any(ix.presence(where).values()):
             return "unchecked", f"{where} is in no indexed version (its own claim says so)", []
         if not here and not directory and not where.endswith(WORD_SUFFIXES) and not where.endswith(".py"):
             return "unchecked", f"tpindex reads definitions of Python modules and identifiers of text files " \
@@ -208,10 +208,10 @@ class Checker:
         elsewhere, also = self._defined_elsewhere(sym, version) if not data.get("grep") else \
             (self._mentioned_near(words, where, version), [])
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
-            hist = ix.path_history(where)
-            last = [v for v in self.versions if ix.knows(v, where) and ix.exists(v, where) and self._before(v, version)]
+            last = [v for v, there in ix.presence(where).items() if there and self._before(v, version)]
             if last:
-                return "stale", f"{where}: {self._gone(hist, last[-1], where)}" + elsewhere, [*also, _hist(where)]
+                return "stale", f"{where}: {self._gone(ix.path_history(where), last[-1], where)}" + elsewhere, \
+                    [*also, _hist(where)]
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"in {where} in {_runs(true_in, self.versions)}", []
@@ -452,7 +452,7 @@ class Checker:
             if PLACEHOLDER.search(path) or "*" in path:
                 glob = to_glob(path)
                 return (lambda v: bool(ix.glob(v, glob)) if ix.has_tree[v] else None), f"pattern {path}"
-            return (lambda v: ix.exists(v, path) if ix.knows(v, path) else None), f"path {path}"
+            return (lambda v: ix.presence(path).get(v)), f"path {path}"
         name = subject["name"]
         kind = subject.get("kind", "any")
         if subject["type"] == "parser" or any(self.registered(v, name) for v in self.versions):

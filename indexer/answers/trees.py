@@ -62,6 +62,8 @@ class TreeIndex:
         self._mentions: dict[str, set[int]] = {}
         self._defs: dict[str, list[Def]] = {}
         self._keys: dict[str, dict[str, int]] = {}  # version -> path -> blob key
+        self._presence: dict[str, dict[str, bool]] = {}  # path -> version (that can tell) -> exists
+        self._histories: dict[str, list[dict]] = {}
 
     # -- versions -------------------------------------------------------------------------------------
     def tree_versions(self) -> list[str]:
@@ -115,6 +117,13 @@ class TreeIndex:
             return True
         prefix = path.rstrip("/") + "/"
         return any(p.startswith(prefix) for p in paths)
+
+    def presence(self, path: str) -> dict[str, bool]:
+        """Whether `path` exists, at each version that can tell (`knows`), in version order. Computed once
+        a path: knows / exists scan a version's paths, and check-doc asks again at every checked version."""
+        if path not in self._presence:
+            self._presence[path] = {v: self.exists(v, path) for v in self.versions if self.knows(v, path)}
+        return self._presence[path]
 
     def files_under(self, version: str, directory: str) -> list[str]:
         prefix = directory.rstrip("/") + "/"
@@ -178,12 +187,12 @@ class TreeIndex:
     # -- histories ------------------------------------------------------------------------------------
     def path_history(self, path: str) -> list[dict]:
         """Ranges of versions where `path` exists or not, each absent range after a present one with how
-        it ended (moved, removed). Versions that cannot tell are left out."""
+        it ended (moved, removed). Versions that cannot tell are left out. Computed once a path (shared:
+        callers read it, never change it)."""
+        if path in self._histories:
+            return self._histories[path]
         spans: list[dict] = []
-        for v in self.versions:
-            if not self.knows(v, path):
-                continue
-            present = self.exists(v, path)
+        for v, present in self.presence(path).items():
             if spans and spans[-1]["present"] == present:
                 spans[-1]["last"] = v
                 continue
@@ -191,6 +200,7 @@ class TreeIndex:
             if not present and spans:
                 span["moves"] = self.successors(spans[-1]["last"], v, path)
             spans.append(span)
+        self._histories[path] = spans
         return spans
 
     def successors(self, before: str, after: str, path: str) -> list[Move]:
