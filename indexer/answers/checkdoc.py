@@ -167,7 +167,7 @@ class Checker:
         ix = self.index
         if not ix.has_tree[version]:
             return "unchecked", f"{version} was indexed without --tree: its definitions and mentions are unknown", []
-        sym, where = data["symbol"], data["file"].rstrip("/") if data["file"].endswith("/") else data["file"]
+        sym, where = data["symbol"], data["file"].rstrip("/")
         words = self._words(sym, data)
         if isinstance(words, str):
             return "unchecked", words, []
@@ -179,13 +179,14 @@ class Checker:
             if not files:
                 return None
             if qual:
-                defs = [d for d in ix.defs(qual.rpartition(".")[2]) if d.version == v and d.path in set(files)
+                in_files = set(files)
+                defs = [d for d in ix.defs(qual.rpartition(".")[2]) if d.version == v and d.path in in_files
                         and (d.qualname == qual or d.qualname.endswith("." + qual) or "." not in qual)]
                 if "." not in qual:
                     defs = [d for d in defs if d.qualname.rpartition(".")[2] == qual]
                 if defs:
                     return "defined", defs
-            hit = [f for f in files if all(ix.mentioned_in(v, w, f) for w in words)]
+            hit = ix.mentioning(v, words, files)
             return ("mentioned", hit) if hit else None
 
         here = found(version)
@@ -239,8 +240,8 @@ class Checker:
         """For a grep: the files of the same directory that have the words at this version."""
         folder = where.rstrip("/").rpartition("/")[0] if not where.endswith("/") else where.rstrip("/")
         ix = self.index
-        hits = [f for f in ix.files_under(version, folder) if "/" not in f[len(folder) + 1:]
-                and all(ix.mentioned_in(version, w, f) for w in words)]
+        hits = ix.mentioning(version, words, [f for f in ix.files_under(version, folder)
+                                              if "/" not in f[len(folder) + 1:]])
         if not hits:
             return f"; no file of {folder}/ has it at {version}"
         return f"; at {version} in {', '.join(hits[:3])}" + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")

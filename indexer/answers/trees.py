@@ -184,6 +184,12 @@ class TreeIndex:
         keys = self._mention_keys(word)
         return bool(keys) and self._blob_keys(version).get(path) in keys
 
+    def mentioning(self, version: str, words: list[str], files: list[str]) -> list[str]:
+        """Those of `files` whose text uses every one of `words` at a --tree version, in their order
+        (`mentioned_in` for many files and words, its look-ups made once)."""
+        keys, sets = self._blob_keys(version), [self._mention_keys(w) for w in words]
+        return [f for f in files if all(keys.get(f) in s for s in sets)]
+
     # -- histories ------------------------------------------------------------------------------------
     def path_history(self, path: str) -> list[dict]:
         """Ranges of versions where `path` exists or not, each absent range after a present one with how
