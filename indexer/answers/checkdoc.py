@@ -19,6 +19,7 @@ from ..tree import WORD_SUFFIXES
 from .docclaims import Claim, Knowledge, read
 from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
 from .versions import AnswerError, require
+from .which import spans
 
 STATUSES = ("ok", "stale", "wrong", "unchecked")
 MAX_CLAIMS = 2000
@@ -31,16 +32,7 @@ def _span(vs: list[str]) -> str:
 
 def _runs(present: list[str], order: list[str]) -> str:
     """Versions as ranges of consecutive indexed versions: "v0.30.0 - v0.31.0, v0.33.0"."""
-    out, run = [], []
-    pos = {v: i for i, v in enumerate(order)}
-    for v in sorted(present, key=pos.get):
-        if run and pos[v] != pos[run[-1]] + 1:
-            out.append(_span(run))
-            run = []
-        run.append(v)
-    if run:
-        out.append(_span(run))
-    return ", ".join(out)
+    return ", ".join(_span([a, b] if a != b else [a]) for a, b in spans(order, set(present)))
 
 
 class Checker:
