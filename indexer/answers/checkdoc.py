@@ -16,20 +16,14 @@ import re
 
 from ..specs import parse_version, sort_key
 from ..tree import WORD_SUFFIXES
-from .docclaims import PLACEHOLDER, Claim, Knowledge, read
-from .trees import Def, TreeIndex
+from .docclaims import Claim, Knowledge, read
+from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
 from .versions import AnswerError, require
+from .which import spans
 
 STATUSES = ("ok", "stale", "wrong", "unchecked")
 MAX_CLAIMS = 2000
 KEYWORDS = frozenset("def class async return import from self cls lambda".split())
-
-
-def to_glob(path: str) -> str:
-    """`vllm/tool_parsers/<name>_tool_parser.py` -> `vllm/tool_parsers/*_tool_parser.py`; a directory
-    (trailing /) matches the files under it."""
-    glob = PLACEHOLDER.sub("*", path)
-    return glob + "*" if glob.endswith("/") else glob
 
 
 def _span(vs: list[str]) -> str:
@@ -38,16 +32,7 @@ def _span(vs: list[str]) -> str:
 
 def _runs(present: list[str], order: list[str]) -> str:
     """Versions as ranges of consecutive indexed versions: "v0.30.0 - v0.31.0, v0.33.0"."""
-    out, run = [], []
-    pos = {v: i for i, v in enumerate(order)}
-    for v in sorted(present, key=pos.get):
-        if run and pos[v] != pos[run[-1]] + 1:
-            out.append(_span(run))
-            run = []
-        run.append(v)
-    if run:
-        out.append(_span(run))
-    return ", ".join(out)
+    return ", ".join(_span([a, b] if a != b else [a]) for a, b in spans(order, set(present)))
 
 
 class Checker:
@@ -113,8 +98,7 @@ class Checker:
             return self._pattern(path, version, data)
         if not ix.knows(version, path):
             return "unchecked", f"{version} was indexed without --tree and {path} is outside its scope", []
-        hist = [s for s in ix.path_history(path)]
-        present = [v for v in self.versions if ix.knows(v, path) and ix.exists(v, path)]
+        present = [v for v, here in ix.presence(path).items() if here]
         if ix.exists(version, path):
             if data.get("historical") and present and present[-1] == self.versions[-1]:
                 return "unchecked", f"still present at {version}, but the sentence speaks of the past", \
@@ -128,7 +112,7 @@ class Checker:
             if data.get("in_code"):
                 return "unchecked", f"in no indexed version ({_span(self.versions)}); a path in a command may " \
                                     "be one the command creates", []
-            if not path.endswith("/") and not _file_like(path):
+            if not path.endswith("/") and not has_file_suffix(path):
                 return "unchecked", f"in no indexed version ({_span(self.versions)}), and without a file " \
                                     "suffix it may not be a repository path (an image name, an output directory)", []
             return "wrong", f"no such path in any indexed version ({_span(self.versions)})", []
@@ -136,7 +120,8 @@ class Checker:
         if data.get("historical") and earlier:
             return "ok", f"was there in {_runs(present, self.versions)}", [_src(earlier[-1], path)]
         if earlier:
-            return "stale", self._gone(hist, earlier[-1], path), [_src(earlier[-1], path), _hist(path)]
+            return "stale", self._gone(ix.path_history(path), earlier[-1], path), \
+                [_src(earlier[-1], path), _hist(path)]
         return "stale", f"not yet at {version}: first at {present[0]}", [_src(present[0], path)]
 
     def _gone(self, hist: list[dict], last: str, path: str) -> str:
@@ -174,7 +159,7 @@ class Checker:
         ix = self.index
         if not ix.has_tree[version]:
             return "unchecked", f"{version} was indexed without --tree: its definitions and mentions are unknown", []
-        sym, where = data["symbol"], data["file"].rstrip("/") if data["file"].endswith("/") else data["file"]
+        sym, where = data["symbol"], data["file"].rstrip("/")
         words = self._words(sym, data)
         if isinstance(words, str):
             return "unchecked", words, []
@@ -186,17 +171,18 @@ class Checker:
             if not files:
                 return None
             if qual:
-                defs = [d for d in ix.defs(qual.rpartition(".")[2]) if d.version == v and d.path in set(files)
+                in_files = set(files)
+                defs = [d for d in ix.defs(qual.rpartition(".")[2]) if d.version == v and d.path in in_files
                         and (d.qualname == qual or d.qualname.endswith("." + qual) or "." not in qual)]
                 if "." not in qual:
                     defs = [d for d in defs if d.qualname.rpartition(".")[2] == qual]
                 if defs:
                     return "defined", defs
-            hit = [f for f in files if all(ix.mentioned_in(v, w, f) for w in words)]
+            hit = ix.mentioning(v, words, files)
             return ("mentioned", hit) if hit else None
 
         here = found(version)
-        if not here and not any(ix.exists(v, where) for v in self.versions if ix.knows(v, where)):
+        if not here and not any(ix.presence(where).values()):
             return "unchecked", f"{where} is in no indexed version (its own claim says so)", []
         if not here and not directory and not where.endswith(WORD_SUFFIXES) and not where.endswith(".py"):
             return "unchecked", f"tpindex reads definitions of Python modules and identifiers of text files " \
@@ -215,10 +201,10 @@ class Checker:
         elsewhere, also = self._defined_elsewhere(sym, version) if not data.get("grep") else \
             (self._mentioned_near(words, where, version), [])
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
-            hist = ix.path_history(where)
-            last = [v for v in self.versions if ix.knows(v, where) and ix.exists(v, where) and self._before(v, version)]
+            last = [v for v, there in ix.presence(where).items() if there and self._before(v, version)]
             if last:
-                return "stale", f"{where}: {self._gone(hist, last[-1], where)}" + elsewhere, [*also, _hist(where)]
+                return "stale", f"{where}: {self._gone(ix.path_history(where), last[-1], where)}" + elsewhere, \
+                    [*also, _hist(where)]
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"in {where} in {_runs(true_in, self.versions)}", []
@@ -246,8 +232,8 @@ class Checker:
         """For a grep: the files of the same directory that have the words at this version."""
         folder = where.rstrip("/").rpartition("/")[0] if not where.endswith("/") else where.rstrip("/")
         ix = self.index
-        hits = [f for f in ix.files_under(version, folder) if "/" not in f[len(folder) + 1:]
-                and all(ix.mentioned_in(version, w, f) for w in words)]
+        hits = ix.mentioning(version, words, [f for f in ix.files_under(version, folder)
+                                              if "/" not in f[len(folder) + 1:]])
         if not hits:
             return f"; no file of {folder}/ has it at {version}"
         return f"; at {version} in {', '.join(hits[:3])}" + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
@@ -325,22 +311,17 @@ class Checker:
 
     # counts
     def _count(self, data: dict, version: str):
-        n = data["n"]
-        at = data.get("version")
-        if at:
-            if at not in self.versions:
-                return "unchecked", f"{at} is not indexed", []
-            got = self.count(data, at)
-            if got is None:
-                return "unchecked", f"{at} was indexed without --tree", []
-            if got == n:
-                return "ok", f"{got} at {at}", []
-            return "wrong", f"{got} at {at}, not {n}", []
-        got = self.count(data, version)
+        n, at = data["n"], data.get("version")
+        if at and at not in self.versions:
+            return "unchecked", f"{at} is not indexed", []
+        target = at or version  # a count said "at vX" is about vX, whatever version is checked
+        got = self.count(data, target)
         if got is None:
-            return "unchecked", f"{version} was indexed without --tree", []
+            return "unchecked", f"{target} was indexed without --tree", []
         if got == n:
-            return "ok", f"{got} at {version}", []
+            return "ok", f"{got} at {target}", []
+        if at:
+            return "wrong", f"{got} at {at}, not {n}", []
         held = [v for v in self.versions if self.count(data, v) == n]
         if held:
             return "stale", f"{got} at {version}; {n} in {_runs(held, self.versions)}", []
@@ -453,7 +434,7 @@ class Checker:
             if to and to.rstrip("/") not in {m.to for m in moves}:
                 return "wrong", f"moved at {at} to {moves[0].to}, not to {to}", evidence
             m = moves[0]
-            return "ok", f"moved at {at} to {m.to} ({m.by}{': ' + m.detail if m.detail else ''})", evidence
+            return "ok", f"moved at {at} to {m.describe()}", evidence
         return "ok", f"gone from its file at {at} (last at {last})", evidence
 
     def _presence(self, subject: dict):
@@ -464,7 +445,7 @@ class Checker:
             if PLACEHOLDER.search(path) or "*" in path:
                 glob = to_glob(path)
                 return (lambda v: bool(ix.glob(v, glob)) if ix.has_tree[v] else None), f"pattern {path}"
-            return (lambda v: ix.exists(v, path) if ix.knows(v, path) else None), f"path {path}"
+            return (lambda v: ix.presence(path).get(v)), f"path {path}"
         name = subject["name"]
         kind = subject.get("kind", "any")
         if subject["type"] == "parser" or any(self.registered(v, name) for v in self.versions):
@@ -493,12 +474,6 @@ class Checker:
         if a in self.versions and b in self.versions:
             return self.versions.index(a) < self.versions.index(b)
         return sort_key(a) < sort_key(b)
-
-
-def _file_like(path: str) -> bool:
-    from .docclaims import _has_file_suffix
-
-    return _has_file_suffix(path)
 
 
 def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:

@@ -22,7 +22,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from .trees import looks_like_path
+from .trees import PLACEHOLDER, has_file_suffix, looks_like_path
 
 VERSION = r"(?:v\d+\.\d+(?:\.\d+)*|0\.\d+\.\d+)(?:\.post\d+)?"  # v0.29.0, v0.21, 0.29.0 (not "ROCm 7.0")
 VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
@@ -69,7 +69,6 @@ ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?
 CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
                        r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
-PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")
 GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
 ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|no)\.$", re.I)
 NAME_HEADER = re.compile(r"(?:^|\b)(?:(?:tool|reasoning)[\s-]*(?:call[\s-]*)?parser(?:\s+name)?s?|name|--tool-call-parser|"
@@ -108,12 +107,7 @@ class Unit:
     heading: str = ""
 
     def line_at(self, offset: int) -> int:
-        line = self.lines[0]
-        for start, ln in zip(self.starts, self.lines, strict=True):
-            if start > offset:
-                break
-            line = ln
-        return line
+        return _line_for(offset, self.starts, self.lines)
 
     def cell_of(self, offset: int) -> int | None:
         for i, (s, e) in enumerate(self.cells):
@@ -292,7 +286,7 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
         path, _, suffix = code.partition(":")
         path = path.split("#L")[0]
         if suffix and IDENT.match(suffix) and not suffix.isdigit():
-            if _repo_path(path, known) and _has_file_suffix(path):  # not an image: vllm/vllm-openai:latest
+            if _repo_path(path, known) and has_file_suffix(path):  # not an image: vllm/vllm-openai:latest
                 return [Token(start, end, "qualified", suffix.rstrip("()"), line, {"file": path})]
             return [Token(start, end, "other", code, line)]
         if _repo_path(path, known):
@@ -345,13 +339,6 @@ def _code_line_tokens(unit: Unit, known: Knowledge) -> list[Token]:
         if _repo_path(p, known) and (looks_like_path(p) or p.endswith("/")):
             out.append(Token(m.start(), m.end(), "path", p, line, {"code": True}))
     return out
-
-
-def _has_file_suffix(path: str) -> bool:
-    from .trees import FILE_SUFFIXES
-
-    last = path.rstrip("/").rsplit("/", 1)[-1]
-    return "." in last and last.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
 
 
 def _repo_path(path: str, known: Knowledge) -> bool:

@@ -8,6 +8,7 @@ are "unknown", never "absent".
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 
 from .versions import AnswerError
@@ -15,6 +16,7 @@ from .versions import AnswerError
 TOP_KINDS = ("class", "function")
 FILE_SUFFIXES = frozenset("""py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
 ts html css lock in png svg jpg""".split())
+PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")  # <name>, {x}: one path part of a pattern
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class TreeIndex:
         self._mentions: dict[str, set[int]] = {}
         self._defs: dict[str, list[Def]] = {}
         self._keys: dict[str, dict[str, int]] = {}  # version -> path -> blob key
+        self._presence: dict[str, dict[str, bool]] = {}  # path -> version (that can tell) -> exists
+        self._histories: dict[str, list[dict]] = {}
 
     # -- versions -------------------------------------------------------------------------------------
     def tree_versions(self) -> list[str]:
@@ -114,6 +118,13 @@ class TreeIndex:
         prefix = path.rstrip("/") + "/"
         return any(p.startswith(prefix) for p in paths)
 
+    def presence(self, path: str) -> dict[str, bool]:
+        """Whether `path` exists, at each version that can tell (`knows`), in version order. Computed once
+        a path: knows / exists scan a version's paths, and check-doc asks again at every checked version."""
+        if path not in self._presence:
+            self._presence[path] = {v: self.exists(v, path) for v in self.versions if self.knows(v, path)}
+        return self._presence[path]
+
     def files_under(self, version: str, directory: str) -> list[str]:
         prefix = directory.rstrip("/") + "/"
         return sorted(p for p in self.paths(version) if p.startswith(prefix))
@@ -146,9 +157,6 @@ class TreeIndex:
             " where b.blob_id = ? order by d.line", [self.paths(version).get(path, "")]).fetchall()
         return [Def(version, path, k, q, ln, e) for k, q, ln, e in rows]
 
-    def has_definitions(self, version: str) -> bool:
-        return self.has_tree[version]
-
     # -- mentions -------------------------------------------------------------------------------------
     def _mention_keys(self, word: str) -> set[int]:
         from ..tree import encode_word
@@ -176,15 +184,21 @@ class TreeIndex:
         keys = self._mention_keys(word)
         return bool(keys) and self._blob_keys(version).get(path) in keys
 
+    def mentioning(self, version: str, words: list[str], files: list[str]) -> list[str]:
+        """Those of `files` whose text uses every one of `words` at a --tree version, in their order
+        (`mentioned_in` for many files and words, its look-ups made once)."""
+        keys, sets = self._blob_keys(version), [self._mention_keys(w) for w in words]
+        return [f for f in files if all(keys.get(f) in s for s in sets)]
+
     # -- histories ------------------------------------------------------------------------------------
     def path_history(self, path: str) -> list[dict]:
         """Ranges of versions where `path` exists or not, each absent range after a present one with how
-        it ended (moved, removed). Versions that cannot tell are left out."""
+        it ended (moved, removed). Versions that cannot tell are left out. Computed once a path (shared:
+        callers read it, never change it)."""
+        if path in self._histories:
+            return self._histories[path]
         spans: list[dict] = []
-        for v in self.versions:
-            if not self.knows(v, path):
-                continue
-            present = self.exists(v, path)
+        for v, present in self.presence(path).items():
             if spans and spans[-1]["present"] == present:
                 spans[-1]["last"] = v
                 continue
@@ -192,6 +206,7 @@ class TreeIndex:
             if not present and spans:
                 span["moves"] = self.successors(spans[-1]["last"], v, path)
             spans.append(span)
+        self._histories[path] = spans
         return spans
 
     def successors(self, before: str, after: str, path: str) -> list[Move]:
@@ -254,9 +269,20 @@ def require_tree(index: TreeIndex) -> None:
                           " any definition", "index with the whole tree: tpindex build ... --tree (make index does)")
 
 
+def has_file_suffix(path: str) -> bool:
+    """Its last part ends with a known file suffix (`x.py`, `a/b.md`), not an image name or a directory."""
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return "." in last and last.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
+
+
 def looks_like_path(text: str) -> bool:
     """A path (`vllm/x.py`, `docs/`, `AGENTS.md`, `vllm/x.py:Name`), not a symbol (`Foo.bar`, `vllm.x.f`)."""
     head = text.split(":", 1)[0]
-    if "/" in head:
-        return True
-    return "." in head and head.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
+    return "/" in head or has_file_suffix(head)
+
+
+def to_glob(path: str) -> str:
+    """`vllm/tool_parsers/<name>_tool_parser.py` -> `vllm/tool_parsers/*_tool_parser.py`; a directory
+    (trailing /) matches the files under it."""
+    glob = PLACEHOLDER.sub("*", path)
+    return glob + "*" if glob.endswith("/") else glob

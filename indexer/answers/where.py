@@ -4,7 +4,7 @@ name) and removals. Reads what `build --tree` records."""
 
 from __future__ import annotations
 
-from .trees import Def, TreeIndex, looks_like_path, module_path_candidates, require_tree
+from .trees import Def, TreeIndex, looks_like_path, module_path_candidates, require_tree, to_glob
 from .versions import AnswerError, require
 
 SHOW = 20  # definitions or files listed before "... and N more"
@@ -131,8 +131,6 @@ def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | N
     if version is not None:
         out["version"] = version
         if pattern:
-            from .checkdoc import to_glob
-
             out["matches"] = index.glob(version, to_glob(path))
             out["exists"] = bool(out["matches"])
             return out
@@ -150,8 +148,6 @@ def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | N
             out["history"] = _path_history_json(index, path)
         return out
     if pattern or (bare and not any(index.exists(v, path) for v in index.tree_versions())):
-        from .checkdoc import to_glob
-
         glob = to_glob(path) if pattern else f"*/{path}"
         found = sorted({p for v in index.tree_versions() for p in index.glob(v, glob)} |
                        ({path} if any(path in index.paths(v) for v in index.tree_versions()) else set()))

@@ -94,9 +94,8 @@ def _visit(root: Node, prefix: str, where: str, out: list, deep: bool) -> None:
                 body = child.child_by_field_name("body")
                 if deep and body is not None:
                     stack.append((body, sub, inner, True))
-            elif kind in CONTAINERS:
-                if deep or where == "module":
-                    stack.append((stmt, prefix, where, False))
+            elif kind in CONTAINERS:  # without `deep` only module-level statements are ever stacked
+                stack.append((stmt, prefix, where, False))
             elif where == "module" and kind == "expression_statement" and stmt.named_child_count:
                 assign = stmt.named_children[0]
                 if assign.type == "assignment":
