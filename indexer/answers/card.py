@@ -152,7 +152,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         c.methods = [{"role": m["role"], "method": m["method"], "class": m["defining_class"], "file": m["file"],
                       "line": m["line"], "body": m["body"], "own": bool(m["own"]), "url": link(m["file"], m["line"])}
                      for m in ms if m["body"] != "absent" or m["role"] in ("registered", "engine")]
-        c.streaming_method = _streaming_method(c, ms)
+        c.streaming_method = _streaming_method(c)
         c.attributes = [{"role": a["role"], "attribute": a["attribute"], "value": a["value"],
                          "class": a["defining_class"], "file": a["file"], "line": a["line"],
                          "url": link(a["file"], a["line"])} for a in attrs.get(key, [])]
@@ -199,7 +199,7 @@ def _card(version: str, r: dict, link: Links) -> Card:
         reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes)
 
 
-def _streaming_method(c: Card, ms: list[dict]) -> dict | None:
+def _streaming_method(c: Card) -> dict | None:
     """The streaming method as the side that does the parsing resolves it (engine, composed, else
     registered), for the name's kind (logic.STREAMING)."""
     from ..logic import STREAMING
