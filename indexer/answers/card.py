@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, source_url
+from ..serve.links import source_url
 from .matching import for_version
 from .model import Model
-from .versions import AnswerError, newest, require
+from .versions import AnswerError, newest, require, upstream_refs
 from .which import check_name
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
@@ -93,10 +93,8 @@ class CardSet(Model):
 
 class Links:
     def __init__(self, db, version: str):
-        row = db.execute("select value from meta where key = 'upstream'").fetchone()
-        self.upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
-        v = db.execute("select label, source, commit_id from versions where label = ?", [version]).fetchone()
-        self.ref = ref_for(*v) if v else version
+        self.upstream, refs = upstream_refs(db, [version])
+        self.ref = refs.get(version, version)
 
     def __call__(self, path: str | None, line: int | None = None) -> str | None:
         return source_url(self.upstream, self.ref, path, line) if path else None
