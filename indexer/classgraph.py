@@ -31,6 +31,8 @@ class Version:
             "select u.module, f.path, u.id from files f join units u on u.id = f.unit_id"
             " where f.version_id = ? and f.path like '%.py'", [version_id])}
         self._mods: dict[str, dict] = {}
+        self.bases_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its direct bases (bases() below)
+        self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
 
     def module(self, module: str) -> dict | None:
         if module not in self.files:
@@ -179,7 +181,7 @@ def lookup(v: Version, dotted: str | None) -> Cls | None:
 
 def bases(v: Version, c: Cls) -> list[Cls]:
     """Direct bases in order, those that resolve to a class of this version (others are outside the scope)."""
-    memo = v.__dict__.setdefault("_bases", {})
+    memo = v.bases_memo
     if c.key in memo:
         return memo[c.key]
     out: list[Cls] = []
@@ -210,7 +212,7 @@ def _generic_adapter(v: Version, c: Cls) -> Cls | None:
 def mro(v: Version, c: Cls, _active: frozenset = frozenset()) -> list[Cls]:
     """The method resolution order Python computes (C3). An inconsistent hierarchy (Python would raise)
     falls back to depth-first order, so resolution still says something; a cycle stops."""
-    memo = v.__dict__.setdefault("_mro", {})
+    memo = v.mro_memo
     if c.key in memo:
         return memo[c.key]
     if c.key in _active or len(_active) > MAX_HOPS * 2:
