@@ -27,9 +27,10 @@ class Version:
     def __init__(self, conn, version_id: int, cache: dict | None = None):
         self.conn, self.vid = conn, version_id
         self.cache = {} if cache is None else cache  # unit id -> facts; units never change, so shareable
-        self.files = {m: (p, u) for m, p, u in conn.execute(
-            "select u.module, f.path, u.id from files f join units u on u.id = f.unit_id"
-            " where f.version_id = ? and f.path like '%.py'", [version_id])}
+        rows = conn.execute("select u.module, f.path, u.id, u.blob_id from files f join units u on u.id = f.unit_id"
+                            " where f.version_id = ? and f.path like '%.py'", [version_id]).fetchall()
+        self.files = {m: (p, u) for m, p, u, _ in rows}
+        self.blobs = {p: b for _, p, _, b in rows}  # path -> blob id
         self._mods: dict[str, dict] = {}
         self.bases_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its direct bases (bases() below)
         self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
