@@ -138,7 +138,8 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     markers = _rows(db, f"select * from markers_v where {in_own} order by file, line", [version, *own_files])
     everyone = _by_key(_rows(db, "select kind, name, impl, real_class, real_module, real_file, real_line"
                                  " from parser_map_v where version = ?", [version]))
-    life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle", [])}
+    life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
+                                                     [name] if name else [])}
     matched = for_version(db, version)
     out = []
     for r in rows:
