@@ -27,10 +27,13 @@ class Version:
     def __init__(self, conn, version_id: int, cache: dict | None = None):
         self.conn, self.vid = conn, version_id
         self.cache = {} if cache is None else cache  # unit id -> facts; units never change, so shareable
-        self.files = {m: (p, u) for m, p, u in conn.execute(
-            "select u.module, f.path, u.id from files f join units u on u.id = f.unit_id"
-            " where f.version_id = ? and f.path like '%.py'", [version_id])}
+        rows = conn.execute("select u.module, f.path, u.id, u.blob_id from files f join units u on u.id = f.unit_id"
+                            " where f.version_id = ? and f.path like '%.py'", [version_id]).fetchall()
+        self.files = {m: (p, u) for m, p, u, _ in rows}
+        self.blobs = {p: b for _, p, _, b in rows}  # path -> blob id
         self._mods: dict[str, dict] = {}
+        self.bases_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its direct bases (bases() below)
+        self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
 
     def module(self, module: str) -> dict | None:
         if module not in self.files:
@@ -179,7 +182,7 @@ def lookup(v: Version, dotted: str | None) -> Cls | None:
 
 def bases(v: Version, c: Cls) -> list[Cls]:
     """Direct bases in order, those that resolve to a class of this version (others are outside the scope)."""
-    memo = v.__dict__.setdefault("_bases", {})
+    memo = v.bases_memo
     if c.key in memo:
         return memo[c.key]
     out: list[Cls] = []
@@ -210,7 +213,7 @@ def _generic_adapter(v: Version, c: Cls) -> Cls | None:
 def mro(v: Version, c: Cls, _active: frozenset = frozenset()) -> list[Cls]:
     """The method resolution order Python computes (C3). An inconsistent hierarchy (Python would raise)
     falls back to depth-first order, so resolution still says something; a cycle stops."""
-    memo = v.__dict__.setdefault("_mro", {})
+    memo = v.mro_memo
     if c.key in memo:
         return memo[c.key]
     if c.key in _active or len(_active) > MAX_HOPS * 2:

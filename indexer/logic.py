@@ -186,7 +186,7 @@ def _split_dotted(dotted: str) -> tuple[str, str]:
     return mod, name
 
 
-def code_files(v: Version, logic: Logic, own_keys: set, blobs: dict[str, str]) -> tuple[list[dict], str | None]:
+def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str | None]:
     """The files holding a name's code: its role classes' files and those of every class in their resolution
     orders that defines a contract method. A file whose classes here are all framework (no name's
     registered, real, engine or composed class) is `shared`. -> (rows, digest of the own files' blobs)."""
@@ -211,7 +211,7 @@ def code_files(v: Version, logic: Logic, own_keys: set, blobs: dict[str, str]) -
                 add(k, "base" if k not in logic.roles.values() and k != logic.real else role)
     rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"])}
             for p, e in sorted(by_path.items())]
-    own = [f"{r['path']}\0{blobs.get(r['path'], '')}" for r in rows if not r["shared"]]
+    own = [f"{r['path']}\0{v.blobs.get(r['path'], '')}" for r in rows if not r["shared"]]
     digest = hashlib.sha1("\n".join(own).encode()).hexdigest()[:16] if own else None
     return rows, digest
 

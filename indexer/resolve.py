@@ -196,8 +196,6 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     for n in names:
         _decide(v, n, registered_keys, parser_keys)
     own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
-    blobs = dict(conn.execute("select f.path, u.blob_id from files f join units u on u.id = f.unit_id"
-                              " where f.version_id = ?", [version_id]))
     rows, hop_rows, method_rows, attr_rows, code_rows = [], [], [], [], []
     for n in names:
         res, logic = n.res, n.logic
@@ -205,7 +203,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         reg_file = reg_mod["path"] if reg_mod else None
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         real, wrapper = logic.real, logic.roles.get("wrapper")
-        files, sig = code_files(v, logic, own_keys, blobs)
+        files, sig = code_files(v, logic, own_keys)
         rows.append({
             "kind": n.kind, "name": n.name, "registry_file": n.registry_file, "registry_line": n.registry_line,
             "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,

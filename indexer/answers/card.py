@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, source_url
+from ..serve.links import source_url
 from .matching import for_version
 from .model import Model
-from .versions import AnswerError, newest, require
+from .versions import AnswerError, newest, require, upstream_refs
 from .which import check_name
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
@@ -93,10 +93,8 @@ class CardSet(Model):
 
 class Links:
     def __init__(self, db, version: str):
-        row = db.execute("select value from meta where key = 'upstream'").fetchone()
-        self.upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
-        v = db.execute("select label, source, commit_id from versions where label = ?", [version]).fetchone()
-        self.ref = ref_for(*v) if v else version
+        self.upstream, refs = upstream_refs(db, [version])
+        self.ref = refs.get(version, version)
 
     def __call__(self, path: str | None, line: int | None = None) -> str | None:
         return source_url(self.upstream, self.ref, path, line) if path else None
@@ -140,7 +138,8 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     markers = _rows(db, f"select * from markers_v where {in_own} order by file, line", [version, *own_files])
     everyone = _by_key(_rows(db, "select kind, name, impl, real_class, real_module, real_file, real_line"
                                  " from parser_map_v where version = ?", [version]))
-    life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle", [])}
+    life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
+                                                     [name] if name else [])}
     matched = for_version(db, version)
     out = []
     for r in rows:
@@ -152,7 +151,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         c.methods = [{"role": m["role"], "method": m["method"], "class": m["defining_class"], "file": m["file"],
                       "line": m["line"], "body": m["body"], "own": bool(m["own"]), "url": link(m["file"], m["line"])}
                      for m in ms if m["body"] != "absent" or m["role"] in ("registered", "engine")]
-        c.streaming_method = _streaming_method(c, ms)
+        c.streaming_method = _streaming_method(c)
         c.attributes = [{"role": a["role"], "attribute": a["attribute"], "value": a["value"],
                          "class": a["defining_class"], "file": a["file"], "line": a["line"],
                          "url": link(a["file"], a["line"])} for a in attrs.get(key, [])]
@@ -199,7 +198,7 @@ def _card(version: str, r: dict, link: Links) -> Card:
         reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes)
 
 
-def _streaming_method(c: Card, ms: list[dict]) -> dict | None:
+def _streaming_method(c: Card) -> dict | None:
     """The streaming method as the side that does the parsing resolves it (engine, composed, else
     registered), for the name's kind (logic.STREAMING)."""
     from ..logic import STREAMING

@@ -185,10 +185,9 @@ def _same_file(a: str, b: str) -> bool:
     import os
 
     try:
-        sa, sb = os.stat(a), os.stat(b)
+        return os.path.samefile(a, b)
     except OSError:
         return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 @click.command(short_help="Everything about one parser name at a version (or --all).")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .model import Change, Diff
-from .versions import require
+from .versions import require, upstream_refs
 
 
 def _map(db, version: str) -> dict[tuple, dict]:
@@ -166,23 +166,17 @@ def _counts_text(f: dict) -> str:
 
 def _comparer(db, a: str, b: str):
     """path -> the upstream compare link of A and B at that file (None when the upstream has none)."""
-    from ..serve.links import DEFAULT_UPSTREAM, compare_url, normalize_upstream, ref_for
+    from ..serve.links import compare_url
 
-    row = db.execute("select value from meta where key = 'upstream'").fetchone()
-    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
-    refs = {label: ref_for(label, source, commit) for label, source, commit in db.execute(
-        "select label, source, commit_id from versions where label in (?, ?)", [a, b])}
+    upstream, refs = upstream_refs(db, [a, b])
     return lambda path: compare_url(upstream, refs.get(a, a), refs.get(b, b), path)
 
 
 def upstream_linker(db):
     """(version, file, line) -> the upstream URL of that line at that version."""
-    from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, source_url
+    from ..serve.links import source_url
 
-    row = db.execute("select value from meta where key = 'upstream'").fetchone()
-    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
-    refs = {label: ref_for(label, source, commit) for label, source, commit in db.execute(
-        "select label, source, commit_id from versions")}
+    upstream, refs = upstream_refs(db)
     return lambda version, file, line=None: source_url(upstream, refs.get(version, version), file, line)
 
 

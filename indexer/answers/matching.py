@@ -35,7 +35,7 @@ qwen3_xml's by real file). A file no level matches stays unmatched (`toolace`, `
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TEMPLATE_PREFIX = "examples/tool_chat_template_"
 GENERIC = {"tool", "tools", "parser", "reasoning", "engine"}
@@ -81,6 +81,13 @@ class Named:
     kind: str
     name: str
     keys: list[tuple[str, list[str]]]  # (via, words)
+    # what every file is compared with, computed once per name rather than once per (file, name)
+    compact_keys: list[str] = field(init=False)  # compact(words) of each key
+    fam: tuple[str, str, str] | None = field(init=False)  # family() of the name
+
+    def __post_init__(self) -> None:
+        self.compact_keys = [compact(k) for _, k in self.keys]
+        self.fam = family(self.keys[0][1])
 
 
 def named(kind: str, name: str, reg_file: str | None, real_file: str | None) -> Named:
@@ -118,7 +125,7 @@ def owners(subject: list[str], kind: str | None, names: list[Named]) -> list[tup
     if not subject:
         return []
     want = compact(subject)
-    found = [(n, "exact", via) for n in pool for via, k in n.keys if compact(k) == want]
+    found = [(n, "exact", via) for n in pool for (via, _), k in zip(n.keys, n.compact_keys, strict=True) if k == want]
     if not found:
         best = 0
         for n in pool:
@@ -130,7 +137,7 @@ def owners(subject: list[str], kind: str | None, names: list[Named]) -> list[tup
                         found.append((n, "more specific", via))
     if not found:
         fam = family(subject)
-        found = [(n, "family", "name") for n in pool if same_family(fam, family(n.keys[0][1]))]
+        found = [(n, "family", "name") for n in pool if same_family(fam, n.fam)]
     if not found:
         found = [(n, "more general", via) for n in pool for via, k in n.keys
                  if len(subject) < len(k) and k[: len(subject)] == subject]

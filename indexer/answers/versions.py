@@ -14,6 +14,19 @@ class AnswerError(Problem):
     """A question the database cannot answer as asked; `hint` says what to ask instead."""
 
 
+def upstream_refs(db, labels: list[str] | None = None) -> tuple[str, dict[str, str]]:
+    """The stored upstream (normalized; vLLM's when none is stored) and the ref that upstream links use for
+    each version (every version, or those of `labels`)."""
+    from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for
+
+    row = db.execute("select value from meta where key = 'upstream'").fetchone()
+    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
+    sql, params = "select label, source, commit_id from versions", list(labels or [])
+    if labels is not None:
+        sql += f" where label in ({', '.join('?' * len(params))})"
+    return upstream, {label: ref_for(label, source, commit) for label, source, commit in db.execute(sql, params)}
+
+
 def indexed(db) -> list[str]:
     return [r[0] for r in db.execute("select label from versions where status = 'complete' order by ord")]
 

@@ -67,7 +67,7 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
 
 
 def which(db, name: str, at: str | None = None, kind: str | None = None) -> Which:
-    kinds = check_name(db, name, kind)
+    check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
     found = parsers_at(db, name, version, kind)
     if not found:
@@ -79,7 +79,6 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
         raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}",
                           f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all"
                           if runs else "tpindex versions lists what is indexed")
-    del kinds
     return Which(name=name, version=version, parsers=found)
 
 
