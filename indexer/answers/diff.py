@@ -90,7 +90,7 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
     with the names it affects."""
     ca, cb = _code(db, a), _code(db, b)
     out, framework = [], defaultdict(list)
-    compare = _comparer(db, a, b)
+    compare = comparer(db, a, b)
     for key in sorted(set(ca) & set(cb)):
         fa, fb = ca[key], cb[key]
         for p in sorted(set(fa) & set(fb)):
@@ -164,7 +164,7 @@ def _counts_text(f: dict) -> str:
     return text
 
 
-def _comparer(db, a: str, b: str):
+def comparer(db, a: str, b: str):
     """path -> the upstream compare link of A and B at that file (None when the upstream has none)."""
     from ..serve.links import compare_url
 

@@ -18,7 +18,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from ..answers.card import Card, Links, cards
-from ..answers.diff import _comparer
+from ..answers.diff import comparer
 from ..answers.versions import AnswerError, indexed, require
 from ..answers.which import check_name, history, parsers_at
 from ..store import Reader
@@ -134,7 +134,7 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
         own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
                and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
         if own:
-            compare = _comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
+            compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
             files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
                       "compare": compare(p)} for p in own]
             out.append(CodeChange(b, a, files, moved=(real.get(a) or "") != (real.get(b) or "")))
