@@ -79,16 +79,6 @@ def _unpack(data: bytes) -> array:
     return ids
 
 
-def decode(data: bytes) -> tuple[str, str]:
-    """(kind, text as stored) of a blob's bytes."""
-    if b"\0" in data[:BINARY_PROBE]:
-        return "binary", ""
-    try:
-        return "text", data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "non-utf8", data.decode("utf-8", "surrogateescape").translate(_ESCAPE)
-
-
 def decode_line(line: bytes) -> str:
     """A line's bytes as stored text (see INVALID)."""
     return line.decode("utf-8", "surrogateescape").translate(_ESCAPE)
@@ -113,17 +103,6 @@ def prepare(data: bytes) -> tuple[str, bytes, bytes]:
     if lines and lines[-1] == b"":
         lines.pop()
     return kind, array("q", map(hash, lines)).tobytes(), array(IDS_TYPE, map(zlib.crc32, lines)).tobytes()
-
-
-def split(text: str) -> tuple[list[str], bool]:
-    """A text's lines (split at "\\n" only, as git does) and whether it ends with a newline."""
-    if not text:
-        return [], False
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-        return lines, True
-    return lines, False
 
 
 # -- writing (in the build, inside the version's transaction) --------------------------------------------
@@ -359,17 +338,6 @@ def read_bytes(conn, blob_id: str) -> bytes | None:
     """The bytes of a binary blob, None for any other."""
     row = conn.execute("select raw from code_texts where blob_id = ? and kind = 'binary'", [blob_id]).fetchone()
     return zlib.decompress(row[0]) if row else None
-
-
-def stored(conn, blob_ids) -> dict[str, str]:
-    """blob id -> kind, for the given blobs whose code is stored."""
-    blob_ids = list(blob_ids)
-    out: dict[str, str] = {}
-    for i in range(0, len(blob_ids), 500):
-        chunk = blob_ids[i:i + 500]
-        out.update(conn.execute(f"select blob_id, kind from code_texts where blob_id in ({','.join('?' * len(chunk))})",
-                                chunk).fetchall())
-    return out
 
 
 # -- searching ------------------------------------------------------------------------------------------
