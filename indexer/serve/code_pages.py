@@ -95,16 +95,16 @@ async def source_page(datasette, request):
     version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
 
     def work(conn):
-        from ..answers.source import load_at, present_in
+        from ..answers.source import load_at
         from ..answers.versions import require
 
         v = require(conn, version)
         c = load_at(conn, v, path)
-        holding = present_in(conn, path)
-        blobs = dict(conn.execute(
+        blobs = dict(conn.execute(  # version -> blob of the path, in version order: the versions holding it
             "select v.label, u.blob_id from files f join versions v on v.id = f.version_id"
-            " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete'", [path]).fetchall())
-        return v, c, holding, blobs
+            " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete' order by v.ord",
+            [path]).fetchall())
+        return v, c, list(blobs), blobs
 
     from ..problems import Problem
 
