@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .. import code
 from .ere import Compiled, compile_pattern
@@ -42,13 +43,20 @@ class Result:
     all_versions: list[str]  # every indexed version, in order (ranges are over these)
     truncated: bool = False  # more distinct lines matched than max_lines: the matches are of the first ones
 
+    @cached_property
+    def _pos(self) -> dict[str, int]:
+        return {v: i for i, v in enumerate(self.all_versions)}
+
     def ranges(self, m: Match) -> str:
-        return collapse(m.versions, self.all_versions)
+        return _runs(m.versions, self._pos)  # the position map built once per result, not once per match
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
     """'v0.24.0 - v0.31.0, v0.33.0': runs of versions consecutive in `order`."""
-    pos = {v: i for i, v in enumerate(order)}
+    return _runs(versions, {v: i for i, v in enumerate(order)})
+
+
+def _runs(versions: list[str], pos: dict[str, int]) -> str:
     runs: list[list[str]] = []
     for v in sorted(versions, key=lambda x: pos.get(x, -1)):
         if runs and pos.get(v, -2) == pos.get(runs[-1][-1], -9) + 1:
