@@ -128,9 +128,8 @@ class CodeWriter:
     def _load(self) -> None:
         self.stored = {r[0] for r in self.conn.execute("select blob_id from code_texts")}
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
-        if block_shift(self.conn) != BLOCK_SHIFT:  # stored with another block size: index the new ones alike
-            self.shift = block_shift(self.conn)
-        elif not self.stored:
+        self.shift = block_shift(self.conn)  # stored with another block size: index the new ones alike
+        if self.shift == BLOCK_SHIFT and not self.stored:
             self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
         for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
             lines = [_encode(s) for s in text.split("\n")]
@@ -289,17 +288,22 @@ def block_shift(conn) -> int:
     return int(row[0]) if row else BLOCK_SHIFT
 
 
+def _has_table(conn) -> bool:
+    """Whether the database has the code tables (not one of the previous schema, not built again yet)."""
+    return conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone() is not None
+
+
 def present(conn) -> bool:
     """Whether the database holds any code (not one built by an older tpindex, or with --no-code)."""
-    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
+    if not _has_table(conn):
         return False
     return conn.execute("select exists(select 1 from code_texts)").fetchone()[0] == 1
 
 
 def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
     """The stored code of a blob, or None when its text is not in the database."""
-    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
-        return None  # a database of the previous schema, not built again yet
+    if not _has_table(conn):
+        return None
     row = conn.execute("select kind, size, final_newline, lines from code_texts where blob_id = ?",
                        [blob_id]).fetchone()
     if row is None:
@@ -317,7 +321,7 @@ def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
 def line_ids(conn, blob_id: str) -> array | None:
     """The line ids of a text blob (equal ids, equal lines), without reading its lines; None for a binary
     blob or one whose code is not stored."""
-    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
+    if not _has_table(conn):
         return None
     row = conn.execute("select lines from code_texts where blob_id = ? and kind != 'binary'", [blob_id]).fetchone()
     return _unpack(row[0]) if row else None
