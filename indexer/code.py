@@ -300,7 +300,7 @@ def present(conn) -> bool:
     return conn.execute("select exists(select 1 from code_texts)").fetchone()[0] == 1
 
 
-def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
+def load(conn, blob_id: str) -> Code | None:
     """The stored code of a blob, or None when its text is not in the database."""
     if not _has_table(conn):
         return None
@@ -312,7 +312,7 @@ def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
     if kind == "binary":
         return Code(blob_id, kind, size, False)
     ids = _unpack(packed)
-    text = (lines or Lines(conn)).get(ids)
+    text = Lines(conn).get(ids)
     if kind == "non-utf8":
         text = [display(s) for s in text]
     return Code(blob_id, kind, size, bool(final_newline), text, ids)
