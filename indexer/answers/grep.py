@@ -251,10 +251,16 @@ def _marked(text: str, res: Result, color: bool) -> str:
         return text
     import click
 
+    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in pieces(text, res.pattern))
+
+
+def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:
+    """The text cut at the pattern's non-empty matches: (piece, whether it is a match), to mark them (the
+    terminal's colour, the browser's <mark>)."""
     out, last = [], 0
-    for m in res.pattern.regex.finditer(text):
+    for m in pat.regex.finditer(text):
         if m.end() == m.start():
             continue
-        out += [text[last:m.start()], click.style(m.group(), fg="red", bold=True)]
+        out += [(text[last:m.start()], False), (m.group(), True)]
         last = m.end()
-    return "".join(out) + text[last:]
+    return out + [(text[last:], False)]

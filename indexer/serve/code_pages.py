@@ -226,16 +226,12 @@ async def diff_page(datasette, request):
 
 # -- the search page -----------------------------------------------------------------------------------------
 
-def _marked(text: str, regex) -> Markup:
+def _marked(text: str, pat) -> Markup:
     from markupsafe import escape
 
-    out, last = [], 0
-    for m in regex.finditer(text):
-        if m.end() == m.start():
-            continue
-        out += [escape(text[last:m.start()]), Markup("<mark>"), escape(m.group()), Markup("</mark>")]
-        last = m.end()
-    return Markup("").join(out + [escape(text[last:])])
+    from ..answers.grep import pieces
+
+    return Markup("").join(Markup("<mark>%s</mark>") % piece if hit else escape(piece) for piece, hit in pieces(text, pat))
 
 
 async def grep_page(datasette, request):
@@ -273,7 +269,7 @@ async def grep_page(datasette, request):
             ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated, rows=[{
                 "versions": res.ranges(m), "path": m.path, "line": m.line, "binary": m.binary,
                 "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg),
-                "html": _marked(m.text, pat.regex) if not m.binary else None,
+                "html": _marked(m.text, pat) if not m.binary else None,
             } for m in shown])
     return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))
 
