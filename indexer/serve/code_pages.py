@@ -181,7 +181,8 @@ async def diff_page(datasette, request):
                             "/-/diff?a=v0.30.0&b=v0.31.0&name=hermes")
 
     def work(conn):
-        from ..answers.source import diff_paths, load_at
+        from .. import code
+        from ..answers.source import diff_paths
 
         if path_a or path_b:
             diffs = [diff_paths(conn, a, path_a or path_b, b, path_b or path_a)]
@@ -191,12 +192,9 @@ async def diff_page(datasette, request):
 
             diffs = name_code_diff(Reader(conn), a, b, name, kind if kind in ("tool", "reasoning", "engine")
                                    else None)["files"]
-        out = []
-        for d in diffs:
-            ca = load_at(conn, d["a"], d["path_a"]) if d["path_a"] else None
-            cb = load_at(conn, d["b"], d["path_b"]) if d["path_b"] else None
-            out.append((d, ca.lines if ca and ca.kind != "binary" else [], cb.lines if cb and cb.kind != "binary" else []))
-        return out
+        # the whole files for highlighting, by the blob ids the diff found (a binary file has no lines)
+        return [(d, *(code.read_lines(conn, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
+                for d in diffs]
 
     from ..problems import Problem
 
