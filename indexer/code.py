@@ -79,16 +79,6 @@ def _unpack(data: bytes) -> array:
     return ids
 
 
-def decode(data: bytes) -> tuple[str, str]:
-    """(kind, text as stored) of a blob's bytes."""
-    if b"\0" in data[:BINARY_PROBE]:
-        return "binary", ""
-    try:
-        return "text", data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "non-utf8", data.decode("utf-8", "surrogateescape").translate(_ESCAPE)
-
-
 def decode_line(line: bytes) -> str:
     """A line's bytes as stored text (see INVALID)."""
     return line.decode("utf-8", "surrogateescape").translate(_ESCAPE)
@@ -115,17 +105,6 @@ def prepare(data: bytes) -> tuple[str, bytes, bytes]:
     return kind, array("q", map(hash, lines)).tobytes(), array(IDS_TYPE, map(zlib.crc32, lines)).tobytes()
 
 
-def split(text: str) -> tuple[list[str], bool]:
-    """A text's lines (split at "\\n" only, as git does) and whether it ends with a newline."""
-    if not text:
-        return [], False
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-        return lines, True
-    return lines, False
-
-
 # -- writing (in the build, inside the version's transaction) --------------------------------------------
 
 class CodeWriter:
@@ -149,9 +128,8 @@ class CodeWriter:
     def _load(self) -> None:
         self.stored = {r[0] for r in self.conn.execute("select blob_id from code_texts")}
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
-        if block_shift(self.conn) != BLOCK_SHIFT:  # stored with another block size: index the new ones alike
-            self.shift = block_shift(self.conn)
-        elif not self.stored:
+        self.shift = block_shift(self.conn)  # stored with another block size: index the new ones alike
+        if self.shift == BLOCK_SHIFT and not self.stored:
             self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
         for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
             lines = [_encode(s) for s in text.split("\n")]
@@ -310,17 +288,22 @@ def block_shift(conn) -> int:
     return int(row[0]) if row else BLOCK_SHIFT
 
 
+def _has_table(conn) -> bool:
+    """Whether the database has the code tables (not one of the previous schema, not built again yet)."""
+    return conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone() is not None
+
+
 def present(conn) -> bool:
     """Whether the database holds any code (not one built by an older tpindex, or with --no-code)."""
-    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
+    if not _has_table(conn):
         return False
     return conn.execute("select exists(select 1 from code_texts)").fetchone()[0] == 1
 
 
-def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
+def load(conn, blob_id: str) -> Code | None:
     """The stored code of a blob, or None when its text is not in the database."""
-    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
-        return None  # a database of the previous schema, not built again yet
+    if not _has_table(conn):
+        return None
     row = conn.execute("select kind, size, final_newline, lines from code_texts where blob_id = ?",
                        [blob_id]).fetchone()
     if row is None:
@@ -329,7 +312,7 @@ def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
     if kind == "binary":
         return Code(blob_id, kind, size, False)
     ids = _unpack(packed)
-    text = (lines or Lines(conn)).get(ids)
+    text = Lines(conn).get(ids)
     if kind == "non-utf8":
         text = [display(s) for s in text]
     return Code(blob_id, kind, size, bool(final_newline), text, ids)
@@ -338,7 +321,7 @@ def load(conn, blob_id: str, lines: Lines | None = None) -> Code | None:
 def line_ids(conn, blob_id: str) -> array | None:
     """The line ids of a text blob (equal ids, equal lines), without reading its lines; None for a binary
     blob or one whose code is not stored."""
-    if not conn.execute("select 1 from sqlite_master where name = 'code_texts'").fetchone():
+    if not _has_table(conn):
         return None
     row = conn.execute("select lines from code_texts where blob_id = ? and kind != 'binary'", [blob_id]).fetchone()
     return _unpack(row[0]) if row else None
@@ -359,17 +342,6 @@ def read_bytes(conn, blob_id: str) -> bytes | None:
     """The bytes of a binary blob, None for any other."""
     row = conn.execute("select raw from code_texts where blob_id = ? and kind = 'binary'", [blob_id]).fetchone()
     return zlib.decompress(row[0]) if row else None
-
-
-def stored(conn, blob_ids) -> dict[str, str]:
-    """blob id -> kind, for the given blobs whose code is stored."""
-    blob_ids = list(blob_ids)
-    out: dict[str, str] = {}
-    for i in range(0, len(blob_ids), 500):
-        chunk = blob_ids[i:i + 500]
-        out.update(conn.execute(f"select blob_id, kind from code_texts where blob_id in ({','.join('?' * len(chunk))})",
-                                chunk).fetchall())
-    return out
 
 
 # -- searching ------------------------------------------------------------------------------------------

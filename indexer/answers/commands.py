@@ -309,8 +309,9 @@ def show(location, at, kind, method, fmt, color, db_path):
     NAME --method M      the method M (extract_tool_calls_streaming, parse, ...) as NAME resolves it
                          through the class hierarchy: the class whose definition is used
     Syntax colour on a terminal, plain in a pipe."""
+    from .. import code
     from .namecode import looks_like_path
-    from .source import format_show, parse_location, show_span
+    from .source import format_show, parse_location
 
     ix = index(db_path)
     if looks_like_path(location):
@@ -321,7 +322,7 @@ def show(location, at, kind, method, fmt, color, db_path):
         if fmt == "json":
             click.echo(dumps(shown))
             return
-        blocks = [(None, show_span(ix.db, shown.version, path, start, end))]
+        blocks = [(None, shown)]
     else:
         spans = ix.show_name(location, at, kind, method)
         if fmt == "json":
@@ -333,16 +334,17 @@ def show(location, at, kind, method, fmt, color, db_path):
             kinds = " and ".join(sp.kinds)
             title = (f"{location} ({kinds} parser) at {spans.version}: {what}, {sp.file}:{sp.start}-{sp.end}"
                      + (f" ({sp.role}{', ' + sp.body if sp.body and sp.body != 'code' else ''})" if sp.method else ""))
-            blocks.append((title, show_span(ix.db, spans.version, sp.file, sp.start, sp.end)))
+            blocks.append((title, sp.code))
     on = use_color(color)
     out = []
-    for title, d in blocks:
+    for title, s in blocks:
         if title:
             out.append(f"\x1b[1m{title}\x1b[0m" if on else f"== {title}")
         elif on:
-            span = "" if (d["start"], d["end"]) == (1, d["line_count"]) else f", lines {d['start']}-{d['end']}"
-            out.append(f"\x1b[2m{d['path']} at {d['version']} ({d['line_count']} lines{span})\x1b[0m")
-        out.extend(format_show(d, on))
+            span = "" if (s.start, s.end) == (1, s.line_count) else f", lines {s.start}-{s.end}"
+            out.append(f"\x1b[2m{s.path} at {s.version} ({s.line_count} lines{span})\x1b[0m")
+        # colour needs the whole file (the lexer's context); without it the lines already read are enough
+        out.extend(format_show(s, code.read_lines(ix.db, s.blob_id) if on and s.kind != "binary" else None))
     if out:
         click.echo("\n".join(out), color=on)
 

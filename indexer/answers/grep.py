@@ -11,6 +11,7 @@ browser's search page both call `search`.
 from __future__ import annotations
 
 import fnmatch
+import functools
 from dataclasses import dataclass, field
 
 from .. import code
@@ -42,13 +43,20 @@ class Result:
     all_versions: list[str]  # every indexed version, in order (ranges are over these)
     truncated: bool = False  # more distinct lines matched than max_lines: the matches are of the first ones
 
+    @functools.cached_property
+    def _pos(self) -> dict[str, int]:
+        return {v: i for i, v in enumerate(self.all_versions)}
+
     def ranges(self, m: Match) -> str:
-        return collapse(m.versions, self.all_versions)
+        return _runs(m.versions, self._pos)  # the position map built once per result, not once per match
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
     """'v0.24.0 - v0.31.0, v0.33.0': runs of versions consecutive in `order`."""
-    pos = {v: i for i, v in enumerate(order)}
+    return _runs(versions, {v: i for i, v in enumerate(order)})
+
+
+def _runs(versions: list[str], pos: dict[str, int]) -> str:
     runs: list[list[str]] = []
     for v in sorted(versions, key=lambda x: pos.get(x, -1)):
         if runs and pos.get(v, -2) == pos.get(runs[-1][-1], -9) + 1:
@@ -149,9 +157,9 @@ def _scan(page: bytes, pat: Compiled):
         pos = e + 1
 
 
-def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, list[tuple[str, str]]]:
-    """blob id -> [(version, path)] among the chosen versions and paths."""
-    out: dict[str, list[tuple[str, str]]] = {}
+def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, dict[str, list[str]]]:
+    """blob id -> {path: [versions]} among the chosen versions and paths."""
+    out: dict[str, dict[str, list[str]]] = {}
     blob_ids = list(blob_ids)
     for i in range(0, len(blob_ids), 500):
         chunk = blob_ids[i:i + 500]
@@ -160,7 +168,7 @@ def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, list[tuple[str
                 " join versions v on v.id = f.version_id and v.status = 'complete'"
                 f" where u.blob_id in ({','.join('?' * len(chunk))})", chunk):
             if version in versions and (keep is None or keep(path)):
-                out.setdefault(blob_id, []).append((version, path))
+                out.setdefault(blob_id, {}).setdefault(path, []).append(version)
     return out
 
 
@@ -195,18 +203,19 @@ def search(db, pattern: str, tags: str | None = None, at: str | None = None, pat
     where = _files(db, hits, set(chosen), keep)
     found: dict[tuple, set[str]] = {}
     for blob_id, occurrences in hits.items():
-        for version, path in where.get(blob_id, ()):
+        for path, versions in where.get(blob_id, {}).items():  # a blob is at one path in most versions
             for number, line_id in occurrences:
-                found.setdefault((path, number, lines[line_id]), set()).add(version)
+                found.setdefault((path, number, lines[line_id]), set()).update(versions)
     binary_hits = []
     for blob_id, data in code.binaries(db, among):
         if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n")):
             binary_hits.append(blob_id)
-    for pairs in _files(db, binary_hits, set(chosen), keep).values():
-        for version, path in pairs:
-            found.setdefault((path, None, None), set()).add(version)
+    for by_path in _files(db, binary_hits, set(chosen), keep).values():
+        for path, versions in by_path.items():
+            found.setdefault((path, None, None), set()).update(versions)
     order = {v: i for i, v in enumerate(all_versions)}
-    matches = [Match(path, line, code.display(text) if text else text, sorted(vs, key=order.__getitem__))
+    display = functools.cache(code.display)  # a distinct line is in many matches
+    matches = [Match(path, line, display(text) if text else text, sorted(vs, key=order.__getitem__))
                for (path, line, text), vs in found.items()]
     matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
     return Result(pat, chosen, matches, all_versions, truncated)
@@ -242,10 +251,16 @@ def _marked(text: str, res: Result, color: bool) -> str:
         return text
     import click
 
+    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in pieces(text, res.pattern))
+
+
+def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:
+    """The text cut at the pattern's non-empty matches: (piece, whether it is a match), to mark them (the
+    terminal's colour, the browser's <mark>)."""
     out, last = [], 0
-    for m in res.pattern.regex.finditer(text):
+    for m in pat.regex.finditer(text):
         if m.end() == m.start():
             continue
-        out += [text[last:m.start()], click.style(m.group(), fg="red", bold=True)]
+        out += [(text[last:m.start()], False), (m.group(), True)]
         last = m.end()
-    return "".join(out) + text[last:]
+    return out + [(text[last:], False)]

@@ -91,13 +91,9 @@ def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> di
             pairs.append((path if path in fa else None, path if path in fb else None))
     if not pairs:
         raise AnswerError(f"{name!r} is registered at neither {a} nor {b}", "tpindex which NAME --all says where")
-    files, seen = [], set()
-    for pa, pb in pairs:
-        if (pa, pb) in seen:
-            continue
-        seen.add((pa, pb))
-        d = diff_paths(db, a, pa or pb, b, pb or pa) if pa and pb else (
-            diff_paths(db, a, pa, b, pa) if pa else diff_paths(db, a, pb, b, pb))
-        if d["status"] not in ("unchanged",):
+    files = []
+    for pa, pb in dict.fromkeys(pairs):  # each pair once, in order
+        d = diff_paths(db, a, pa or pb, b, pb or pa)  # a side without the file reads the other side's path
+        if d["status"] != "unchanged":
             files.append(d)
     return {"a": a, "b": b, "name": name, "kinds": kinds, "files": files}

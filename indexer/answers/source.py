@@ -102,20 +102,22 @@ def show_span(db, version: str, path: str, start: int | None = None, end: int | 
         last = min(last, total)
     return {"version": version, "path": path, "blob_id": c.blob_id, "kind": c.kind, "size": c.size,
             "line_count": total, "start": first, "end": last, "final_newline": c.final_newline,
-            "lines": [{"line": n, "text": c.lines[n - 1]} for n in range(first, last + 1)] if c.kind != "binary" else [],
-            "_all": c.lines}
+            "lines": [{"line": n, "text": c.lines[n - 1]} for n in range(first, last + 1)] if c.kind != "binary" else []}
 
 
-def format_show(d: dict, color: bool = False) -> list[str]:
-    if d["kind"] == "binary":
-        return [f"{d['path']} at {d['version']}: binary file, {d['size']} bytes (not shown)"]
-    texts = [r["text"] for r in d["lines"]]
+def format_show(s, whole: list[str] | None = None) -> list[str]:
+    """The lines of a `Shown` with their numbers; syntax-coloured when `whole` (every line of the file, the
+    lexer's context) is given."""
+    if s.kind == "binary":
+        return [f"{s.path} at {s.version}: binary file, {s.size} bytes (not shown)"]
+    texts = [r.text for r in s.lines]
+    color = whole is not None
     if color:
-        texts = highlight(d["_all"], d["path"], "terminal")[d["start"] - 1:d["end"]]
-    width = len(str(d["end"]))
+        texts = highlight(whole, s.path, "terminal")[s.start - 1:s.end]
+    width = len(str(s.end))
     out = []
-    for r, text in zip(d["lines"], texts, strict=True):
-        number = str(r["line"]).rjust(width)
+    for r, text in zip(s.lines, texts, strict=True):
+        number = str(r.line).rjust(width)
         out.append(f"{_dim(number) if color else number}  {text}")
     return out
 

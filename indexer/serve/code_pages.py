@@ -95,16 +95,16 @@ async def source_page(datasette, request):
     version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
 
     def work(conn):
-        from ..answers.source import load_at, present_in
+        from ..answers.source import load_at
         from ..answers.versions import require
 
         v = require(conn, version)
         c = load_at(conn, v, path)
-        holding = present_in(conn, path)
-        blobs = dict(conn.execute(
+        blobs = dict(conn.execute(  # version -> blob of the path, in version order: the versions holding it
             "select v.label, u.blob_id from files f join versions v on v.id = f.version_id"
-            " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete'", [path]).fetchall())
-        return v, c, holding, blobs
+            " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete' order by v.ord",
+            [path]).fetchall())
+        return v, c, list(blobs), blobs
 
     from ..problems import Problem
 
@@ -181,7 +181,8 @@ async def diff_page(datasette, request):
                             "/-/diff?a=v0.30.0&b=v0.31.0&name=hermes")
 
     def work(conn):
-        from ..answers.source import diff_paths, load_at
+        from .. import code
+        from ..answers.source import diff_paths
 
         if path_a or path_b:
             diffs = [diff_paths(conn, a, path_a or path_b, b, path_b or path_a)]
@@ -191,12 +192,9 @@ async def diff_page(datasette, request):
 
             diffs = name_code_diff(Reader(conn), a, b, name, kind if kind in ("tool", "reasoning", "engine")
                                    else None)["files"]
-        out = []
-        for d in diffs:
-            ca = load_at(conn, d["a"], d["path_a"]) if d["path_a"] else None
-            cb = load_at(conn, d["b"], d["path_b"]) if d["path_b"] else None
-            out.append((d, ca.lines if ca and ca.kind != "binary" else [], cb.lines if cb and cb.kind != "binary" else []))
-        return out
+        # the whole files for highlighting, by the blob ids the diff found (a binary file has no lines)
+        return [(d, *(code.read_lines(conn, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
+                for d in diffs]
 
     from ..problems import Problem
 
@@ -226,16 +224,12 @@ async def diff_page(datasette, request):
 
 # -- the search page -----------------------------------------------------------------------------------------
 
-def _marked(text: str, regex) -> Markup:
+def _marked(text: str, pat) -> Markup:
     from markupsafe import escape
 
-    out, last = [], 0
-    for m in regex.finditer(text):
-        if m.end() == m.start():
-            continue
-        out += [escape(text[last:m.start()]), Markup("<mark>"), escape(m.group()), Markup("</mark>")]
-        last = m.end()
-    return Markup("").join(out + [escape(text[last:])])
+    from ..answers.grep import pieces
+
+    return Markup("").join(Markup("<mark>%s</mark>") % piece if hit else escape(piece) for piece, hit in pieces(text, pat))
 
 
 async def grep_page(datasette, request):
@@ -273,7 +267,7 @@ async def grep_page(datasette, request):
             ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated, rows=[{
                 "versions": res.ranges(m), "path": m.path, "line": m.line, "binary": m.binary,
                 "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg),
-                "html": _marked(m.text, pat.regex) if not m.binary else None,
+                "html": _marked(m.text, pat) if not m.binary else None,
             } for m in shown])
     return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))
 
