@@ -71,7 +71,7 @@ def _pack(ids: array) -> bytes:
     return zlib.compress(ids.tobytes(), 1)
 
 
-def _unpack(data: bytes) -> array:
+def unpack_ids(data: bytes) -> array:
     ids = array(IDS_TYPE)
     ids.frombytes(zlib.decompress(data))
     if sys.byteorder == "big":
@@ -311,7 +311,7 @@ def load(conn, blob_id: str) -> Code | None:
     kind, size, final_newline, packed = row
     if kind == "binary":
         return Code(blob_id, kind, size, False)
-    ids = _unpack(packed)
+    ids = unpack_ids(packed)
     text = Lines(conn).get(ids)
     if kind == "non-utf8":
         text = [display(s) for s in text]
@@ -324,7 +324,7 @@ def line_ids(conn, blob_id: str) -> array | None:
     if not _has_table(conn):
         return None
     row = conn.execute("select lines from code_texts where blob_id = ? and kind != 'binary'", [blob_id]).fetchone()
-    return _unpack(row[0]) if row else None
+    return unpack_ids(row[0]) if row else None
 
 
 def read_lines(conn, blob_id: str) -> list[str] | None:
@@ -372,7 +372,7 @@ def holding(conn, line_ids, among: set[str] | None = None) -> dict[str, list[tup
                 f"select blob_id, lines from code_texts where id in ({','.join(map(str, chunk))})"):
             if among is not None and blob_id not in among:
                 continue
-            ids = _unpack(packed)
+            ids = unpack_ids(packed)
             hit = wanted.intersection(ids)
             if hit:
                 out[blob_id] = [(n, x) for n, x in enumerate(ids, 1) if x in hit]
