@@ -204,7 +204,7 @@ def code_dump(conn) -> dict[str, list]:
     indexed: dict[int, set] = {}
     for term, doc in conn.execute("select term, doc from temp.code_vocab"):
         indexed.setdefault(doc, set()).add(int(term))
-    consistent = all(indexed.get(i, set()) == {x >> shift for x in code._unpack(p)}
+    consistent = all(indexed.get(i, set()) == {x >> shift for x in code.unpack_ids(p)}
                      for i, p in conn.execute("select id, lines from code_texts where lines is not null"))
     return {"code_texts": texts, "code_lines": lines, "code_index": [consistent]}
 
