@@ -32,7 +32,7 @@ from ..serve.links import source_url
 from .matching import for_version
 from .model import Model
 from .versions import AnswerError, newest, require, upstream_refs
-from .which import check_name
+from .which import CHOICE_FLAGS, check_name
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
 
@@ -62,6 +62,7 @@ class Card(Model):
     real: Place
     adapter: str | None = None
     wrapper: Place | None = None
+    dispatch: Place | None = None  # the hard-coded era (cli-choices): the class the serving code picks by name
     reason: str | None = None
     stub: bool = False
     reexport: bool = False
@@ -141,10 +142,15 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
                                                      [name] if name else [])}
     matched = for_version(db, version)
+    picked = _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params)) \
+        if any(r["form"] == "cli-choices" for r in rows) else {}
     out = []
     for r in rows:
         key = (r["kind"], r["name"])
         c = _card(version, r, link)
+        if key in picked:
+            h = picked[key][0]
+            c.dispatch = Place(h["class"], h["file"], h["line"], link(h["file"], h["line"]))
         ms, files = methods.get(key, []), code.get(key, [])
         c.code_files = [{"file": f["file"], "roles": f["roles"].split(","), "shared": bool(f["shared"]),
                          "url": link(f["file"])} for f in files]
@@ -337,6 +343,9 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     if c.aliases:
         out.append(("same class as", [", ".join(c.aliases)]))
     reg = f"{c.registered.class_}  {_at(c.registered.file, c.registered.line)}"
+    if c.registered.class_ is None:  # the hard-coded era: a choice of the flag, no class registered
+        reg = (f"none: a {CHOICE_FLAGS.get(c.kind, 'parser')} choice; the serving code picks {c.dispatch.class_} by"
+               f" name at {_at(c.dispatch.file, c.dispatch.line)}" if c.dispatch else "none")
     flags = [w for w, on in (("stub: no methods of its own", c.stub), ("re-exports the class", c.reexport)) if on]
     out.append(("registered class", [reg + (f"  ({'; '.join(flags)})" if flags else "")]))
     if c.adapter:

@@ -137,7 +137,7 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
         where = f"{h.file}:{h.line}" if h.file else "(no file)"
         what = h.class_ or ""
         if h.hop == "registered":
-            what = f"{p.name!r} -> {h.module or '?'}.{h.class_ or '?'} ({p.form})"
+            what = registered_text(p, h)
         rows.append((h.hop, where, what))
     lines += textfmt.table(rows, width)
     if p.impl == "unresolved":
@@ -156,6 +156,25 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     for n in notes:
         lines += textfmt.hanging("  note: ", n, width)
     return lines
+
+
+CHOICE_FLAGS = {"tool": "--tool-call-parser", "reasoning": "--reasoning-parser"}
+
+
+def registered_text(p: Parser, h: Hop) -> str:
+    """What the registration names; a name that is only a choice of the command-line flag (cli-choices, the
+    hard-coded era) names no class: the class the serving code picks by name, and where, is what is known."""
+    if h.module and h.class_:
+        return f"{p.name!r} -> {h.module}.{h.class_} ({p.form})"
+    if h.class_:
+        return f"{p.name!r} -> {h.class_} ({p.form})"
+    picked = next((x for x in p.hops if x.hop == "dispatch"), None)
+    if picked is not None and picked.class_:
+        return f"{p.name!r} -> {picked.class_}, picked by name at {picked.file}:{picked.line} ({p.form})"
+    if p.form == "cli-choices":
+        return f"{p.name!r}: a {CHOICE_FLAGS.get(p.kind, 'parser')} choice that no serving code picks a class for" \
+               f" ({p.form})"
+    return f"{p.name!r}: the registration names no class ({p.form})"
 
 
 def describe(p: Parser | None) -> str:
