@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from ..serve.links import source_url
 from .matching import for_version
 from .model import Model
+from .successors import Maps, Successor, links
 from .versions import AnswerError, newest, require, upstream_refs
-from .which import CHOICE_FLAGS, check_name
+from .which import CHOICE_FLAGS, check_name, gone_after
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
 
@@ -142,6 +143,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
                                                      [name] if name else [])}
     matched = for_version(db, version)
+    maps = Maps(db)
     picked = _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params)) \
         if any(r["form"] == "cli-choices" for r in rows) else {}
     out = []
@@ -174,6 +176,9 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
                             for x in m["chat_templates"]]
         c.tests = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)} for x in m["tests"]]
         c.lifecycle = {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
+        if c.lifecycle:  # who took over at its removal, who it was renamed from (answers/successors.py)
+            c.lifecycle.update(links(db, *key, c.lifecycle["first_version"], c.lifecycle["last_version"],
+                                     c.lifecycle["removed_in"], maps))
         out.append(c)
     return out
 
@@ -187,7 +192,8 @@ def _not_registered(db, name: str, version: str, kind: str | None):
         raise AnswerError(f"{what} is not registered in any indexed version", "drop --kind to see every kind")
     span = present[0] if len(present) == 1 else f"{present[0]} – {present[-1]}"
     raise AnswerError(f"{what} is not registered at {version} (it is in {len(present)} indexed version(s):"
-                      f" {span})", f"ask another version with --at, e.g. --at {present[-1]}")
+                      f" {span}){gone_after(db, name, kind, version)}",
+                      f"ask another version with --at, e.g. --at {present[-1]}")
 
 
 def _card(version: str, r: dict, link: Links) -> Card:
@@ -300,7 +306,11 @@ def _life(life: dict | None) -> str:
     if life.get("code_changed_in"):
         facts.append(f"code changed in {life['code_changed_in']}")
     if life.get("removed_in"):
-        facts.append(f"removed in {life['removed_in']}")
+        gone = Successor(life["successors_by"], life["successors"], life["renamed_to"]) \
+            if life.get("successors_by") else None
+        facts.append(f"removed in {life['removed_in']}" + (f", {gone.phrase()}" if gone else ""))
+    if life.get("renamed_from"):
+        facts.append(f"renamed from {', '.join(life['renamed_from'])} in {life['first_version']}")
     return "; ".join(facts)
 
 
