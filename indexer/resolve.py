@@ -285,7 +285,7 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
             logic.roles["registered"] = picked
             standalone(v, n.kind, picked, registered_keys, logic)
     elif composed is not None and comp.impl != "unresolved" and not delegates(v, composed, n.kind):
-        n.res = res = comp  # the composed class does the work itself
+        n.res = res = _registered_then(res, comp)  # the composed class does the work itself
         if n.reg is not None:
             logic.roles["registered"] = n.reg
         logic.roles["composed"] = composed
@@ -323,6 +323,21 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
             logic.methods.extend(contract(v, role, c, n.kind))
             logic.attrs.extend(behaviour(v, role, c, parser_keys))
     logic.roles = {r: c for r, c in logic.roles.items() if c is not None}
+
+
+def _registered_then(reg: Resolution, comp: Resolution) -> Resolution:
+    """The composition, after the registered class's own hops (the re-exports to it and its class hop: the
+    registered class keeps its file and line, the chain its class hop) and with its re-export flag."""
+    lead: list[Hop] = []
+    for h in reg.hops:
+        if h.hop not in ("reexport", "alias", "class"):
+            break
+        lead.append(h)
+        if h.hop == "class":
+            break
+    comp.hops = lead + comp.hops
+    comp.reexport, comp.reg_key = reg.reexport, reg.reg_key or comp.reg_key
+    return comp
 
 
 def _composition_hops(comp: Resolution, wrapper: Cls) -> list[Hop]:

@@ -24,7 +24,8 @@ TOOL_CALLING = (
     "vllm/entrypoints/openai/serving_chat.py",
 )
 # Recorded as present, never parsed: chat templates and the parser test files (tool-parser, reasoning,
-# and from v0.25.0 the parser engine's: tests/parser/, tests/parser/engine/, tests/parser/<model>/).
+# and from v0.25.0 the parser engine's: tests/parser/, tests/parser/engine/, tests/parser/<model>/; the
+# tool-use tests of tests/tool_use/ and its per-model directories such as tests/tool_use/mistral/).
 PRESENCE = (
     "examples/tool_chat_template_*.jinja",
     "tests/tool_parsers/test_*.py",
@@ -32,6 +33,7 @@ PRESENCE = (
     "tests/entrypoints/openai/tool_parsers/test_*.py",
     "tests/reasoning/test_*.py",
     "tests/parser/*test_*.py",
+    "tests/tool_use/*test_*.py",
 )
 TOOL_CALLING += PRESENCE
 ALL = ("vllm/*.py",)

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from ..serve.links import source_url
 from .matching import for_version
 from .model import Model
+from .successors import Maps, Successor, links
 from .versions import AnswerError, newest, require, upstream_refs
-from .which import check_name
+from .which import CHOICE_FLAGS, check_name, gone_after
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
 
@@ -62,6 +63,7 @@ class Card(Model):
     real: Place
     adapter: str | None = None
     wrapper: Place | None = None
+    dispatch: Place | None = None  # the hard-coded era (cli-choices): the class the serving code picks by name
     reason: str | None = None
     stub: bool = False
     reexport: bool = False
@@ -141,10 +143,16 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
                                                      [name] if name else [])}
     matched = for_version(db, version)
+    maps = Maps(db)
+    picked = _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params)) \
+        if any(r["form"] == "cli-choices" for r in rows) else {}
     out = []
     for r in rows:
         key = (r["kind"], r["name"])
         c = _card(version, r, link)
+        if key in picked:
+            h = picked[key][0]
+            c.dispatch = Place(h["class"], h["file"], h["line"], link(h["file"], h["line"]))
         ms, files = methods.get(key, []), code.get(key, [])
         c.code_files = [{"file": f["file"], "roles": f["roles"].split(","), "shared": bool(f["shared"]),
                          "url": link(f["file"])} for f in files]
@@ -168,6 +176,9 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
                             for x in m["chat_templates"]]
         c.tests = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)} for x in m["tests"]]
         c.lifecycle = {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
+        if c.lifecycle:  # who took over at its removal, who it was renamed from (answers/successors.py)
+            c.lifecycle.update(links(db, *key, c.lifecycle["first_version"], c.lifecycle["last_version"],
+                                     c.lifecycle["removed_in"], maps))
         out.append(c)
     return out
 
@@ -181,7 +192,8 @@ def _not_registered(db, name: str, version: str, kind: str | None):
         raise AnswerError(f"{what} is not registered in any indexed version", "drop --kind to see every kind")
     span = present[0] if len(present) == 1 else f"{present[0]} – {present[-1]}"
     raise AnswerError(f"{what} is not registered at {version} (it is in {len(present)} indexed version(s):"
-                      f" {span})", f"ask another version with --at, e.g. --at {present[-1]}")
+                      f" {span}){gone_after(db, name, kind, version)}",
+                      f"ask another version with --at, e.g. --at {present[-1]}")
 
 
 def _card(version: str, r: dict, link: Links) -> Card:
@@ -294,7 +306,11 @@ def _life(life: dict | None) -> str:
     if life.get("code_changed_in"):
         facts.append(f"code changed in {life['code_changed_in']}")
     if life.get("removed_in"):
-        facts.append(f"removed in {life['removed_in']}")
+        gone = Successor(life["successors_by"], life["successors"], life["renamed_to"]) \
+            if life.get("successors_by") else None
+        facts.append(f"removed in {life['removed_in']}" + (f", {gone.phrase()}" if gone else ""))
+    if life.get("renamed_from"):
+        facts.append(f"renamed from {', '.join(life['renamed_from'])} in {life['first_version']}")
     return "; ".join(facts)
 
 
@@ -337,6 +353,9 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     if c.aliases:
         out.append(("same class as", [", ".join(c.aliases)]))
     reg = f"{c.registered.class_}  {_at(c.registered.file, c.registered.line)}"
+    if c.registered.class_ is None:  # the hard-coded era: a choice of the flag, no class registered
+        reg = (f"none: a {CHOICE_FLAGS.get(c.kind, 'parser')} choice; the serving code picks {c.dispatch.class_} by"
+               f" name at {_at(c.dispatch.file, c.dispatch.line)}" if c.dispatch else "none")
     flags = [w for w, on in (("stub: no methods of its own", c.stub), ("re-exports the class", c.reexport)) if on]
     out.append(("registered class", [reg + (f"  ({'; '.join(flags)})" if flags else "")]))
     if c.adapter:

@@ -111,6 +111,12 @@ class Lifecycle(Model):
     real_file_changed_in: list[str]
     code_changed_in: list[str]  # the real file stayed, the name's own code changed
     removed_in: str | None  # the first indexed version after last_version
+    # at removed_in: the one new name its class or real file continues under, the names that took over its
+    # class, real file or family, and how (answers/successors.py); the names renamed to it at first_version
+    renamed_to: str | None = None
+    successors: list[str] = field(default_factory=list)
+    successors_by: str | None = None
+    renamed_from: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -156,6 +162,10 @@ class Change(Model):
     files: list[dict] | None = None  # code-changed: [{file, blob_a, blob_b, added, removed, compare}]
     names: list[str] | None = None  # framework-changed: the names it affects
     compare: str | None = None  # upstream compare link
+    # name-renamed, name-removed: the names that took over its class, real file or family at B, and how
+    # (registered class, real class, real file, family; answers/successors.py); None when nothing did
+    successors: list[str] | None = None
+    successors_by: str | None = None
 
 
 @dataclass

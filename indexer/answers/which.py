@@ -6,6 +6,7 @@ import difflib
 
 from . import textfmt
 from .model import History, Hop, KindHistory, Lifecycle, Parser, Range, Which
+from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
@@ -76,10 +77,25 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
             [name] + ([kind] if kind else []))}
         what = f"{name!r}" + (f" ({kind})" if kind else "")
         runs = spans(indexed(db), present)
-        raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}",
-                          f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all"
-                          if runs else "tpindex versions lists what is indexed")
+        after = gone_after(db, name, kind, version)
+        hint = f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all" if runs else \
+            "tpindex versions lists what is indexed"
+        if after and "renamed to " in after:
+            hint = f"ask tpindex which {after.split('renamed to ', 1)[1].split()[0]}, or " + hint
+        raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}{after}", hint)
     return Which(name=name, version=version, parsers=found)
+
+
+def gone_after(db, name: str, kind: str | None, version: str) -> str:
+    """At a version after the name's last one: what took over (`; renamed to X at vY`, ...), else ''."""
+    sql = "select kind, last_version, removed_in from lifecycle where name = ?" + (" and kind = ?" if kind else "")
+    versions = indexed(db)
+    for k, last, removed in db.execute(sql, [name] + ([kind] if kind else [])):
+        if removed and versions.index(version) >= versions.index(removed):
+            text = gone_text(k, name, db, last, removed)
+            if text:
+                return text
+    return ""
 
 
 def history(db, name: str, kind: str | None = None) -> History:
@@ -121,7 +137,8 @@ def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None
     return Lifecycle(indexed_first=versions[0], indexed_last=versions[-1], first_version=first, last_version=last,
                      in_first_indexed=first == versions[0], in_newest_indexed=last == versions[-1],
                      became_unified=unified, unified_in_first_indexed=unified is not None and unified == versions[0],
-                     real_file_changed_in=_listed(moved), code_changed_in=_listed(changed), removed_in=removed)
+                     real_file_changed_in=_listed(moved), code_changed_in=_listed(changed), removed_in=removed,
+                     **links(db, kind, name, first, last, removed))
 
 
 def _listed(text: str | None) -> list[str]:
@@ -137,7 +154,7 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
         where = f"{h.file}:{h.line}" if h.file else "(no file)"
         what = h.class_ or ""
         if h.hop == "registered":
-            what = f"{p.name!r} -> {h.module or '?'}.{h.class_ or '?'} ({p.form})"
+            what = registered_text(p, h)
         rows.append((h.hop, where, what))
     lines += textfmt.table(rows, width)
     if p.impl == "unresolved":
@@ -156,6 +173,25 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     for n in notes:
         lines += textfmt.hanging("  note: ", n, width)
     return lines
+
+
+CHOICE_FLAGS = {"tool": "--tool-call-parser", "reasoning": "--reasoning-parser"}
+
+
+def registered_text(p: Parser, h: Hop) -> str:
+    """What the registration names; a name that is only a choice of the command-line flag (cli-choices, the
+    hard-coded era) names no class: the class the serving code picks by name, and where, is what is known."""
+    if h.module and h.class_:
+        return f"{p.name!r} -> {h.module}.{h.class_} ({p.form})"
+    if h.class_:
+        return f"{p.name!r} -> {h.class_} ({p.form})"
+    picked = next((x for x in p.hops if x.hop == "dispatch"), None)
+    if picked is not None and picked.class_:
+        return f"{p.name!r} -> {picked.class_}, picked by name at {picked.file}:{picked.line} ({p.form})"
+    if p.form == "cli-choices":
+        return f"{p.name!r}: a {CHOICE_FLAGS.get(p.kind, 'parser')} choice that no serving code picks a class for" \
+               f" ({p.form})"
+    return f"{p.name!r}: the registration names no class ({p.form})"
 
 
 def describe(p: Parser | None) -> str:
@@ -188,11 +224,14 @@ def lifecycle_facts(life: Lifecycle) -> list[str]:
     """The lifecycle said over the indexed versions only: nothing claimed about versions not indexed."""
     first, last = life.indexed_first, life.indexed_last
     facts = [f"among the indexed versions {first} – {last}" if first != last else f"in the one indexed version {first}"]
-    facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}")
+    facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}"
+                 + (f" (renamed from {', '.join(life.renamed_from)})" if life.renamed_from else ""))
     if life.in_newest_indexed:
         facts.append(f"still in {last}")
     else:
-        facts.append(f"last in {life.last_version}" + (f", removed in {life.removed_in}" if life.removed_in else ""))
+        gone = Successor(life.successors_by, life.successors, life.renamed_to) if life.successors_by else None
+        facts.append(f"last in {life.last_version}" + (f", removed in {life.removed_in}" if life.removed_in else "")
+                     + (f", {gone.phrase()}" if gone else ""))
     if life.became_unified:
         facts.append(f"unified since {life.became_unified} or before" if life.unified_in_first_indexed
                      else f"unified from {life.became_unified}")
