@@ -23,6 +23,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from . import creation
 from .classgraph import ENGINE_ATTR, Cls, Version, attrs, class_at, methods, mro, resolve_attr, resolve_method
 
 TOOL = ("extract_tool_calls", "extract_tool_calls_streaming", "adjust_request")
@@ -77,22 +78,15 @@ def contract(v: Version, role: str, c: Cls, kind: str) -> list[dict]:
 
 def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
     """Class attributes that decide behaviour: those a framework base in `c`'s resolution order declares
-    (`supports_required_and_named`, `structural_tag_model`, ...), and `_parser_engine_cls`, each as `c`
-    resolves it, with the class that sets it."""
-    order = mro(v, c)
-    names = {ENGINE_ATTR}
-    for k in order:
+    (`supports_required_and_named`, `structural_tag_model`, ...), those what runs at class creation sets,
+    and `_parser_engine_cls`, each as `c` has it once created in vLLM's default configuration
+    (indexer/creation.py), with the class that has it, what set it and the condition that changes it."""
+    names = {ENGINE_ATTR} | creation.names(v, c)
+    for k in mro(v, c):
         if k.key not in parser_keys and k != c:
             names.update(attrs(v, k))
-    rows = []
-    for name in sorted(names):
-        found = resolve_attr(v, order, name)
-        if found is None:
-            continue
-        d, a = found
-        rows.append({"role": role, "attribute": name, "value": a["value"], "defining_class": d.name,
-                     "file": d.path, "line": a["line"], "own": int(d == c)})
-    return rows
+    return [{"role": role, "attribute": name, **found} for name in sorted(names)
+            if (found := creation.attribute(v, c, name)) is not None]
 
 
 def _first(v: Version, order: list[Cls], names: tuple[str, ...]) -> tuple[Cls, dict, str] | None:

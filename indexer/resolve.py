@@ -244,7 +244,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
 
 METHOD_COLS = ("role", "method", "defining_class", "module", "file", "line", "end_line", "body", "own",
                "calls_super", "delegates")
-ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own")
+ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own", "set_by", "condition")
 
 
 def _compositions(v: Version, names: list[Named], checks: dict, class_checks: list) -> None:

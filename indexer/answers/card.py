@@ -7,7 +7,9 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
 - the registered, real, engine and wrapper classes with file and line, and every file holding the name's
   code with its roles (parser_map, parser_code; README "Where the parsing code is");
 - streaming as resolved through the class hierarchy, the contract methods with the class that defines
-  each, the behaviour attributes with the class that sets them (parser_methods, parser_attrs);
+  each, the behaviour attributes with the class that sets them, as class creation leaves them in vLLM's
+  default configuration, with what set them and the condition that changes them (parser_methods,
+  parser_attrs; indexer/creation.py);
 - what `adjust_request` does where readable: the definition that runs (the registered class's, followed
   into the engine class when it hands the call to `self._parser_engine.adjust_request`), whether it calls
   `super()`, and its `request.FIELD = VALUE` assignments with their conditions (request_settings);
@@ -154,6 +156,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         c.streaming_method = _streaming_method(c)
         c.attributes = [{"role": a["role"], "attribute": a["attribute"], "value": a["value"],
                          "class": a["defining_class"], "file": a["file"], "line": a["line"],
+                         "set_by": a["set_by"], "condition": a["condition"],
                          "url": link(a["file"], a["line"])} for a in attrs.get(key, [])]
         c.adjust_request = _adjust_request(ms, settings, link)
         mine = {f["file"] for f in files if not f["shared"]}
@@ -311,6 +314,16 @@ def _code(s: str, md: bool) -> str:
     return f"`{s}`" if md else s
 
 
+def _attribute(a: dict) -> str:
+    """`X = value  (class, file:line)`; set at class creation: `(X.__init_subclass__ on class, file:line)`;
+    with the condition that changes it in vLLM's default configuration."""
+    who = f"{a['set_by']} on {a['class']}" if a.get("set_by") else a["class"]
+    out = f"{a['attribute']} = {a['value']}  ({who}, {_at(a['file'], a['line'])})"
+    if a["role"] != "registered":
+        out += f"  [{a['role']}]"
+    return out + (f"  condition: {a['condition']}" if a.get("condition") else "")
+
+
 def _adjust(a: dict) -> list[str]:
     head = f"{a['class']}.adjust_request  {_at(a['file'], a['line'])}"
     if a["calls_super"]:
@@ -357,9 +370,7 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     out.append(("methods", [f"{m['method']:<{w(36)}} {m['class'] or '-':<{w(32)}} {_at(m['file'], m['line'])}  {m['body']}"
                             + (f"  [{m['role']}]" if m["role"] != "registered" else "")
                             for m in c.methods if m["body"] != "absent"] or ["-"]))
-    out.append(("attributes", [f"{a['attribute']} = {a['value']}  ({a['class']}, {_at(a['file'], a['line'])})"
-                               + (f"  [{a['role']}]" if a["role"] != "registered" else "")
-                               for a in c.attributes] or ["-"]))
+    out.append(("attributes", [_attribute(a) for a in c.attributes] or ["-"]))
     out.append(("adjust_request", [x for a in c.adjust_request for x in _adjust(a)] or ["not defined"]))
     sent = []
     for s in c.sentinels:

@@ -39,6 +39,23 @@ class Hop(Model):
 
 
 @dataclass
+class Attribute(Model):
+    """A behaviour attribute as one of the name's classes has it once created, in vLLM's default
+    configuration (parser_attrs): the class that has it, where it is set, what set it at class creation
+    (`ToolParser.__init_subclass__`, `decorator f`, `assignment after the class body`; null: the class body)
+    and the condition that changes it (the guard, the flags' defaults, the value with a flag turned)."""
+
+    role: str
+    attribute: str
+    value: str | None
+    class_: str | None
+    file: str | None
+    line: int | None
+    set_by: str | None
+    condition: str | None
+
+
+@dataclass
 class Parser(Model):
     """One registered name at one version: where it is registered, its registered class, and the class whose
     code does the parsing (`real_*`), with every hop between them."""
@@ -71,6 +88,7 @@ class Parser(Model):
     notes: list[str]
     reason: str | None
     hops: list[Hop] = field(default_factory=list)
+    attributes: list[Attribute] | None = None  # which: the behaviour attributes (None: not read)
     _code_sig: str | None = None  # internal: changes when the name's own code does
 
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 
 from . import textfmt
-from .model import History, Hop, KindHistory, Lifecycle, Parser, Range, Which
+from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .versions import AnswerError, indexed, newest, require
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
@@ -62,7 +62,12 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
         hops = [Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"]) for h in db.query(
             "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
             " and name = ? order by step", [version, r["kind"], name])]
-        out.append(Parser.from_row(dict(r), hops))
+        p = Parser.from_row(dict(r), hops)
+        p.attributes = [Attribute(a["role"], a["attribute"], a["value"], a["defining_class"], a["file"], a["line"],
+                                  a["set_by"], a["condition"]) for a in db.query(
+            "select role, attribute, value, defining_class, file, line, set_by, condition from parser_attrs_v"
+            " where version = ? and kind = ? and name = ? order by role, attribute", [version, r["kind"], name])]
+        out.append(p)
     return out
 
 

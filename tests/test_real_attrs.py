@@ -1,0 +1,71 @@
+"""Attributes, sentinels and where streaming comes from, on real releases (issue 23, items 3-5): v0.11.0,
+v0.17.1 and v0.32.0 from their source archives on the package index (cached).
+
+Established by reading those releases by hand:
+
+- v0.32.0: `ToolParser.__init_subclass__` (vllm/tool_parsers/abstract_tool_parser.py) sets
+  `cls.supports_required_and_named = False` when `cls.structural_tag_model is not None and
+  envs.VLLM_ENFORCE_STRICT_TOOL_CALLING`; vllm/envs.py's table reads that flag as
+  `os.getenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "True").lower() in ("true", "1")`. DeepSeekV3ToolParser
+  sets `structural_tag_model = "deepseek_r1"` and no `supports_required_and_named`; SeedOssEngineToolParser
+  sets `structural_tag_model = None`; Glm47MoeModelToolParser sets both (`False`, "glm_4_7").
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import rows, tpindex
+from test_real_releases import pypi  # noqa: F401  (the session fixture: skips loudly when offline)
+
+pytestmark = pytest.mark.network
+
+TAGS = "v0.11.0,v0.17.1,v0.32.0"
+FLAG = "VLLM_ENFORCE_STRICT_TOOL_CALLING"
+
+
+@pytest.fixture(scope="session")
+def attrs_db(pypi, tmp_path_factory):  # noqa: F811
+    db = tmp_path_factory.mktemp("real-attrs") / "real.db"
+    tpindex("build", "--from-pypi", "--tags", TAGS, "--db", db, "-q")
+    return db
+
+
+def tool_attrs(db, attribute, version="v0.32.0"):
+    return {n: dict(zip(("value", "class", "set_by", "condition"), r, strict=True)) for n, *r in rows(
+        db, "select name, value, defining_class, set_by, condition from parser_attrs_v where version = ?"
+            " and kind = 'tool' and role = 'registered' and attribute = ?", (version, attribute))}
+
+
+def test_supports_required_and_named_at_v0_32_0_as_class_creation_leaves_it(attrs_db):
+    got = tool_attrs(attrs_db, "supports_required_and_named")
+    d = got["deepseek_v3"]
+    assert (d["value"], d["class"], d["set_by"]) == ("False", "DeepSeekV3ToolParser", "ToolParser.__init_subclass__")
+    assert d["condition"].startswith(f"cls.structural_tag_model is not None and envs.{FLAG} ({FLAG} defaults to"
+                                     " True, vllm/envs.py:")
+    assert d["condition"].endswith(f"; True when {FLAG} is False")
+    assert (got["seed_oss"]["value"], got["seed_oss"]["set_by"], got["seed_oss"]["condition"]) == ("True", None, None)
+    assert got["glm47"]["value"] == "False" and "True when" not in got["glm47"]["condition"]  # its body says False
+
+
+def test_every_tool_name_that_sets_a_structural_tag_model_loses_required_and_named(attrs_db):
+    tag = tool_attrs(attrs_db, "structural_tag_model")
+    srn = tool_attrs(attrs_db, "supports_required_and_named")
+    tagged = {n for n, a in tag.items() if a["value"] not in ("None", None)}
+    assert len(tagged) >= 17
+    for name in tagged:
+        assert (srn[name]["value"], srn[name]["set_by"]) == ("False", "ToolParser.__init_subclass__"), name
+    for name in set(srn) - tagged:
+        assert srn[name]["set_by"] is None, name
+
+
+def test_card_and_which_json_at_v0_32_0(attrs_db):
+    (card,) = json.loads(tpindex("card", "deepseek_v3", "--kind", "tool", "--at", "v0.32.0", "--format", "json",
+                                 "--db", attrs_db).output)["cards"]
+    (a,) = [a for a in card["attributes"] if a["attribute"] == "supports_required_and_named"]
+    assert (a["value"], a["set_by"]) == ("False", "ToolParser.__init_subclass__")
+    which = json.loads(tpindex("which", "deepseek_v3", "--kind", "tool", "--at", "v0.32.0", "--format", "json",
+                               "--db", attrs_db).output)
+    (w,) = [w for w in which["parsers"][0]["attributes"] if w["attribute"] == "supports_required_and_named"]
+    assert w["condition"] == a["condition"] and w["value"] == "False"
