@@ -95,10 +95,16 @@ class Version:
                                                 " order by how desc, line", [unit]):
             if name not in envs or (envs[name]["value"] is None and value is not None):
                 envs[name] = {"how": how, "value": value, "line": line}  # environment first, then declared
+        held: dict[str, set[str]] = {}  # class -> the attributes / properties of its own holding a sentinel
+        for cls, fn, attr in c.execute("select class, function, attribute from sentinels where unit_id = ?"
+                                       " and class is not null and attribute is not null", [unit]):
+            if fn is None or fn == f"{cls}.{attr}":
+                held.setdefault(cls, set()).add(attr)
         n_methods = sum(len(ms) for ms in methods.values())
         return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
                 "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
-                "n_methods": n_methods, "methods": methods, "attrs": attrs, "sets": sets, "envs": envs}
+                "n_methods": n_methods, "methods": methods, "attrs": attrs, "sets": sets, "envs": envs,
+                "held": held}
 
     def resolve_in(self, module: str, dotted: str) -> str | None:
         """What a name written in a module means (through its imports, else a class of its own)."""
@@ -264,6 +270,11 @@ def attrs(v: Version, c: Cls) -> dict[str, dict]:
         parser, line = v.module(c.module)["bindings"][c.name]
         return {ENGINE_ATTR: {"value": parser, "value_kind": "name", "resolved": parser, "line": line}}
     return v.module(c.module)["attrs"].get(c.name, {})
+
+
+def held(v: Version, c: Cls) -> set[str]:
+    """The class attributes and properties (or methods) of a class's own that hold a sentinel."""
+    return set() if c.binding else v.module(c.module)["held"].get(c.name, set())
 
 
 def resolve_method(v: Version, order: list[Cls], method: str, start: int = 0) -> tuple[Cls, dict] | None:

@@ -24,7 +24,18 @@ import json
 from dataclasses import dataclass, field
 
 from . import creation
-from .classgraph import ENGINE_ATTR, Cls, Version, attrs, class_at, methods, mro, resolve_attr, resolve_method
+from .classgraph import (
+    ENGINE_ATTR,
+    Cls,
+    Version,
+    attrs,
+    class_at,
+    held,
+    methods,
+    mro,
+    resolve_attr,
+    resolve_method,
+)
 
 TOOL = ("extract_tool_calls", "extract_tool_calls_streaming", "adjust_request")
 REASONING = ("extract_reasoning", "extract_reasoning_streaming", "extract_reasoning_content",
@@ -51,6 +62,7 @@ class Logic:
     streaming: str | None = None
     methods: list[dict] = field(default_factory=list)  # rows of parser_methods
     attrs: list[dict] = field(default_factory=list)  # rows of parser_attrs
+    overridden: list[dict] = field(default_factory=list)  # rows of parser_overridden
 
 
 def where(c: Cls, line: int | None = None) -> str:
@@ -87,6 +99,22 @@ def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
             names.update(attrs(v, k))
     return [{"role": role, "attribute": name, **found} for name in sorted(names)
             if (found := creation.attribute(v, c, name)) is not None]
+
+
+def overridden(v: Version, role: str, c: Cls) -> list[dict]:
+    """The attributes and properties holding a sentinel in a class of `c`'s resolution order that a more
+    derived class of that order defines again (a class attribute, a method or a property): `c` uses the
+    more derived one, so the sentinel the overridden one holds is not the name's."""
+    order = mro(v, c)
+    rows = []
+    for i, k in enumerate(order[1:], 1):
+        for a in sorted(held(v, k)):
+            d = next((x for x in order[:i] if a in attrs(v, x) or a in methods(v, x)), None)
+            if d is not None:
+                line = (attrs(v, d).get(a) or methods(v, d)[a])["line"]
+                rows.append({"role": role, "class": k.name, "attribute": a, "by_class": d.name, "by_file": d.path,
+                             "by_line": line})
+    return rows
 
 
 def _first(v: Version, order: list[Cls], names: tuple[str, ...]) -> tuple[Cls, dict, str] | None:

@@ -23,6 +23,7 @@ from .logic import (
     delegates,
     delegation_note,
     notes_json,
+    overridden,
     standalone,
     streaming_of,
     where,
@@ -196,7 +197,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     for n in names:
         _decide(v, n, registered_keys, parser_keys)
     own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
-    rows, hop_rows, method_rows, attr_rows, code_rows = [], [], [], [], []
+    rows, hop_rows, method_rows, attr_rows, code_rows, over_rows = [], [], [], [], [], []
     for n in names:
         res, logic = n.res, n.logic
         reg_mod = v.module(n.module) if n.module else None
@@ -220,6 +221,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         key = (version_id, n.kind, n.name)
         method_rows.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
         attr_rows.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
+        over_rows.extend((*key, *(o[c] for c in OVER_COLS)) for o in logic.overridden)
         code_rows.extend((*key, f["path"], f["roles"], f["shared"]) for f in files)
     _aliases_and_parents(v, rows)
     cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
@@ -227,7 +229,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
             "parent_file", "reason", "streaming", "wrapper_class", "wrapper_file", "wrapper_line", "notes",
             "code_sig"]
-    for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code"):
+    for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden"):
         conn.execute(f"delete from {table} where version_id = ?", [version_id])
     conn.executemany(f"insert into parser_map(version_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                      [(version_id, *[r.get(c) for c in cols]) for r in rows])
@@ -239,12 +241,15 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
                      f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", attr_rows)
     conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared) values (?, ?, ?, ?, ?, ?)",
                      code_rows)
+    conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
+                     f" values (?, ?, ?{', ?' * len(OVER_COLS)})", over_rows)
     return len(regs)
 
 
 METHOD_COLS = ("role", "method", "defining_class", "module", "file", "line", "end_line", "body", "own",
                "calls_super", "delegates")
 ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own", "set_by", "condition")
+OVER_COLS = ("role", "class", "attribute", "by_class", "by_file", "by_line")
 
 
 def _compositions(v: Version, names: list[Named], checks: dict, class_checks: list) -> None:
@@ -322,6 +327,7 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
         if c is not None:
             logic.methods.extend(contract(v, role, c, n.kind))
             logic.attrs.extend(behaviour(v, role, c, parser_keys))
+            logic.overridden.extend(overridden(v, role, c))
     logic.roles = {r: c for r, c in logic.roles.items() if c is not None}
 
 

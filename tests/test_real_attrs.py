@@ -9,6 +9,11 @@ Established by reading those releases by hand:
   `os.getenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "True").lower() in ("true", "1")`. DeepSeekV3ToolParser
   sets `structural_tag_model = "deepseek_r1"` and no `supports_required_and_named`; SeedOssEngineToolParser
   sets `structural_tag_model = None`; Glm47MoeModelToolParser sets both (`False`, "glm_4_7").
+  HYV3ToolParser.__init__ sets `self.tool_calls_start_token: str = f"<tool_calls{self.suffix}>"` (and eight
+  more of that form).
+- v0.11.0: MistralReasoningParser(DeepSeekR1ReasoningParser) overrides `start_token` / `end_token` with
+  cached properties returning mistral_common's `SpecialTokens.begin_think` / `SpecialTokens.end_think`;
+  DeepSeekR1ReasoningParser's properties return "<think>" / "</think>".
 """
 
 from __future__ import annotations
@@ -69,3 +74,28 @@ def test_card_and_which_json_at_v0_32_0(attrs_db):
                                "--db", attrs_db).output)
     (w,) = [w for w in which["parsers"][0]["attributes"] if w["attribute"] == "supports_required_and_named"]
     assert w["condition"] == a["condition"] and w["value"] == "False"
+
+
+def sentinels(db, name, kind, version):
+    (card,) = json.loads(tpindex("card", name, "--kind", kind, "--at", version, "--format", "json",
+                                 "--db", db).output)["cards"]
+    return {s["value"]: s for s in card["sentinels"]}
+
+
+def test_mistral_reasoning_at_v0_11_0_uses_the_tokens_its_properties_return(attrs_db):
+    s = sentinels(attrs_db, "mistral", "reasoning", "v0.11.0")
+    assert "<think>" not in s and "</think>" not in s
+    for value, attribute in (("SpecialTokens.begin_think", "start_token"), ("SpecialTokens.end_think", "end_token")):
+        assert s[value]["attributes"] == [attribute]
+        assert s[value]["places"][0]["how"] == "reference"
+        assert s[value]["places"][0]["file"] == "vllm/reasoning/mistral_reasoning_parser.py"
+    # deepseek_r1 itself keeps its own
+    assert {"<think>", "</think>"} <= set(sentinels(attrs_db, "deepseek_r1", "reasoning", "v0.11.0"))
+
+
+def test_hy_v3_at_v0_32_0_shows_its_f_string_patterns(attrs_db):
+    s = sentinels(attrs_db, "hy_v3", "tool", "v0.32.0")
+    p = s["<tool_calls{self.suffix}>"]
+    assert p["attributes"] == ["tool_calls_start_token"] and p["places"][0]["how"] == "pattern"
+    assert p["places"][0]["file"] == "vllm/tool_parsers/hy_v3_tool_parser.py"
+    assert {"</tool_calls{self.suffix}>", "<tool_call{self.suffix}>", "</tool_call{self.suffix}>"} <= set(s)
