@@ -190,12 +190,16 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         n = Named(kind, name, form, path, line, module, cls, res)
         n.reg = class_at(v, *res.reg_key) if res.reg_key else None
         names.append(n)
-    registered_keys = {n.reg.key for n in names if n.reg}
+    registered: dict[tuple[str, str], list[str]] = {}  # registered class -> the names registering it
+    for n in names:
+        if n.reg is not None and n.name not in registered.setdefault(n.reg.key, []):
+            registered[n.reg.key].append(n.name)
+    registered_keys = set(registered)
     _compositions(v, names, checks, class_checks)
     parser_keys = registered_keys | {(r.real.module, r.real.cls) for n in names for r in (n.res, n.composed)
                                      if r is not None and r.real is not None}
     for n in names:
-        _decide(v, n, registered_keys, parser_keys)
+        _decide(v, n, registered, parser_keys)
     own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
     rows, hop_rows, method_rows, attr_rows, code_rows, over_rows = [], [], [], [], [], []
     for n in names:
@@ -212,6 +216,9 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "real_file": real.path if real else None, "real_line": real.line if real else None,
             "adapter": res.adapter, "stub": int(reg_mod["n_methods"] == 0) if reg_mod else None,
             "reexport": int(res.reexport), "reason": res.reason, "streaming": logic.streaming,
+            "streaming_class": logic.streaming_cls.name if logic.streaming_cls else None,
+            "streaming_file": logic.streaming_cls.path if logic.streaming_cls else None,
+            "streaming_line": logic.streaming_line, "streaming_from": ", ".join(logic.streaming_from) or None,
             "wrapper_class": wrapper.name if wrapper else None, "wrapper_file": wrapper.path if wrapper else None,
             "wrapper_line": wrapper.line if wrapper else None, "notes": notes_json(logic.notes), "code_sig": sig,
         })
@@ -227,8 +234,8 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
             "form", "impl", "real_class",
             "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
-            "parent_file", "reason", "streaming", "wrapper_class", "wrapper_file", "wrapper_line", "notes",
-            "code_sig"]
+            "parent_file", "reason", "streaming", "streaming_class", "streaming_file", "streaming_line",
+            "streaming_from", "wrapper_class", "wrapper_file", "wrapper_line", "notes", "code_sig"]
     for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden"):
         conn.execute(f"delete from {table} where version_id = ?", [version_id])
     conn.executemany(f"insert into parser_map(version_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
@@ -280,7 +287,7 @@ def _norm(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> None:
+def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
     """Apply the rule of indexer/logic.py: the class whose code does the parsing, and the hops to it."""
     logic, res, comp = n.logic, n.res, n.composed
     composed = class_at(v, comp.real.module, comp.real.cls) if comp is not None and comp.real else None
@@ -288,19 +295,19 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
         picked = class_at(v, res.real.module, res.real.cls) if res.real else None
         if picked is not None:
             logic.roles["registered"] = picked
-            standalone(v, n.kind, picked, registered_keys, logic)
+            standalone(v, n.kind, picked, registered, logic, n.name)
     elif composed is not None and comp.impl != "unresolved" and not delegates(v, composed, n.kind):
         n.res = res = comp  # the composed class does the work itself
         if n.reg is not None:
             logic.roles["registered"] = n.reg
         logic.roles["composed"] = composed
         logic.real = composed
-        logic.streaming = streaming_of(v, composed, "engine")
+        logic.streaming = streaming_of(v, composed, "engine", logic)
     elif res.impl == "unified":
         engine = class_at(v, res.real.module, res.real.cls)
         logic.roles.update({"registered": n.reg, "engine": engine})
         logic.real = engine
-        logic.streaming = streaming_of(v, engine, n.kind)
+        logic.streaming = streaming_of(v, engine, n.kind, logic)
         if composed is not None:
             logic.roles["wrapper"] = composed
             logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}) around it; the"
@@ -312,7 +319,7 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
             logic.roles["registered"] = n.reg
     elif res.impl != "unresolved" and n.reg is not None:
         logic.roles["registered"] = n.reg
-        standalone(v, n.kind, n.reg, registered_keys, logic)
+        standalone(v, n.kind, n.reg, registered, logic, n.name)
         if logic.inherited_from is not None:
             d = logic.inherited_from
             res.hops.append(Hop("real", d.name, d.module, d.path, d.line))

@@ -242,3 +242,17 @@ def test_card_and_which_json_show_the_value_and_the_condition(creation_db):
     which = json.loads(tpindex("which", "tagged", "--at", "v0.28.0", "--format", "json", "--db", creation_db).output)
     (w,) = [a for a in which["parsers"][0]["attributes"] if a["attribute"] == "forced_choice_ok"]
     assert (w["value"], w["set_by"], w["condition"]) == (a["value"], a["set_by"], a["condition"])
+
+
+def test_the_browsers_parser_page_shows_what_set_it(creation_db):
+    import html
+
+    from test_serve import serve
+
+    client = serve(creation_db)
+    try:
+        page = html.unescape(client.html("/-/parser/tool/tagged?v=v0.28.0"))
+    finally:
+        client.close()
+    row = next(x for x in page.split("<tr>") if "forced_choice_ok = False" in x)
+    assert "ToolParser.__init_subclass__ on" in row and "True when VLLM_STRICT_CALLS is False" in row

@@ -13,7 +13,12 @@ Established by reading those releases by hand:
   more of that form).
 - v0.11.0: MistralReasoningParser(DeepSeekR1ReasoningParser) overrides `start_token` / `end_token` with
   cached properties returning mistral_common's `SpecialTokens.begin_think` / `SpecialTokens.end_think`;
-  DeepSeekR1ReasoningParser's properties return "<think>" / "</think>".
+  DeepSeekR1ReasoningParser's properties return "<think>" / "</think>". MistralReasoningParser defines no
+  extraction method; DeepSeekR1ReasoningParser defines `extract_reasoning_content_streaming` (line 31),
+  BaseThinkingReasoningParser (vllm/reasoning/basic_parsers.py, registered by no name) the non-streaming
+  `extract_reasoning_content`.
+- v0.17.1: NemotronV3ReasoningParser(DeepSeekR1ReasoningParser) defines only `extract_reasoning`; its
+  streaming method is DeepSeekR1ReasoningParser's `extract_reasoning_streaming` (deepseek_r1_reasoning_parser.py:28).
 """
 
 from __future__ import annotations
@@ -99,3 +104,40 @@ def test_hy_v3_at_v0_32_0_shows_its_f_string_patterns(attrs_db):
     assert p["attributes"] == ["tool_calls_start_token"] and p["places"][0]["how"] == "pattern"
     assert p["places"][0]["file"] == "vllm/tool_parsers/hy_v3_tool_parser.py"
     assert {"</tool_calls{self.suffix}>", "<tool_call{self.suffix}>", "</tool_call{self.suffix}>"} <= set(s)
+
+
+def mapped(db, name, kind, version):
+    cols = ("real_class", "real_file", "reg_class", "streaming_class", "streaming_file", "streaming_line",
+            "streaming_from")
+    (got,) = rows(db, f"select {', '.join(cols)} from parser_map_v where version = ? and kind = ? and name = ?",
+                  (version, kind, name))
+    return dict(zip(cols, got, strict=True))
+
+
+R1_FILE = "vllm/reasoning/deepseek_r1_reasoning_parser.py"
+
+
+def test_mistral_reasoning_at_v0_11_0_streams_through_deepseek_r1s_class(attrs_db):
+    m = mapped(attrs_db, "mistral", "reasoning", "v0.11.0")
+    assert (m["reg_class"], m["real_class"], m["real_file"]) == ("MistralReasoningParser", "DeepSeekR1ReasoningParser",
+                                                                 R1_FILE)
+    assert (m["streaming_class"], m["streaming_line"], m["streaming_from"]) == ("DeepSeekR1ReasoningParser", 31,
+                                                                                "deepseek_r1")
+    out = " ".join(tpindex("which", "mistral", "--kind", "reasoning", "--at", "v0.11.0", "--db", attrs_db).output.split())
+    assert f"=> really implemented in {R1_FILE} (DeepSeekR1ReasoningParser)" in out
+    assert "streaming first" in out and "inherited from BaseThinkingReasoningParser" in out
+
+
+def test_nemotron_v3_at_v0_17_1_says_where_streaming_comes_from(attrs_db):
+    m = mapped(attrs_db, "nemotron_v3", "reasoning", "v0.17.1")
+    assert (m["real_class"], m["real_file"]) == ("NemotronV3ReasoningParser",
+                                                 "vllm/reasoning/nemotron_v3_reasoning_parser.py")
+    assert (m["streaming_class"], m["streaming_file"], m["streaming_line"], m["streaming_from"]) == (
+        "DeepSeekR1ReasoningParser", R1_FILE, 28, "deepseek_r1")
+    out = " ".join(tpindex("which", "nemotron_v3", "--kind", "reasoning", "--at", "v0.17.1", "--db",
+                           attrs_db).output.split())
+    assert ("=> really implemented in vllm/reasoning/nemotron_v3_reasoning_parser.py (NemotronV3ReasoningParser);"
+            f" streaming in {R1_FILE}:28 (DeepSeekR1ReasoningParser, deepseek_r1's parser)") in out
+    text = tpindex("card", "nemotron_v3", "--kind", "reasoning", "--at", "v0.17.1", "--db", attrs_db).output
+    line = next(x for x in text.splitlines() if x.strip().startswith("streaming "))
+    assert "DeepSeekR1ReasoningParser.extract_reasoning_streaming" in line and "(deepseek_r1's parser)" in line

@@ -74,6 +74,7 @@ class Card(Model):
     parent_class: str | None = None
     streaming: str | None = None
     streaming_method: dict | None = None
+    streaming_from: list[str] = field(default_factory=list)  # other names whose registered class streams
     code_files: list[dict] = field(default_factory=list)
     methods: list[dict] = field(default_factory=list)
     attributes: list[dict] = field(default_factory=list)
@@ -205,7 +206,8 @@ def _card(version: str, r: dict, link: Links) -> Card:
         registered=Place(r["reg_class"], r["reg_file"], r["reg_line"], link(r["reg_file"], r["reg_line"])),
         real=Place(r["real_class"], r["real_file"], r["real_line"], link(r["real_file"], r["real_line"])),
         adapter=r["adapter"], wrapper=wrapper, reason=r["reason"], stub=bool(r["stub"]),
-        reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes)
+        reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes,
+        streaming_from=[x.strip() for x in (r["streaming_from"] or "").split(",") if x.strip()])
 
 
 def _streaming_method(c: Card) -> dict | None:
@@ -400,6 +402,9 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     stream = c.streaming or "?"
     if sm:
         stream += f": {sm['class']}.{sm['method']}  {_at(sm['file'], sm['line'])}"
+        if c.streaming_from:  # another name's registered class
+            whose = " / ".join(f"{n}'s" for n in c.streaming_from)
+            stream += f"  ({whose} parser)"
     out.append(("streaming", [stream]))
     out.append(("methods", [f"{m['method']:<{w(36)}} {m['class'] or '-':<{w(32)}} {_at(m['file'], m['line'])}  {m['body']}"
                             + (f"  [{m['role']}]" if m["role"] != "registered" else "")

@@ -85,6 +85,10 @@ class Parser(Model):
     parent_class: str | None
     parent_file: str | None
     streaming: str | None
+    streaming_class: str | None  # the class whose streaming method runs
+    streaming_file: str | None
+    streaming_line: int | None  # the streaming method's line
+    streaming_from: list[str]  # the other names whose registered class that is (streaming from another name's)
     notes: list[str]
     reason: str | None
     hops: list[Hop] = field(default_factory=list)
@@ -103,8 +107,14 @@ class Parser(Model):
             aliases=[a for a in (r["alias_of"] or "").split(", ") if a],
             stub=None if r["stub"] is None else bool(r["stub"]), reexport=bool(r["reexport"]),
             parent_class=r["parent_class"], parent_file=r["parent_file"], streaming=r["streaming"],
+            streaming_class=r["streaming_class"], streaming_file=r["streaming_file"],
+            streaming_line=r["streaming_line"], streaming_from=_listed(r["streaming_from"]),
             notes=json.loads(r["notes"]) if r["notes"] else [], reason=r["reason"], hops=hops or [],
             _code_sig=r["code_sig"])
+
+
+def _listed(text: str | None) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
 @dataclass

@@ -11,7 +11,7 @@ from .versions import AnswerError, indexed, newest, require
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
 # what makes two consecutive versions one range of `which --all`
 SIGNATURE = ("impl", "registered_file", "registered_class", "real_class", "real_file", "adapter", "wrapper_class",
-             "reason", "_code_sig")
+             "reason", "streaming_from", "_code_sig")
 
 
 def known_names(db) -> list[str]:
@@ -148,7 +148,8 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     if p.impl == "unresolved":
         lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
     else:
-        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class})", width)
+        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
+                                 width)
     notes = list(p.notes)
     if p.stub:
         notes.append("registered file is a stub (no methods of its own)")
@@ -163,6 +164,15 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     return lines
 
 
+def _streaming_elsewhere(p: Parser) -> str:
+    """`; streaming in FILE:LINE (Class, r1's parser)` when the streaming method is another name's class's
+    and not the real class's: the one line names both (README, "Where the parsing code is")."""
+    if not p.streaming_from or p.streaming_class == p.real_class:
+        return ""
+    whose = " / ".join(f"{n}'s" for n in p.streaming_from)
+    return f"; streaming in {p.streaming_file}:{p.streaming_line} ({p.streaming_class}, {whose} parser)"
+
+
 def describe(p: Parser | None) -> str:
     if p is None:
         return "absent"
@@ -172,7 +182,7 @@ def describe(p: Parser | None) -> str:
     if p.wrapper_class:
         via += f", wrapped by {p.wrapper_class}"
     where = p.registered_file or f"{p.registry_file} ({p.form})"
-    return f"{p.impl}: {p.real_file} ({p.real_class}){via}; registered in {where}"
+    return f"{p.impl}: {p.real_file} ({p.real_class}){via}{_streaming_elsewhere(p)}; registered in {where}"
 
 
 def format_history(h: History, width: int | None = None) -> list[str]:
