@@ -34,6 +34,7 @@ class Version:
         self._mods: dict[str, dict] = {}
         self.bases_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its direct bases (bases() below)
         self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
+        self.creations: dict[frozenset, object] = {}  # flags set -> indexer/creation.py's evaluation with them
 
     def module(self, module: str) -> dict | None:
         if module not in self.files:

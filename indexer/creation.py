@@ -75,26 +75,46 @@ class Creation:
     def __init__(self, v: Version, env: dict[str, object] | None = None):
         self.v, self.env = v, env or {}
         self.memo: dict[tuple, Value | None] = {}
-        self.flags_read: dict[str, Flag] = {}  # every flag a guard read while evaluating
+        self.flags_read: dict[str, Flag] = {}  # every flag a guard read while evaluating, by key
+        self.deps: dict[tuple, set[str]] = {}  # (class key, attribute) -> the flags its value read
+        self._reading: list[set[str]] = []  # the flags read by the values being computed, innermost last
+
+    @classmethod
+    def of(cls, v: Version, env: dict[str, object] | None = None) -> Creation:
+        """The version's evaluation with these flags set, made once (Version.creations)."""
+        key = frozenset((env or {}).items())
+        if key not in v.creations:
+            v.creations[key] = cls(v, env)
+        return v.creations[key]
+
+    def _read(self, keys) -> None:
+        for reading in self._reading:
+            reading.update(keys)
 
     # -- values ---------------------------------------------------------------------------------------
 
     def value(self, c: Cls, name: str, active: frozenset = frozenset()) -> Value | None:
         key = (c.key, name)
         if key in self.memo:
+            self._read(self.deps[key])
             return self.memo[key]
         if key in active or len(active) > MAX_DEPTH:
             return None
         active = active | {key}
         maybe: list[str] = []
         found = None
-        for k in mro(self.v, c):
-            found = self.own(k, name, active, maybe)
-            if found is not None:
-                break
+        self._reading.append(set())
+        try:
+            for k in mro(self.v, c):
+                found = self.own(k, name, active, maybe)
+                if found is not None:
+                    break
+        finally:
+            read = self._reading.pop()
         if found is not None and maybe and found.maybe != maybe:
             found = Value(**{**found.__dict__, "maybe": list(dict.fromkeys(maybe))})
-        self.memo[key] = found
+        self.memo[key], self.deps[key] = found, read
+        self._read(read)
         return found
 
     def own(self, k: Cls, name: str, active: frozenset, maybe: list[str]) -> Value | None:
@@ -190,12 +210,14 @@ class Creation:
             self.flags_read.setdefault(key, Flag(key, t["env"], _py(t["value"], "literal"), None, None))
             got = self.env.get(key, _py(t["value"], "literal"))
             flags.append((key, got))
+            self._read((key,))
             return got
         if t.get("resolved"):
             flag = self.flag(t["resolved"])
             if flag is not None:
                 got = self.env.get(flag.key, flag.default)
                 flags.append((flag.key, got))
+                self._read((flag.key,))
                 return got
         return UNKNOWN
 
@@ -233,20 +255,21 @@ def _argument(rule: dict, decorator: str) -> str:
 def attribute(v: Version, c: Cls, name: str) -> dict | None:
     """X as C uses it in vLLM's default configuration: a parser_attrs row (value, defining_class, file, line,
     own, set_by, condition), or None when no class of C's resolution order has it."""
-    base = Creation(v)
+    base = Creation.of(v)
     found = base.value(c, name)
     if found is None:
         return None
+    flags = [base.flags_read[key] for key in sorted(base.deps.get((c.key, name), ()))]
     parts: list[str] = []
     if found.set_by and found.guard:
         read = [base.flags_read[key] for key, _ in dict.fromkeys(found.flags) if key in base.flags_read]
         parts.append(found.guard + "".join(f" ({_default(f)})" for f in read))
-    for flag in list(base.flags_read.values()):
+    for flag in flags:
         if not isinstance(flag.default, bool):
             if any(key == flag.key for key, _ in found.flags):
                 parts.append(f"may differ when {flag.name} is set ({_default(flag)})")
             continue
-        other = Creation(v, {flag.key: not flag.default}).value(c, name)
+        other = Creation.of(v, {flag.key: not flag.default}).value(c, name)
         if other is None or other.value == found.value:
             continue
         alt = f"{other.value} when {flag.name} is {not flag.default}"
@@ -267,5 +290,5 @@ def _default(flag: Flag) -> str:
 def names(v: Version, c: Cls) -> set[str]:
     """The attributes what runs at class creation may set on C: by the hooks, decorators and assignments
     after the body of the classes in C's resolution order."""
-    cr = Creation(v)
+    cr = Creation.of(v)
     return {r["attribute"] for k in mro(v, c) for get in (cr._after_body, cr._decorated, cr._hooks) for r in get(k)}

@@ -189,14 +189,16 @@ def standalone(v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, 
     if not own and others(streaming) and streaming[1]["body"] not in NOT_WORKING:
         d = streaming[0]
         logic.real, logic.inherited_from = d, d
-        logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), {whose(streaming)} registered parser:"
-                           f" its streaming method {streaming[2]} (streaming first; {reg.name} defines no extraction"
-                           " method of its own)")
+        note = f"extraction inherited from {d.name} ({where(d)}), {whose(streaming)} registered parser"
+        if primary is not None and primary[0] != d:  # the non-streaming method is another class's (noted below)
+            note += (f", whose {streaming[2]} runs (streaming first: {reg.name} defines no extraction method of"
+                     " its own)")
+        logic.notes.append(note)
     if primary is not None and primary[0] != logic.real and primary[0] != reg:
         d, m, method = primary
         if others(primary) and not own and logic.real == reg:
             logic.real, logic.inherited_from = d, d
-            logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), another name's registered parser")
+            logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), {whose(primary)} registered parser")
         elif others(primary):
             logic.notes.append(f"{method}: inherited from {d.name} ({where(d, m['line'])}), {whose(primary)}"
                                " registered parser")

@@ -35,8 +35,8 @@ def extract(root: Node) -> list[dict]:
         name = expr.literal(caps["name"][0])
         if not isinstance(name, str) or not _module_dict(node, root):
             continue
-        got = expr.env_value(value)
-        variables = [e[0] for n in expr.walk(value) if (e := expr.getenv(n)) is not None]
+        variables: list[str] = []
+        got = expr.env_value(value, variables)
         rows.append({"name": name, "how": "environment", "value": None if got is expr.UNKNOWN else repr(got),
                      "variable": variables[0] if variables else None, "written": expr.short(text(value)),
                      "line": line(node)})

@@ -37,12 +37,26 @@ def short(s: str) -> str:
     return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
 
 
+_CONSTANTS = {"true": True, "false": False, "none": None}
+_SIMPLE_STRING = re.compile(r"""(?:[uU]?)("[^"\\\n]*"|'[^'\\\n]*')""")
+
+
 def literal(node: Node):
     """The value of a literal expression (UNKNOWN: not a literal, or an f-string)."""
-    if node.type not in LITERALS or any(c.type == "interpolation" for c in walk(node)):
+    kind = node.type
+    if kind in _CONSTANTS:
+        return _CONSTANTS[kind]
+    if kind not in LITERALS:
+        return UNKNOWN
+    written = text(node)
+    if kind == "string" and _SIMPLE_STRING.fullmatch(written):
+        return written[written.index(written[-1]) + 1:-1]  # no prefix but u, no escape: the text is the value
+    if kind == "integer" and written.isdigit():
+        return int(written)
+    if "{" in written and any(c.type == "interpolation" for c in walk(node)):
         return UNKNOWN
     try:
-        return ast.literal_eval(text(node))
+        return ast.literal_eval(written)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return UNKNOWN
 
@@ -112,7 +126,7 @@ def guard_text(node: Node) -> str:
     return short(text(_unwrap(node)))
 
 
-def env_value(node: Node | None):
+def env_value(node: Node | None, read: list[str] | None = None):
     """The value an expression has with every environment variable unset: os.getenv / os.environ.get with
     their defaults, `"X" in os.environ` (False), literals, str methods without arguments (`.lower()`), bool() / int() / float() / str(),
     comparisons, `not`, `and` / `or` and `x if c else y`. UNKNOWN for anything else."""
@@ -123,17 +137,19 @@ def env_value(node: Node | None):
         return value
     if node.type == "call":
         if (env := getenv(node)) is not None:
-            return None if env[1] is None else env_value(env[1])
+            if read is not None:
+                read.append(env[0])
+            return None if env[1] is None else env_value(env[1], read)
         fn = node.child_by_field_name("function")
         args = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         if fn.type == "identifier" and text(fn) in CONVERT and len(args) == 1:
-            inner = env_value(args[0])
+            inner = env_value(args[0], read)
             try:
                 return UNKNOWN if inner is UNKNOWN else CONVERT[text(fn)](inner)
             except (TypeError, ValueError):
                 return UNKNOWN
         if fn.type == "attribute" and text(fn.child_by_field_name("attribute")) in STR_METHODS and not args:
-            inner = env_value(fn.child_by_field_name("object"))
+            inner = env_value(fn.child_by_field_name("object"), read)
             return getattr(inner, text(fn.child_by_field_name("attribute")))() if isinstance(inner, str) else UNKNOWN
         return UNKNOWN
     if node.type == "comparison_operator":
@@ -142,22 +158,22 @@ def env_value(node: Node | None):
             return UNKNOWN
         if ops[0] in ("in", "not in") and text(operands[1]) in ENVIRON and isinstance(literal(operands[0]), str):
             return ops[0] == "not in"  # no variable is set
-        return compare(ops[0], env_value(operands[0]), env_value(operands[1]))
+        return compare(ops[0], env_value(operands[0], read), env_value(operands[1], read))
     if node.type == "not_operator":
-        inner = env_value(node.child_by_field_name("argument"))
+        inner = env_value(node.child_by_field_name("argument"), read)
         return UNKNOWN if inner is UNKNOWN else not inner
     if node.type == "boolean_operator":
-        left = env_value(node.child_by_field_name("left"))
+        left = env_value(node.child_by_field_name("left"), read)
         if left is UNKNOWN:
             return UNKNOWN
         op = text(node.child_by_field_name("operator"))
         if (op == "and" and not left) or (op == "or" and left):
             return left
-        return env_value(node.child_by_field_name("right"))
+        return env_value(node.child_by_field_name("right"), read)
     if node.type == "conditional_expression":
         body, cond, other = node.named_children[:3]
-        c = env_value(cond)
-        return UNKNOWN if c is UNKNOWN else env_value(body if c else other)
+        c = env_value(cond, read)
+        return UNKNOWN if c is UNKNOWN else env_value(body if c else other, read)
     return UNKNOWN
 
 
