@@ -256,3 +256,22 @@ def test_the_browsers_parser_page_shows_what_set_it(creation_db):
         client.close()
     row = next(x for x in page.split("<tr>") if "forced_choice_ok = False" in x)
     assert "ToolParser.__init_subclass__ on" in row and "True when VLLM_STRICT_CALLS is False" in row
+
+
+@pytest.mark.parametrize("written,value", [
+    ('os.getenv("X", "True").lower() in ("true", "1")', True),
+    ('bool(int(os.getenv("X", "0")))', False),
+    ('os.environ.get("X", "1") == "1"', True),
+    ('int(os.getenv("X", "16"))', 16),
+    ('os.getenv("X")', None),
+    ('(int(os.getenv("X", "0")) if "X" in os.environ else None)', None),
+    ('os.getenv("X", "auto") if True else "never"', "auto"),
+    ('maybe_convert_bool(os.getenv("X"))', "not readable"),  # a helper of the module: not read
+])
+def test_env_values_with_every_variable_unset(written, value):
+    from indexer.extract.expr import UNKNOWN, env_value
+    from indexer.extract.ts import parser
+
+    node = parser().parse(written.encode()).root_node.named_children[0].named_children[0]
+    got = env_value(node)
+    assert (got is UNKNOWN) if value == "not readable" else got == value
