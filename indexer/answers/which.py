@@ -5,14 +5,14 @@ from __future__ import annotations
 import difflib
 
 from . import textfmt
-from .model import History, Hop, KindHistory, Lifecycle, Parser, Range, Which
+from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
 # what makes two consecutive versions one range of `which --all`
 SIGNATURE = ("impl", "registered_file", "registered_class", "real_class", "real_file", "adapter", "wrapper_class",
-             "reason", "_code_sig")
+             "reason", "streaming_from", "_code_sig")
 
 
 def known_names(db) -> list[str]:
@@ -63,7 +63,12 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
         hops = [Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"]) for h in db.query(
             "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
             " and name = ? order by step", [version, r["kind"], name])]
-        out.append(Parser.from_row(dict(r), hops))
+        p = Parser.from_row(dict(r), hops)
+        p.attributes = [Attribute(a["role"], a["attribute"], a["value"], a["defining_class"], a["file"], a["line"],
+                                  a["set_by"], a["condition"]) for a in db.query(
+            "select role, attribute, value, defining_class, file, line, set_by, condition from parser_attrs_v"
+            " where version = ? and kind = ? and name = ? order by role, attribute", [version, r["kind"], name])]
+        out.append(p)
     return out
 
 
@@ -160,7 +165,8 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     if p.impl == "unresolved":
         lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
     else:
-        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class})", width)
+        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
+                                 width)
     notes = list(p.notes)
     if p.stub:
         notes.append("registered file is a stub (no methods of its own)")
@@ -194,6 +200,15 @@ def registered_text(p: Parser, h: Hop) -> str:
     return f"{p.name!r}: the registration names no class ({p.form})"
 
 
+def _streaming_elsewhere(p: Parser) -> str:
+    """`; streaming in FILE:LINE (Class, r1's parser)` when the streaming method is another name's class's
+    and not the real class's: the one line names both (README, "Where the parsing code is")."""
+    if not p.streaming_from or p.streaming_class == p.real_class:
+        return ""
+    whose = " / ".join(f"{n}'s" for n in p.streaming_from)
+    return f"; streaming in {p.streaming_file}:{p.streaming_line} ({p.streaming_class}, {whose} parser)"
+
+
 def describe(p: Parser | None) -> str:
     if p is None:
         return "absent"
@@ -203,7 +218,7 @@ def describe(p: Parser | None) -> str:
     if p.wrapper_class:
         via += f", wrapped by {p.wrapper_class}"
     where = p.registered_file or f"{p.registry_file} ({p.form})"
-    return f"{p.impl}: {p.real_file} ({p.real_class}){via}; registered in {where}"
+    return f"{p.impl}: {p.real_file} ({p.real_class}){via}{_streaming_elsewhere(p)}; registered in {where}"
 
 
 def format_history(h: History, width: int | None = None) -> list[str]:
