@@ -241,6 +241,7 @@ class Builder:
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
         self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
+        self.texts: dict[str, tuple | None] = {}  # blob id -> (bytes, prepared) of a recorded file's text, to store
         self.tree = None
         if scope.tree:
             from .tree import TreeTier
@@ -316,9 +317,13 @@ class Builder:
         -> the bytes handed."""
         new: list[tuple[object, int]] = []
         wanted: dict[str, int] = {}  # blob id -> its place in `new`
+        texts: list = []  # recorded files (templates, tests) whose text the code store does not hold yet
         for e in entries:
             needed = depth_needed(e.path)
             if needed == RECORDED:
+                if self.code is not None and e.blob_id not in self.texts and not self.code.has(e.blob_id):
+                    self.texts[e.blob_id] = None
+                    texts.append(e)
                 continue
             if self.dedup:
                 if max(self.depth.get(e.blob_id, -1), self.inflight_depth.get(e.blob_id, -1)) >= needed:
@@ -331,16 +336,17 @@ class Builder:
             new.append((e, needed))
             self.inflight[e.blob_id] = None
             self.inflight_depth[e.blob_id] = needed
-        if not new:
+        if not new and not texts:
             return 0
         read_many = getattr(self.source, "read_many", None)
-        datas = read_many([e for e, _ in new]) if read_many else (e.read() for e, _ in new)
+        reading = [e for e, _ in new] + texts
+        datas = iter(read_many(reading) if read_many else (e.read() for e in reading))
         inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
         code = self.code is not None
         batch: list[tuple[bytes, str, bool, int]] = []
         ids: list[str] = []
         size = total = 0
-        for (e, depth), data in zip(new, datas, strict=True):
+        for (e, depth), data in zip(new, datas, strict=False):  # datas goes on with the texts
             self._count(e.blob_id)
             total += len(data)
             if inline:
@@ -354,6 +360,9 @@ class Builder:
                 batch, ids, size = [], [], 0
         if batch:
             self._send(batch, ids)
+        for e, data in zip(texts, datas, strict=True):  # only their text: split here, it is cheap
+            self.texts[e.blob_id] = (data, prepare(data))
+            total += len(data)
         return total
 
     def _send(self, batch: list[tuple[bytes, str, bool, int]], ids: list[str]) -> None:
@@ -427,6 +436,7 @@ class Builder:
                     parsed_here[e.blob_id] = res
                     extracted.append((e.blob_id, data, res))
             self._store_blobs(extracted)
+            self._store_texts(entries)
             if old_id is not None:
                 conn.execute("delete from versions where id = ?", [old_id])
                 self.stats.versions_reindexed.append(ref.label)
@@ -485,6 +495,15 @@ class Builder:
             self.depth[blob_id] = res["depth"]
             if before is not None and before < res["depth"]:
                 self._refill(blob_id, before, res)
+
+    def _store_texts(self, entries) -> None:
+        """The text of the version's recorded files (chat templates, tests), which are not parsed: stored in
+        the code store like parsed code, so that show, grep and diff --code read them too."""
+        for e in entries:
+            got = self.texts.get(e.blob_id)
+            if got is not None:
+                del self.texts[e.blob_id]
+                self.code.add(e.blob_id, *got)
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
         """A blob stored shallower than a path now needs (met first at a recorded path, or outside the parser

@@ -93,8 +93,8 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "Search the code of the indexed vLLM versions with a POSIX extended regular expression, as `git grep "
         "-n -E` over their tags: each matching line once (path, line, text) with the versions that hold it. "
         "`versions` restricts to a tag spec among the indexed versions (v0.30.0..v0.32.0, a list, a glob); "
-        "`path` to a glob (vllm/tool_parsers/*); `ignore_case` and `fixed_strings` as git grep's -i and -F. Only "
-        "Python files under vllm/ are stored. At most `max_lines` distinct matching lines (truncated says so)."))
+        "`path` to a glob (vllm/tool_parsers/*); `ignore_case` and `fixed_strings` as git grep's -i and -F. The "
+        "parser code, chat templates (examples/tool_chat_template_*.jinja) and parser tests are stored. At most `max_lines` distinct matching lines (truncated says so)."))
     async def grep(pattern: str, versions: str | None = None, path: str | None = None, ignore_case: bool = False,
                    fixed_strings: bool = False, max_lines: int = 500, ctx: Context | None = None) -> CallToolResult:
         return _result(await run(ctx, lambda ix: ix.grep(pattern, tags=versions, paths=[path] if path else None,
@@ -103,7 +103,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "The code of one file of a vLLM version, with line numbers, from the database: `path` such as "
-        "vllm/tool_parsers/hermes_tool_parser.py, lines `start`..`end` (default: the whole file), `version` "
+        "vllm/tool_parsers/hermes_tool_parser.py or examples/tool_chat_template_hermes.jinja, lines `start`..`end` (default: the whole file), `version` "
         "(default: the newest indexed)."))
     async def show(path: str, version: str | None = None, start: int | None = None, end: int | None = None,
                    ctx: Context | None = None) -> CallToolResult:

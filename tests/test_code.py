@@ -94,7 +94,8 @@ HISTORY = {
     },
 }
 TAGS = list(HISTORY)
-STORED_SPECS = ["vllm/tool_parsers/*.py", "vllm/reasoning/*.py", "vllm/parser/*.py"]  # in scope and parsed
+# in scope, so stored: the parsed packages, and the recorded templates and tests
+STORED_SPECS = ["vllm/tool_parsers/*.py", "vllm/reasoning/*.py", "vllm/parser/*.py", "tests/tool_parsers/test_*.py"]
 
 
 @pytest.fixture(scope="module")
@@ -131,11 +132,11 @@ def test_every_parsed_blob_is_stored_once_and_reads_back_as_git_has_it(fixture):
             assert code.read_text(conn, blob_id) == data.decode("utf-8", "replace"), (tag, path)
             assert c.lines == data.decode("utf-8", "replace").split("\n")[: len(c.lines)]
             assert c.final_newline == data.endswith(b"\n")
-    # one row per blob, however many versions and paths hold it; templates and tests are not stored
+    # one row per blob, however many versions and paths hold it; templates and tests too (issue 27)
     assert rows(db, "select count(*), count(distinct blob_id) from code_texts")[0] == \
-        rows(db, "select count(distinct blob_id), count(distinct blob_id) from version_files where file like 'vllm/%'")[0]
-    assert not rows(db, "select 1 from code_texts t join version_files f on f.blob_id = t.blob_id"
-                        " where f.file like 'tests/%'")
+        rows(db, "select count(distinct blob_id), count(distinct blob_id) from version_files")[0]
+    assert rows(db, "select count(distinct t.blob_id) from code_texts t join version_files f on f.blob_id = t.blob_id"
+                    " where f.file like 'tests/%'") == [(1,)]
     # each distinct line once
     lines = [s for (t,) in rows(db, "select text from code_lines order by first") for s in t.split("\n")]
     assert len(lines) == len(set(lines)) == rows(db, "select sum(count) from code_lines")[0][0]
@@ -360,8 +361,8 @@ def test_show_errors_say_where_the_path_is_and_what_is_close(fixture):
     assert r.exit_code == 2 and "line 99 is past the end" in r.output and "(4 lines)" in r.output
     r = tpindex("show", f"{GAMMA}:3-2", "--db", db, ok=False)
     assert r.exit_code == 2 and "not a range" in r.output
-    r = tpindex("show", "tests/tool_parsers/test_alpha.py", "--at", "v0.1.0", "--db", db, ok=False)
-    assert r.exit_code == 2 and "only Python files under vllm/" in r.output
+    r = tpindex("show", "tests/tool_parsers/test_alpha.py:2", "--at", "v0.1.0", "--db", db)  # stored too
+    assert r.output == "2      assert extract_tool_calls\n"
     r = tpindex("show", GAMMA, "--at", "v0.9.0", "--db", db, ok=False)
     assert r.exit_code == 2 and "not indexed" in r.output
 

@@ -371,8 +371,8 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
 
     \b
     Syntax: . [...] [^...] [[:alpha:]] (...) | * + ? {n,m} ^ $ \\1-\\9, and \\w \\W \\s \\S \\b \\B \\< \\>;
-    other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Only Python files
-    under vllm/ are stored (templates and tests are not searched).
+    other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Every file in the
+    build's scope is stored: the parser code, and the chat templates and tests.
     """
     from .grep import format_text, search
 

@@ -60,14 +60,9 @@ def load_at(db, version: str, path: str, required: bool = True) -> code.Code | N
             raise _missing(db, version, path)
         return None
     found = code.load(db, blob_id)
-    if found is None:
-        from ..scope import parsed
-
-        if parsed(path):
-            raise AnswerError(f"the code of {path} at {version} is not stored in this database (it was built by an "
-                              "older tpindex)", "build the same versions again: the build stores it")
-        raise AnswerError(f"the code of {path} is not stored: only Python files under vllm/ are (templates and "
-                          "tests are recorded as present)", "read it upstream, or in a checkout")
+    if found is None:  # every file in scope is stored, parsed code, templates and tests alike
+        raise AnswerError(f"the code of {path} at {version} is not stored in this database (it was built by an "
+                          "older tpindex)", "build the same versions again: the build stores it")
     return found
 
 
