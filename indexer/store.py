@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -168,6 +168,12 @@ create table if not exists sentinels (
 create table if not exists request_settings (
     unit_id integer not null references units(id), class text, function text, field text, value text,
     line integer, guard text);
+create table if not exists regexes (
+    unit_id integer not null references units(id), class text, function text,
+    attribute text,                -- the name it is assigned to (blank: used in place)
+    pattern text, flags text,      -- flags: DOTALL|MULTILINE ..., '' none passed, null unknown (an assigned pattern)
+    how text,                      -- compile | search | ... (the function called) | assigned
+    line integer);
 create table if not exists class_sets (
     unit_id integer not null references units(id),
     via text,                      -- init_subclass | decorator | after_body (extract/class_sets.py)
@@ -216,7 +222,7 @@ create index if not exists definitions_blob on definitions(blob_key);
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
                "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings",
-               "class_sets", "env_defaults")
+               "regexes", "class_sets", "env_defaults")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -286,6 +292,10 @@ VIEWS = {
     "request_settings_v": """
         select vf.version, vf.file, r.class, r.function, r.field, r.value, r.guard, r.line, vf.version_ord
         from request_settings r join version_files vf on vf.unit_id = r.unit_id""",
+    "regexes_v": """
+        select vf.version, vf.file, r.class, r.function, r.attribute, r.pattern, r.flags, r.how, r.line,
+               vf.version_ord
+        from regexes r join version_files vf on vf.unit_id = r.unit_id""",
     "class_sets_v": """
         select vf.version, vf.file, vf.module, c.via, c.owner, c.object, c.attribute, c.value, c.value_kind,
                c.guard, c.guard_text, c.params, c.target, c.line, vf.version_ord
@@ -625,6 +635,7 @@ MIGRATIONS: dict[int, str] = {
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
     5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
     6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
+    7: "",  # regexes and regexes_v: a new table and view only
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).

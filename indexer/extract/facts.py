@@ -14,6 +14,7 @@ from . import (
     markers,
     namechecks,
     plants,
+    regexes,
     registry,
     request_settings,
     sentinels,
@@ -31,16 +32,18 @@ KINDS = {
     "name_checks": namechecks.extract,
     "sentinels": sentinels.extract,
     "request_settings": request_settings.extract,
+    "regexes": regexes.extract,
     "class_sets": class_sets.extract,
     "env_defaults": env_defaults.extract,
     "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
 }
-# Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings and plants;
+# Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings, regular
+# expressions and plants;
 # a module elsewhere (scope.MODULE) gets every other kind, registrations and name checks included (the
 # serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
 # in vllm/engine/arg_utils.py), with the pattern files those read
-PARSER_KINDS = ("sentinels", "request_settings", "plants")
-PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "plants/")
+PARSER_KINDS = ("sentinels", "request_settings", "regexes", "plants")
+PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/")
 MARKER_PATTERNS = "patterns/markers.scm"
 MARKER_WORDS = (b"HACK", b"TODO", b"FIXME", b"XXX")  # a file without any has no marker comment
 

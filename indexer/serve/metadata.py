@@ -267,6 +267,19 @@ TABLES: dict[str, dict] = {
                     "function": "the enclosing method (Class.adjust_request)", "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
+    "regexes_v": {
+        "description": "The regular expressions of the parser code: the pattern argument of re.compile, "
+                       "re.search, ... and strings assigned to a name ending in regex / pattern / _re, as Python "
+                       "reads them (what tpindex fit runs on a template's rendered call or a raw output).",
+        "facets": ["how", "version"],
+        "columns": {"class": "the enclosing class (blank: module level)", "function": "the enclosing function",
+                    "attribute": "the name the compiled pattern is assigned to (blank: used in place)",
+                    "pattern": "the pattern's text", "flags": "the flags the call passes (DOTALL|MULTILINE ...); "
+                    "blank: none; null: unknown (an assigned pattern)",
+                    "how": "the re function called (compile, search, ...) or assigned",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "adapter_bindings_v": {
         "description": "Adapters made from a parser class: (ReasoningAdapter, ToolAdapter) = make_adapters(Parser).",
         "facets": ["version"],
@@ -364,6 +377,8 @@ TABLES: dict[str, dict] = {
                   "columns": {"unit_id": UNIT}},
     "request_settings": {"description": "Request settings per unit (see request_settings_v).",
                          "columns": {"unit_id": UNIT}},
+    "regexes": {"description": "Regular expressions per unit (see regexes_v).", "facets": ["how"],
+                "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
     "tree_paths": {"description": "Every path seen in a version's tree (build --tree), once.", "label_column": "path"},
