@@ -34,6 +34,7 @@ from .answers.model import (
 
 if TYPE_CHECKING:
     from .answers.card import Card
+    from .answers.fit import Fit
 
 
 class Index:
@@ -137,6 +138,16 @@ class Index:
         from .answers import checkdoc
 
         return checkdoc.check_document(self.db, text, checkdoc.resolve_versions(self.db, tuple(at or ())), name=name)
+
+    def fit(self, text: str, at: str | None = None, kind: str | None = None, name: str = "FILE",
+            replay: bool = False) -> Fit:
+        """Which parser fits a model: the tool and reasoning parsers of a version (default: the newest) ranked by
+        the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, with
+        the `vllm serve` line (schema `fit`). `name` is how the file is called in the answer (and in
+        --chat-template)."""
+        from .answers.fit import fit
+
+        return fit(self.db, text, at, kind, name, replay)
 
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows

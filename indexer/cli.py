@@ -1,4 +1,4 @@
-"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, export, serve,
+"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, fit, export, serve,
 check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
@@ -49,6 +49,7 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
         "where": "indexer.answers.commands:where",
         "check-doc": "indexer.answers.commands:check_doc",
+        "fit": "indexer.answers.fit_command:fit",
     }
 
     def main(self, *args, **kwargs):

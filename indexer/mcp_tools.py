@@ -23,7 +23,8 @@ INSTRUCTIONS = (
     "notes on inherited methods, stubs, wrappers); `which_history` gives every indexed version of a name; "
     "`diff` lists what changed between two versions; `card` gathers everything about one name (files, streaming, "
     "sentinels, templates, tests); `show_parser` and `show` print code, `code_diff` diffs it, `grep` searches "
-    "every indexed version's code at once; `export` gives a version's whole parser index.")
+    "every indexed version's code at once; `export` gives a version's whole parser index; `fit` says which "
+    "parser fits a model from its chat template, tokenizer files or a raw output.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
@@ -154,6 +155,22 @@ def register(mcp: MCPServer, run: Runner) -> None:
         return _result(await run(ctx, lambda ix: ix.check_doc(document, versions)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
+        "Which vLLM parser fits a model: `text` is the content of a Jinja chat template, a tokenizer_config.json, "
+        "a tokenizer.json or a raw model output (captured with skip_special_tokens false), told apart by its "
+        "content. Ranks the tool parsers and the reasoning parsers of `version` (default: the newest indexed; "
+        "`kind` tool or reasoning for one kind) by evidence from their own code: sentinels found (or look-alikes, "
+        "code points named), the call markup's shape against each parser's regexes and shipped templates, tokens "
+        "missing from the vocabulary, special tokens stripped unless adjust_request keeps them; names the shipped "
+        "chat template, and gives the `vllm serve ... --tool-call-parser X` line (serve) or says nothing fits."))
+    async def fit(text: str, version: str | None = None, kind: Literal["tool", "reasoning"] | None = None,
+                  ctx: Context | None = None) -> CallToolResult:
+        from .answers.fit import MAX_INPUT
+
+        if len(text) > MAX_INPUT:
+            raise ToolError(f"the text is over {MAX_INPUT // (1 << 20)} MB; for a tokenizer.json, send its added_tokens")
+        return _result(await run(ctx, lambda ix: ix.fit(text, version, kind)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
         "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
         "where it is registered, its registered class, the class and file that really implement it, adapter, "
         "wrapper, aliases, streaming support, notes, chat templates and tests."))
@@ -165,7 +182,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
            "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
-           "where": "where", "check_doc": "check-doc"}
+           "where": "where", "check_doc": "check-doc", "fit": "fit"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:

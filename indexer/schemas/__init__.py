@@ -85,6 +85,7 @@ def generate() -> dict[str, dict]:
     from ..answers import model
     from ..answers.card import CardSet
     from ..answers.export import COLUMNS
+    from ..answers.fit import Fit
 
     out = {}
     for name, title, cls in (("which", "tpindex which NAME --format json", model.Which),
@@ -94,7 +95,8 @@ def generate() -> dict[str, dict]:
                              ("show", "tpindex show PATH[:LINE[-END]] --format json", model.Shown),
                              ("show-name", "tpindex show NAME [--method M] --format json", model.NameSpans),
                              ("diff-code", "tpindex diff A B --code PATH --format json", model.CodeDiff),
-                             ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff)):
+                             ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff),
+                             ("fit", "tpindex fit FILE --format json", Fit)):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}

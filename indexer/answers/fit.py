@@ -1,0 +1,902 @@
+"""`fit`: which parser fits my model, from a chat template, a tokenizer config, a tokenizer.json or a raw output.
+
+What the file is, is read from its content, never from its name (`read_input`):
+
+- a JSON object with `added_tokens` (and a `model`): a **tokenizer.json**, its added tokens (and, for the
+  vocabulary check, the model's vocabulary);
+- a JSON object with `chat_template` (a string, or a list of named templates: `tool_use` is taken first) or
+  `added_tokens_decoder`: a **tokenizer_config.json**, its template and its added tokens with their special flag;
+- text with Jinja blocks (`{% ... %}`, `{{ ... }}`) that compiles: a **chat template**;
+- anything else: a **raw model output** (text captured with `skip_special_tokens: false`).
+
+A template is rendered (markup.render) on a conversation with one tool call, so what is compared is the call
+markup it makes the model see and produce, its tools prompt and its generation prompt, besides its text.
+
+Each tool parser (or reasoning parser) of the version is then scored by the evidence its own facts give
+(the card's: indexer/answers/card.py) against the input; each piece of evidence is kept, for or against:
+
+| evidence | for | against |
+|---|---|---|
+| sentinel | one of its token strings is in the call markup (+3 each), the tools prompt (+2), the vocabulary (+2) or the template's text (+1) | |
+| look-alike | a string that reads like one of its sentinels (+2) | ... but is made of other code points, named: as written the parser does not find it (-1) |
+| regex | one of its own regular expressions (regexes_v) matches the call markup (+4; +2 when it also matches calls of other shapes, a wide net; +1 for a small part of it) | |
+| shape | the call markup has the shape the parser expects, from its shipped templates' rendered calls, its sentinels (`<function=`, `<arg_key>`, `<invoke name=`), its regular expressions run on a call of each shape (+3; agreeing details +1) | another shape (-3); details that differ (-1): tokens around the JSON or none, a list, the argument key |
+| markup | | a token of the call markup that the parser neither looks for nor renders (-1 each, at most -4; a note only for a parser holding tokens defined outside vLLM's tree, unless another parser looks for that token) |
+| missing | | a token string it looks for that the input lacks, its think markup aside (-1 each, at most -2) |
+| template | its shipped template renders the same call markup (+3), or is the file itself (+2) | |
+| vocabulary | (sentinels in the vocabulary, above) | a token it looks for is not in the tokenizer (-1 each) |
+| stripped | (note: its adjust_request sets skip_special_tokens = False, or under which condition) | a token it needs is special in the tokenizer and its adjust_request never sets skip_special_tokens = False: vLLM strips it before the parser sees it (-1 each) |
+
+A stripped or missing token and a look-alike weigh little in the score (the parser is still the closest
+family) but stop it from fitting as written.
+
+Parsers are ranked by their score (ties share a rank); a tool parser fits when the best has a score of at
+least FIT_SCORE and nothing that stops it as written (a look-alike instead of the token itself, a stripped
+token, a missing start token). The answer names the chat template the version ships for the winner (the
+index's template matching), with a character diff of its call markup against the given template's, and ends
+with the `vllm serve ...` line, or says that nothing fits and what the closest parsers expect.
+
+No model or parser name is typed into this module: every fact comes from the indexed version.
+
+`--replay` (issue 25, branch i25-replay) is a seam: `REPLAY` is where the replay feature will run the top
+candidates on a raw output; until it is there, asking for it is refused with a hint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from . import markup
+from .model import Model
+from .versions import AnswerError, newest, require
+
+FIT_SCORE = 5  # the least score of a tool parser that fits
+SHOWN = 5  # candidates per kind in text and Markdown (JSON has every one with evidence for it)
+MAX_REGEX_TEXT = 2000  # characters a parser's regular expression is run on (the call markup; bounded)
+MAX_INPUT = 4 << 20  # characters read from FILE
+BLOCKING = ("look-alike", "stripped", "vocabulary")  # against-evidence that stops a parser as written
+
+
+# -- the answer ------------------------------------------------------------------------------------------
+
+@dataclass
+class Evidence(Model):
+    """One fact for or against a candidate: `kind` sentinel, look-alike, regex, shape, markup, template,
+    vocabulary or stripped; `stance` for, against or note; `weight` what it adds to the score."""
+
+    kind: str
+    stance: str
+    weight: int
+    text: str
+    token: str | None = None  # the parser's token string concerned
+    found: str | None = None  # what the input has instead (a look-alike)
+    code_points: list[str] = field(default_factory=list)  # the differing characters, named: "A where the parser has B"
+    file: str | None = None  # where the parser's code has it
+    line: int | None = None
+
+
+@dataclass
+class Candidate(Model):
+    """A parser of the version with the evidence the input gives for and against it."""
+
+    kind: str
+    name: str
+    rank: int
+    score: int
+    impl: str
+    real_class: str | None
+    real_file: str | None
+    aliases: list[str]
+    expects: str  # what it expects, in words: its call shape and main tokens
+    chat_templates: list[str]  # the chat templates the version ships for it (the index's matching)
+    evidence: list[Evidence]
+
+
+@dataclass
+class Observed(Model):
+    """What the input is and what it shows."""
+
+    input: str  # template | tokenizer_config | tokenizer | output
+    why: str  # how that was read from the content
+    call: str | None  # the tool-call markup (a template: what it renders for one call; an output: the text)
+    shapes: list[str]  # markup.shapes of the call markup (of the tools prompt when it renders no call)
+    tokens: list[str]  # the token strings of the call markup
+    prompt_tokens: list[str]  # ... of the tools prompt
+    vocabulary: int | None  # the tokenizer's added tokens (tokenizer files)
+    special: list[str]  # those marked special
+    notes: list[str]
+
+
+@dataclass
+class Piece(Model):
+    op: str  # " " kept, "-" only in the shipped template's call markup, "+" only in the given one's
+    text: str
+
+
+@dataclass
+class TemplateDiff(Model):
+    """The given template's call markup against the one the version ships for the winner."""
+
+    template: str
+    identical: bool  # the same call markup
+    same_file: bool  # the same file
+    similarity: float
+    shipped_call: str
+    given_call: str
+    inline: str  # the diff as one line: [-removed-]{+added+}
+    pieces: list[Piece]
+
+
+@dataclass
+class Fit(Model):
+    """`tpindex fit FILE --format json`: the parsers of a version ranked by the evidence FILE gives."""
+
+    version: str
+    file: str
+    kind: str | None  # the kind asked (null: both)
+    observed: Observed
+    tool: list[Candidate]
+    reasoning: list[Candidate]
+    fits: bool
+    template: str | None  # the chat template the version ships for the winner
+    template_diff: TemplateDiff | None
+    serve: str | None  # the vllm serve line, when a tool parser fits
+    verdict: str
+    replay: list[dict] | None = None  # --replay (issue 25): the top candidates run on the output; null: not run
+
+
+# -- the input --------------------------------------------------------------------------------------------
+
+@dataclass
+class Input:
+    kind: str
+    why: str
+    templates: list[tuple[str, str]] = field(default_factory=list)  # (name, Jinja source)
+    output: str | None = None
+    vocab: dict[str, bool] | None = None  # added token -> special
+    plain_vocab: set[str] | None = None  # the model's vocabulary (tokenizer.json), for whole-token checks
+    model: str | None = None
+
+
+def read_input(text: str) -> Input:
+    """What the file is, from its content."""
+    if not text.strip():
+        raise AnswerError("the file is empty", "give a chat template, a tokenizer_config.json, a tokenizer.json or"
+                                               " a model output")
+    stripped = text.lstrip("\ufeff").strip()
+    data = None
+    if stripped[:1] in "{[":
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+    if isinstance(data, dict) and isinstance(data.get("added_tokens"), list) and ("model" in data
+                                                                                  or "normalizer" in data):
+        vocab = {t["content"]: bool(t.get("special")) for t in data["added_tokens"]
+                 if isinstance(t, dict) and isinstance(t.get("content"), str)}
+        model = data.get("model")
+        plain = set(model["vocab"]) if isinstance(model, dict) and isinstance(model.get("vocab"), dict) else None
+        return Input("tokenizer", "a JSON object with added_tokens and a model: a tokenizer.json", vocab=vocab,
+                     plain_vocab=plain)
+    if isinstance(data, dict) and ("chat_template" in data or "added_tokens_decoder" in data):
+        vocab = {}
+        for t in (data.get("added_tokens_decoder") or {}).values():
+            if isinstance(t, dict) and isinstance(t.get("content"), str):
+                vocab[t["content"]] = bool(t.get("special"))
+        for t in data.get("additional_special_tokens") or []:
+            content = t.get("content") if isinstance(t, dict) else t
+            if isinstance(content, str):
+                vocab[content] = True
+        got = Input("tokenizer_config", "a JSON object with chat_template / added_tokens_decoder: a "
+                    "tokenizer_config.json", vocab=vocab or None,
+                    model=data.get("name_or_path") if isinstance(data.get("name_or_path"), str) else None)
+        chat = data.get("chat_template")
+        if isinstance(chat, str):
+            got.templates = [("chat_template", chat)]
+        elif isinstance(chat, list):
+            named = [(t.get("name") or f"#{i}", t.get("template")) for i, t in enumerate(chat) if isinstance(t, dict)]
+            named = [(n, t) for n, t in named if isinstance(t, str)]
+            named.sort(key=lambda nt: (nt[0] != "tool_use", nt[0] != "default"))
+            got.templates = named
+        return got
+    if ("{%" in text or "{{" in text) and _compiles(text):
+        return Input("template", "Jinja blocks ({% ... %} / {{ ... }}) that compile: a chat template",
+                     templates=[("template", text)])
+    return Input("output", "neither JSON of a tokenizer nor a Jinja template: a raw model output", output=text)
+
+
+def _compiles(text: str) -> bool:
+    try:
+        markup._environment().parse(text)
+        return True
+    except Exception:  # noqa: BLE001 - not Jinja
+        return False
+
+
+@dataclass
+class Observation:
+    input: Input
+    call: str = ""  # the call markup (a rendered call, or the raw output)
+    reply: str = ""  # what a plain reply renders in its place (its tokens are the turn's, not the call's)
+    prompt: str = ""  # the tools prompt
+    generation: str = ""  # the generation prompt
+    reasoning: str = ""  # what a reasoning message renders
+    text: str = ""  # the template's source, or the output
+    rendered: markup.Rendered | None = None
+    template_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+    reasoning_tokens: set[str] = field(default_factory=set)  # the reasoning parsers' sentinels (think markup)
+    owners: dict[str, list[str]] = field(default_factory=dict)  # a tool parser's sentinel -> the names holding it
+    _folded: dict[str, str] = field(default_factory=dict)
+
+    def folded(self, text: str) -> str:
+        if text not in self._folded:
+            self._folded[text] = markup.skeleton(text)
+        return self._folded[text]
+
+    def everywhere(self) -> str:
+        return "\n".join((self.call, self.reply, self.prompt, self.generation, self.reasoning, self.text))
+
+    def region(self) -> str:
+        """The part of the call markup a parser's regular expressions are run on."""
+        return self.call.strip()[:MAX_REGEX_TEXT]
+
+
+def observe(inp: Input) -> Observation:
+    ob = Observation(inp)
+    if inp.output is not None:
+        ob.call = ob.text = inp.output[:MAX_INPUT]
+        first = [m.start() for m in markup.TOKEN.finditer(ob.call)][:1]
+        if first and len(ob.call) > MAX_REGEX_TEXT:  # bound the text the regexes see: from the first token
+            ob.call = ob.call[max(0, first[0] - 200):]
+        return ob
+    for name, source in inp.templates:
+        r = markup.render(source)
+        if ob.rendered is None or (r.call and not ob.rendered.call):
+            ob.rendered, ob.template_name = r, name
+        if r.call:
+            break
+    if ob.rendered is not None:
+        r = ob.rendered
+        ob.call, ob.reply, ob.prompt, ob.generation, ob.reasoning = r.call, r.reply, r.prompt, r.generation, r.reasoning
+        ob.text = dict(inp.templates)[ob.template_name]
+        if r.error:
+            ob.notes.append(f"the template {r.error}; read as text only")
+        ob.notes += r.notes
+        if len(inp.templates) > 1:
+            ob.notes.append(f"of its chat templates ({', '.join(n for n, _ in inp.templates)}), "
+                            f"{ob.template_name} was read")
+    return ob
+
+
+# -- the parsers' side --------------------------------------------------------------------------------------
+
+_SHAPE_EXAMPLES = {  # one call of each shape, for running a parser's regular expressions on
+    "pythonic": f"[{markup.TOOL_NAME}({markup.ARG}='{markup.VALUE}')]",
+    "json": json.dumps({"name": markup.TOOL_NAME, "arguments": {markup.ARG: markup.VALUE}}),
+    "json-list": json.dumps([{"name": markup.TOOL_NAME, "arguments": {markup.ARG: markup.VALUE}}]),
+    "call-braces": f"call:{markup.TOOL_NAME}{{{markup.ARG}:{markup.VALUE}}}",
+}
+
+
+@dataclass
+class Profile:
+    """What a parser's facts say it expects."""
+
+    card: object  # answers.card.Card
+    sentinels: list[dict]  # {value, how, attribute, file, line, non_ascii}
+    regexes: list[dict]
+    templates: list[tuple[str, markup.Rendered, str]]  # (path, rendered, source) of its shipped templates
+    keeps_special: list[dict]  # adjust_request's `skip_special_tokens = False` settings ({guard, class, line})
+    shapes: dict[str, str] = field(default_factory=dict)  # primary shape -> where it is known from
+    details: set[str] = field(default_factory=set)  # qualifiers its shipped templates' calls have
+    template_tokens: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return self.card.name
+
+    def expects(self) -> str:
+        shapes = [markup.DESCRIBE[s] for s in self.shapes]
+        toks = [s["value"] for s in self.sentinels if s["how"] != "reference"][:4]
+        toks += [t for t in sorted(self.template_tokens) if t not in toks][:max(0, 4 - len(toks))]
+        refs = [s["value"] for s in self.sentinels if s["how"] == "reference"][:2]
+        parts = []
+        if shapes:
+            parts.append(" or ".join(shapes))
+        if toks:
+            parts.append("tokens " + " ".join(toks))
+        if refs:
+            parts.append("tokens defined outside vLLM's tree (" + ", ".join(refs) + ")")
+        return "; ".join(parts) or "no token string or call shape readable from its code"
+
+
+def _distinctive(value: str) -> bool:
+    """A sentinel worth looking for in a text: a token, or a string of 3+ characters with a letter (not `>`
+    or `{`)."""
+    s = value.strip()
+    return bool(markup.TOKEN.search(s)) or (len(s) >= 3 and any(c.isalpha() for c in s))
+
+
+def _whole_token(value: str) -> bool:
+    """A sentinel a tokenizer would hold as one token: one `<...>` or `[...]` without spaces or `=`."""
+    return bool(markup.TOKEN.fullmatch(value)) and not value.endswith("=")
+
+
+def profiles(db, version: str, kinds: list[str], templates_too: bool = True) -> dict[str, list[Profile]]:
+    """kind -> the profile of each parser of that kind at the version."""
+    from . import card as cards_mod
+    from .source import load_at
+
+    cards = [c for c in cards_mod.cards(db, None, version) if c.kind in kinds]
+    owned = cards_mod._owned(db, version)
+    regex_rows = [dict(r) for r in db.query("select * from regexes_v where version = ? order by file, line",
+                                            [version])] if _has_view(db, "regexes_v") else []
+    out: dict[str, list[Profile]] = {k: [] for k in kinds}
+    for c in cards:
+        mine = {f["file"] for f in c.code_files if not f["shared"]}
+        classes = {c.real.class_, c.registered.class_, c.wrapper.class_ if c.wrapper else None}
+        classes |= {m["class"] for m in c.methods if m["file"] in mine}
+        classes.discard(None)
+        regs = [r for r in regex_rows if r["file"] in mine and (
+            r["class"] is None or r["class"].split(".")[0] in classes or (r["file"], r["class"].split(".")[0]) not in owned)]
+        sents = [{"value": s["value"], "how": s["places"][0]["how"], "attribute": ", ".join(s["attributes"]) or None,
+                  "file": s["places"][0]["file"], "line": s["places"][0]["line"], "non_ascii": s["non_ascii"]}
+                 for s in c.sentinels]
+        keeps = [{"guard": st["guard"], "class": a["class"], "file": a["file"], "line": st["line"]}
+                 for a in c.adjust_request for st in a["sets"]
+                 if st["field"] == "skip_special_tokens" and st["value"] == "False"]
+        shipped = []
+        for m in c.chat_templates if templates_too else []:
+            try:
+                source = load_at(db, version, m["file"]).text
+            except AnswerError:
+                continue  # its text is not stored (a database built by an older tpindex)
+            shipped.append((m["file"], markup.render(source), source))
+        p = Profile(c, sents, regs, shipped, keeps)
+        _expected_shapes(p)
+        out[c.kind].append(p)
+    return out
+
+
+def _has_view(db, name: str) -> bool:
+    return db.execute("select 1 from sqlite_master where name = ?", [name]).fetchone() is not None
+
+
+def _expected_shapes(p: Profile) -> None:
+    for path, r, _ in p.templates:
+        if r.call:
+            found = markup.shapes(r.call)
+            for s in found:
+                if s in markup.PRIMARY:
+                    p.shapes.setdefault(s, f"its shipped template {path}")
+                else:
+                    p.details.add(s)
+            p.template_tokens |= set(markup.tokens(r.call)) - set(markup.tokens(r.reply))
+    values = " ".join(s["value"] + ("x>" if s["value"].endswith("=") else "") for s in p.sentinels)
+    for s in markup.shapes(values):
+        if s in markup.PRIMARY and s != "json":
+            p.shapes.setdefault(s, "its sentinels")
+    for shape, example in _SHAPE_EXAMPLES.items():
+        hit = _best_regex(p.regexes, example)
+        if hit and hit[1] >= 0.6:
+            p.shapes.setdefault(shape.split("-")[0] if shape != "call-braces" else shape,
+                                f"its regular expression {hit[0]['attribute'] or hit[0]['pattern'][:40]}")
+
+
+_COMPILED: dict[tuple[str, str | None], object] = {}
+
+
+def _compiled(r: dict):
+    key = (r["pattern"], r["flags"])
+    if key not in _COMPILED:
+        flags = 0
+        for f in (r["flags"] or ("DOTALL" if r["flags"] is None else "")).split("|"):
+            flags |= getattr(re, f, 0) if f else 0
+        try:
+            _COMPILED[key] = re.compile(r["pattern"], flags)
+        except (re.error, OverflowError, RecursionError, ValueError):
+            _COMPILED[key] = None
+    return _COMPILED[key]
+
+
+def _best_regex(regexes: list[dict], text: str) -> tuple[dict, float] | None:
+    """The regular expression matching most of the text, with the share of it its match covers."""
+    text = text.strip()
+    best = None
+    if not text:
+        return None
+    for r in regexes:
+        rx = _compiled(r)
+        if rx is None:
+            continue
+        try:
+            m = rx.search(text)
+        except (RecursionError, MemoryError):
+            continue
+        if m and m.end() > m.start():
+            share = (m.end() - m.start()) / len(text)
+            if best is None or share > best[1]:
+                best = (r, share)
+    return best
+
+
+# -- scoring ----------------------------------------------------------------------------------------------
+
+def _where(s: dict) -> str:
+    what = s["attribute"] or ("in a regex" if s["how"] == "regex" else "a literal")
+    return f"{what}, {s['file']}:{s['line']}"
+
+
+def _cap(items: list[Evidence], cap: int) -> list[Evidence]:
+    """Evidence of one kind adds at most `cap` (or takes at most -cap) to the score; the rest is kept, at 0."""
+    total = 0
+    for e in items:
+        if abs(total + e.weight) > cap:
+            e.weight = (cap - abs(total)) * (1 if e.weight > 0 else -1)
+        total += e.weight
+    return items
+
+
+def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
+    inp = ob.input
+    ev: list[Evidence] = []
+    vocab = inp.vocab or {}
+    plain = inp.plain_vocab or set()
+    places = [("call", ob.call, 3, "in the call markup"), ("prompt", ob.prompt, 2, "in the tools prompt")]
+    if kind == "reasoning":
+        places = [("call", ob.reasoning + ob.generation + ob.call, 3, "in the rendered turn" if inp.templates else
+                   "in the output"), ("prompt", ob.prompt, 2, "in the tools prompt")]
+    places.append(("text", ob.text if inp.templates else "", 1, "in the template's text"))
+    found_here: list[Evidence] = []
+    alike: list[Evidence] = []
+    explained: set[str] = set()
+    hits = 0
+    for s in p.sentinels:
+        value = s["value"]
+        if s["how"] == "reference" or not _distinctive(value):
+            continue
+        got = None
+        for _, t, w, said in places:
+            if not t:
+                continue
+            if s["how"] == "pattern":
+                m = markup.find_pattern(value, t)
+                if m:
+                    got = Evidence("sentinel", "for", w, f"{m} {said}, its pattern {value} ({_where(s)})", token=value,
+                                   found=m, file=s["file"], line=s["line"])
+                    explained.add(m)
+                    break
+            elif value in t:
+                got = Evidence("sentinel", "for", w, f"{value} {said} ({_where(s)})", token=value, file=s["file"],
+                               line=s["line"])
+                break
+        if got is None and vocab and value in vocab:
+            got = Evidence("sentinel", "for", 2, f"{value} is a token of the tokenizer ({_where(s)})", token=value,
+                           file=s["file"], line=s["line"])
+        if got is not None:
+            found_here.append(got)
+            explained.add(value)
+            hits += 1
+            continue
+        if not markup.TOKEN.search(value):
+            continue  # a look-alike of a word is no evidence: only of a token string
+        for _, t, _, said in places:
+            if not t:
+                continue
+            la = markup.look_alike(value, t, ob.folded(t))
+            if la:
+                points = [f"{ours} where the parser has {theirs}" for theirs, ours in la.differences]
+                alike.append(Evidence("look-alike", "for", 2, f"{la.found} {said} reads like {value} ({_where(s)})",
+                                      token=value, found=la.found, code_points=points, file=s["file"], line=s["line"]))
+                alike.append(Evidence("look-alike", "against", -1, f"as written it is not {value}: "
+                                      + "; ".join(points), token=value, found=la.found, code_points=points,
+                                      file=s["file"], line=s["line"]))
+                explained.add(la.found)
+                break
+        else:
+            if vocab:
+                alt = next((v for v in vocab if markup.look_alike(value, v)), None)
+                if alt:
+                    la = markup.look_alike(value, alt)
+                    points = [f"{ours} where the parser has {theirs}" for theirs, ours in la.differences]
+                    alike.append(Evidence("look-alike", "for", 2, f"the tokenizer's {alt} reads like {value}"
+                                          f" ({_where(s)})", token=value, found=alt, code_points=points,
+                                          file=s["file"], line=s["line"]))
+                    alike.append(Evidence("look-alike", "against", -1, f"as written it is not {value}: "
+                                          + "; ".join(points), token=value, found=alt, code_points=points,
+                                          file=s["file"], line=s["line"]))
+    ev += _cap(found_here, 12) + _cap(alike, 6)
+    if kind == "tool":
+        ev += _template_tokens(p, ob, explained)
+        ev += _regex(p, ob)
+        ev += _shape(p, ob)
+        ev += _unknown_markup(p, ob, explained)
+        ev += _missing(p, ob, explained)
+        ev += _same_template(p, ob)
+    ev += _vocabulary(p, inp, hits)
+    ev += _stripped(p, inp, found_here)
+    del plain
+    return ev
+
+
+def _template_tokens(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]:
+    """Tokens of the call markup that the parser's shipped template renders too (a parser whose tokens are
+    defined outside the tree is known by its template)."""
+    out = []
+    for t in markup.tokens(ob.call):
+        if t in p.template_tokens and t not in explained:
+            path = next(path for path, r, _ in p.templates if t in r.call)
+            out.append(Evidence("template", "for", 2, f"{t} in the call markup is rendered by its shipped template"
+                                f" {path} too", token=t))
+            explained.add(t)
+    return _cap(out, 4)
+
+
+def _regex(p: Profile, ob: Observation) -> list[Evidence]:
+    hit = _best_regex(p.regexes, ob.region())
+    if not hit:
+        return []
+    r, share = hit
+    name = r["attribute"] or f"re.{r['how']}(...)"
+    if share >= 0.5:
+        wide = [shape for shape, example in _SHAPE_EXAMPLES.items() if (_best_regex([r], example) or (r, 0))[1] >= 0.6]
+        if len({w.split("-")[0] for w in wide}) > 1:  # it matches calls of several shapes: a wide net
+            return [Evidence("regex", "for", 2, f"its regular expression {name} ({r['file']}:{r['line']}) matches the "
+                             f"call markup ({share:.0%} of it), as it matches calls of other shapes too",
+                             file=r["file"], line=r["line"])]
+        return [Evidence("regex", "for", 4, f"its regular expression {name} ({r['file']}:{r['line']}) matches the "
+                         f"call markup ({share:.0%} of it)", file=r["file"], line=r["line"])]
+    if share >= 0.2:
+        return [Evidence("regex", "for", 1, f"its regular expression {name} ({r['file']}:{r['line']}) matches a "
+                         f"part of the call markup ({share:.0%})", file=r["file"], line=r["line"])]
+    return []
+
+
+def _shape(p: Profile, ob: Observation) -> list[Evidence]:
+    text, where = (ob.call, "the call markup") if ob.call else (ob.prompt, "the tools prompt")
+    got = markup.shapes(text)
+    primary = [s for s in got if s in markup.PRIMARY]
+    if not primary or not p.shapes:
+        return []
+    weight = 3 if ob.call else 2
+    common = [s for s in primary if s in p.shapes]
+    if not common:
+        want = " or ".join(f"{markup.DESCRIBE[s]} (from {src})" for s, src in p.shapes.items())
+        return [Evidence("shape", "against", -weight, f"{where} has {markup.describe(got)}; it expects {want}")]
+    s = common[0]
+    out = [Evidence("shape", "for", weight, f"{where} has {markup.DESCRIBE[s]}, as it expects (from {p.shapes[s]})"
+                    + _sample(s, text))]
+    if s == "json" and p.details and ob.call:
+        mine = {q for q in got if q not in markup.PRIMARY}
+        for group in (("tagged", "bare", "name-token", "fenced"), ("list",)):
+            a = mine & set(group)
+            b = p.details & set(group)
+            if a and b and a & b:
+                out.append(Evidence("shape", "for", 1, f"{markup.DESCRIBE[sorted(a & b)[0]]}, as its shipped template"))
+            elif a != b and (a or b) and group != ("list",) or (group == ("list",) and a != b):
+                out.append(Evidence("shape", "against", -1, f"the JSON is {_said(a) or 'not ' + _said(b)}; its"
+                                    f" shipped template's is {_said(b) or 'not ' + _said(a)}"))
+        ka = {q[5:] for q in mine if q.startswith("args:")}
+        kb = {q[5:] for q in p.details if q.startswith("args:")}
+        if ka and kb:
+            if ka & kb:
+                out.append(Evidence("shape", "for", 1, f"the arguments under \"{sorted(ka & kb)[0]}\", as its shipped"
+                                    " template"))
+            else:
+                out.append(Evidence("shape", "against", -1, f"the arguments under \"{sorted(ka)[0]}\"; its shipped "
+                                    f"template has \"{sorted(kb)[0]}\""))
+    return _cap(out, 5)
+
+
+def _said(qs: set[str]) -> str:
+    return ", ".join(markup.DESCRIBE[q] for q in sorted(qs))
+
+
+def _sample(shape: str, text: str) -> str:
+    hint = {"xml-function": "<function=", "xml-invoke": "invoke name=", "arg-key": "<arg_key>"}.get(shape)
+    return f" ({hint}...)" if hint and hint in text else ""
+
+
+def _unknown_markup(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]:
+    """Tokens of the call markup the parser neither looks for nor renders. A parser holding tokens defined
+    outside vLLM's tree (references) may be looking for them: a note, not evidence against."""
+    if not ob.call or not (p.sentinels or p.template_tokens):
+        return []
+    refs = [s["value"] for s in p.sentinels if s["how"] == "reference"]
+    turn = set(markup.tokens(ob.reply)) | set(markup.tokens(ob.generation))
+    known = {s["value"] for s in p.sentinels} | p.template_tokens | explained
+    unknown = [t for t in markup.tokens(ob.call) if t not in known and t not in turn
+               and not any(t in k or k in t for k in known if len(k) > 2)]
+    out = []
+    for t in unknown:
+        others = ob.owners.get(t, [])
+        if refs and not others:
+            out.append(Evidence("markup", "note", 0, f"{t} in the call markup may be one of its tokens defined outside"
+                                f" vLLM's tree ({', '.join(refs[:3])})", token=t))
+        else:
+            whose = f" ({', '.join(others[:3])} look for it)" if others else ""
+            out.append(Evidence("markup", "against", -1, f"{t} in the call markup is none of its tokens{whose}",
+                                token=t))
+    return _cap(out, 4)
+
+
+def _missing(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]:
+    """Its token strings that the call markup (and everything else the input shows) lacks, when there is call
+    markup to look at; its think markup (the reasoning parsers' tokens) is not asked for."""
+    if not ob.call:
+        return []
+    seen = ob.everywhere()
+    out = [Evidence("missing", "against", -1, f"{s['value']} is not in the call markup ({_where(s)})",
+                    token=s["value"], file=s["file"], line=s["line"])
+           for s in p.sentinels if s["how"] in ("attribute", "literal", "regex") and markup.TOKEN.search(s["value"])
+           and s["value"] not in seen and s["value"] not in explained and s["value"] not in ob.reasoning_tokens]
+    return _cap(out, 2)
+
+
+def _same_template(p: Profile, ob: Observation) -> list[Evidence]:
+    if not ob.input.templates or not ob.call:
+        return []
+    for path, r, source in p.templates:
+        if source == ob.text:
+            return [Evidence("template", "for", 3, f"renders the call markup exactly as its shipped template {path}"),
+                    Evidence("template", "for", 2, f"the file is its shipped template {path}")]
+        if r.call and r.call.strip() == ob.call.strip():
+            return [Evidence("template", "for", 3, f"renders the call markup exactly as its shipped template {path}")]
+    return []
+
+
+def _vocabulary(p: Profile, inp: Input, hits: int) -> list[Evidence]:
+    if inp.vocab is None and inp.plain_vocab is None:
+        return []
+    vocab = set(inp.vocab or {}) | (inp.plain_vocab or set())
+    wanted = [s for s in p.sentinels if s["how"] in ("attribute", "literal") and _whole_token(s["value"])]
+    held = [s for s in wanted if s["value"] in vocab]
+    if not held:
+        return []  # none of its tokens: another family; the missing ones are not evidence of anything
+    out = [Evidence("vocabulary", "against", -1, f"{s['value']} is not a token of the tokenizer; it looks for it"
+                    f" ({_where(s)}): a parser that looks its start token up by id fails, one that searches the text"
+                    " never finds it as one token", token=s["value"], file=s["file"], line=s["line"])
+           for s in wanted if s["value"] not in vocab]
+    return _cap(out, 3)
+
+
+def _stripped(p: Profile, inp: Input, found: list[Evidence]) -> list[Evidence]:
+    special = {t for t, sp in (inp.vocab or {}).items() if sp}
+    needed = [e for e in found if e.token in special]
+    if not needed:
+        return []
+    if p.keeps_special:
+        k = p.keeps_special[0]
+        when = f" when {k['guard']}" if k["guard"] else ""
+        return [Evidence("stripped", "note", 0, f"{needed[0].token} is a special token; its adjust_request sets "
+                         f"skip_special_tokens = False{when} ({k['class']}, {k['file']}:{k['line']}), so it reaches"
+                         " the parser", token=needed[0].token, file=k["file"], line=k["line"])]
+    out = [Evidence("stripped", "against", -1, f"{e.token} is a special token of this tokenizer and its "
+                    "adjust_request never sets skip_special_tokens = False: vLLM strips it from the text before the"
+                    " parser sees it (unless each request passes skip_special_tokens: false)", token=e.token,
+                    file=e.file, line=e.line) for e in needed]
+    return _cap(out, 2)
+
+
+def rank(ps: list[Profile], ob: Observation, kind: str) -> list[Candidate]:
+    scored = []
+    for p in ps:
+        ev = score(p, ob, kind)
+        total = sum(e.weight for e in ev)
+        exact = sum(1 for e in ev if e.kind == "sentinel")
+        listed = len([s for s in p.sentinels if _distinctive(s["value"])]) or 1
+        scored.append((total, exact, exact / listed, p, ev))
+    scored.sort(key=lambda x: (-x[0], -x[1], -x[2], x[3].name))
+    out, last, place = [], None, 0
+    for total, exact, _, p, ev in scored:
+        if (total, exact) != last:
+            place += 1
+            last = (total, exact)
+        c = p.card
+        ev.sort(key=lambda e: ({"for": 0, "note": 1, "against": 2}[e.stance], -abs(e.weight)))
+        out.append(Candidate(kind=kind, name=p.name, rank=place, score=total, impl=c.impl, real_class=c.real.class_,
+                             real_file=c.real.file, aliases=list(c.aliases), expects=p.expects(),
+                             chat_templates=[m["file"] for m in c.chat_templates], evidence=ev))
+    return out
+
+
+# -- the answer -------------------------------------------------------------------------------------------
+
+def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str = "FILE",
+        replay: bool = False, templates_too: bool = True) -> Fit:
+    """Rank the parsers of a version by the evidence a file's text gives (see the module)."""
+    if replay:
+        raise AnswerError("--replay runs the top candidates on the output with vLLM's own code (issue 25), which"
+                          " this tpindex does not have yet", "run fit without --replay")
+    version = require(db, at) if at else newest(db)
+    inp = read_input(text[:MAX_INPUT])
+    ob = observe(inp)
+    profs = profiles(db, version, ["tool", "reasoning"], templates_too)
+    ob.reasoning_tokens = {s["value"] for p in profs["reasoning"] for s in p.sentinels}
+    for p in profs["tool"]:
+        for value in {s["value"] for s in p.sentinels}:
+            ob.owners.setdefault(value, []).append(p.name)
+    ranked = {k: rank(profs[k], ob, k) for k in ([kind] if kind else ["tool", "reasoning"])}
+    tool = ranked.get("tool", [])
+    reasoning = ranked.get("reasoning", [])
+    best = tool[0] if tool and tool[0].score > 0 else None
+    fits = bool(best and best.score >= FIT_SCORE and not _blocked(best))
+    winner_profile = next((p for p in profs.get("tool", []) if best and p.name == best.name), None)
+    tdiff = _template_diff(winner_profile, ob) if winner_profile else None
+    shipped = tdiff.template if tdiff else (best.chat_templates[0] if best and best.chat_templates else None)
+    think = reasoning[0] if reasoning and reasoning[0].score >= 3 and any(
+        e.kind == "sentinel" for e in reasoning[0].evidence) else None
+    if think and best:  # among equals, the reasoning parser that goes with the tool parser
+        equals = [c for c in reasoning if c.rank == think.rank]
+        think = next((c for c in equals if c.name == best.name), None) or next(
+            (c for c in equals if c.real_class and c.real_class == best.real_class), None) or think
+    serve = None
+    if fits:
+        serve = f"vllm serve {inp.model or 'MODEL'} --enable-auto-tool-choice --tool-call-parser {best.name}"
+        if think:
+            serve += f" --reasoning-parser {think.name}"
+        chat = _chat_template(inp, ob, tdiff, name)
+        if chat:
+            serve += f" --chat-template {chat}"
+    elif kind == "reasoning" and think:
+        serve = None
+    verdict = _verdict(kind, tool, reasoning, best, fits, think, shipped)
+    shown = [c for c in tool if c.score > 0] or tool[:3]
+    shown_r = [c for c in reasoning if c.score > 0] or ([] if kind != "reasoning" else reasoning[:3])
+    observed = _observed(ob)
+    return Fit(version=version, file=name, kind=kind, observed=observed, tool=shown, reasoning=shown_r, fits=fits,
+               template=shipped, template_diff=tdiff, serve=serve, verdict=verdict)
+
+
+def _blocked(c: Candidate) -> list[Evidence]:
+    exact = any(e.kind == "sentinel" for e in c.evidence)
+    out = [e for e in c.evidence if e.stance == "against" and e.kind in ("stripped", "vocabulary")]
+    if not exact:
+        out += [e for e in c.evidence if e.stance == "against" and e.kind == "look-alike"]
+    return out
+
+
+def _chat_template(inp: Input, ob: Observation, tdiff: TemplateDiff | None, name: str) -> str | None:
+    if inp.kind == "template":
+        return tdiff.template if tdiff and tdiff.same_file else name
+    if inp.kind == "tokenizer_config" and inp.templates and not ob.call and tdiff:
+        return tdiff.template  # the model's own template renders no call: the shipped one does
+    return None
+
+
+def _template_diff(p: Profile, ob: Observation) -> TemplateDiff | None:
+    if not p.templates:
+        return None
+    if not ob.input.templates or not ob.call:
+        path, r, _ = p.templates[0]
+        return None if not r.call else None
+    best = max(p.templates, key=lambda t: (t[2] == ob.text, markup.similarity(t[1].call, ob.call)))
+    path, r, source = best
+    pieces = markup.char_diff(r.call, ob.call)
+    return TemplateDiff(template=path, identical=r.call.strip() == ob.call.strip(), same_file=source == ob.text,
+                        similarity=round(markup.similarity(r.call, ob.call), 3), shipped_call=r.call,
+                        given_call=ob.call, inline=markup.inline(pieces), pieces=[Piece(op, t) for op, t in pieces])
+
+
+def _verdict(kind, tool, reasoning, best, fits, think, shipped) -> str:
+    if kind == "reasoning":
+        if think:
+            return f"{think.name} fits: {_reasons(think)}"
+        return "no reasoning parser fits: " + _closest(reasoning)
+    if fits:
+        out = f"{best.name} fits: {_reasons(best)}"
+        if shipped:
+            out += f"; vLLM ships {shipped} for it"
+        return out
+    if best and _blocked(best):
+        stops = "; ".join(e.text for e in _blocked(best)[:2])
+        return f"nothing fits as written: the closest is {best.name} ({_reasons(best)}), but {stops}"
+    return "nothing fits: " + _closest(tool)
+
+
+def _reasons(c: Candidate) -> str:
+    return "; ".join(e.text for e in c.evidence if e.stance == "for")[:400] or "no evidence against it"
+
+
+def _closest(cands: list[Candidate]) -> str:
+    near = [c for c in cands[:3]]
+    if not near:
+        return "the version has no parser of that kind"
+    return "the closest are " + "; ".join(f"{c.name}, which expects {c.expects}" for c in near)
+
+
+def _observed(ob: Observation) -> Observed:
+    inp = ob.input
+    text = ob.call if ob.call else ob.prompt
+    turn = set(markup.tokens(ob.reply))
+    return Observed(input=inp.kind, why=inp.why, call=ob.call or None, shapes=markup.shapes(text) if text else [],
+                    tokens=[t for t in markup.tokens(ob.call) if t not in turn] if inp.templates else
+                    markup.tokens(ob.call),
+                    prompt_tokens=markup.tokens(ob.prompt), vocabulary=len(inp.vocab) if inp.vocab is not None else None,
+                    special=sorted(t for t, s in (inp.vocab or {}).items() if s)[:50], notes=ob.notes)
+
+
+# -- rendering --------------------------------------------------------------------------------------------
+
+def _one_line(s: str | None, limit: int = 160) -> str:
+    s = (s or "").replace("\n", "\\n")
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def format_text(f: Fit) -> str:
+    o = f.observed
+    lines = [f"fit {f.file} at {f.version}: {o.why}"]
+    if o.call:
+        lines.append(f"  call markup   {_one_line(o.call)}")
+    lines.append(f"  shape         {markup.describe(o.shapes)}")
+    if o.tokens:
+        lines.append(f"  tokens        {' '.join(o.tokens)}")
+    if o.vocabulary is not None:
+        lines.append(f"  vocabulary    {o.vocabulary} added token(s), {len(o.special)} special")
+    for n in o.notes:
+        lines.append(f"  note          {n}")
+    for label, cands in (("tool parsers", f.tool), ("reasoning parsers", f.reasoning)):
+        if f.kind and not cands:
+            continue
+        lines.append("")
+        lines.append(label)
+        if not cands:
+            lines.append("  none with evidence for it")
+        for c in cands[:SHOWN]:
+            same = f"; same class: {', '.join(c.aliases)}" if c.aliases else ""
+            lines.append(f"  {c.rank}. {c.name} (score {c.score})  {c.impl}, {c.real_class or '-'}"
+                         f" {c.real_file or ''}{same}")
+            for e in c.evidence:
+                mark = {"for": "+", "against": "-", "note": "="}[e.stance]
+                lines.append(f"       {mark} {e.text}")
+            if not c.evidence:
+                lines.append(f"       expects {c.expects}")
+        if len(cands) > SHOWN:
+            lines.append(f"  ... and {len(cands) - SHOWN} more (--format json lists them)")
+    if f.template_diff:
+        d = f.template_diff
+        lines.append("")
+        head = "the same call markup" if d.identical else f"{d.similarity:.0%} alike"
+        lines.append(f"shipped template  {d.template}: {head}" + (" (the same file)" if d.same_file else ""))
+        if not d.identical:
+            lines.append(f"  diff  {_one_line(d.inline, 400)}")
+    elif f.template:
+        lines.append("")
+        lines.append(f"shipped template  {f.template}")
+    lines.append("")
+    lines.append(f.verdict)
+    lines.append(f"=> {f.serve}" if f.serve else "=> no vllm serve line: nothing fits as written")
+    return "\n".join(lines)
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", "\\n")
+
+
+def format_markdown(f: Fit) -> str:
+    o = f.observed
+    lines = [f"# Which parser fits `{f.file}` at vLLM {f.version}", "", f"{o.why}.", ""]
+    if o.call:
+        lines += [f"Call markup: `{_md(_one_line(o.call, 300))}` — {markup.describe(o.shapes)}.", ""]
+    for label, cands in (("Tool parsers", f.tool), ("Reasoning parsers", f.reasoning)):
+        if f.kind and not cands:
+            continue
+        lines += [f"## {label}", "", "| rank | name | score | real class | evidence for | evidence against |",
+                  "|---|---|---|---|---|---|"]
+        for c in cands[:SHOWN]:
+            pro = "<br>".join(_md(e.text) for e in c.evidence if e.stance != "against")
+            con = "<br>".join(_md(e.text) for e in c.evidence if e.stance == "against")
+            lines.append(f"| {c.rank} | {c.name} | {c.score} | {c.real_class or ''} | {pro} | {con} |")
+        lines.append("")
+    if f.template_diff:
+        d = f.template_diff
+        lines += [f"Shipped template: `{d.template}` ({'the same call markup' if d.identical else f'{d.similarity:.0%} alike'}).",
+                  ""]
+        if not d.identical:
+            lines += ["```text", d.inline, "```", ""]
+    lines += [f.verdict, ""]
+    lines += (["```sh", f.serve, "```"] if f.serve else ["No `vllm serve` line: nothing fits as written."])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,57 @@
+"""`tpindex fit FILE`: which parser fits a model (indexer/answers/fit.py)."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import Fail, db_option
+from .commands import dumps, index
+
+
+@click.command(short_help="Which parser fits a model: from its chat template, tokenizer or output.")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--at", "at", metavar="VERSION", help="The version whose parsers to rank (default: the newest indexed).")
+@click.option("--kind", type=click.Choice(["tool", "reasoning"]),
+              help="Only tool parsers or only reasoning parsers (default: both).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: the ranked candidates with their evidence, then the serve line; json: every candidate "
+                   "with evidence (schema fit); markdown: tables for an issue or a runbook.")
+@click.option("--replay", is_flag=True,
+              help="Also run the top candidates on a raw output with vLLM's own code (needs the replay feature, "
+                   "issue 25; refused until it is there).")
+@db_option
+def fit(file, at, kind, fmt, replay, db_path):
+    """Which parser fits a model: rank the tool and reasoning parsers of a version by the evidence FILE gives,
+    each with the evidence for and against it, and end with the vllm serve line.
+
+    \b
+    FILE (read by its content, not its name; - for standard input) is one of:
+      a Jinja chat template       rendered on one tool call: its call markup, tools prompt, text
+      a tokenizer_config.json     its chat_template (a string or named templates) and added_tokens_decoder
+      a tokenizer.json            its added_tokens (and vocabulary)
+      a raw model output          text captured with skip_special_tokens: false
+
+    Evidence: the parsers' sentinels found (exactly, or as look-alikes with the differing code points
+    named), the shape of the call markup against the shape each parser expects (from its sentinels, its
+    own regular expressions and its shipped templates), its regular expressions matching the markup,
+    tokens it needs missing from the vocabulary, special tokens stripped unless its adjust_request sets
+    skip_special_tokens = False. Names the chat template the version ships for the winner, with a
+    character diff of the call markup when FILE is a template.
+    """
+    from . import fit as f
+
+    try:
+        with click.open_file(file, "rb") as fh:
+            data = fh.read(f.MAX_INPUT + 1)
+    except OSError as e:
+        raise Fail(f"cannot read {file} ({e.strerror or e})",
+                   "pass a chat template, a tokenizer_config.json, a tokenizer.json or a model output (- for "
+                   "standard input)") from None
+    text = data.decode("utf-8", errors="replace")
+    answer = index(db_path).fit(text, at, kind, name="-" if file == "-" else file, replay=replay)
+    if fmt == "json":
+        click.echo(dumps(answer))
+    elif fmt == "markdown":
+        click.echo(f.format_markdown(answer), nl=False)
+    else:
+        click.echo(f.format_text(answer))
