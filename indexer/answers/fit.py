@@ -30,7 +30,8 @@ Each tool parser (or reasoning parser) of the version is then scored by the evid
 A stripped or missing token and a look-alike weigh little in the score (the parser is still the closest
 family) but stop it from fitting as written.
 
-Parsers are ranked by their score (ties share a rank); a tool parser fits when the best has a score of at
+Parsers are ranked by their score, then by how many of their sentinels were found (ties share a rank, and
+the next rank counts those before it: 1, 1, 3); a tool parser fits when the best has a score of at
 least FIT_SCORE and nothing that stops it as written (a look-alike instead of the token itself, a stripped
 token, a missing start token). The answer names the chat template the version ships for the winner (the
 index's template matching), with a character diff of its call markup against the given template's, and ends
@@ -83,7 +84,7 @@ class Candidate(Model):
 
     kind: str
     name: str
-    rank: int
+    rank: int  # 1 + how many candidates have more evidence (a higher score, or as high with more sentinels)
     score: int
     impl: str
     real_class: str | None
@@ -691,9 +692,9 @@ def rank(ps: list[Profile], ob: Observation, kind: str) -> list[Candidate]:
         scored.append((total, exact, exact / listed, p, ev))
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2], x[3].name))
     out, last, place = [], None, 0
-    for total, exact, _, p, ev in scored:
-        if (total, exact) != last:
-            place += 1
+    for i, (total, exact, _, p, ev) in enumerate(scored, 1):
+        if (total, exact) != last:  # ties share a rank; the next rank counts those before it (1, 1, 3)
+            place = i
             last = (total, exact)
         c = p.card
         ev.sort(key=lambda e: ({"for": 0, "note": 1, "against": 2}[e.stance], -abs(e.weight)))
