@@ -113,3 +113,16 @@ def test_an_older_database_gets_the_text_of_its_templates_on_the_next_build(tmp_
     stats = build_tags(repo, db, "v0.12.0..")
     assert len(stats.versions_reindexed) == 2
     assert "<zeta_call>" in tpindex("show", TEMPLATE, "--db", db).output
+
+
+def test_the_card_shows_the_call_markup_each_chat_template_renders(stored):
+    _, db = stored
+    (card,) = json.loads(tpindex("card", "zeta", "--at", "v0.12.0", "--format", "json", "--db", db).output)["cards"]
+    (tmpl,) = card["chat_templates"]
+    assert tmpl["file"] == TEMPLATE
+    assert tmpl["markup"] == '<zeta_call>get_weather {"city": "Paris"}</zeta_call>'
+    assert tmpl["shape"].startswith("JSON objects") is False  # the arguments alone: no JSON call object
+    text = tpindex("card", "zeta", "--at", "v0.13.0", "--db", db).output
+    assert 'renders  <zeta_call>get_weather\\n{"city": "Paris"}</zeta_call>' in text
+    md = tpindex("card", "zeta", "--at", "v0.13.0", "--format", "markdown", "--db", db).output
+    assert '`<zeta_call>get_weather\\n{"city": "Paris"}</zeta_call>`' in md

@@ -22,7 +22,8 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
 - the parser of the same name in the other registry (tool <-> reasoning, and the engine registry), and
   whether they share one real (engine) class;
 - chat templates and tests matched by indexer/answers/matching.py (level and what matched: name,
-  registered file or real file);
+  registered file or real file), each template with the call markup it renders for one tool call
+  (answers/markup.py: rendered as apply_chat_template would, from its text in the code store);
 - plants and HACK/TODO/FIXME/XXX markers in the name's own code files;
 - first and last indexed version, when it became unified, when its real file or code changed, removal;
 - upstream links for every file at the card's version.
@@ -152,6 +153,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
                                                      [name] if name else [])}
     matched = for_version(db, version)
+    rendered: dict[str, dict] = {}  # a template's call markup, once per card set
     maps = Maps(db)
     picked = _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params)) \
         if any(r["form"] == "cli-choices" for r in rows) else {}
@@ -183,8 +185,8 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
                       "url": link(m["file"], m["line"])} for m in markers if m["file"] in mine]
         c.pairs = _pairs(r, everyone)
         m = matched.get(key, {"chat_templates": [], "tests": []})
-        c.chat_templates = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)}
-                            for x in m["chat_templates"]]
+        c.chat_templates = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file),
+                             **_markup(db, version, x.file, rendered)} for x in m["chat_templates"]]
         c.tests = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)} for x in m["tests"]]
         c.lifecycle = {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
         if c.lifecycle:  # who took over at its removal, who it was renamed from (answers/successors.py)
@@ -192,6 +194,23 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
                                      c.lifecycle["removed_in"], maps))
         out.append(c)
     return out
+
+
+def _markup(db, version: str, path: str, rendered: dict[str, dict]) -> dict:
+    """The tool-call markup a chat template renders for one call (answers/markup.py): `markup` (null when it
+    renders none, or its text is not stored), `shape` in words, `render_error`."""
+    if path not in rendered:
+        from . import markup
+        from .source import load_at
+
+        try:
+            r = markup.render_call(load_at(db, version, path).text)
+        except AnswerError as e:
+            rendered[path] = {"markup": None, "shape": None, "render_error": e.message}
+        else:
+            rendered[path] = {"markup": r.call or None, "shape": markup.describe(markup.shapes(r.call)) if r.call else None,
+                              "render_error": r.error or (r.notes[0] if r.notes and not r.call else None)}
+    return rendered[path]
 
 
 def _not_registered(db, name: str, version: str, kind: str | None):
@@ -362,6 +381,18 @@ def _matched(m: dict) -> str:
     return f"{m['file']} ({m['level']}, by {m['via']})"
 
 
+def _template(m: dict, md: bool) -> list[str]:
+    """A chat template and the call markup it renders (one line: newlines as \\n)."""
+    out = [_matched(m)]
+    if m.get("markup"):
+        from .markup import one_line
+
+        out.append(f"  renders  {_code(one_line(m['markup']), md)}  ({m['shape']})")
+    elif m.get("render_error"):
+        out.append(f"  renders no call: {m['render_error']}")
+    return out
+
+
 def _code(s: str, md: bool) -> str:
     return f"`{s}`" if md else s
 
@@ -444,7 +475,7 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
             sent.append(f"{'':<{w(28)}}   non-ASCII: {s['non_ascii']}")
     out.append(("sentinels", sent or ["none found as literals in its own code"]))
     out.append(("other registries", [_pair(p) for p in c.pairs] or ["no parser of the same name"]))
-    out.append(("chat templates", [_matched(m) for m in c.chat_templates] or ["none matched"]))
+    out.append(("chat templates", [x for m in c.chat_templates for x in _template(m, md)] or ["none matched"]))
     out.append(("tests", [_matched(m) for m in c.tests] or ["none matched"]))
     out.append(("plants", [f"{p['plant']}  {_at(p['file'], p['line'])}  {p['text']}" for p in c.plants] or ["-"]))
     out.append(("markers", [f"{m['kind']}  {_at(m['file'], m['line'])}  {m['text'][:100]}" for m in c.markers]

@@ -15,6 +15,9 @@ look-alikes, and the shape of the call (used by `fit` and by the card's chat tem
   `<parameter=...>`, `<invoke name=...>` / `<parameter name=...>`, `<arg_key>` / `<arg_value>`, pythonic calls
   `[f(a=1)]`, `call:f{...}` blocks, channels addressed `to=f`.
 - `char_diff(a, b)`: a character-level diff of two texts, as pieces.
+
+Rendering costs a Jinja compile (tens of milliseconds for a large template): `render` keeps what each source
+rendered for the life of the process.
 """
 
 from __future__ import annotations
@@ -109,7 +112,15 @@ def render(source: str) -> Rendered:
     return _RENDERED[source]
 
 
-def _render(source: str) -> Rendered:
+def render_call(source: str) -> Rendered:
+    """Only the call markup (and the plain reply beside it) a template renders: what the card shows, at the
+    cost of one compile and a few renders (render() also renders the prompts)."""
+    if source in _RENDERED:
+        return _RENDERED[source]
+    return _render(source, prompts=False)
+
+
+def _render(source: str, prompts: bool = True) -> Rendered:
     out = Rendered()
     if len(source) > MAX_TEMPLATE:
         out.error = f"larger than {MAX_TEMPLATE} characters"
@@ -155,6 +166,8 @@ def _render(source: str) -> Rendered:
         out.call = ""
     elif not out.call and out.error is None:
         out.notes.append("the template renders no tool call of an assistant message")
+    if not prompts:
+        return out
     try:
         thinking = {"role": "assistant", "content": REPLY, "reasoning_content": THOUGHT, "reasoning": THOUGHT}
         with_thought = run([user, thinking], [TOOL])
@@ -264,6 +277,7 @@ DESCRIBE = {
     "list": "in a JSON list",
     "fenced": "in a ```json block",
     "name-token": "after the function name and a separator token",
+    "args-only": "the function name outside the JSON",
 }
 
 _XML_FUNCTION = re.compile(r"<(?:[^<>\s=]*[:|\uff5c])?function=")
@@ -336,6 +350,8 @@ def shapes(text: str) -> list[str]:
         found.append("bare")
     if calls:
         found.append(f"args:{next(k for k in _ARGS_KEYS if k in obj)}")
+    else:
+        found.append("args-only")
     return found
 
 
@@ -344,7 +360,7 @@ def describe(shape_list: list[str]) -> str:
     quals = [s for s in shape_list if s not in PRIMARY]
     if not primary:
         return "no call markup recognised"
-    words = [DESCRIBE[s] for s in primary]
+    words = [DESCRIBE[s] if s != "json" or "args-only" not in quals else "JSON arguments" for s in primary]
     extra = [DESCRIBE.get(q, f"with \"{q[5:]}\"" if q.startswith("args:") else q) for q in quals]
     return ", ".join(words) + (f" ({', '.join(extra)})" if extra else "")
 
@@ -369,6 +385,11 @@ def similarity(a: str, b: str) -> float:
     if not a and not b:
         return 1.0
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def one_line(text: str) -> str:
+    """A text on one line, its line breaks and tabs written as \\n, \\r, \\t."""
+    return text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
 
 
 def inline(pieces: list[tuple[str, str]]) -> str:
