@@ -418,3 +418,28 @@ def test_the_query_layer_and_the_mcp_tool_answer_the_same(fit_db):
     result = anyio.run(call)
     data = result.structured_content if hasattr(result, "structured_content") else result[1]
     assert data["tool"][0]["name"] == "tagjson"
+
+
+def test_the_web_page_takes_a_pasted_file_and_shows_the_same_answer(fit_db, tmp_path):
+    import re
+
+    from test_serve import serve
+
+    client = serve(fit_db)
+    try:
+        page = client.get("/-/fit")
+        assert page.status_code == 200 and '<textarea name="text"' in page.text and 'type="file"' in page.text
+        token = re.search(r'name="csrftoken" value="([^"]+)"', page.text).group(1)
+        r = client.post("/-/fit", data={"csrftoken": token, "text": JSON_IN_TAGS, "at": "v0.32.0"},
+                        cookies=page.cookies)
+        assert r.status_code == 200, r.text[:500]
+        want = fit(fit_db, tmp_path, JSON_IN_TAGS)
+        ranked = re.findall(r'<tr data-kind="tool" data-name="([\w-]+)" data-rank="(\d+)">', r.text)
+        assert ranked == [(c["name"], str(c["rank"])) for c in want["tool"]]
+        assert "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser tagjson" in r.text
+        assert "&lt;tj_call&gt;" in r.text and "<tj_call>" not in r.text  # escaped
+        r = client.post("/-/fit", data={"csrftoken": token, "text": JSON_IN_TAGS, "at": "v9.9.9"},
+                        cookies=page.cookies)
+        assert r.status_code == 200 and "v9.9.9 is not indexed" in r.text
+    finally:
+        client.close()
