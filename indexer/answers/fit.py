@@ -18,7 +18,7 @@ Each tool parser (or reasoning parser) of the version is then scored by the evid
 | evidence | for | against |
 |---|---|---|
 | sentinel | one of its token strings is in the call markup (+3 each), the tools prompt (+2), the vocabulary (+2) or the template's text (+1) | |
-| look-alike | a string that reads like one of its sentinels (+2) | ... but is made of other code points, named: as written the parser does not find it (-1) |
+| look-alike | a string that reads like one of its sentinels (+2 each, at most +8) | ... but is made of other code points, named: as written the parser does not find it (-1 for each set of differing code points) |
 | regex | one of its own regular expressions (regexes_v) matches the call markup (+4; +2 when it also matches calls of other shapes, a wide net; +1 for a small part of it) | |
 | shape | the call markup has the shape the parser expects, from its shipped templates' rendered calls, its sentinels (`<function=`, `<arg_key>`, `<invoke name=`), its regular expressions run on a call of each shape (+3; agreeing details +1) | another shape (-3); details that differ (-1): tokens around the JSON or none, a list, the argument key |
 | markup | | a token of the call markup that the parser neither looks for nor renders (-1 each, at most -4; a note only for a parser holding tokens defined outside vLLM's tree, unless another parser looks for that token) |
@@ -489,27 +489,20 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
                 continue
             la = markup.look_alike(value, t, ob.folded(t))
             if la:
-                points = [f"{ours} where the parser has {theirs}" for theirs, ours in la.differences]
                 alike.append(Evidence("look-alike", "for", 2, f"{la.found} {said} reads like {value} ({_where(s)})",
-                                      token=value, found=la.found, code_points=points, file=s["file"], line=s["line"]))
-                alike.append(Evidence("look-alike", "against", -1, f"as written it is not {value}: "
-                                      + "; ".join(points), token=value, found=la.found, code_points=points,
-                                      file=s["file"], line=s["line"]))
-                explained.add(la.found)
+                                      token=value, found=la.found, code_points=_points(la), file=s["file"],
+                                      line=s["line"]))
+                explained.update((la.found, value))
                 break
         else:
-            if vocab:
-                alt = next((v for v in vocab if markup.look_alike(value, v)), None)
-                if alt:
-                    la = markup.look_alike(value, alt)
-                    points = [f"{ours} where the parser has {theirs}" for theirs, ours in la.differences]
-                    alike.append(Evidence("look-alike", "for", 2, f"the tokenizer's {alt} reads like {value}"
-                                          f" ({_where(s)})", token=value, found=alt, code_points=points,
-                                          file=s["file"], line=s["line"]))
-                    alike.append(Evidence("look-alike", "against", -1, f"as written it is not {value}: "
-                                          + "; ".join(points), token=value, found=alt, code_points=points,
-                                          file=s["file"], line=s["line"]))
-    ev += _cap(found_here, 12) + _cap(alike, 6)
+            alt = next((v for v in vocab if markup.look_alike(value, v)), None) if vocab else None
+            if alt:
+                la = markup.look_alike(value, alt)
+                alike.append(Evidence("look-alike", "for", 2, f"the tokenizer's {alt} reads like {value}"
+                                      f" ({_where(s)})", token=value, found=alt, code_points=_points(la),
+                                      file=s["file"], line=s["line"]))
+                explained.update((alt, value))
+    ev += _cap(found_here, 12) + _cap(alike, 8) + _unlike(alike)
     if kind == "tool":
         ev += _template_tokens(p, ob, explained)
         ev += _regex(p, ob)
@@ -521,6 +514,20 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
     ev += _stripped(p, inp, found_here)
     del plain
     return ev
+
+
+def _points(la: markup.LookAlike) -> list[str]:
+    return [f"{ours} where the parser has {theirs}" for theirs, ours in la.differences]
+
+
+def _unlike(alike: list[Evidence]) -> list[Evidence]:
+    """What stops the look-alikes as written: one entry per set of differing code points, with its tokens."""
+    groups: dict[tuple[str, ...], list[Evidence]] = {}
+    for e in alike:
+        groups.setdefault(tuple(e.code_points), []).append(e)
+    return [Evidence("look-alike", "against", -1, f"as written {'it is' if len(es) == 1 else 'they are'} not "
+                     f"{' '.join(e.token for e in es)}: " + "; ".join(points), token=es[0].token, found=es[0].found,
+                     code_points=list(points), file=es[0].file, line=es[0].line) for points, es in groups.items()]
 
 
 def _template_tokens(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]:
@@ -568,7 +575,8 @@ def _shape(p: Profile, ob: Observation) -> list[Evidence]:
         want = " or ".join(f"{markup.DESCRIBE[s]} (from {src})" for s, src in p.shapes.items())
         return [Evidence("shape", "against", -weight, f"{where} has {markup.describe(got)}; it expects {want}")]
     s = common[0]
-    out = [Evidence("shape", "for", weight, f"{where} has {markup.DESCRIBE[s]}, as it expects (from {p.shapes[s]})"
+    said = markup.describe([s] + [q for q in got if q == "args-only"])
+    out = [Evidence("shape", "for", weight, f"{where} has {said}, as it expects (from {p.shapes[s]})"
                     + _sample(s, text))]
     if s == "json" and p.details and ob.call:
         mine = {q for q in got if q not in markup.PRIMARY}
@@ -794,12 +802,15 @@ def _verdict(kind, tool, reasoning, best, fits, think, shipped) -> str:
         return out
     if best and _blocked(best):
         stops = "; ".join(e.text for e in _blocked(best)[:2])
-        return f"nothing fits as written: the closest is {best.name} ({_reasons(best)}), but {stops}"
+        out = f"nothing fits as written: the closest is {best.name} ({_reasons(best)}), but {stops}"
+        return out + (f"; vLLM ships {shipped} for it" if shipped else "")
     return "nothing fits: " + _closest(tool)
 
 
-def _reasons(c: Candidate) -> str:
-    return "; ".join(e.text for e in c.evidence if e.stance == "for")[:400] or "no evidence against it"
+def _reasons(c: Candidate, most: int = 2) -> str:
+    """Its strongest evidence for, in a few words each (where in the code left to the evidence list)."""
+    pros = sorted((e for e in c.evidence if e.stance == "for"), key=lambda e: -e.weight)[:most]
+    return "; ".join(re.sub(r" \([^()]*(?:\([^()]*\)[^()]*)*\)$", "", e.text) for e in pros) or "no evidence against it"
 
 
 def _closest(cands: list[Candidate]) -> str:
@@ -831,7 +842,7 @@ def format_text(f: Fit) -> str:
     o = f.observed
     lines = [f"fit {f.file} at {f.version}: {o.why}"]
     if o.call:
-        lines.append(f"  call markup   {_one_line(o.call)}")
+        lines.append(f"  call markup   {_one_line(o.call.strip())}")
     lines.append(f"  shape         {markup.describe(o.shapes)}")
     if o.tokens:
         lines.append(f"  tokens        {' '.join(o.tokens)}")
