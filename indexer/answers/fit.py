@@ -17,7 +17,7 @@ Each tool parser (or reasoning parser) of the version is then scored by the evid
 
 | evidence | for | against |
 |---|---|---|
-| sentinel | one of its token strings is in the call markup (+3 each), the tools prompt (+2), the vocabulary (+2) or the template's text (+1) | |
+| sentinel | one of its token strings is in the call markup (+3 each), the tools prompt (+2), the vocabulary (+2) or the template's text (+1); a tool parser is judged by its call markup only, a reasoning parser by its think markup only (the sentinels of the reasoning parsers whose real class is no tool parser's) | |
 | look-alike | a string that reads like one of its sentinels (+2 each, at most +8) | ... but is made of other code points, named: as written the parser does not find it (-1 for each set of differing code points) |
 | regex | one of its own regular expressions (regexes_v) matches the call markup (+4; +2 when it also matches calls of other shapes, a wide net; +1 for a small part of it) | |
 | shape | the call markup has the shape the parser expects, from its shipped templates' rendered calls, its sentinels (`<function=`, `<arg_key>`, `<invoke name=`), its regular expressions run on a call of each shape (+3; agreeing details +1) | another shape (-3); details that differ (-1): tokens around the JSON or none, a list, the argument key |
@@ -228,7 +228,9 @@ class Observation:
     rendered: markup.Rendered | None = None
     template_name: str | None = None
     notes: list[str] = field(default_factory=list)
-    reasoning_tokens: set[str] = field(default_factory=set)  # the reasoning parsers' sentinels (think markup)
+    # think markup: the sentinels of the reasoning parsers whose real class is no tool parser's (a unified
+    # parser's sentinels hold its tool-call markup too)
+    reasoning_tokens: set[str] = field(default_factory=set)
     owners: dict[str, list[str]] = field(default_factory=dict)  # a tool parser's sentinel -> the names holding it
     _folded: dict[str, str] = field(default_factory=dict)
 
@@ -459,6 +461,8 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
         value = s["value"]
         if s["how"] == "reference" or not _distinctive(value):
             continue
+        if (kind == "tool") == (value in ob.reasoning_tokens):
+            continue  # tool parsers are judged by their call markup, reasoning parsers by their think markup
         got = None
         for _, t, w, said in places:
             if not t:
@@ -724,7 +728,9 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     inp = read_input(text[:MAX_INPUT])
     ob = observe(inp)
     profs = profiles(db, version, ["tool", "reasoning"], templates_too)
-    ob.reasoning_tokens = {s["value"] for p in profs["reasoning"] for s in p.sentinels}
+    tool_classes = {(p.card.real.file, p.card.real.class_) for p in profs["tool"]}
+    ob.reasoning_tokens = {s["value"] for p in profs["reasoning"] for s in p.sentinels
+                           if (p.card.real.file, p.card.real.class_) not in tool_classes}
     for p in profs["tool"]:
         for value in {s["value"] for s in p.sentinels}:
             ob.owners.setdefault(value, []).append(p.name)
