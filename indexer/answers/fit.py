@@ -621,7 +621,7 @@ def _unknown_markup(p: Profile, ob: Observation, explained: set[str]) -> list[Ev
     refs = [s["value"] for s in p.sentinels if s["how"] == "reference"]
     turn = set(markup.tokens(ob.reply)) | set(markup.tokens(ob.generation))
     known = {s["value"] for s in p.sentinels} | p.template_tokens | explained
-    unknown = [t for t in markup.tokens(ob.call) if t not in known and t not in turn
+    unknown = [t for t in markup.tokens(ob.call) if t not in known and t not in turn and t not in ob.reasoning_tokens
                and not any(t in k or k in t for k in known if len(k) > 2)]
     out = []
     for t in unknown:
@@ -744,10 +744,12 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     shipped = tdiff.template if tdiff else (best.chat_templates[0] if best and best.chat_templates else None)
     think = reasoning[0] if reasoning and reasoning[0].score >= 3 and any(
         e.kind == "sentinel" for e in reasoning[0].evidence) else None
+    equals = [c for c in reasoning if think and c.rank == think.rank]
+    paired = None
     if think and best:  # among equals, the reasoning parser that goes with the tool parser
-        equals = [c for c in reasoning if c.rank == think.rank]
-        think = next((c for c in equals if c.name == best.name), None) or next(
-            (c for c in equals if c.real_class and c.real_class == best.real_class), None) or think
+        paired = next((c for c in equals if c.name == best.name), None) or next(
+            (c for c in equals if c.real_class and c.real_class == best.real_class), None)
+        think = paired or think
     serve = None
     if fits:
         serve = f"vllm serve {inp.model or 'MODEL'} --enable-auto-tool-choice --tool-call-parser {best.name}"
@@ -759,6 +761,9 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     elif kind == "reasoning" and think:
         serve = None
     verdict = _verdict(kind, tool, reasoning, best, fits, think, shipped)
+    if think and not paired and len(equals) > 1:
+        verdict += (f"; reasoning: {think.name} is one of {len(equals)} reasoning parsers with the same evidence "
+                    f"({', '.join(c.name for c in equals[1:6])}{', ...' if len(equals) > 6 else ''})")
     shown = [c for c in tool if c.score > 0] or tool[:3]
     shown_r = [c for c in reasoning if c.score > 0] or ([] if kind != "reasoning" else reasoning[:3])
     observed = _observed(ob)
