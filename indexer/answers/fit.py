@@ -447,7 +447,6 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
     inp = ob.input
     ev: list[Evidence] = []
     vocab = inp.vocab or {}
-    plain = inp.plain_vocab or set()
     places = [("call", ob.call, 3, "in the call markup"), ("prompt", ob.prompt, 2, "in the tools prompt")]
     if kind == "reasoning":
         places = [("call", ob.reasoning + ob.generation + ob.call, 3, "in the rendered turn" if inp.templates else
@@ -516,7 +515,6 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
         ev += _same_template(p, ob)
     ev += _vocabulary(p, inp, hits)
     ev += _stripped(p, inp, found_here)
-    del plain
     return ev
 
 
@@ -587,9 +585,9 @@ def _shape(p: Profile, ob: Observation) -> list[Evidence]:
         for group in (("tagged", "bare", "name-token", "fenced"), ("list",)):
             a = mine & set(group)
             b = p.details & set(group)
-            if a and b and a & b:
+            if a & b:
                 out.append(Evidence("shape", "for", 1, f"{markup.DESCRIBE[sorted(a & b)[0]]}, as its shipped template"))
-            elif a != b and (a or b) and group != ("list",) or (group == ("list",) and a != b):
+            elif a != b:  # one has it, the other has another or none
                 out.append(Evidence("shape", "against", -1, f"the JSON is {_said(a) or 'not ' + _said(b)}; its"
                                     f" shipped template's is {_said(b) or 'not ' + _said(a)}"))
         ka = {q[5:] for q in mine if q.startswith("args:")}
@@ -758,8 +756,6 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
         chat = _chat_template(inp, ob, tdiff, name)
         if chat:
             serve += f" --chat-template {chat}"
-    elif kind == "reasoning" and think:
-        serve = None
     verdict = _verdict(kind, tool, reasoning, best, fits, think, shipped)
     if think and not paired and len(equals) > 1:
         verdict += (f"; reasoning: {think.name} is one of {len(equals)} reasoning parsers with the same evidence "
@@ -791,8 +787,7 @@ def _template_diff(p: Profile, ob: Observation) -> TemplateDiff | None:
     if not p.templates:
         return None
     if not ob.input.templates or not ob.call:
-        path, r, _ = p.templates[0]
-        return None if not r.call else None
+        return None
     best = max(p.templates, key=lambda t: (t[2] == ob.text, markup.similarity(t[1].call, ob.call)))
     path, r, source = best
     pieces = markup.char_diff(r.call, ob.call)
