@@ -29,7 +29,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from ..extract.sentinels import TOKEN, is_token
+from ..extract.tokens import TOKEN, is_token
 
 TOOL_NAME, ARG, VALUE = "get_weather", "city", "Paris"
 TOOL = {"type": "function", "function": {

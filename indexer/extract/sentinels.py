@@ -56,26 +56,14 @@ import unicodedata
 
 from tree_sitter import Node
 
+from .tokens import TOKEN, TOKENS, is_token
 from .ts import enclosing, line, matches, query, text
 
-_BODY = r"(?:[\w|:\-]|[^\x00-\x7f\s])"
-_ANGLE = rf"</?{_BODY}+(?:>|=)"
-_SQUARE = r"\[/?[A-Za-z][A-Za-z0-9_]*\]"
-TOKEN = re.compile(rf"{_ANGLE}|{_SQUARE}")
-TOKENS = re.compile(rf"(?:{_ANGLE}|{_SQUARE})(?:\s*(?:{_ANGLE}|{_SQUARE}))*")
 _REGEX_SYNTAX = re.compile(r"\(\?P<\w+>|\(\?P=\w+\)|\(\?<[=!]")
 _ESCAPED = re.compile(r"\\([^\w\s])")
 _CONTAINERS = {"tuple", "list", "set", "argument_list", "call", "parenthesized_expression", "expression_list",
                "concatenated_string"}
 MAX_NAMED = 64
-
-
-def is_token(s: str) -> bool:
-    if not any(c.isalpha() for c in s):
-        return False
-    if s.startswith("["):
-        return sum(c.isupper() for c in s) >= 2
-    return True
 
 
 def token_sequence(value: str) -> bool:
