@@ -23,8 +23,9 @@ from . import store
 from .code import CodeWriter, prepare
 from .extract import extractor_id, parse
 from .extract.locate import locate, needed
+from .extract.templates import render_batch
 from .problems import Problem
-from .scope import FULL, RECORDED, Scope, depth_needed, module_of
+from .scope import FULL, RECORDED, Scope, depth_needed, is_template, module_of
 from .sources import VersionRef
 from .specs import sort_key
 
@@ -242,6 +243,8 @@ class Builder:
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
         self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
         self.texts: dict[str, tuple | None] = {}  # blob id -> (bytes, prepared) of a recorded file's text, to store
+        self.renders: dict[str, object] = {}  # template blob id -> its rendering (a row, or a future's), to store
+        self.stored_renders: set[str] | None = None
         self.tree = None
         if scope.tree:
             from .tree import TreeTier
@@ -317,12 +320,17 @@ class Builder:
         -> the bytes handed."""
         new: list[tuple[object, int]] = []
         wanted: dict[str, int] = {}  # blob id -> its place in `new`
-        texts: list = []  # recorded files (templates, tests) whose text the code store does not hold yet
+        texts: list = []  # recorded files (templates, tests) whose text or rendering is not stored yet
         for e in entries:
             needed = depth_needed(e.path)
             if needed == RECORDED:
-                if self.code is not None and e.blob_id not in self.texts and not self.code.has(e.blob_id):
+                text = self.code is not None and e.blob_id not in self.texts and not self.code.has(e.blob_id)
+                render = is_template(e.path) and e.blob_id not in self.renders and not self._rendered(e.blob_id)
+                if text:
                     self.texts[e.blob_id] = None
+                if render:
+                    self.renders[e.blob_id] = None
+                if text or render:
                     texts.append(e)
                 continue
             if self.dedup:
@@ -360,10 +368,31 @@ class Builder:
                 batch, ids, size = [], [], 0
         if batch:
             self._send(batch, ids)
-        for e, data in zip(texts, datas, strict=True):  # only their text: split here, it is cheap
-            self.texts[e.blob_id] = (data, prepare(data))
+        templates: list[tuple[str, bytes]] = []
+        for e, data in zip(texts, datas, strict=True):  # their text: split here, it is cheap
+            if e.blob_id in self.texts and self.texts[e.blob_id] is None:
+                self.texts[e.blob_id] = (data, prepare(data))
+            if e.blob_id in self.renders and self.renders[e.blob_id] is None:
+                templates.append((e.blob_id, data))
             total += len(data)
+        if templates:  # a Jinja compile each: in a worker, like parsing
+            if self.jobs <= 1 or len(templates) < 4:
+                for (blob_id, _), row in zip(templates, render_batch([d for _, d in templates]), strict=True):
+                    self.renders[blob_id] = row
+            else:
+                try:
+                    future = self._pool().submit(render_batch, [d for _, d in templates])
+                except self.broken_pool:
+                    raise _worker_died() from None
+                for i, (blob_id, _) in enumerate(templates):
+                    self.renders[blob_id] = (future, i)
         return total
+
+    def _rendered(self, blob_id: str) -> bool:
+        """Whether a template blob's rendering is stored (read once, outside the version's transaction)."""
+        if self.stored_renders is None:
+            self.stored_renders = {r[0] for r in self.db.conn.execute("select blob_id from template_renders")}
+        return blob_id in self.stored_renders
 
     def _send(self, batch: list[tuple[bytes, str, bool, int]], ids: list[str]) -> None:
         try:
@@ -437,6 +466,7 @@ class Builder:
                     extracted.append((e.blob_id, data, res))
             self._store_blobs(extracted)
             self._store_texts(entries)
+            self._store_renders(entries)
             if old_id is not None:
                 conn.execute("delete from versions where id = ?", [old_id])
                 self.stats.versions_reindexed.append(ref.label)
@@ -504,6 +534,22 @@ class Builder:
             if got is not None:
                 del self.texts[e.blob_id]
                 self.code.add(e.blob_id, *got)
+
+    def _store_renders(self, entries) -> None:
+        """What the version's new chat templates render for one tool call (extract/templates.py), once per blob."""
+        rows = []
+        for e in entries:
+            got = self.renders.get(e.blob_id)
+            if got is None:
+                continue
+            if isinstance(got, tuple):
+                got = self._wait(got[0])[got[1]]
+            del self.renders[e.blob_id]
+            self._rendered(e.blob_id)
+            self.stored_renders.add(e.blob_id)
+            rows.append((e.blob_id, got["call"], got["reply"], got["error"], got["notes"]))
+        self.db.conn.executemany("insert or replace into template_renders(blob_id, call, reply, error, notes)"
+                                 " values (?, ?, ?, ?, ?)", rows)
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
         """A blob stored shallower than a path now needs (met first at a recorded path, or outside the parser

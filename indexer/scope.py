@@ -113,6 +113,11 @@ def depth_needed(path: str) -> int:
     return FULL if _matches(PARSER_PACKAGES, path) else MODULE
 
 
+def is_template(path: str) -> bool:
+    """A chat template (Jinja): recorded, and what it renders for one tool call stored (extract/templates.py)."""
+    return path.endswith(".jinja")
+
+
 def module_of(path: str) -> str:
     """Dotted module of a repository path: vllm/a/b.py -> vllm.a.b, vllm/a/__init__.py -> vllm.a."""
     p = path[:-3] if path.endswith(".py") else path

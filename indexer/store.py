@@ -168,6 +168,13 @@ create table if not exists sentinels (
 create table if not exists request_settings (
     unit_id integer not null references units(id), class text, function text, field text, value text,
     line integer, guard text);
+create table if not exists template_renders (  -- what a chat template renders for one tool call (extract/templates.py)
+    blob_id text primary key,      -- the template's content
+    call text,                     -- the call markup: what the tool-call turn renders beyond a plain reply's turn
+    reply text,                    -- the plain reply's part in the same place
+    error text,                    -- why it does not render (read as text only)
+    notes text                     -- JSON list
+) without rowid;
 create table if not exists regexes (
     unit_id integer not null references units(id), class text, function text,
     attribute text,                -- the name it is assigned to (blank: used in place)
@@ -635,7 +642,7 @@ MIGRATIONS: dict[int, str] = {
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
     5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
     6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
-    7: "",  # regexes and regexes_v: a new table and view only
+    7: "",  # regexes and regexes_v, template_renders: new tables and a view only
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).

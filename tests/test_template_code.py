@@ -126,3 +126,24 @@ def test_the_card_shows_the_call_markup_each_chat_template_renders(stored):
     assert 'renders  <zeta_call>get_weather\\n{"city": "Paris"}</zeta_call>' in text
     md = tpindex("card", "zeta", "--at", "v0.13.0", "--format", "markdown", "--db", db).output
     assert '`<zeta_call>get_weather\\n{"city": "Paris"}</zeta_call>`' in md
+
+
+def test_the_build_stores_what_each_template_renders_once_per_content(stored):
+    _, db = stored
+    got = rows(db, "select f.version, r.call from template_renders r join version_files f on f.blob_id = r.blob_id"
+                   " where f.file = ? order by f.version", [TEMPLATE])
+    assert got == [("v0.12.0", '<zeta_call>get_weather {"city": "Paris"}</zeta_call>'),
+                   ("v0.13.0", '<zeta_call>get_weather\n{"city": "Paris"}</zeta_call>')]
+    assert rows(db, "select count(*) from template_renders") == [(2,)]  # the test file is no template
+
+
+def test_a_database_without_stored_renderings_renders_the_template_when_asked(tmp_path):
+    repo = make_repo(tmp_path / "repo", HISTORY)
+    db = tmp_path / "no-renders.db"
+    build_tags(repo, db, "v0.12.0")
+    conn = sqlite3.connect(db)
+    conn.execute("delete from template_renders")
+    conn.commit()
+    conn.close()
+    (card,) = json.loads(tpindex("card", "zeta", "--format", "json", "--db", db).output)["cards"]
+    assert card["chat_templates"][0]["markup"] == '<zeta_call>get_weather {"city": "Paris"}</zeta_call>'

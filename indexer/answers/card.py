@@ -197,16 +197,15 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
 
 
 def _markup(db, version: str, path: str, rendered: dict[str, dict]) -> dict:
-    """The tool-call markup a chat template renders for one call (answers/markup.py): `markup` (null when it
-    renders none, or its text is not stored), `shape` in words, `render_error`."""
+    """The tool-call markup a chat template renders for one call (stored by the build, extract/templates.py):
+    `markup` (null when it renders none, or its text is not stored), `shape` in words, `render_error`."""
     if path not in rendered:
         from . import markup
-        from .source import load_at
 
-        try:
-            r = markup.render_call(load_at(db, version, path).text)
-        except AnswerError as e:
-            rendered[path] = {"markup": None, "shape": None, "render_error": e.message}
+        _, r = markup.shipped(db, version, path)  # stored by the build
+        if r is None:
+            rendered[path] = {"markup": None, "shape": None, "render_error": "its text is not stored in this database"
+                              " (built by an older tpindex): build the version again"}
         else:
             rendered[path] = {"markup": r.call or None, "shape": markup.describe(markup.shapes(r.call)) if r.call else None,
                               "render_error": r.error or (r.notes[0] if r.notes and not r.call else None)}

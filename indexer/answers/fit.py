@@ -209,8 +209,10 @@ def read_input(text: str) -> Input:
 
 
 def _compiles(text: str) -> bool:
+    from ..extract.templates import environment
+
     try:
-        markup._environment().parse(text)
+        environment().parse(text)
         return True
     except Exception:  # noqa: BLE001 - not Jinja
         return False
@@ -227,6 +229,7 @@ class Observation:
     text: str = ""  # the template's source, or the output
     rendered: markup.Rendered | None = None
     template_name: str | None = None
+    blob_id: str | None = None  # the template's git blob id (a shipped template is known by it)
     notes: list[str] = field(default_factory=list)
     # think markup: the sentinels of the reasoning parsers whose real class is no tool parser's (a unified
     # parser's sentinels hold its tool-call markup too)
@@ -265,6 +268,9 @@ def observe(inp: Input) -> Observation:
         r = ob.rendered
         ob.call, ob.reply, ob.prompt, ob.generation, ob.reasoning = r.call, r.reply, r.prompt, r.generation, r.reasoning
         ob.text = dict(inp.templates)[ob.template_name]
+        from ..sources import git_blob_id
+
+        ob.blob_id = git_blob_id(ob.text.encode("utf-8", errors="surrogateescape"))  # the same file is the same blob
         if r.error:
             ob.notes.append(f"the template {r.error}; read as text only")
         ob.notes += r.notes
@@ -291,7 +297,7 @@ class Profile:
     card: object  # answers.card.Card
     sentinels: list[dict]  # {value, how, attribute, file, line, non_ascii}
     regexes: list[dict]
-    templates: list[tuple[str, markup.Rendered, str]]  # (path, rendered, source) of its shipped templates
+    templates: list[tuple[str, markup.Rendered, str]]  # (path, rendered, blob id) of its shipped templates
     keeps_special: list[dict]  # adjust_request's `skip_special_tokens = False` settings ({guard, class, line})
     shapes: dict[str, str] = field(default_factory=dict)  # primary shape -> where it is known from
     details: set[str] = field(default_factory=set)  # qualifiers its shipped templates' calls have
@@ -331,7 +337,6 @@ def _whole_token(value: str) -> bool:
 def profiles(db, version: str, kinds: list[str], templates_too: bool = True) -> dict[str, list[Profile]]:
     """kind -> the profile of each parser of that kind at the version."""
     from . import card as cards_mod
-    from .source import load_at
 
     cards = [c for c in cards_mod.cards(db, None, version) if c.kind in kinds]
     owned = cards_mod._owned(db, version)
@@ -353,11 +358,9 @@ def profiles(db, version: str, kinds: list[str], templates_too: bool = True) -> 
                  if st["field"] == "skip_special_tokens" and st["value"] == "False"]
         shipped = []
         for m in c.chat_templates if templates_too else []:
-            try:
-                source = load_at(db, version, m["file"]).text
-            except AnswerError:
-                continue  # its text is not stored (a database built by an older tpindex)
-            shipped.append((m["file"], markup.render(source), source))
+            blob_id, r = markup.shipped(db, version, m["file"])
+            if r is not None:  # else its text is not stored (a database built by an older tpindex)
+                shipped.append((m["file"], r, blob_id))
         p = Profile(c, sents, regs, shipped, keeps)
         _expected_shapes(p)
         out[c.kind].append(p)
@@ -650,8 +653,8 @@ def _missing(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]
 def _same_template(p: Profile, ob: Observation) -> list[Evidence]:
     if not ob.input.templates or not ob.call:
         return []
-    for path, r, source in p.templates:
-        if source == ob.text:
+    for path, r, blob_id in p.templates:
+        if blob_id == ob.blob_id:
             return [Evidence("template", "for", 3, f"renders the call markup exactly as its shipped template {path}"),
                     Evidence("template", "for", 2, f"the file is its shipped template {path}")]
         if r.call and r.call.strip() == ob.call.strip():
@@ -788,10 +791,10 @@ def _template_diff(p: Profile, ob: Observation) -> TemplateDiff | None:
         return None
     if not ob.input.templates or not ob.call:
         return None
-    best = max(p.templates, key=lambda t: (t[2] == ob.text, markup.similarity(t[1].call, ob.call)))
-    path, r, source = best
+    best = max(p.templates, key=lambda t: (t[2] == ob.blob_id, markup.similarity(t[1].call, ob.call)))
+    path, r, blob_id = best
     pieces = markup.char_diff(r.call, ob.call)
-    return TemplateDiff(template=path, identical=r.call.strip() == ob.call.strip(), same_file=source == ob.text,
+    return TemplateDiff(template=path, identical=r.call.strip() == ob.call.strip(), same_file=blob_id == ob.blob_id,
                         similarity=round(markup.similarity(r.call, ob.call), 3), shipped_call=r.call,
                         given_call=ob.call, inline=markup.inline(pieces), pieces=[Piece(op, t) for op, t in pieces])
 

@@ -1,0 +1,199 @@
+"""Chat templates rendered: what a Jinja chat template makes of one tool call. The build stores the call markup
+of every template blob (table template_renders: `call`, `reply`, `error`, `notes`) so that `fit` and the card
+read it without compiling the template again; `fit` renders the template it is given in full.
+
+A template is rendered as Hugging Face's `apply_chat_template` does (a sandboxed environment with
+`raise_exception`, `strftime_now` and a `tojson` that keeps non-ASCII characters) on a small conversation with
+one tool, `get_weather(city="Paris")`:
+
+- `call`: the part of an assistant turn holding that tool call that differs from the same turn holding a plain
+  reply (so the turn's header and end token, rendered both times, are not the call's); `reply`: the plain
+  reply's part in the same place;
+- `prompt`: what offering the tool adds to the prompt (the tools prompt); `generation`: the generation prompt
+  after the user's turn; `reasoning`: what a reply with reasoning content adds (think markup);
+- `error` when it cannot be rendered (it is then read as text only), `notes` for what it does not render.
+
+This is a fact kind without a pattern file: the bytes of a template are not Python. A Jinja compile costs tens
+of milliseconds for a large template, so each unique template is rendered once per database, in the build's
+worker processes; `render` also keeps what each source rendered for the life of the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+
+TOOL_NAME, ARG, VALUE = "get_weather", "city", "Paris"
+TOOL = {"type": "function", "function": {
+    "name": TOOL_NAME, "description": "Get the current weather in a city",
+    "parameters": {"type": "object", "properties": {ARG: {"type": "string", "description": "the city"}},
+                   "required": [ARG]}}}
+QUESTION = "What is the weather in Paris?"
+REPLY = "It is sunny in Paris today."
+THOUGHT = "The user asks about the weather."
+CALL_ID = "call_0123456789"  # some templates keep the last 9 characters (a digit string)
+MAX_TEMPLATE = 1 << 20  # a larger file is not rendered (read as text only)
+
+
+@dataclass
+class Rendered:
+    """What a chat template renders around one tool call (empty strings where it renders none)."""
+
+    call: str = ""  # the call markup: the tool-call turn's text that a plain reply's turn does not have
+    reply: str = ""  # the plain reply's text in the same place (turn tokens outside it are shared)
+    prompt: str = ""  # the tools prompt: what offering the tool adds to the prompt
+    generation: str = ""  # the generation prompt (what the model continues from), after the user's turn
+    reasoning: str = ""  # what a reply with reasoning renders beyond the plain reply (think markup)
+    error: str | None = None  # why it could not be rendered
+    notes: list[str] = field(default_factory=list)
+
+
+@functools.cache
+def environment():
+    """One sandboxed environment for the process (Jinja caches what it compiles in it)."""
+    import datetime
+
+    from jinja2 import ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        from jinja2.exceptions import TemplateError
+
+        raise TemplateError(message)
+
+    def tojson(x, indent=None, separators=None, sort_keys=False, ensure_ascii=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols, ext.do])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime(2025, 1, 15, 12, 0).strftime(fmt)
+    return env
+
+
+def _common(a: str, b: str) -> tuple[int, int]:
+    """The lengths of the common prefix and (after it) the common suffix of two strings."""
+    p = 0
+    n = min(len(a), len(b))
+    while p < n and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < n - p and a[len(a) - 1 - s] == b[len(b) - 1 - s]:
+        s += 1
+    return p, s
+
+
+def _between(a: str, b: str) -> tuple[str, str]:
+    """The parts of a and b between their common prefix and suffix."""
+    p, s = _common(a, b)
+    return a[p:len(a) - s], b[p:len(b) - s]
+
+
+_RENDERED: dict[str, Rendered] = {}  # source -> what it renders (a shipped template is rendered once a process)
+
+
+def render(source: str) -> Rendered:
+    """The call markup, tools prompt and generation prompt a chat template renders (see the module); the same
+    source is rendered once."""
+    if source not in _RENDERED:
+        if len(_RENDERED) > 256:
+            _RENDERED.clear()
+        _RENDERED[source] = _render(source)
+    return _RENDERED[source]
+
+
+def render_call(source: str) -> Rendered:
+    """Only the call markup (and the plain reply beside it) a template renders: what the card shows, at the
+    cost of one compile and a few renders (render() also renders the prompts)."""
+    if source in _RENDERED:
+        return _RENDERED[source]
+    return _render(source, prompts=False)
+
+
+def _render(source: str, prompts: bool = True) -> Rendered:
+    out = Rendered()
+    if len(source) > MAX_TEMPLATE:
+        out.error = f"larger than {MAX_TEMPLATE} characters"
+        return out
+    try:
+        template = environment().from_string(source)
+    except Exception as e:  # noqa: BLE001 - any template error is a finding, not a crash
+        out.error = f"does not compile as Jinja: {type(e).__name__}: {e}"[:300]
+        return out
+    user = {"role": "user", "content": QUESTION}
+    base = {"bos_token": "<s>", "eos_token": "</s>"}
+
+    def run(messages, tools, generation=False) -> str:
+        return template.render(messages=messages, tools=tools, add_generation_prompt=generation, **base)
+
+    errors = []
+    # arguments as a mapping (what vLLM and transformers pass) or as a JSON string (what some templates
+    # concatenate); content None or empty
+    for arguments in ({ARG: VALUE}, json.dumps({ARG: VALUE})):
+        for content in (None, ""):
+            call = {"role": "assistant", "content": content, "tool_calls": [
+                {"id": CALL_ID, "type": "function", "function": {"name": TOOL_NAME, "arguments": arguments}}]}
+            try:
+                with_call = run([user, call], [TOOL])
+                with_reply = run([user, {"role": "assistant", "content": REPLY}], [TOOL])
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"{type(e).__name__}: {e}")
+                continue
+            out.call, out.reply = _between(with_call, with_reply)
+            head = out.reply[:out.reply.find(REPLY)].strip() if REPLY in out.reply else ""
+            if head and head in out.call:  # the turn's header, rendered both times but not at the same place
+                out.call = out.call[out.call.index(head) + len(head):]
+            if TOOL_NAME in out.call:
+                break
+        if TOOL_NAME in out.call:
+            break
+    else:
+        if not out.call and errors and len(errors) == 4:
+            out.error = f"does not render a tool call: {errors[0]}"[:300]
+    if out.call and TOOL_NAME not in out.call:
+        out.notes.append("the template renders no tool call of an assistant message (its call markup is read "
+                         "from its tools prompt and text)")
+        out.call = ""
+    elif not out.call and out.error is None:
+        out.notes.append("the template renders no tool call of an assistant message")
+    if not prompts:
+        return out
+    try:
+        thinking = {"role": "assistant", "content": REPLY, "reasoning_content": THOUGHT, "reasoning": THOUGHT}
+        with_thought = run([user, thinking], [TOOL])
+        with_reply = run([user, {"role": "assistant", "content": REPLY}], [TOOL])
+        if THOUGHT in with_thought:
+            out.reasoning, _ = _between(with_thought, with_reply)
+    except Exception:  # noqa: BLE001 - a template without reasoning support
+        pass
+    try:
+        offered = run([user], [TOOL], generation=True)
+        plain = run([user], None, generation=True)
+        out.prompt, _ = _between(offered, plain)
+        without = run([user], None)
+        p, _ = _common(plain, without)
+        out.generation = plain[p:]
+    except Exception as e:  # noqa: BLE001
+        out.notes.append(f"its prompt does not render: {type(e).__name__}: {e}"[:200])
+    return out
+
+
+def facts(data: bytes) -> dict:
+    """The row a template blob gets (a build's worker: bytes -> the template_renders columns). Never raises."""
+    try:
+        r = render_call(data.decode("utf-8", errors="replace"))
+    except Exception as e:  # noqa: BLE001 - a template that breaks the renderer is a finding, not a failed build
+        r = Rendered(error=f"does not render: {type(e).__name__}: {e}"[:300])
+    return {"call": r.call, "reply": r.reply, "error": r.error, "notes": json.dumps(r.notes)}
+
+
+def from_row(row) -> Rendered:
+    """A stored row (a mapping of the template_renders columns) as what render() gives."""
+    return Rendered(call=row["call"] or "", reply=row["reply"] or "", error=row["error"],
+                    notes=json.loads(row["notes"] or "[]"))
+
+
+def render_batch(items: list[bytes]) -> list[dict]:
+    """Worker: facts() of a batch of template blobs."""
+    return [facts(data) for data in items]
