@@ -93,6 +93,7 @@ class Candidate(Model):
     expects: str  # what it expects, in words: its call shape and main tokens
     chat_templates: list[str]  # the chat templates the version ships for it (the index's matching)
     evidence: list[Evidence]
+    _calls: dict[str, str] = field(default_factory=dict)  # internal: its templates' call markup, by path
 
 
 @dataclass
@@ -759,15 +760,20 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
         chat = _chat_template(inp, ob, tdiff, name)
         if chat:
             serve += f" --chat-template {chat}"
-    verdict = _verdict(kind, tool, reasoning, best, fits, think, shipped)
+    verdict = _verdict(kind, tool, reasoning, best, fits, think, shipped,
+                       _alike(profs["tool"], tool, ob) if not fits and not _any_for(tool) else None)
     if think and not paired and len(equals) > 1:
         verdict += (f"; reasoning: {think.name} is one of {len(equals)} reasoning parsers with the same evidence "
                     f"({', '.join(c.name for c in equals[1:6])}{', ...' if len(equals) > 6 else ''})")
-    shown = [c for c in tool if c.score > 0] or tool[:3]
+    shown = [c for c in tool if c.score > 0] or [c for c in tool if any(e.stance == "for" for e in c.evidence)][:3]
     shown_r = [c for c in reasoning if c.score > 0] or ([] if kind != "reasoning" else reasoning[:3])
     observed = _observed(ob)
     return Fit(version=version, file=name, kind=kind, observed=observed, tool=shown, reasoning=shown_r, fits=fits,
                template=shipped, template_diff=tdiff, serve=serve, verdict=verdict)
+
+
+def _any_for(cands: list[Candidate]) -> bool:
+    return any(e.stance == "for" for c in cands for e in c.evidence)
 
 
 def _blocked(c: Candidate) -> list[Evidence]:
@@ -799,7 +805,7 @@ def _template_diff(p: Profile, ob: Observation) -> TemplateDiff | None:
                         given_call=ob.call, inline=markup.inline(pieces), pieces=[Piece(op, t) for op, t in pieces])
 
 
-def _verdict(kind, tool, reasoning, best, fits, think, shipped) -> str:
+def _verdict(kind, tool, reasoning, best, fits, think, shipped, alike=None) -> str:
     if kind == "reasoning":
         if think:
             return f"{think.name} fits: {_reasons(think)}"
@@ -813,7 +819,7 @@ def _verdict(kind, tool, reasoning, best, fits, think, shipped) -> str:
         stops = "; ".join(e.text for e in _blocked(best)[:2])
         out = f"nothing fits as written: the closest is {best.name} ({_reasons(best)}), but {stops}"
         return out + (f"; vLLM ships {shipped} for it" if shipped else "")
-    return "nothing fits: " + _closest(tool)
+    return "nothing fits: " + _closest(tool, alike)
 
 
 def _reasons(c: Candidate, most: int = 2) -> str:
@@ -822,11 +828,39 @@ def _reasons(c: Candidate, most: int = 2) -> str:
     return "; ".join(re.sub(r" \([^()]*(?:\([^()]*\)[^()]*)*\)$", "", e.text) for e in pros) or "no evidence against it"
 
 
-def _closest(cands: list[Candidate]) -> str:
-    near = [c for c in cands[:3]]
-    if not near:
+def _closest(cands: list[Candidate], alike: list[tuple[float, Candidate, str]] | None = None) -> str:
+    """The closest candidates and what they expect: those with evidence for them, else those whose shipped
+    template's call markup is most like the input's."""
+    if not cands:
         return "the version has no parser of that kind"
-    return "the closest are " + "; ".join(f"{c.name}, which expects {c.expects}" for c in near)
+    near = [c for c in cands if any(e.stance == "for" for e in c.evidence)][:3]
+    if near:
+        return "the closest are " + "; ".join(f"{c.name}, which expects {c.expects}" for c in near)
+    if alike:
+        return ("no parser of the version finds any of its token strings or call shapes in it; the shipped templates"
+                " whose call markup is most like it are " + "; ".join(
+                    f"{path} ({share:.0%} alike: {markup.one_line(_call_of(c, path))[:80]}) for {c.name}, which expects"
+                    f" {c.expects}" for share, c, path in alike[:3]))
+    return "no parser of the version finds any of its token strings or call shapes in it"
+
+
+def _call_of(c: Candidate, path: str) -> str:
+    return c._calls.get(path, "")
+
+
+def _alike(profiles: list[Profile], cands: list[Candidate], ob: Observation) -> list[tuple[float, Candidate, str]]:
+    """(similarity, candidate, template) of the shipped templates' call markup to the input's, best first."""
+    if not ob.call.strip():
+        return []
+    by_name = {c.name: c for c in cands}
+    out = []
+    for p in profiles:
+        for path, r, _ in p.templates:
+            if r.call and p.name in by_name:
+                by_name[p.name]._calls[path] = r.call
+                out.append((markup.similarity(r.call.strip(), ob.call.strip()), by_name[p.name], path))
+    out.sort(key=lambda x: (-x[0], x[1].name, x[2]))
+    return out
 
 
 def _observed(ob: Observation) -> Observed:
