@@ -394,6 +394,13 @@ TABLES: dict[str, dict] = {
     "tree_words": {"description": "Full-text index (contentless) of the identifiers each text file of a tree uses; "
                                   "an upper-case letter is stored as $ and its lower case. rowid = tree_blobs.id."},
     # the code (indexer/code.py): read through the source, diff and search pages, hidden from the table list
+    "template_renders": {"description": "What each chat template (a blob) renders for one tool call, get_weather(city="
+                                        "\"Paris\"), rendered by the build as apply_chat_template would; read by "
+                                        "tpindex fit and the card.", "label_column": "blob_id",
+                         "columns": {"call": "the call markup: what the tool-call turn renders beyond a plain reply's turn",
+                                     "reply": "the plain reply's part in the same place",
+                                     "error": "why the template does not render (it is read as text only)",
+                                     "notes": "JSON list: what it does not render"}},
     "code_texts": {"description": "The code of each parsed blob, stored once: its kind and its lines as an array of "
                                   "line ids (see /-/source/VERSION/PATH).", "hidden": True, "label_column": "blob_id",
                    "columns": {"kind": "text, non-utf8 (invalid bytes read as U+FFFD) or binary",
