@@ -24,15 +24,17 @@ GIT_ENV = {
 }
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    env = {**os.environ, **GIT_ENV, **(env or {})}
     out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env)
     return out.stdout.strip()
 
 
 def commit(repo: Path, files: dict[str, str | bytes | None], tag: str | None = None,
-           annotated: bool = False, force: bool = False) -> str:
-    """Apply changes on top of the current tree (text, bytes, or None to delete), commit, tag; -> sha."""
+           annotated: bool = False, force: bool = False, message: str | None = None,
+           date: str | None = None) -> str:
+    """Apply changes on top of the current tree (text, bytes, or None to delete), commit, tag; -> sha.
+    `message` is the commit message (default "state for TAG"), `date` its author and committer date."""
     for path, content in files.items():
         p = repo / path
         if content is None:
@@ -44,7 +46,8 @@ def commit(repo: Path, files: dict[str, str | bytes | None], tag: str | None = N
         else:
             p.write_text(textwrap.dedent(content).lstrip("\n"))
         git(repo, "add", "--", path)
-    git(repo, "commit", "-q", "--allow-empty", "-m", f"state for {tag or 'commit'}")
+    dates = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else None
+    git(repo, "commit", "-q", "--allow-empty", "-m", message or f"state for {tag or 'commit'}", env=dates)
     sha = git(repo, "rev-parse", "HEAD")
     if tag:
         flags = ["-f"] if force else []
