@@ -1,5 +1,5 @@
-"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, export, serve,
-check, mcp, schema.
+"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, log, contains,
+export, serve, check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -49,6 +49,8 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
         "where": "indexer.answers.commands:where",
         "check-doc": "indexer.answers.commands:check_doc",
+        "log": "indexer.answers.history_commands:log",
+        "contains": "indexer.answers.history_commands:contains",
     }
 
     def main(self, *args, **kwargs):

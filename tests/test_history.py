@@ -204,3 +204,251 @@ def test_a_database_built_before_history_gets_it_on_the_next_build(clone, tmp_pa
     stats = build_tags(repo, old, "v0.20.0..")
     assert stats.versions_added == [] and stats.versions_reindexed == []
     assert stored(old) == stored(db)
+
+
+# -- log ---------------------------------------------------------------------------------------------------
+
+def test_log_lists_squashed_prs_and_a_merge_on_the_first_parent_line(clone):
+    repo, db, c = clone
+    data = log_json(db, "alpha", "v0.20.0", "v0.21.0")
+    assert (data["name"], data["a"], data["b"], data["first_parent"]) == ("alpha", "v0.20.0", "v0.21.0", True)
+    (tool,) = data["kinds"]
+    assert tool["kind"] == "tool" and tool["files_a"] == tool["files_b"] == [ALPHA_FILE]
+    assert shas_of(tool) == [c["c1"], c["m1"]]  # the README and beta commits touched none of its files
+    assert shas_of(tool) == git_log(repo, "v0.20.0", "v0.21.0", [ALPHA_FILE], "--first-parent")
+    fix, merge = tool["commits"]
+    assert (fix["subject"], fix["pr"], fix["merge"], fix["date"]) == (
+        "[Bugfix] alpha: strip whitespace (#101)", 101, False, day(3))
+    assert fix["files"] == [{"file": ALPHA_FILE, "added": 1, "removed": 1}]
+    assert fix["url"] == f"https://github.com/vllm-project/vllm/commit/{c['c1']}"
+    assert fix["pr_url"] == "https://github.com/vllm-project/vllm/pull/101"
+    # the merge, against its first parent: everything the branch brought to the file
+    assert (merge["pr"], merge["merge"]) == (104, True)
+    assert merge["files"] == [{"file": ALPHA_FILE, "added": 3, "removed": 0}]
+
+
+def test_log_all_parents_lists_the_branch_commits_instead_of_the_merge(clone):
+    repo, db, c = clone
+    (tool,) = log_json(db, "alpha", "v0.20.0", "v0.21.0", "--all-parents")["kinds"]
+    assert shas_of(tool) == [c["c1"], c["s1"], c["s2"]]
+    assert shas_of(tool) == git_log(repo, "v0.20.0", "v0.21.0", [ALPHA_FILE])
+    assert [x["pr"] for x in tool["commits"]] == [101, None, None]  # branch commits name no PR
+    assert [x["files"][0]["added"] for x in tool["commits"]] == [1, 3, 1]
+
+
+def test_log_follows_the_code_when_it_moves_to_another_file(clone):
+    repo, db, c = clone
+    (tool,) = log_json(db, "alpha", "v0.21.0", "v0.22.0")["kinds"]
+    assert tool["files_a"] == [ALPHA_FILE]
+    assert tool["files_b"] == [ALPHA_MODEL, ALPHA_FILE]  # the engine class's file, and the stub still registered
+    assert shas_of(tool) == [c["c4"], c["c5"]]  # not the shared adapters change
+    assert shas_of(tool) == git_log(repo, "v0.21.0", "v0.22.0", [ALPHA_FILE, ALPHA_MODEL], "--first-parent")
+    move = tool["commits"][0]
+    assert [f["file"] for f in move["files"]] == [ALPHA_MODEL, ALPHA_FILE]
+    assert move["files"][0]["removed"] == 0 and move["files"][0]["added"] == len(ALPHA_MODEL_1.strip().splitlines())
+    # from the patch release: its cherry-pick is not in v0.22.0's history
+    (tool,) = log_json(db, "alpha", "v0.21.1", "v0.22.0")["kinds"]
+    assert shas_of(tool) == [c["c4"], c["c5"]]
+    (tool,) = log_json(db, "alpha", "v0.21.0", "v0.21.1")["kinds"]
+    assert shas_of(tool) == [c["p1"]]
+
+
+def test_log_framework_adds_the_shared_framework_files(clone):
+    repo, db, c = clone
+    (tool,) = log_json(db, "alpha", "v0.21.0", "v0.22.0", "--framework")["kinds"]
+    assert ADAPTERS in tool["files_b"]
+    assert shas_of(tool) == [c["c4"], c["c5"], c["c6"]]
+    assert [f["file"] for f in tool["commits"][2]["files"]] == [ADAPTERS]
+
+
+def test_log_text_and_markdown(clone):
+    repo, db, c = clone
+    out = tpindex("log", "alpha", "v0.20.0", "v0.21.0", "--db", db).output
+    lines = out.splitlines()
+    assert lines[0] == "alpha (tool parser): 2 commits from v0.20.0 to v0.21.0 (first parent) touching its code"
+    assert f"{c['c1'][:10]}  2025-01-03  [Bugfix] alpha: strip whitespace (#101)" in out
+    assert f"{ALPHA_FILE} +1 -1" in out
+    assert "Merge pull request #104 from dev/alpha-streaming (merge)" in out
+    md = tpindex("log", "alpha", "v0.20.0", "v0.21.0", "--format", "markdown", "--db", db).output
+    assert f"[{c['c1'][:10]}](https://github.com/vllm-project/vllm/commit/{c['c1']})" in md
+    assert "[#101](https://github.com/vllm-project/vllm/pull/101)" in md
+    out = tpindex("log", "beta", "v0.21.0", "v0.22.0", "--db", db).output
+    assert "no commit from v0.21.0 to v0.22.0 touched its code" in out
+
+
+def test_log_errors_say_what_to_ask(clone):
+    repo, db, c = clone
+    r = tpindex("log", "alpah", "v0.20.0", "v0.21.0", "--db", db, ok=False)
+    assert r.exit_code == 2 and "did you mean: alpha" in r.output
+    r = tpindex("log", "alpha", "v0.20.0", "v0.99.0", "--db", db, ok=False)
+    assert r.exit_code == 2 and "v0.99.0 is not indexed" in r.output and "Hint:" in r.output
+    r = tpindex("log", "alpha", "v0.20.0", "v0.21.0", "--kind", "reasoning", "--db", db, ok=False)
+    assert r.exit_code == 2 and "not a reasoning parser" in r.output
+
+
+def test_log_json_follows_its_schema(clone):
+    import jsonschema
+
+    from indexer.schemas import load
+
+    repo, db, c = clone
+    jsonschema.Draft202012Validator(load("log")).validate(log_json(db, "alpha", "v0.20.0", "v0.22.0", "--framework"))
+
+
+# -- contains ----------------------------------------------------------------------------------------------
+
+def contains_json(db, target: str, ok=True) -> dict:
+    r = tpindex("contains", target, "--format", "json", "--db", db, ok=False)
+    assert r.exit_code == (0 if ok else 1), r.output
+    return json.loads(r.output)
+
+
+def test_contains_a_branch_commit_merged_later(clone):
+    repo, db, c = clone
+    data = contains_json(db, c["s1"])
+    (found,) = data["commits"]
+    assert (found["commit"]["sha"], found["commit"]["subject"]) == (c["s1"], "alpha: stream partial calls")
+    assert data["first"] == "v0.21.0"
+    assert data["versions"] == ["v0.21.0", "v0.21.1", "v0.22.0"]
+    assert data["not_containing"] == ["v0.20.0"]
+    assert data["without_history"] == []
+    # an abbreviated id, as people paste them
+    assert contains_json(db, c["s1"][:8])["first"] == "v0.21.0"
+
+
+def test_contains_a_pr_found_by_its_subject_on_main_and_on_a_release_branch(clone):
+    repo, db, c = clone
+    data = contains_json(db, "#107")
+    assert [f["commit"]["sha"] for f in data["commits"]] == [c["c5"], c["p1"]]
+    assert [(f["first"], f["versions"]) for f in data["commits"]] == [("v0.22.0", ["v0.22.0"]),
+                                                                       ("v0.21.1", ["v0.21.1"])]
+    assert data["first"] == "v0.21.1"  # the patch release, first in version order
+    assert data["versions"] == ["v0.21.1", "v0.22.0"] and data["not_containing"] == ["v0.20.0", "v0.21.0"]
+    # a merged pull request, by its merge commit's subject
+    assert contains_json(db, "#104")["versions"] == ["v0.21.0", "v0.21.1", "v0.22.0"]
+    out = tpindex("contains", "#107", "--db", db).output
+    assert "#107: first in v0.21.1" in out.splitlines()[0]
+    assert f"{c['p1'][:10]}  2025-01-12  [Bugfix] alpha: fix empty input (#107)" in out
+
+
+def test_contains_a_commit_in_no_indexed_tag(clone):
+    repo, db, c = clone
+    data = contains_json(db, c["u1"], ok=False)
+    assert data["first"] is None and data["versions"] == []
+    assert data["not_containing"] == list(TAGS)
+    r = tpindex("contains", c["u1"], "--db", db, ok=False)
+    assert r.exit_code == 1 and "in no indexed version" in r.output
+    data = contains_json(db, "#555", ok=False)
+    assert data["commits"] == [] and data["versions"] == []
+
+
+def test_contains_a_commit_older_than_every_indexed_tag(clone):
+    repo, db, c = clone
+    for sha in (c["init"], c["v0.20.0"]):
+        data = contains_json(db, sha)
+        assert data["first"] == "v0.20.0" and data["versions"] == list(TAGS)
+
+
+def test_contains_refuses_what_is_neither_a_commit_nor_a_pr(clone):
+    repo, db, c = clone
+    r = tpindex("contains", "not-a-sha", "--db", db, ok=False)
+    assert r.exit_code == 2 and "Hint:" in r.output
+    r = tpindex("contains", "abc", "--db", db, ok=False)  # too short to be one commit
+    assert r.exit_code == 2 and "at least 4" in r.output
+
+
+def test_contains_json_follows_its_schema(clone):
+    import jsonschema
+
+    from indexer.schemas import load
+
+    repo, db, c = clone
+    jsonschema.Draft202012Validator(load("contains")).validate(contains_json(db, "#107"))
+
+
+def test_the_python_api_answers_like_the_cli(clone):
+    from indexer.api import Index
+
+    repo, db, c = clone
+    ix = Index(db)
+    assert ix.log("alpha", "v0.21.0", "v0.22.0", framework=True).to_json() == log_json(
+        db, "alpha", "v0.21.0", "v0.22.0", "--framework")
+    assert ix.contains("#107").to_json() == contains_json(db, "#107")
+
+
+def test_answers_come_from_the_database_when_the_clone_is_gone(tmp_path):
+    repo = tmp_path / "repo"
+    c = write_history(repo)
+    db = tmp_path / "index.db"
+    build_tags(repo, db, "v0.20.0..")
+    shutil.rmtree(repo)
+    (tool,) = log_json(db, "alpha", "v0.20.0", "v0.21.0")["kinds"]
+    assert shas_of(tool) == [c["c1"], c["m1"]]
+    assert contains_json(db, c["s2"])["first"] == "v0.21.0"
+
+
+# -- databases without commits -----------------------------------------------------------------------------
+
+def test_a_directory_database_says_why_it_cannot_answer(tmp_path):
+    tree = tmp_path / "site" / "vllm"
+    (tree / "tool_parsers").mkdir(parents=True)
+    (tree / "__init__.py").write_text("")
+    (tree / "tool_parsers" / "__init__.py").write_text(INIT.lstrip("\n"))
+    (tree / "tool_parsers" / "abstract_tool_parser.py").write_text(PLAIN_ABSTRACT.lstrip("\n"))
+    (tree / "tool_parsers" / "alpha_tool_parser.py").write_text(ALPHA_1.lstrip("\n"))
+    db = tmp_path / "dir.db"
+    tpindex("build", "--path", tree, "--label", "v0.20.0", "--db", db, "-q", "-j", "1")
+    r = tpindex("contains", "#101", "--db", db, ok=False)
+    assert r.exit_code == 2
+    assert "no commits" in r.output and "v0.20.0 (a directory)" in r.output
+    assert "Hint: build them from a vLLM clone: tpindex build --repo PATH/TO/vllm --tags v0.20.0 --replace" in r.output
+    r = tpindex("log", "alpha", "v0.20.0", "v0.20.0", "--db", db, ok=False)
+    assert r.exit_code == 2 and "no commits" in r.output and "--tags v0.20.0" in r.output
+
+
+def test_a_package_index_database_says_why_it_cannot_answer(monkeypatch, tmp_path):
+    from test_source_pypi import FakeIndex, cli_build, index  # noqa: F401
+
+    fake = FakeIndex()
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+    try:
+        for v in ("0.30.0", "0.32.0"):
+            fake.add(v)
+        db = tmp_path / "pypi.db"
+        r = cli_build(monkeypatch, fake, "--tags", "v0.30.0..", "--cache-dir", tmp_path / "cache", "--db", db)
+        assert r.exit_code == 0, r.output
+    finally:
+        server.shutdown()
+        server.server_close()
+    for args in (["contains", "#52418"], ["log", "alpha", "v0.30.0", "v0.32.0"]):
+        r = tpindex(*args, "--db", db, ok=False)
+        assert r.exit_code == 2, r.output
+        assert "v0.30.0, v0.32.0 (the package index)" in r.output and "no commits" in r.output
+        assert "--tags v0.30.0,v0.32.0" in r.output
+    # through the query layer and MCP alike
+    from indexer.api import Index
+    from indexer.problems import Problem
+
+    with pytest.raises(Problem) as e:
+        Index(db).contains("#52418")
+    assert "no commits" in e.value.message
+
+
+def test_a_mixed_database_answers_for_its_clone_versions_and_names_the_others(clone, tmp_path):
+    repo, db, c = clone
+    tree = tmp_path / "site" / "vllm"
+    (tree / "tool_parsers").mkdir(parents=True)
+    (tree / "__init__.py").write_text("")
+    for path, text in ((f"{TP}/__init__.py", INIT), (f"{TP}/abstract_tool_parser.py", PLAIN_ABSTRACT),
+                       (ALPHA_FILE, ALPHA_1)):
+        (tree.parent / path).write_text(text.lstrip("\n"))
+    mixed = tmp_path / "mixed.db"
+    shutil.copy(db, mixed)
+    tpindex("build", "--path", tree, "--label", "v0.23.0+local", "--db", mixed, "-q", "-j", "1")
+    data = contains_json(mixed, c["c1"])
+    assert data["versions"] == ["v0.21.0", "v0.21.1", "v0.22.0"] and data["without_history"] == ["v0.23.0+local"]
