@@ -21,6 +21,9 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.devnull,
     "GIT_OPTIONAL_LOCKS": "0",  # `git status` in a test must not refresh the index it checks
+    # one date for every fixture commit (commit(date=...) sets another): a fixture repository is the same
+    # commits every run, so answers naming commits (diff's, log's) can be compared with golden files
+    "GIT_AUTHOR_DATE": "2025-01-01T00:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-01T00:00:00+00:00",
 }
 
 
