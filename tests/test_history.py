@@ -452,3 +452,32 @@ def test_a_mixed_database_answers_for_its_clone_versions_and_names_the_others(cl
     tpindex("build", "--path", tree, "--label", "v0.23.0+local", "--db", mixed, "-q", "-j", "1")
     data = contains_json(mixed, c["c1"])
     assert data["versions"] == ["v0.21.0", "v0.21.1", "v0.22.0"] and data["without_history"] == ["v0.23.0+local"]
+
+
+# -- diff and the parser page ------------------------------------------------------------------------------
+
+def test_diff_lists_the_commits_of_each_code_changed_name(clone):
+    repo, db, c = clone
+    changes = json.loads(tpindex("diff", "v0.20.0", "v0.21.0", "--format", "json", "--db", db, ok=False).output)["changes"]
+    by_name = {ch["name"]: ch for ch in changes if ch["type"] == "code-changed"}
+    assert [x["sha"] for x in by_name["alpha"]["commits"]] == [c["c1"], c["m1"]]
+    assert [(x["subject"], x["pr"]) for x in by_name["beta"]["commits"]] == [
+        ("[Bugfix] beta: handle empty output (#103)", 103)]
+    moved = [ch for ch in json.loads(tpindex("diff", "v0.21.0", "v0.22.0", "--format", "json", "--db", db,
+                                             ok=False).output)["changes"] if ch["name"] == "alpha"]
+    assert moved[0]["type"] == "impl-changed" and [x["sha"] for x in moved[0]["commits"]] == [c["c4"], c["c5"]]
+    text = tpindex("diff", "v0.20.0", "v0.21.0", "--db", db, ok=False).output
+    assert f"commit {c['c1'][:10]} [Bugfix] alpha: strip whitespace (#101)" in text
+    md = tpindex("diff", "v0.20.0", "v0.21.0", "--format", "markdown", "--db", db, ok=False).output
+    assert f"[{c['c3'][:10]}](https://github.com/vllm-project/vllm/commit/{c['c3']})" in md
+    assert "[#103](https://github.com/vllm-project/vllm/pull/103)" in md
+
+
+def test_diff_json_with_commits_follows_its_schema(clone):
+    import jsonschema
+
+    from indexer.schemas import load
+
+    repo, db, c = clone
+    data = json.loads(tpindex("diff", "v0.20.0", "v0.22.0", "--format", "json", "--db", db, ok=False).output)
+    jsonschema.Draft202012Validator(load("diff")).validate(data)

@@ -19,6 +19,7 @@ from .versions import AnswerError, indexed, require, upstream_refs
 from .which import check_name, span_text, spans
 
 SOURCES = {"pypi": "the package index", "dir": "a directory", "git": "a clone, indexed before its history was stored"}
+CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed")  # diff changes that list their commits
 
 
 @dataclass
@@ -202,6 +203,27 @@ def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool 
     return Log(name=name, a=a, b=b, first_parent=not all_parents, framework=framework, kinds=out, note=note)
 
 
+def range_commits(db, kind: str, name: str, a: str, b: str) -> list[Commit] | None:
+    """The commits from A to B (first parent) that touched the name's own code files at A or at B; None when
+    either version has no history (diff and the parser page list them under a change of its code)."""
+    if not _has_tables(db):
+        return None
+    g = _graph(db)
+    if a not in g.tips or b not in g.tips:
+        return None
+    ids = _between(db, g, a, b, True)
+    paths = set(_code_files(db, a, kind, name, False)) | set(_code_files(db, b, kind, name, False))
+    touched = _touching(db, ids, paths, True)
+    return _commits(db, [i for i in ids if i in touched], upstream_refs(db, [])[0], touched)
+
+
+def attach_commits(db, changes, a: str, b: str) -> None:
+    """Each change of a name's code from A to B gets its commits, when both versions have history."""
+    for c in changes:
+        if c.type in CODE_CHANGES and c.kind and c.name:
+            c.commits = range_commits(db, c.kind, c.name, a, b)
+
+
 def _has_tables(db) -> bool:
     return db.execute("select 1 from sqlite_master where name = 'history_tips'").fetchone() is not None
 
@@ -313,6 +335,12 @@ def format_log(ans: Log, width: int | None = None) -> list[str]:
 
 def _md(s) -> str:
     return "" if s is None else str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def md_commit(c: Commit) -> str:
+    sha = f"[{c.sha[:10]}]({c.url})" if c.url else f"`{c.sha[:10]}`"
+    pr = f" [#{c.pr}]({c.pr_url})" if c.pr and c.pr_url else ""
+    return f"{sha}{pr} {_md(c.subject)}"
 
 
 def format_log_markdown(ans: Log) -> str:

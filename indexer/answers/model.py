@@ -156,6 +156,7 @@ class Change(Model):
     files: list[dict] | None = None  # code-changed: [{file, blob_a, blob_b, added, removed, compare}]
     names: list[str] | None = None  # framework-changed: the names it affects
     compare: str | None = None  # upstream compare link
+    commits: list[Commit] | None = None  # a name whose code changed: the commits (`log NAME A B`), from a clone
 
 
 @dataclass
