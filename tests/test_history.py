@@ -481,3 +481,17 @@ def test_diff_json_with_commits_follows_its_schema(clone):
     repo, db, c = clone
     data = json.loads(tpindex("diff", "v0.20.0", "v0.22.0", "--format", "json", "--db", db, ok=False).output)
     jsonschema.Draft202012Validator(load("diff")).validate(data)
+
+
+def test_parser_page_lists_the_commits_of_each_code_change(clone):
+    from test_serve import serve
+
+    repo, db, c = clone
+    client = serve(db)
+    try:
+        page = client.html("/-/parser/tool/alpha")
+        assert f"https://github.com/vllm-project/vllm/commit/{c['c1']}" in page
+        assert "[Bugfix] alpha: strip whitespace (#101)" in page
+        assert "https://github.com/vllm-project/vllm/pull/106" in page
+    finally:
+        client.close()
