@@ -214,6 +214,7 @@ def test_log_lists_squashed_prs_and_a_merge_on_the_first_parent_line(clone):
     assert (data["name"], data["a"], data["b"], data["first_parent"]) == ("alpha", "v0.20.0", "v0.21.0", True)
     (tool,) = data["kinds"]
     assert tool["kind"] == "tool" and tool["files_a"] == tool["files_b"] == [ALPHA_FILE]
+    assert tool["registered_a"] is tool["registered_b"] is True
     assert shas_of(tool) == [c["c1"], c["m1"]]  # the README and beta commits touched none of its files
     assert shas_of(tool) == git_log(repo, "v0.20.0", "v0.21.0", [ALPHA_FILE], "--first-parent")
     fix, merge = tool["commits"]

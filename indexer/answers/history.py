@@ -181,8 +181,9 @@ def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool 
     if missing:
         raise _no_history(db, missing, g)
     kinds = check_name(db, name, kind)
-    present = [k for k in kinds if db.execute("select 1 from parser_map_v where kind = ? and name = ? and version"
-                                              " in (?, ?)", [k, name, a, b]).fetchone()]
+    registered = {(k, v) for k, v in db.execute("select kind, version from parser_map_v where name = ? and version"
+                                                " in (?, ?)", [name, a, b])}
+    present = [k for k in kinds if (k, a) in registered or (k, b) in registered]
     if not present:
         where = [r[0] for r in db.execute("select version from parser_map_v where name = ? order by version_ord",
                                           [name])]
@@ -194,8 +195,8 @@ def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool 
     for k in present:
         files_a, files_b = _code_files(db, a, k, name, framework), _code_files(db, b, k, name, framework)
         touched = _touching(db, ids, set(files_a) | set(files_b), not all_parents)
-        out.append(KindLog(kind=k, files_a=files_a, files_b=files_b,
-                           commits=_commits(db, [c for c in ids if c in touched], upstream, touched)))
+        out.append(KindLog(kind=k, files_a=files_a, files_b=files_b, registered_a=(k, a) in registered,
+                           registered_b=(k, b) in registered, commits=_commits(db, [c for c in ids if c in touched], upstream, touched)))
     note = None
     if g.tips[a] in g.parents and g.tips[a] not in _reach(g, g.tips[b]):
         note = (f"{a} is not an ancestor of {b}: these are the commits of {b}'s history that {a}'s does not hold"
@@ -322,9 +323,10 @@ def format_log(ans: Log, width: int | None = None) -> list[str]:
                          f" ({mode}) touching {what}")
         else:
             lines.append(f"{ans.name} ({k.kind} parser): no commit from {ans.a} to {ans.b} touched {what} ({mode})")
-        lines += textfmt.hanging(f"  files at {ans.a}: ", ", ".join(k.files_a) or "none", width)
-        lines += textfmt.hanging(f"  files at {ans.b}: ", "the same" if k.files_b == k.files_a else
-                                 ", ".join(k.files_b) or "none", width)
+        for v, files, registered in ((ans.a, k.files_a, k.registered_a), (ans.b, k.files_b, k.registered_b)):
+            shown = ("the same" if v == ans.b and files == k.files_a and k.registered_a else ", ".join(files)
+                     or "none") if registered else "none (not registered there)"
+            lines += textfmt.hanging(f"  files at {v}: ", shown, width)
         for c in k.commits:
             lines += textfmt.hanging("", _commit_line(c), width, indent=24)
             lines += textfmt.hanging(" " * 24, _files_text(c.files), width)

@@ -328,6 +328,8 @@ class KindLog(Model):
     kind: str
     files_a: list[str]
     files_b: list[str]
+    registered_a: bool  # the name is registered (as this kind) at A
+    registered_b: bool
     commits: list[Commit]
 
 
