@@ -189,6 +189,23 @@ def test_a_wider_scope_adds_its_paths_to_the_stored_commits(clone, tmp_path):
     assert (c["c7"], "vllm/config.py", 1, 0, None) in stored(wide)["files"]
 
 
+def test_a_commit_message_that_is_not_utf8_is_stored_readable(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {f"{TP}/__init__.py": INIT, f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT, ALPHA_FILE: ALPHA_1},
+           "v0.20.0")
+    (repo / ALPHA_FILE).write_text(ALPHA_2.lstrip("\n"))
+    (repo / "message").write_bytes(b"[Bugfix] caf\xe9 parser (#7)\n")  # Latin-1, no encoding header
+    git(repo, "commit", "-q", "-a", "-F", "message")
+    git(repo, "tag", "v0.21.0")
+    db = tmp_path / "index.db"
+    build_tags(repo, db, "v0.20.0..")
+    # as git log shows it (git reads the bytes that are not UTF-8 as Latin-1)
+    assert rows(db, "select subject, pr from commits where pr is not null") == [(git(repo, "log", "-1", "--format=%s"), 7)]
+    assert "caf" in rows(db, "select subject from commits where pr = 7")[0][0]
+
+
 def test_a_database_built_before_history_gets_it_on_the_next_build(clone, tmp_path):
     repo, db, c = clone
     old = tmp_path / "old.db"

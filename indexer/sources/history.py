@@ -1,17 +1,20 @@
-"""Commits of a git repository, read with gitpython (`Repo`, `iter_commits`, `merge_base`, `is_ancestor`).
+"""Commits of a git repository, read through gitpython (`Repo`, its `git` command object, `merge_base`,
+`is_ancestor`, commit trees).
 
 What the build stores of a clone's history (indexer/commits.py) is read here; blob bytes still come from
-the pipelined `git cat-file --batch` of sources/git.py. Three reads, each one process whatever the number
-of commits:
+the pipelined `git cat-file --batch` of sources/git.py. Each read is one streaming git process through
+gitpython's `Repo.git`, whatever the number of commits:
 
-- the commit graph of a range (`commits`): `Repo.iter_commits` over the revisions, each commit's parents,
-  author, author date and subject from gitpython's object database;
+- the commit graph of a range (`commits`): `git log` printing each commit's id, parents, author date,
+  author and message;
 - the in-scope paths each commit of a range touched, with the lines added and removed against its first
-  parent (`touched`): one `git log --numstat` run through gitpython's `Repo.git`, limited to the scope's
-  directories (gitpython's `Commit.stats` would start one `git diff` per commit: 8 ms each, measured);
-- commits below the indexed tags' common base (`listed`): id, author date, author and subject only, one
-  `git log` through `Repo.git` (twice as fast as building a gitpython object per commit, which matters
-  only there: that part of a clone can hold most of its history).
+  parent (`touched`): `git log --numstat`, limited to the scope's directories;
+- commits at and below the indexed tags' common base (`listed`): the same as `commits`, parents left out.
+
+Not `Repo.iter_commits`: it reads each commit object with its own round trip to a `git cat-file`
+process, 80 us a commit on an idle machine and 0.6 ms at a load of 10 (measured on a 20,000-commit
+repository: 1.2 s for 5,000 commits against 0.12 s streamed); nor `Commit.stats` for the line counts,
+which starts one `git diff` per commit (8 ms each).
 """
 
 from __future__ import annotations
@@ -92,19 +95,19 @@ class GitHistory:
 
     def commits(self, tips: list[str], stop: list[str]) -> Iterator[CommitInfo]:
         """Every commit reachable from `tips` and not from `stop`, with its parents."""
-        if not tips:
-            return
-        revs = [*tips, *(f"^{s}" for s in stop)]
-        for c in self._run("rev-list", self.repo.iter_commits, revs):
-            yield CommitInfo(c.hexsha, tuple(p.hexsha for p in c.parents), c.authored_datetime.isoformat(),
-                             c.author.name or "", subject_of(_text(c.message)))
+        if tips:
+            yield from self._log([*tips, *(f"^{s}" for s in stop)], parents=True)
 
     def listed(self, tip: str) -> Iterator[CommitInfo]:
         """Every commit reachable from `tip` (itself included), without parents."""
-        out = self._run("log", self.repo.git.log, tip, "--format=%x1e%H%x00%aI%x00%an%x00%B")
+        yield from self._log([tip], parents=False)
+
+    def _log(self, revs: list[str], parents: bool) -> Iterator[CommitInfo]:
+        out = self._run("log", self.repo.git.log, *revs, "--", format="%x1e%H%x00%P%x00%aI%x00%an%x00%B")
         for record in out.split("\x1e")[1:]:
-            sha, date, author, message = record.split("\x00", 3)
-            yield CommitInfo(sha, None, date, author, subject_of(message))
+            sha, ps, date, author, message = record.split("\x00", 4)
+            yield CommitInfo(sha, tuple(ps.split()) if parents else None, date, _clean(author),
+                             _clean(subject_of(message)))
 
     def touched(self, tips: list[str], stop: list[str], roots: list[str]) -> dict[str, list[tuple]]:
         """sha -> [(path, added, removed)] for the commits reachable from `tips` and not from `stop` that
@@ -122,7 +125,7 @@ class GitHistory:
                 rows = found.setdefault(line[1:], [])
             elif line and rows is not None:
                 added, removed, path = line.split("\t", 2)
-                rows.append((_unquote(path), None if added == "-" else int(added),
+                rows.append((_clean(_unquote(path)), None if added == "-" else int(added),
                              None if removed == "-" else int(removed)))
         return {sha: r for sha, r in found.items() if r}
 
@@ -138,15 +141,17 @@ class GitHistory:
         return own
 
 
+def _clean(text: str) -> str:
+    """Text gitpython decoded with surrogateescape (a message or name that is not UTF-8): its invalid bytes as
+    U+FFFD, so that it can be stored."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _blob(tree, path: str) -> str | None:
     try:
         return (tree / path).hexsha
     except KeyError:
         return None
-
-
-def _text(message) -> str:
-    return message if isinstance(message, str) else message.decode("utf-8", "replace")
 
 
 def _unquote(path: str) -> str:
