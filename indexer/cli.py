@@ -140,7 +140,8 @@ def main():
 @main.command(short_help="Index versions (git tags, release archives, a directory).")
 @click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
               help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
-                   "and index are never touched.")
+                   "and index are never touched. The commits between the indexed tags are stored too (for log, "
+                   "contains and the commits diff lists).")
 @click.option("--from-pypi", is_flag=True,
               help="Read vllm's released source archives from the package index pip is configured with "
                    "(PIP_INDEX_URL, pip's global.index-url, else PyPI) instead of a git repository.")

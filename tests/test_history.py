@@ -457,6 +457,29 @@ def test_a_package_index_database_says_why_it_cannot_answer(monkeypatch, tmp_pat
     assert "no commits" in e.value.message
 
 
+def test_a_database_of_the_schema_before_history_says_so_and_diffs_without_commits(clone, tmp_path):
+    import sqlite3
+
+    repo, db, c = clone
+    old = tmp_path / "old.db"
+    shutil.copy(db, old)
+    conn = sqlite3.connect(old)
+    with conn:
+        for table in ("commit_files", "commits", "history_tips"):
+            conn.execute(f"drop table {table}")
+        conn.execute("update meta set value = '6' where key = 'schema_version'")
+    conn.close()
+    for args in (["log", "alpha", "v0.20.0", "v0.21.0"], ["contains", "#101"]):
+        r = tpindex(*args, "--db", old, ok=False)
+        assert r.exit_code == 2 and "built by an older tpindex" in r.output, r.output
+        assert f"Hint: store them: tpindex build --repo {repo}" in r.output
+    changes = json.loads(tpindex("diff", "v0.20.0", "v0.21.0", "--format", "json", "--db", old, ok=False).output)
+    assert {ch["commits"] is None for ch in changes["changes"]} == {True}
+    stats = build_tags(repo, old, "v0.20.0..")  # migrates and walks, re-indexes nothing
+    assert stats.versions_added == stats.versions_reindexed == [] and stats.commits == len(stored(db)["commits"])
+    assert stored(old) == stored(db)
+
+
 def test_a_mixed_database_answers_for_its_clone_versions_and_names_the_others(clone, tmp_path):
     repo, db, c = clone
     tree = tmp_path / "site" / "vllm"

@@ -176,6 +176,7 @@ def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[i
 def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
         all_parents: bool = False) -> Log:
     a, b = require(db, a), require(db, b)
+    _require_tables(db)
     g = _graph(db)
     missing = [v for v in (a, b) if v not in g.tips]
     if missing:
@@ -229,6 +230,16 @@ def _has_tables(db) -> bool:
     return db.execute("select 1 from sqlite_master where name = 'history_tips'").fetchone() is not None
 
 
+def _require_tables(db) -> None:
+    """A database of an older tpindex (schema 6 and before) has no history tables until its next build."""
+    if not _has_tables(db):
+        from .versions import build_hint
+
+        raise AnswerError("this database was built by an older tpindex, before commits were stored",
+                          build_hint(db, ",".join(indexed(db)) or "v0.30.0..v0.32.0").replace(
+                              "index it first", "store them") + " (from a clone; nothing is re-indexed)")
+
+
 # -- which versions hold a commit ---------------------------------------------------------------------------
 
 HEX = set("0123456789abcdef")
@@ -248,8 +259,7 @@ def contains(db, query: str) -> Contains:
         raise AnswerError(f"{query!r} is neither a commit id nor a pull request number",
                           "give a commit id (4 to 40 hex digits), or a pull request as #N, e.g. tpindex contains"
                           " '#12345'")
-    if not _has_tables(db):
-        raise AnswerError("this database holds no history", "build it again with this tpindex")
+    _require_tables(db)
     g = _graph(db)
     if not g.tips:
         raise _no_history(db, list(g.without), g)
