@@ -163,11 +163,16 @@ def _code_files(db, version: str, kind: str, name: str, framework: bool) -> list
 
 
 def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[int, list[CommitFile]]:
-    """commit id -> the files of `paths` it touched (all-parents: a merge only where it changed a file itself)."""
+    """commit id -> the files of `paths` it touched (all-parents: a merge only where it changed a file itself).
+    The range's rows are read once per reader: the names of one diff share its range."""
+    memo = db.__dict__.setdefault("_history_files", {})
+    key = tuple(ids)
+    if key not in memo:
+        memo.clear()
+        memo[key] = sorted(tuple(r) for r in _rows(db, "select commit_id, path, added, removed, own from commit_files"
+                                                   " where commit_id in ({})", ids))
     out: dict[int, list[CommitFile]] = {}
-    for cid, path, added, removed, own in _rows(
-            db, "select commit_id, path, added, removed, own from commit_files where commit_id in ({})"
-                " order by commit_id, path", ids):
+    for cid, path, added, removed, own in memo[key]:
         if path in paths and (first_parent or own is None or own):
             out.setdefault(cid, []).append(CommitFile(path, added, removed))
     return out
