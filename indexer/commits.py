@@ -151,8 +151,9 @@ def _read(plan: Plan) -> None:
         touched: dict[str, list[tuple]] = {}
         for tips, stop in ranges:
             touched.update(h.touched(tips, stop, plan.roots))
-        # a wider scope: the new directories' paths, for the graph already stored too
-        extra = h.touched(walked + new, [base] if base else [], plan.extra) if plan.extra else {}
+        # a wider scope: the new directories' paths for the graph already stored (the new ranges were just read
+        # with every directory)
+        extra = h.touched(walked, [base] if base else [], plan.extra) if plan.extra and walked else {}
         plan.listed = list(h.listed(listed_from)) if listed_from else []
         merges = {sha for sha, c in graph.items() if len(c.parents) > 1} | plan.stored_merges
         # (sha, path, added, removed, own): the walked ranges' rows replace what was there; the wider scope's

@@ -176,12 +176,13 @@ def test_builds_in_any_order_store_the_same_history(clone, tmp_path, order):
     assert stored(split) == stored(db)
 
 
-def test_a_wider_scope_adds_its_paths_to_the_stored_commits(clone, tmp_path):
+@pytest.mark.parametrize("first", ["v0.20.0..", "v0.20.0..v0.21.0"])  # then every tag, new ones too
+def test_a_wider_scope_adds_its_paths_to_the_stored_commits(clone, tmp_path, first):
     from indexer.scope import Scope
 
     repo, db, c = clone
     widened, wide = tmp_path / "widened.db", tmp_path / "wide.db"
-    build_tags(repo, widened, "v0.20.0..")
+    build_tags(repo, widened, first)
     assert "vllm/config.py" not in {r[1] for r in stored(widened)["files"]}
     build_tags(repo, widened, "v0.20.0..", scope=Scope.named("all"))
     build_tags(repo, wide, "v0.20.0..", scope=Scope.named("all"))
