@@ -132,6 +132,9 @@ def _read(plan: Plan) -> None:
         if not new and not plan.extra:
             return
         walked = [t for t in plan.walked if h.has_commit(t)]  # walked in another clone: not a revision here
+        if not new and not walked:  # nothing of this clone to read the wider scope's paths for
+            plan.extra = []
+            return
         base0 = plan.base0
         ranges: list[tuple[list[str], list[str]]] = []  # (tips, stop) walked with their graph and paths
         listed_from = None

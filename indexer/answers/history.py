@@ -18,7 +18,7 @@ from .model import Commit, CommitFile, Contains, ContainsCommit, KindLog, Log
 from .versions import AnswerError, indexed, require, upstream_refs
 from .which import check_name, span_text, spans
 
-SOURCES = {"pypi": "the package index", "dir": "a directory", "git": "a clone, indexed before its history was stored"}
+SOURCES = {"pypi": "the package index", "dir": "a directory", "git": "a clone, its history not stored"}
 CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed")  # diff changes that list their commits
 
 
