@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING
 
 from .answers.model import (
     CodeDiff,
+    Contains,
     Diff,
     Export,
     GrepMatch,
     GrepResult,
     History,
+    Log,
     NameCodeDiff,
     NameSpans,
     Shown,
@@ -137,6 +139,22 @@ class Index:
         from .answers import checkdoc
 
         return checkdoc.check_document(self.db, text, checkdoc.resolve_versions(self.db, tuple(at or ())), name=name)
+
+    def log(self, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
+            all_parents: bool = False) -> Log:
+        """The commits from version A to version B that touched a parser name's code files at A or at B, oldest
+        first (first parent unless `all_parents`; `framework` adds the shared framework files), from the
+        history a build from a clone stored."""
+        from .answers.history import log
+
+        return log(self.db, name, a, b, kind, framework, all_parents)
+
+    def contains(self, target: str) -> Contains:
+        """Which indexed versions hold a commit (an id, abbreviated or whole) or a pull request ("#N", found by
+        the commits' subjects): the first in version order, and every one."""
+        from .answers.history import contains
+
+        return contains(self.db, target)
 
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows

@@ -51,6 +51,7 @@ class BuildStats:
     files: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    commits: int = 0  # commits of a clone's history stored by this run (indexer/commits.py)
 
     @property
     def blobs_parsed(self) -> int:
@@ -63,8 +64,9 @@ class BuildStats:
             parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor"
                          " changed, or facts missing)")
         parts.append(f"{len(self.versions_skipped)} already indexed and skipped")
+        history = f"; {self.commits} commit(s) of history stored" if self.commits else ""
         return (", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
-                f" earlier versions or builds; {self.files} file(s) mapped; {self.seconds:.2f} s.")
+                f" earlier versions or builds; {self.files} file(s) mapped{history}; {self.seconds:.2f} s.")
 
 
 class BuildLock:
@@ -115,7 +117,14 @@ def build(
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:
+            walk = None
+            if source.kind == "git":  # the commits between the indexed tags, for log, contains and diff:
+                from .commits import start  # read in a thread while the versions are built, written after
+
+                walk = start(db.conn, source.git_dir, scope, versions)
             Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
+            if walk is not None:
+                stats.commits = walk.finish(db.conn)
             if upstream:
                 with db.conn:
                     store.set_meta(db, "upstream", upstream)

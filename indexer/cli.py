@@ -1,5 +1,5 @@
-"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, export, serve,
-check, mcp, schema.
+"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, log, contains,
+export, serve, check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -49,6 +49,8 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
         "where": "indexer.answers.commands:where",
         "check-doc": "indexer.answers.commands:check_doc",
+        "log": "indexer.answers.history_commands:log",
+        "contains": "indexer.answers.history_commands:contains",
     }
 
     def main(self, *args, **kwargs):
@@ -138,7 +140,8 @@ def main():
 @main.command(short_help="Index versions (git tags, release archives, a directory).")
 @click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
               help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
-                   "and index are never touched.")
+                   "and index are never touched. The commits between the indexed tags are stored too (for log, "
+                   "contains and the commits diff lists).")
 @click.option("--from-pypi", is_flag=True,
               help="Read vllm's released source archives from the package index pip is configured with "
                    "(PIP_INDEX_URL, pip's global.index-url, else PyPI) instead of a git repository.")

@@ -23,7 +23,9 @@ INSTRUCTIONS = (
     "notes on inherited methods, stubs, wrappers); `which_history` gives every indexed version of a name; "
     "`diff` lists what changed between two versions; `card` gathers everything about one name (files, streaming, "
     "sentinels, templates, tests); `show_parser` and `show` print code, `code_diff` diffs it, `grep` searches "
-    "every indexed version's code at once; `export` gives a version's whole parser index.")
+    "every indexed version's code at once; `export` gives a version's whole parser index; from a database built "
+    "from a git clone, `log` lists the commits that changed a name's code between two versions and `contains` "
+    "says which versions hold a commit or a pull request.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
@@ -160,12 +162,31 @@ def register(mcp: MCPServer, run: Runner) -> None:
     async def export(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
         return _result(await run(ctx, lambda ix: ix.export(version)))
 
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "The commits from version `a` to version `b` that touched a vLLM parser name's own code files at a or at "
+        "b (followed where its code moved), oldest first: id, date, subject, pull request number and link, the "
+        "files and lines added/removed. First-parent by default (merged pull requests as one commit); "
+        "`all_parents` lists the commits of merged branches instead; `framework` adds the shared framework files. "
+        "Only for versions indexed from a git clone."))
+    async def log(name: str, a: str, b: str, kind: Kind | None = None, framework: bool = False,
+                  all_parents: bool = False, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.log(name, a, b, kind, framework, all_parents)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Which indexed vLLM versions contain a commit (`target` its id, 4 to 40 hex digits) or a pull request "
+        "(`target` \"#12345\", found by the commits' subjects, cherry-picks onto release branches included): the "
+        "first version in version order, every version that does, those that do not, and those that cannot be "
+        "asked (indexed from the package index or a directory: no commits). Answers \"which version fixed "
+        "#N?\" and \"does v0.28.0 contain #N?\"."))
+    async def contains(target: str, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contains(target)))
+
     _publish_schemas(mcp)
 
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
            "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
-           "where": "where", "check_doc": "check-doc"}
+           "where": "where", "check_doc": "check-doc", "log": "log", "contains": "contains"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:

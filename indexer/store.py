@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -212,6 +212,29 @@ create table if not exists definitions (
     name text not null, qualname text not null, line integer, end_line integer);
 create index if not exists definitions_name on definitions(name);
 create index if not exists definitions_blob on definitions(blob_key);
+-- History from a clone (build --repo; indexer/commits.py): every commit in the history of an indexed git
+-- version once. Between those versions and their common base (meta history_base) with parents and the
+-- parsed in-scope paths each touched; at and below the base listed only (parents null): every indexed
+-- version's history holds them.
+create table if not exists commits (
+    id integer primary key,
+    sha text not null unique,
+    parents text,                  -- the parents' ids, space-separated, first parent first (null: below the base)
+    date text,                     -- author date, ISO 8601 with its offset
+    author text,
+    subject text,
+    pr integer                     -- the pull request its subject names: "... (#N)", "Merge pull request #N ..."
+);
+create index if not exists commits_pr on commits(pr) where pr is not null;
+create table if not exists commit_files (
+    commit_id integer not null references commits(id),
+    path text not null,            -- a parsed in-scope path (Python under vllm/) the commit touched
+    added integer, removed integer,  -- lines, against the first parent (null: a binary file)
+    own integer,                   -- a merge: 1 when the file differs from every parent too (its own change)
+    primary key (commit_id, path)
+) without rowid;
+create index if not exists commit_files_path on commit_files(path);
+create table if not exists history_tips (sha text primary key) without rowid;  -- the commits walked so far
 """
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
@@ -625,6 +648,7 @@ MIGRATIONS: dict[int, str] = {
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
     5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
     6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
+    7: "",  # history from a clone: commits, commit_files, history_tips (filled by the next build --repo)
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import jsonschema
 import pytest
-from conftest import tpindex
+from conftest import rows, tpindex
 from test_resolve import unified_db  # noqa: F401 (a fixture)
 
 TPINDEX = str(Path(sys.executable).parent / "tpindex")
@@ -106,6 +106,7 @@ CALLS = {
     "show_parser": ({"name": "beta", "version": "v0.25.0", "method": "parse"},
                     ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
     "code_diff": ({"a": "v0.24.0", "b": "v0.25.0", "target": "beta"}, ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
+    "log": ({"name": "beta", "a": "v0.24.0", "b": "v0.27.0"}, ["log", "beta", "v0.24.0", "v0.27.0"]),
 }
 
 
@@ -128,6 +129,13 @@ async def session_checks(session, db) -> dict:
         elif name == "grep":
             got = got["matches"]
         assert got == want, name
+    (v25,) = [r[0] for r in rows(db, "select commit_id from versions where label = 'v0.25.0'")]
+    held = await session.call_tool("contains", {"target": v25[:8]})
+    jsonschema.Draft202012Validator(tools["contains"].output_schema).validate(held.structured_content)
+    assert held.structured_content == cli_json("contains", v25[:8], "--format", "json", "--db", db)
+    assert held.structured_content["versions"] == ["v0.25.0", "v0.27.0"]
+    bad = await session.call_tool("contains", {"target": "#"})
+    assert bad.is_error and "neither a commit id nor a pull request" in bad.content[0].text
     doc = "Start the server with `--tool-call-parser beta` or `--tool-call-parser betta`.\n"
     checked = await session.call_tool("check_doc", {"document": doc, "versions": ["v0.27.0"]})
     assert not checked.is_error

@@ -38,6 +38,9 @@ def diff(db, a: str, b: str) -> Diff:
                                  lambda r: r[2], lambda r: r[2]))
     changes.extend(_file_changes(db, a, b, "plant", "select file, plant, text, line from plants_v where version = ?",
                                  lambda r: f"{r[1]}: {r[2]}", lambda r: r[2]))
+    from .history import attach_commits
+
+    attach_commits(db, changes, a, b)  # from a clone: the commits of each name whose code changed
     return Diff(a=a, b=b, changes=changes)
 
 
@@ -259,7 +262,11 @@ def format_text(d: Diff, width: int | None = None) -> str:
     if not d.changes:
         return f"no changes between {d.a} and {d.b}"
     lines = [f"{len(d.changes)} change(s) from {d.a} to {d.b}:"]
-    lines += textfmt.table([(c.type, f"{c.subject}: {c.detail}") for c in d.changes], width, indent="")
+    pad = max(len(c.type) for c in d.changes) + 2
+    for c in d.changes:
+        lines += textfmt.table([(c.type.ljust(pad - 2), f"{c.subject}: {c.detail}")], width, indent="")
+        for k in c.commits or ():
+            lines += textfmt.hanging(" " * pad + f"commit {k.sha[:10]} ", k.subject, width)
     return "\n".join(lines)
 
 
@@ -282,6 +289,11 @@ def format_markdown(d: Diff, source_url=None) -> str:
             where = f"[{esc(label)}]({url})" if url else esc(label)
         if c.compare:
             where += f" ([compare]({c.compare}))"
+        detail = esc(c.detail)
+        if c.commits:
+            from .history import md_commit
+
+            detail += "<br>" + "<br>".join(md_commit(k) for k in c.commits)
         lines.append(f"| {c.type} | {esc(c.kind)} | {esc(c.name)} | {esc(c.before)} | {esc(c.after)} | {where} |"
-                     f" {esc(c.detail)} |")
+                     f" {detail} |")
     return "\n".join(lines)

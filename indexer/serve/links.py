@@ -116,3 +116,13 @@ def compare_url(upstream: str, ref_a: str, ref_b: str, path: str | None = None) 
 
     url = f"{upstream}/compare/{quote(ref_a, safe='')}...{quote(ref_b, safe='')}"
     return url + (f"#diff-{hashlib.sha256(path.encode()).hexdigest()}" if path else "")
+
+
+def commit_url(upstream: str, sha: str) -> str | None:
+    """GitHub's page of a commit; None for an upstream template."""
+    return None if "{" in upstream else f"{upstream}/commit/{quote(sha, safe='')}"
+
+
+def pull_url(upstream: str, number: int | None) -> str | None:
+    """GitHub's page of a pull request; None for an upstream template or no number."""
+    return None if "{" in upstream or number is None else f"{upstream}/pull/{int(number)}"

@@ -378,6 +378,16 @@ TABLES: dict[str, dict] = {
     "definitions": {"description": "Definitions per file content (see definitions_v).", "facets": ["kind"]},
     "tree_words": {"description": "Full-text index (contentless) of the identifiers each text file of a tree uses; "
                                   "an upper-case letter is stored as $ and its lower case. rowid = tree_blobs.id."},
+    # history from a clone (build --repo; indexer/commits.py): read by log, contains, diff and the parser pages
+    "commits": {"description": "Every commit in the history of a version indexed from a git clone, once. Those at and "
+                               "below the indexed versions' common base are listed only (parents null).",
+                "label_column": "subject", "sort_desc": "date",
+                "columns": {"parents": "the parents' ids (rowid), first parent first; null below the base",
+                            "date": "author date, ISO 8601", "pr": "the pull request its subject names"}},
+    "commit_files": {"description": "The parsed in-scope paths each commit (above the base) touched, with the lines "
+                                    "added and removed against its first parent.", "facets": ["path"],
+                     "columns": {"own": "a merge: 1 when the file differs from every parent too (its own change)"}},
+    "history_tips": {"description": "The commits whose history a build walked (the indexed git versions' commits)."},
     # the code (indexer/code.py): read through the source, diff and search pages, hidden from the table list
     "code_texts": {"description": "The code of each parsed blob, stored once: its kind and its lines as an array of "
                                   "line ids (see /-/source/VERSION/PATH).", "hidden": True, "label_column": "blob_id",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..answers.card import Card, Links, cards
 from ..answers.diff import comparer
+from ..answers.history import range_commits
 from ..answers.versions import AnswerError, indexed, nearest, require, resolve
 from ..answers.which import check_name, history, parsers_at
 from ..specs import named
@@ -59,6 +60,7 @@ class CodeChange:
     previous: str
     files: list[dict]  # {file, compare}
     moved: bool = False
+    commits: list | None = None  # answers.model.Commit, from a clone (None: no history for these versions)
 
 
 @dataclass
@@ -138,7 +140,8 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
             compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
             files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
                       "compare": compare(p)} for p in own]
-            out.append(CodeChange(b, a, files, moved=(real.get(a) or "") != (real.get(b) or "")))
+            out.append(CodeChange(b, a, files, moved=(real.get(a) or "") != (real.get(b) or ""),
+                                  commits=range_commits(db, kind, name, a, b)))
     return out
 
 
