@@ -34,6 +34,7 @@ from .answers.model import (
 
 if TYPE_CHECKING:
     from .answers.card import Card
+    from .answers.contract_model import Contract, ContractDiff
 
 
 class Index:
@@ -70,6 +71,20 @@ class Index:
         from .answers.diff import diff
 
         return diff(self.db, a, b)
+
+    def contract(self, at: str | None = None) -> Contract:
+        """The parser contract of a version (default: the newest indexed): the bases plugins derive from, the
+        registration API, the utils helpers, the types their signatures name, how serving constructs parsers."""
+        from .answers.contract import contract
+        from .answers.versions import newest
+
+        return contract(self.db, at or newest(self.db))
+
+    def contract_diff(self, a: str, b: str) -> ContractDiff:
+        """Typed changes of the parser contract from A to B (`diff A B --contract`)."""
+        from .answers.contract import contract_diff
+
+        return contract_diff(self.db, a, b)
 
     def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
         """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""

@@ -147,6 +147,8 @@ def test_calls_vllm_makes_on_parser_objects():
     (init,) = [c for c in calls if c["callee"] == "self.tool_parser"]
     assert init["line"] == line_of(SERVING, "self.tool_parser(tokenizer)")
     assert init["args"] == ["tokenizer"]
+    (star,) = [c for c in calls if c["callee"] == "self.reasoning_parser_cls"]
+    assert star["args"] == ["tokenizer", "*request.extra", "**request.kw"]
 
 
 def test_signatures_and_calls_are_stored_per_blob_and_shown_per_version(tmp_path):

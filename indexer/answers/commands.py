@@ -76,13 +76,18 @@ def which(name, at, all_, kind, fmt, db_path):
                    "lines}.")
 @click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
               help="With --code NAME: only this kind of parser (default: every kind the name has).")
+@click.option("--contract", is_flag=True,
+              help="Instead: what changed in the parser contract plugins depend on (bases, their methods' signatures "
+                   "and attributes, the registration API, utils helpers, the types they name and where they are "
+                   "imported from, how serving constructs and calls parsers), typed as griffe's breakage check does, "
+                   "with file:line on both sides; exit 1 only when a change breaks plugins.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
                    "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
                    "diff block).")
 @COLOR
 @db_option
-def diff(a, b, code_path, kind, fmt, color, db_path):
+def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
@@ -92,6 +97,19 @@ def diff(a, b, code_path, kind, fmt, color, db_path):
     ix = index(db_path)
     if kind and not code_path:
         raise Fail("--kind goes with --code NAME", "drop --kind, or add --code NAME")
+    if contract:
+        if code_path:
+            raise Fail("--contract and --code ask different questions", "use one of them")
+        from . import contract as c
+
+        result = ix.contract_diff(a, b)
+        if fmt == "json":
+            click.echo(dumps(result))
+        elif fmt == "markdown":
+            click.echo(c.format_markdown(result, d.upstream_linker(ix.db)))
+        else:
+            click.echo(c.format_text(result))
+        raise SystemExit(1 if result.breaking else 0)
     if code_path:
         from .namecode import looks_like_path
         from .source import format_diff

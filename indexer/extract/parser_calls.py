@@ -5,8 +5,8 @@ request.tools)`: method `__init__`, a construction), a method called on a parser
 class hands its base).
 
 One row per call: `{kind: tool | reasoning | super, method, callee (as written), positional (how many
-positional arguments), keywords (their names), star (a *x argument), dstar (a **x argument), args (the
-positional arguments as written), line, class, function}`.
+positional arguments), keywords (their names), star (a *x argument), dstar (a **x argument), args (every
+argument as written, in order), line, class, function}`.
 """
 
 from __future__ import annotations
@@ -48,15 +48,18 @@ def extract(root: Node) -> list[dict]:
 
 def arguments(args: Node) -> dict:
     """The shape of a call's arguments: how many positional, which keywords, whether * or ** are used."""
-    positional, keywords, star, dstar = [], [], False, False
+    positional, keywords, star, dstar, written = 0, [], False, False, []
     for a in args.named_children:
+        if a.type == "comment":
+            continue
         if a.type == "keyword_argument":
             keywords.append(text(a.child_by_field_name("name")))
         elif a.type == "list_splat":
             star = True
         elif a.type == "dictionary_splat":
             dstar = True
-        elif a.type != "comment":
-            written = " ".join(text(a).split())
-            positional.append(written if len(written) <= MAX_ARG else written[:MAX_ARG - 1] + "…")
-    return {"positional": len(positional), "keywords": keywords, "star": star, "dstar": dstar, "args": positional}
+        else:
+            positional += 1
+        one = " ".join(text(a).split())
+        written.append(one if len(one) <= MAX_ARG else one[:MAX_ARG - 1] + "…")
+    return {"positional": positional, "keywords": keywords, "star": star, "dstar": dstar, "args": written}
