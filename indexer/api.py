@@ -34,7 +34,7 @@ from .answers.model import (
 
 if TYPE_CHECKING:
     from .answers.card import Card
-    from .answers.contract_model import Contract, ContractDiff
+    from .answers.contract_model import Contract, ContractDiff, PluginReport
 
 
 class Index:
@@ -85,6 +85,17 @@ class Index:
         from .answers.contract import contract_diff
 
         return contract_diff(self.db, a, b)
+
+    def check_plugin(self, data: bytes | str, path: str = "plugin.py", tags: str | None = None,
+                     since: str | None = None, replay=None) -> PluginReport:
+        """A plugin file's source (read with tree-sitter, never executed) checked against the parser contract
+        of each indexed version (`tags`: a spec among them; default all): imports, bases, overrides,
+        constructor, super() calls, registrations and the built-ins they shadow (changes counted from
+        `since`, default the first compatible version). `replay`: the seam for --replay (the replay issue)."""
+        from .answers.plugin import check_plugin
+
+        raw = data.encode() if isinstance(data, str) else data
+        return check_plugin(self.db, raw, path, tags=tags, since=since, replay=replay)
 
     def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
         """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""

@@ -49,6 +49,7 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
         "where": "indexer.answers.commands:where",
         "check-doc": "indexer.answers.commands:check_doc",
+        "check-plugin": "indexer.answers.commands:check_plugin",
     }
 
     def main(self, *args, **kwargs):

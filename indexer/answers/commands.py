@@ -1,4 +1,4 @@
-"""Click commands for the answers: which, diff, export, card, where, check-doc, show, grep."""
+"""Click commands for the answers: which, diff, export, card, where, check-doc, check-plugin, show, grep."""
 
 from __future__ import annotations
 
@@ -304,6 +304,45 @@ def check_doc(document, at, fmt, db_path):
     else:
         click.echo("\n".join(checkdoc.format_text(report)))
     raise SystemExit(1 if report["failed"] else 0)
+
+
+@click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
+@click.argument("plugin", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--tags", metavar="SPEC",
+              help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).")
+@click.option("--since", metavar="VERSION",
+              help="The version the plugin was written against: a built-in name it shadows has its code changes "
+                   "counted from there (default: the first compatible version).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: the compatible versions, then each range of versions with what breaks or warns there; "
+                   "json: every check at every version; markdown: a summary table and a table per version.")
+@db_option
+def check_plugin(plugin, tags, since, fmt, db_path):
+    """Check a tool or reasoning parser PLUGIN file (a --tool-parser-plugin file, a module of a plugin
+    package) against the parser contract of each indexed version, without running it: its vLLM imports
+    (and where they moved), its bases, each method it overrides against the base's signature and the calls
+    vLLM makes, its constructor against how serving constructs parsers, its super() calls, its registrations
+    and the built-in names they shadow; then the first and last compatible version.
+
+    Exit status 0 when every checked version is compatible, 1 when one breaks it, 2 on error. PLUGIN may be
+    - for standard input. Imports of modules outside the scope are checked only at versions built with
+    --tree; constructors against serving's calls only where the scope holds them (build --include).
+    """
+    from . import plugin as p
+
+    try:
+        with click.open_file(plugin, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise Fail(f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input") from None
+    report = index(db_path).check_plugin(data, path=plugin if plugin != "-" else "<stdin>", tags=tags, since=since)
+    if fmt == "json":
+        click.echo(dumps(report))
+    elif fmt == "markdown":
+        click.echo(p.format_markdown(report))
+    else:
+        click.echo(p.format_text(report))
+    raise SystemExit(1 if report.broken else 0)
 
 
 @click.command(short_help="The code of a file or of a parser name at a version.")
