@@ -176,3 +176,26 @@ def test_engine_era_adapters_are_bases(tmp_path):
     c = _ix(db).contract("v0.24.0")
     bases = {k.name: k.derived for k in c.classes if k.role == "base"}
     assert bases == {"ToolParser": 2, "ParserEngineToolAdapter": 2, "ParserEngine": 2}
+
+
+def test_the_version_page_shows_the_contract_changes(contract_db):
+    import html
+    import re
+
+    from test_serve import serve
+
+    c = serve(contract_db)
+    try:
+        page = c.html("/-/version/v0.19.0")
+        section = page[page.index('id="contract"'):]
+        assert "Parser contract changes from" in section and "v0.14.0" in section
+        assert "tpindex diff v0.14.0 v0.19.0 --contract" in html.unescape(section)
+        types = re.findall(r'<td class="type">([\w-]+)</td>', section)
+        assert {"parameter-added", "construction-changed", "type-moved", "method-removed"} <= set(types)
+        assert 'class="breaking"' in section
+        assert f'href="/-/source/v0.19.0/{NEW}/abstract_tool_parser.py#L' in section  # file:line at B, stored code
+        assert f'href="/-/source/v0.14.0/{NEW}/abstract_tool_parser.py#L' in section  # and at A
+        first = c.html("/-/version/v0.10.0")
+        assert 'id="contract"' not in first
+    finally:
+        c.close()
