@@ -184,3 +184,29 @@ def test_cli(plugin_db, tmp_path):
     broken.write_text("from vllm.tool_parsers import ToolParser\nclass X(ToolParser:\n")
     out = tpindex("check-plugin", broken, "--db", plugin_db, ok=False)
     assert out.exit_code in (0, 1) and "syntax" in out.output
+
+
+def test_a_call_the_base_cannot_take_is_not_held_against_an_override(tmp_path):
+    """Serving may call a method with arguments only one parser takes (a branch for it, `# type: ignore`):
+    the base's own signature rejects that call, so it is not the contract's, and an override is not broken
+    by it (it is named in the finding)."""
+    special = '''
+class OpenAIServingChat:
+    def full(self, tokenizer, request, output, token_ids):
+        tool_parser = self.tool_parser(tokenizer)
+        if self.use_special:
+            return tool_parser.extract_tool_calls("", request=request, token_ids=token_ids)  # type: ignore
+        return tool_parser.extract_tool_calls(output, request=request)
+'''
+    repo = make_repo(tmp_path / "repo", {"v0.11.0": {
+        f"{OLD}/__init__.py": "from .abstract_tool_parser import ToolParser, ToolParserManager\n",
+        f"{OLD}/abstract_tool_parser.py": history()["v0.10.0"][f"{OLD}/abstract_tool_parser.py"],
+        f"{OLD}/alpha_tool_parser.py": history()["v0.10.0"][f"{OLD}/alpha_tool_parser.py"],
+        SERVING: special}})
+    db = tmp_path / "i.db"
+    build_tags(repo, db, "v0.11.0")
+    r = check(db, PLUGIN_V10)
+    assert r.compatible == ["v0.11.0"]
+    (ext,) = found(at(r, "v0.11.0"), "override", subject="extract_tool_calls")
+    assert ext.status == "ok"
+    assert f"{SERVING}:{line_of(special, 'token_ids=token_ids')}" in ext.message and "left out" in ext.message

@@ -108,7 +108,7 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
         elif fmt == "markdown":
             click.echo(c.format_markdown(result, d.upstream_linker(ix.db)))
         else:
-            click.echo(c.format_text(result))
+            click.echo(c.format_text(result, textfmt.output_width()))
         raise SystemExit(1 if result.breaking else 0)
     if code_path:
         from .namecode import looks_like_path
@@ -329,6 +329,7 @@ def check_plugin(plugin, tags, since, fmt, db_path):
     --tree; constructors against serving's calls only where the scope holds them (build --include).
     """
     from . import plugin as p
+    from . import textfmt
 
     try:
         with click.open_file(plugin, "rb") as f:
@@ -341,7 +342,7 @@ def check_plugin(plugin, tags, since, fmt, db_path):
     elif fmt == "markdown":
         click.echo(p.format_markdown(report))
     else:
-        click.echo(p.format_text(report))
+        click.echo(p.format_text(report, textfmt.output_width()))
     raise SystemExit(1 if report.broken else 0)
 
 

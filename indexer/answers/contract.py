@@ -583,18 +583,20 @@ def _call_changes(ca: Contract, cb: Contract, out: list) -> None:
 
 # -- text and Markdown ----------------------------------------------------------------------------------------
 
-def format_text(d: ContractDiff) -> str:
+def format_text(d: ContractDiff, width: int | None = None) -> str:
+    """One line per change (wrapped under itself on a terminal of `width` columns): a `!` for a change that
+    breaks plugins, its type, subject and explanation, and its file:line at A -> at B."""
+    from .textfmt import hanging
+
     if not d.changes:
         lines = [f"contract {d.a} -> {d.b}: no contract change"]
     else:
         lines = [f"contract {d.a} -> {d.b}: {len(d.changes)} change(s), {d.breaking} breaking"
                  " (! marks a change that breaks plugins)"]
-        width = max(len(c.type) for c in d.changes)
+        w = max(len(c.type) for c in d.changes)
         for c in d.changes:
-            lines.append(f"{'!' if c.breaking else ' '} {c.type:<{width}}  {c.subject}: {c.explanation}")
-            sides = _sides(c)
-            if sides:
-                lines.append(f"  {'':<{width}}  {sides}")
+            first = f"{'!' if c.breaking else ' '} {c.type:<{w}}  "
+            lines += hanging(first, f"{c.subject}: {c.explanation} [{_sides(c)}]", width)
     lines += [f"note: {n}" for n in d.notes]
     return "\n".join(lines)
 

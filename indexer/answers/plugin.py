@@ -752,7 +752,11 @@ def _key(pv: PluginVersion) -> tuple:
                                 for f in pv.findings if f.status != "ok")
 
 
-def format_text(r: PluginReport) -> str:
+def format_text(r: PluginReport, width: int | None = None) -> str:
+    """The compatible versions, then each range of versions with the same findings, one finding a line
+    (wrapped under itself on a terminal of `width` columns)."""
+    from .textfmt import hanging
+
     p = r.plugin
     labels = [v.version for v in r.versions]
     classes = ", ".join(c.name for c in p.classes) or "no class"
@@ -779,7 +783,7 @@ def format_text(r: PluginReport) -> str:
             if f.status == "ok":
                 continue
             at_line = f" (plugin line {f.plugin_line})" if f.plugin_line else ""
-            lines.append(f"  {f.status:<9} {f.what:<12} {f.subject}{at_line}: {f.message}")
+            lines += hanging(f"  {f.status:<9} {f.what:<12} ", f"{f.subject}{at_line}: {f.message}", width)
     lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
 
