@@ -460,12 +460,19 @@ def compare_signatures(subject: str, sa: Signature, sb: Signature, overridable: 
     common = [n for n in na if n in ib]
     pos_a = [n for n in na if n in ib and pa[ia[n]].kind in POSITIONAL and pb[ib[n]].kind in POSITIONAL]
     pos_b = [n for n in nb if n in pos_a]
+    kinds: dict[tuple[str, str], list[str]] = {}
     for name in common:
         x, y = pa[ia[name]], pb[ib[name]]
         if x.kind != y.kind:
-            add("parameter-changed-kind", name, f"{name} was {x.kind}, now {y.kind}: calls that pass it "
-                f"{'by position' if y.kind == 'keyword-only' else 'by keyword' if y.kind == 'positional-only' else 'as before'}"
-                " may fail.", True, x.kind, y.kind)
+            kinds.setdefault((x.kind, y.kind), []).append(name)
+    for (was, now), names in kinds.items():  # one change for the parameters a `*` or `/` moved together
+        how = 'by position' if now == 'keyword-only' else 'by keyword' if now == 'positional-only' else 'as before'
+        add("parameter-changed-kind", ", ".join(names), f"{', '.join(names)} {'was' if len(names) == 1 else 'were'} "
+            f"{was}, now {now}: calls that pass {'it' if len(names) == 1 else 'them'} {how} fail.", True, was, now)
+    for name in common:
+        x, y = pa[ia[name]], pb[ib[name]]
+        if x.kind != y.kind:
+            pass
         elif name in pos_a and pos_a.index(name) != pos_b.index(name):
             add("parameter-moved", name, f"{name} moved from position {ia[name] + 1} to {ib[name] + 1}: positional calls "
                 "now pass their arguments to other parameters.", True)
