@@ -156,6 +156,15 @@ def register(mcp: MCPServer, run: Runner) -> None:
         return _result(await run(ctx, lambda ix: ix.check_doc(document, versions)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
+        "The parser contract of one vLLM version (default: the newest indexed), what parser plugins depend on: "
+        "the base classes (ToolParser, ReasoningParser, the engine's Parser, ParserEngine and adapters) with their "
+        "methods' signatures as written, the kind of body each has and their class attributes, the managers' "
+        "registration API, the utils helpers, the modules each can be imported from, the types the signatures "
+        "name with the module they are imported from, and the calls vLLM's code makes on parser objects."))
+    async def contract(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contract(version)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
         "What changed in the parser contract plugin authors depend on, from version `a` to version `b`: the bases "
         "(ToolParser, ReasoningParser, the engine's Parser and adapters), their methods' signatures and class "
         "attributes, the registration API (register_module, register_lazy_module), the utils helpers, the types "
@@ -191,7 +200,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
            "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
-           "where": "where", "check_doc": "check-doc", "contract_diff": "diff-contract",
+           "where": "where", "check_doc": "check-doc", "contract_diff": "diff-contract", "contract": "contract",
            "check_plugin": "check-plugin"}
 
 

@@ -140,6 +140,10 @@ async def session_checks(session, db) -> dict:
 
     assert checked.structured_content == Index(db).check_doc(doc, ["v0.27.0"])
     assert [r["status"] for r in checked.structured_content["versions"][0]["results"]] == ["ok", "wrong"]
+    contract = await session.call_tool("contract", {"version": "v0.27.0"})
+    assert not contract.is_error, contract.content
+    jsonschema.Draft202012Validator(tools["contract"].output_schema).validate(contract.structured_content)
+    assert contract.structured_content == Index(db).contract("v0.27.0").to_json()
     plugin = await session.call_tool("check_plugin", {"source": PLUGIN})
     assert not plugin.is_error, plugin.content
     jsonschema.Draft202012Validator(tools["check_plugin"].output_schema).validate(plugin.structured_content)

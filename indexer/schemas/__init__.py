@@ -97,7 +97,7 @@ def generate() -> dict[str, dict]:
                              ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff),
                              ("diff-contract", "tpindex diff A B --contract --format json",
                               contract_model.ContractDiff),
-                             ("contract", "the parser contract of a version (Index.contract, MCP contract)",
+                             ("contract", "the parser contract of a version (Index.contract, the MCP tool contract)",
                               contract_model.Contract),
                              ("check-plugin", "tpindex check-plugin FILE.py --format json",
                               contract_model.PluginReport)):
