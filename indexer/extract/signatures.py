@@ -22,46 +22,52 @@ POS_ONLY, POS_OR_KW, VAR_POS, KW_ONLY, VAR_KW = (
 
 def extract(root: Node) -> list[dict]:
     rows = []
+    names: dict[int, str] = {}  # class node id -> its qualified name, computed once a class
     for caps in matches(query("signatures.scm"), root):
         if "function" in caps:
-            row = _function(caps["function"][0], caps["params"][0])
+            row = _function(caps["function"][0], caps["name"][0], caps["params"][0], names)
         else:
-            row = _attribute(caps["assign"][0])
+            row = _attribute(caps["assign"][0], caps["attr"][0], names)
         if row is not None:
             rows.append(row)
     rows.sort(key=lambda r: (r["line"], r["kind"], r["name"]))
     return rows
 
 
-def _owner(node: Node) -> tuple[str, Node | None] | None:
-    """('class', the class node) for a definition directly in a class body, ('module', None) at module level
-    (or in an `if` / `try` there), None inside a function."""
+def _owner(node: Node, names: dict[int, str]) -> tuple[str, str | None] | None:
+    """('class', its qualified name) for a definition directly in a class body, ('module', None) at module
+    level (or in an `if` / `try` there), None inside a function."""
     n = node.parent
     while n is not None:
-        if n.type == "function_definition":
+        t = n.type
+        if t == "function_definition":
             return None
-        if n.type == "class_definition":
-            return "class", n
+        if t == "class_definition":
+            if n.id not in names:
+                names[n.id] = qualname(n)
+            return "class", names[n.id]
         n = n.parent
     return "module", None
 
 
 def _cut(value: str | None) -> str | None:
-    if value is None:
-        return None
-    value = " ".join(value.split()) if "\n" in value else value
+    if not value:
+        return value
+    if "\n" in value:
+        value = " ".join(value.split())
     return value if len(value) <= MAX_TEXT else value[:MAX_TEXT - 1] + "…"
 
 
-def _function(defn: Node, params: Node) -> dict | None:
-    owner = _owner(defn)
+def _function(defn: Node, name: Node, params: Node, names: dict[int, str]) -> dict | None:
+    owner = _owner(defn, names)
     if owner is None:
         return None
-    stmt = defn.parent if defn.parent is not None and defn.parent.type == "decorated_definition" else defn
+    parent = defn.parent
+    stmt = parent if parent is not None and parent.type == "decorated_definition" else defn
     decorators = [text(d.named_children[0]) for d in stmt.named_children if d.type == "decorator"] \
         if stmt is not defn else []
-    cls = qualname(owner[1]) if owner[0] == "class" else None
-    return {"kind": "method" if cls else "function", "class": cls, "name": text(defn.child_by_field_name("name")),
+    cls = owner[1]
+    return {"kind": "method" if cls else "function", "class": cls, "name": text(name),
             "line": line(stmt), "end_line": defn.end_point.row + 1, "params": parameters(params),
             "returns": _cut(text(defn.child_by_field_name("return_type")) or None), "decorators": decorators,
             "is_async": any(c.type == "async" for c in defn.children), "annotation": None, "value": None}
@@ -101,13 +107,13 @@ def parameters(params: Node) -> list[list]:
     return out
 
 
-def _attribute(assign: Node) -> dict | None:
-    owner = _owner(assign)
+def _attribute(assign: Node, left: Node, names: dict[int, str]) -> dict | None:
+    owner = _owner(assign, names)
     if owner is None or owner[0] != "class":
         return None
     right = assign.child_by_field_name("right")
     annotation = assign.child_by_field_name("type")
-    return {"kind": "attribute", "class": qualname(owner[1]), "name": text(assign.child_by_field_name("left")),
+    return {"kind": "attribute", "class": owner[1], "name": text(left),
             "line": line(assign), "end_line": assign.end_point.row + 1, "params": None, "returns": None,
             "decorators": [], "is_async": False, "annotation": _cut(text(annotation) if annotation else None),
             "value": _cut(text(right) if right is not None else None)}
