@@ -578,14 +578,17 @@ def _call_changes(ca: Contract, cb: Contract, out: list) -> None:
         before = "; ".join(dict.fromkeys(c.text for c in old))
         after = "; ".join(dict.fromkeys(c.text for c in new)) or "; ".join(dict.fromkeys(c.text for c in ys))
         f = (new or ys)[0]
-        if method == "__init__":
-            out.append(ContractChange("construction-changed", f"{kind} parser construction", (
-                f"vLLM now constructs {kind} parsers as {after} ({f.file}:{f.line}), was {before}: a plugin's __init__ "
-                "must accept the new arguments."), bool(new), before, after, old[0].file, old[0].line, f.file, f.line))
+        what = f"constructs {kind} parsers" if method == "__init__" else f"calls {method}"
+        if new:
+            why = (f"vLLM now {what} as {after} ({f.file}:{f.line}), was {before}: "
+                   + ("a plugin's __init__ must accept the new arguments." if method == "__init__" else
+                      f"an override of {method} must accept those arguments."))
         else:
-            out.append(ContractChange("call-changed", f"{kind} parser {method}()", (
-                f"vLLM now calls {method} as {after} ({f.file}:{f.line}), was {before}: an override of {method} must "
-                "accept those arguments."), bool(new), before, after, old[0].file, old[0].line, f.file, f.line))
+            why = f"vLLM no longer {what} as {before}; the other ways it does ({after}) were there already."
+        type_ = "construction-changed" if method == "__init__" else "call-changed"
+        subject = f"{kind} parser construction" if method == "__init__" else f"{kind} parser {method}()"
+        out.append(ContractChange(type_, subject, why, bool(new), before, after, old[0].file, old[0].line,
+                                  f.file, f.line))
 
 
 # -- text and Markdown ----------------------------------------------------------------------------------------
