@@ -36,6 +36,7 @@ from .answers.model import (
 
 if TYPE_CHECKING:
     from .answers.card import Card
+    from .answers.contract_model import Contract, ContractDiff, PluginReport
 
 
 class Index:
@@ -72,6 +73,31 @@ class Index:
         from .answers.diff import diff
 
         return diff(self.db, a, b)
+
+    def contract(self, at: str | None = None) -> Contract:
+        """The parser contract of a version (default: the newest indexed): the bases plugins derive from, the
+        registration API, the utils helpers, the types their signatures name, how serving constructs parsers."""
+        from .answers.contract import contract
+        from .answers.versions import newest
+
+        return contract(self.db, at or newest(self.db))
+
+    def contract_diff(self, a: str, b: str) -> ContractDiff:
+        """Typed changes of the parser contract from A to B (`diff A B --contract`)."""
+        from .answers.contract import contract_diff
+
+        return contract_diff(self.db, a, b)
+
+    def check_plugin(self, data: bytes | str, path: str = "plugin.py", tags: str | None = None,
+                     since: str | None = None, replay=None) -> PluginReport:
+        """A plugin file's source (read with tree-sitter, never executed) checked against the parser contract
+        of each indexed version (`tags`: a spec among them; default all): imports, bases, overrides,
+        constructor, super() calls, registrations and the built-ins they shadow (changes counted from
+        `since`, default the first compatible version). `replay`: the seam for --replay (the replay issue)."""
+        from .answers.plugin import check_plugin
+
+        raw = data.encode() if isinstance(data, str) else data
+        return check_plugin(self.db, raw, path, tags=tags, since=since, replay=replay)
 
     def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
         """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""

@@ -51,6 +51,7 @@ class LazyGroup(click.Group):
         "check-doc": "indexer.answers.commands:check_doc",
         "log": "indexer.answers.history_commands:log",
         "contains": "indexer.answers.history_commands:contains",
+        "check-plugin": "indexer.answers.commands:check_plugin",
     }
 
     def main(self, *args, **kwargs):

@@ -25,7 +25,9 @@ INSTRUCTIONS = (
     "sentinels, templates, tests); `show_parser` and `show` print code, `code_diff` diffs it, `grep` searches "
     "every indexed version's code at once; `export` gives a version's whole parser index; from a database built "
     "from a git clone, `log` lists the commits that changed a name's code between two versions and `contains` "
-    "says which versions hold a commit or a pull request.")
+    "says which versions hold a commit or a pull request; `contract_diff` and "
+    "`check_plugin` answer plugin authors (what changed in the contract their plugins depend on, and whether a "
+    "plugin's source works at each version).")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
@@ -156,6 +158,39 @@ def register(mcp: MCPServer, run: Runner) -> None:
         return _result(await run(ctx, lambda ix: ix.check_doc(document, versions)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
+        "The parser contract of one vLLM version (default: the newest indexed), what parser plugins depend on: "
+        "the base classes (ToolParser, ReasoningParser, the engine's Parser, ParserEngine and adapters) with their "
+        "methods' signatures as written, the kind of body each has and their class attributes, the managers' "
+        "registration API, the utils helpers, the modules each can be imported from, the types the signatures "
+        "name with the module they are imported from, and the calls vLLM's code makes on parser objects."))
+    async def contract(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contract(version)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "What changed in the parser contract plugin authors depend on, from version `a` to version `b`: the bases "
+        "(ToolParser, ReasoningParser, the engine's Parser and adapters), their methods' signatures and class "
+        "attributes, the registration API (register_module, register_lazy_module), the utils helpers, the types "
+        "the signatures name and the modules they are imported from, where each is importable, and how serving "
+        "constructs and calls parsers. Each change is typed as griffe's API breakage check does (parameter-added, "
+        "parameter-removed, parameter-renamed, ..., class-moved, import-path-removed, construction-changed), with "
+        "file:line on both sides, `breaking` from a plugin's side and an explanation."))
+    async def contract_diff(a: str, b: str, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contract_diff(a, b)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Check a vLLM tool or reasoning parser plugin (its Python source as text; it is read, never run) against "
+        "the parser contract of each indexed version (`versions`: a tag spec among them, default all): its vLLM "
+        "imports and where they moved, its bases, each override against the base's signature and vLLM's calls, "
+        "its constructor against how serving constructs parsers, its super() calls, its registrations and the "
+        "built-in names they shadow (with the built-in's code changes since `since`). Gives the compatible "
+        "versions, the first and last, and why the others break."))
+    async def check_plugin(source: str, versions: str | None = None, since: str | None = None,
+                           ctx: Context | None = None) -> CallToolResult:
+        if len(source) > 200_000:
+            raise ToolError("the plugin is over 200 kB; check its modules one by one")
+        return _result(await run(ctx, lambda ix: ix.check_plugin(source, "plugin.py", tags=versions, since=since)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
         "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
         "where it is registered, its registered class, the class and file that really implement it, adapter, "
         "wrapper, aliases, streaming support, notes, chat templates and tests."))
@@ -186,7 +221,8 @@ def register(mcp: MCPServer, run: Runner) -> None:
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
            "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
-           "where": "where", "check_doc": "check-doc", "log": "log", "contains": "contains"}
+           "where": "where", "check_doc": "check-doc", "log": "log", "contains": "contains",
+           "contract_diff": "diff-contract", "contract": "contract", "check_plugin": "check-plugin"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:

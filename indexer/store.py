@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -180,6 +180,21 @@ create table if not exists env_defaults (
     how text,                      -- environment (a lambda of the module's table) | declared (under TYPE_CHECKING)
     value text,                    -- the default configuration's value as a Python literal; null: not readable
     variable text, written text, line integer);
+-- The parser contract (issue 28): functions' and methods' signatures as written and class attributes
+-- (extract/signatures.py), and the calls vLLM's code makes on parser objects (extract/parser_calls.py).
+create table if not exists signatures (
+    unit_id integer not null references units(id),
+    kind text not null,            -- function | method | attribute
+    class text, name text not null, line integer, end_line integer,
+    params text,                   -- JSON [[name, kind, annotation, default], ...] (functions and methods)
+    returns text, decorators text, is_async integer,
+    annotation text, value text);  -- attributes
+create table if not exists parser_calls (
+    unit_id integer not null references units(id),
+    kind text not null,            -- tool | reasoning (a call on a parser object or class) | super
+    method text not null,          -- __init__ for a construction
+    callee text, positional integer, keywords text, star integer, dstar integer, args text,
+    line integer, class text, function text);
 create table if not exists parser_code (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, path text not null,
@@ -239,7 +254,7 @@ create table if not exists history_tips (sha text primary key) without rowid;  -
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
                "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings",
-               "class_sets", "env_defaults")
+               "class_sets", "env_defaults", "signatures", "parser_calls")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -320,6 +335,14 @@ VIEWS = {
     "adapter_bindings_v": """
         select vf.version, vf.file, a.adapter, a.pos, a.parser_written, a.parser, a.line, vf.version_ord
         from adapter_bindings a join version_files vf on vf.unit_id = a.unit_id""",
+    "signatures_v": """
+        select vf.version, vf.file, vf.module, s.kind, s.class, s.name, s.line, s.end_line, s.params, s.returns,
+               s.decorators, s.is_async, s.annotation, s.value, vf.version_ord
+        from signatures s join version_files vf on vf.unit_id = s.unit_id""",
+    "parser_calls_v": """
+        select vf.version, vf.file, c.kind, c.method, c.callee, c.positional, c.keywords, c.star, c.dstar, c.args,
+               c.line, c.class, c.function, vf.version_ord
+        from parser_calls c join version_files vf on vf.unit_id = c.unit_id""",
     "name_checks_v": """
         select vf.version, vf.file, n.kind, n.name, n.class, n.module, n.line, n.via, n.owner, vf.version_ord
         from name_checks n join version_files vf on vf.unit_id = n.unit_id""",
@@ -649,6 +672,7 @@ MIGRATIONS: dict[int, str] = {
     5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
     6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
     7: "",  # history from a clone: commits, commit_files, history_tips (filled by the next build --repo)
+    8: "",  # signatures and parser_calls (the parser contract): new tables and views; the extractor bump fills them
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).

@@ -1,4 +1,4 @@
-"""Click commands for the answers: which, diff, export, card, where, check-doc, show, grep."""
+"""Click commands for the answers: which, diff, export, card, where, check-doc, check-plugin, show, grep."""
 
 from __future__ import annotations
 
@@ -76,13 +76,18 @@ def which(name, at, all_, kind, fmt, db_path):
                    "lines}.")
 @click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
               help="With --code NAME: only this kind of parser (default: every kind the name has).")
+@click.option("--contract", is_flag=True,
+              help="Instead: what changed in the parser contract plugins depend on (bases, their methods' signatures "
+                   "and attributes, the registration API, utils helpers, the types they name and where they are "
+                   "imported from, how serving constructs and calls parsers), typed as griffe's breakage check does, "
+                   "with file:line on both sides; exit 1 only when a change breaks plugins.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
                    "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
                    "diff block).")
 @COLOR
 @db_option
-def diff(a, b, code_path, kind, fmt, color, db_path):
+def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
@@ -92,6 +97,19 @@ def diff(a, b, code_path, kind, fmt, color, db_path):
     ix = index(db_path)
     if kind and not code_path:
         raise Fail("--kind goes with --code NAME", "drop --kind, or add --code NAME")
+    if contract:
+        if code_path:
+            raise Fail("--contract and --code ask different questions", "use one of them")
+        from . import contract as c
+
+        result = ix.contract_diff(a, b)
+        if fmt == "json":
+            click.echo(dumps(result))
+        elif fmt == "markdown":
+            click.echo(c.format_markdown(result, d.upstream_linker(ix.db)))
+        else:
+            click.echo(c.format_text(result, textfmt.output_width()))
+        raise SystemExit(1 if result.breaking else 0)
     if code_path:
         from .namecode import looks_like_path
         from .source import format_diff
@@ -286,6 +304,46 @@ def check_doc(document, at, fmt, db_path):
     else:
         click.echo("\n".join(checkdoc.format_text(report)))
     raise SystemExit(1 if report["failed"] else 0)
+
+
+@click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
+@click.argument("plugin", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--tags", metavar="SPEC",
+              help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).")
+@click.option("--since", metavar="VERSION",
+              help="The version the plugin was written against: a built-in name it shadows has its code changes "
+                   "counted from there (default: the first compatible version).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: the compatible versions, then each range of versions with what breaks or warns there; "
+                   "json: every check at every version; markdown: a summary table and a table per version.")
+@db_option
+def check_plugin(plugin, tags, since, fmt, db_path):
+    """Check a tool or reasoning parser PLUGIN file (a --tool-parser-plugin file, a module of a plugin
+    package) against the parser contract of each indexed version, without running it: its vLLM imports
+    (and where they moved), its bases, each method it overrides against the base's signature and the calls
+    vLLM makes, its constructor against how serving constructs parsers, its super() calls, its registrations
+    and the built-in names they shadow; then the first and last compatible version.
+
+    Exit status 0 when every checked version is compatible, 1 when one breaks it, 2 on error. PLUGIN may be
+    - for standard input. Imports of modules outside the scope are checked only at versions built with
+    --tree; constructors against serving's calls only where the scope holds them (build --include).
+    """
+    from . import plugin as p
+    from . import textfmt
+
+    try:
+        with click.open_file(plugin, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise Fail(f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input") from None
+    report = index(db_path).check_plugin(data, path=plugin if plugin != "-" else "<stdin>", tags=tags, since=since)
+    if fmt == "json":
+        click.echo(dumps(report))
+    elif fmt == "markdown":
+        click.echo(p.format_markdown(report))
+    else:
+        click.echo(p.format_text(report, textfmt.output_width()))
+    raise SystemExit(1 if report.broken else 0)
 
 
 @click.command(short_help="The code of a file or of a parser name at a version.")

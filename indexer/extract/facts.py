@@ -13,10 +13,12 @@ from . import (
     imports,
     markers,
     namechecks,
+    parser_calls,
     plants,
     registry,
     request_settings,
     sentinels,
+    signatures,
 )
 from .ts import combined, parser, prime, unprime
 
@@ -34,6 +36,8 @@ KINDS = {
     "class_sets": class_sets.extract,
     "env_defaults": env_defaults.extract,
     "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
+    "signatures": signatures.extract,  # the parser contract: functions' signatures, class attributes
+    "parser_calls": parser_calls.extract,  # how vLLM's code constructs and calls parser objects
 }
 # Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings and plants;
 # a module elsewhere (scope.MODULE) gets every other kind, registrations and name checks included (the

@@ -283,6 +283,32 @@ TABLES: dict[str, dict] = {
                     "owner": "the class owning a unified_parser_cls() method", "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
+    "signatures_v": {
+        "description": "The parser contract as written: every module-level function and method with its "
+                       "parameters (name, kind, annotation, default), its return annotation and decorators, and "
+                       "every attribute a class body declares (what tpindex diff --contract and check-plugin read).",
+        "facets": ["kind", "version"],
+        "columns": {"kind": "function (module level), method (in a class body) or attribute (a class attribute)",
+                    "class": "the class (blank: module level)",
+                    "params": "JSON [[name, kind, annotation, default], ...]; kind positional-only, "
+                              "positional-or-keyword, var-positional, keyword-only or var-keyword",
+                    "returns": "the return annotation as written", "decorators": "JSON list of decorators",
+                    "annotation": "an attribute's annotation", "value": "an attribute's value as written",
+                    "line": "first line (its first decorator, if any)", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "parser_calls_v": {
+        "description": "Calls vLLM's own code makes on parser objects: constructions (method __init__: "
+                       "self.tool_parser(tokenizer), tool_parser_cls(tokenizer, request.tools)), method calls on a "
+                       "parser object, and super().method(...) calls (kind super).",
+        "facets": ["kind", "method", "version"],
+        "columns": {"kind": "tool, reasoning (what is called) or super", "callee": "the callee as written",
+                    "positional": "number of positional arguments", "keywords": "JSON list of keyword argument names",
+                    "star": "1: a *x argument", "dstar": "1: a **x argument",
+                    "args": "JSON list of the positional arguments as written",
+                    "function": "the enclosing function (Class.method)", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "version_files": {
         "description": "The in-scope files of each version, with the module each defines.",
         "facets": ["version", "parse_status"],
@@ -366,6 +392,10 @@ TABLES: dict[str, dict] = {
                          "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
+    "signatures": {"description": "Signatures and class attributes per unit (see signatures_v).", "facets": ["kind"],
+                   "columns": {"unit_id": UNIT}},
+    "parser_calls": {"description": "Calls on parser objects per unit (see parser_calls_v).", "facets": ["kind"],
+                     "columns": {"unit_id": UNIT}},
     "tree_paths": {"description": "Every path seen in a version's tree (build --tree), once.", "label_column": "path"},
     "tree_blobs": {"description": "File contents of the trees (build --tree): what is stored for each.",
                    "label_column": "blob_id",

@@ -158,6 +158,7 @@ class VersionPage:
     total: int
     changes: dict | None  # answers.diff.diff(previous, version)
     files: int = 0
+    contract: object | None = None  # Index.contract_diff(previous, version): the parser contract's changes
 
 
 def version_page(db, label: str) -> VersionPage:
@@ -181,8 +182,11 @@ def version_page(db, label: str) -> VersionPage:
         groups.append((kind, by_impl))
         counts[kind] = {i: len(rs) for i, rs in by_impl}
     files = db.execute("select file_count from versions where label = ?", [version]).fetchone()[0] or 0
+    from ..api import Index
+
+    contract = Index(db).contract_diff(prev, version) if prev else None
     return VersionPage(version, prev, nxt, groups, counts, len(rows), diff(db, prev, version) if prev else None,
-                       files)
+                       files, contract)
 
 
 # ---- the search box ---------------------------------------------------------------------------------
