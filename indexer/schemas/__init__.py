@@ -94,7 +94,8 @@ def generate() -> dict[str, dict]:
                              ("show", "tpindex show PATH[:LINE[-END]] --format json", model.Shown),
                              ("show-name", "tpindex show NAME [--method M] --format json", model.NameSpans),
                              ("diff-code", "tpindex diff A B --code PATH --format json", model.CodeDiff),
-                             ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff)):
+                             ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff),
+                             ("replay", "tpindex replay NAME --format json", model.Replay)):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}

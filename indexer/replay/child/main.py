@@ -1,0 +1,84 @@
+"""Child side: the replay process tpindex starts with the replay environment's interpreter (by file path).
+
+Protocol: the first line on standard input is a header {"preload": [modules], "parallel": N}; each following
+line a job (drive.run's input, plus "id", "out", "limits"). This process imports the third-party packages
+once (pydantic, openai, fastapi, ...; never vLLM), then forks one worker per job, at most N at a time. A
+worker moves into its own process group, sets its limits (resource.setrlimit: address space, CPU seconds),
+replays the job and writes its result to job["out"]. This process reports on standard output one line per
+event: `start ID PID` and `done ID STATUS` (the wait status). tpindex enforces each job's wall-clock
+timeout by killing the worker's process group, and its own overall timeout by killing this one's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import resource
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def worker(job: dict) -> None:
+    os.setpgid(0, 0)
+    limits = job.get("limits") or {}
+    if limits.get("memory"):
+        resource.setrlimit(resource.RLIMIT_AS, (limits["memory"], limits["memory"]))
+    if limits.get("cpu"):
+        resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"] + 1))
+    log = os.open(job["out"] + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.path.insert(0, HERE)
+    import drive
+
+    try:
+        result = drive.run(job)
+    except BaseException as e:  # noqa: B036 - the worker reports whatever ended it
+        result = {"version": job.get("version"), "error": {"type": type(e).__name__, "message": str(e)[:400],
+                                                            "where": None}, "modes": {}}
+    tmp = job["out"] + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, default=str)
+    os.replace(tmp, job["out"])
+
+
+def main() -> None:
+    header = json.loads(sys.stdin.readline())
+    for name in header.get("preload", []):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: S110 - a package that fails here fails again, visibly, in the job
+            pass
+    parallel = max(1, int(header.get("parallel") or 1))
+    jobs = [json.loads(line) for line in sys.stdin if line.strip()]
+    running: dict[int, str] = {}
+    queue = list(jobs)
+
+    def emit(*parts) -> None:
+        sys.stdout.write(" ".join(str(p) for p in parts) + "\n")
+        sys.stdout.flush()
+
+    while queue or running:
+        while queue and len(running) < parallel:
+            job = queue.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    worker(job)
+                finally:
+                    os._exit(0)
+            try:
+                os.setpgid(pid, pid)  # as the worker does itself: whichever runs first
+            except OSError:
+                pass
+            running[pid] = job["id"]
+            emit("start", job["id"], pid)
+        pid, status = os.wait()
+        if pid in running:
+            emit("done", running.pop(pid), status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""Replay orchestration: versions -> trees -> environment -> child jobs -> the `Replay` answer and its
+changes over the versions."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+from ..answers.model import Replay, ReplayCall, ReplayChange, ReplayMode, ReplayVersion
+from .trees import ReplayError, cache_root, materialize
+
+SPLITS = ("token", "char", "word")
+_SPLIT = re.compile(r"^(token|char|word|random:\d+|interval:[1-9]\d*)$")
+MODES = ("nonstream", "stream", "serving")
+DEFAULT_TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Get the current weather in a city.",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "The city"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}}]
+# A sentinel the synthetic tokenizer makes one special token: a whole tag (<tool_call>, <|python_tag|>,
+# [TOOL_CALLS], <｜tool▁sep｜>), not a fragment of one (<function=) nor a literal of the grammar ({).
+_TOKEN = re.compile(r"^(<[^<>\s]{1,60}>|\[[A-Za-z_]{2,40}\])$")
+_WRITTEN = re.compile(r"^SpecialTokens\.\w+\.value$")
+
+
+def check_split(split: str) -> str:
+    if not _SPLIT.match(split):
+        raise ReplayError(f"unknown split {split!r}", "use token, char, word, random:SEED or interval:K")
+    return split
+
+
+def _rows(db, versions: list[str]) -> dict[str, dict]:
+    rows = db.execute(f"select label, ref, commit_id, source, origin from versions where label in "
+                      f"({', '.join('?' * len(versions))})", versions).fetchall()
+    return {r[0]: {"label": r[0], "ref": r[1], "commit_id": r[2], "source": r[3], "origin": r[4]} for r in rows}
+
+
+def _registered(db, version: str, kind: str, name: str) -> bool:
+    return db.execute("select 1 from parser_map pm join versions v on v.id = pm.version_id where v.label = ? "
+                      "and pm.kind = ? and pm.name = ?", (version, kind, name)).fetchone() is not None
+
+
+def specials_of(db, name: str, version: str, kind: str) -> tuple[list[str], list[str]]:
+    """The name's sentinels at a version (its card's sentinel facts) that are whole tokens, and those written
+    as an expression the child resolves (SpecialTokens.x.value)."""
+    from ..answers.card import cards
+
+    try:
+        found = cards(db, name, version, kind)
+    except Exception:  # noqa: BLE001 - no card: no sentinels (the replay still runs)
+        return [], []
+    values = [s["value"] for c in found for s in c.sentinels]
+    return ([v for v in dict.fromkeys(values) if _TOKEN.match(v)],
+            [v for v in dict.fromkeys(values) if _WRITTEN.match(v)])
+
+
+def replay(db, name: str, at: str | None = None, tags: str | None = None, text: str | None = None,
+           deltas: list | None = None, splits: list[str] | None = None, tools: list | None = None,
+           tool_choice: str = "auto", reasoning_parser: str | None = None, tokenizer_file: str | None = None,
+           modes: list[str] | None = None, timeout: float = 60.0, jobs: int | None = None, progress=None) -> Replay:
+    from ..answers.grep import select_versions
+    from ..answers.versions import newest
+    from . import env, runner
+
+    if (text is None) == (deltas is None):
+        raise ReplayError("give the raw model output: --text FILE or --deltas FILE.json (one of them)",
+                          "--text takes the output as one text; --deltas the exact deltas of a log")
+    splits = [check_split(s) for s in (splits or ["token"])]
+    modes = list(modes or MODES)
+    for m in modes:
+        if m not in MODES:
+            raise ReplayError(f"unknown mode {m!r}", f"use {', '.join(MODES)}")
+    if tool_choice not in ("auto", "required", "none") and not re.match(r"^[\w.\-]+$", tool_choice):
+        raise ReplayError(f"--tool-choice {tool_choice!r} is not auto, required, none or a function name",
+                          "e.g. --tool-choice get_weather")
+    versions = select_versions(db, tags, at) if (at or tags) else [newest(db)]
+    rows = _rows(db, versions)
+    root = cache_root()
+    answers: dict[str, ReplayVersion] = {}
+    job_list = []
+    for v in versions:
+        if not _registered(db, v, "tool", name):
+            answers[v] = _empty(v, "not-registered", f"{name} is not a registered tool parser at {v}")
+            continue
+        if reasoning_parser and not _registered(db, v, "reasoning", reasoning_parser):
+            answers[v] = _empty(v, "not-registered", f"{reasoning_parser} is not a registered reasoning parser at {v}")
+            continue
+        specials, written = specials_of(db, name, v, "tool")
+        if reasoning_parser:
+            r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning")
+            specials, written = specials + r_specials, written + r_written
+        if progress:
+            progress(f"materializing {v}")
+        tree = materialize(rows[v], root)
+        job_list.append({"id": v, "version": v, "tree": str(tree), "name": name, "text": text,
+                         "deltas": deltas, "splits": splits, "modes": modes,
+                         "tools": DEFAULT_TOOLS if tools is None else tools, "tool_choice": tool_choice,
+                         "reasoning_parser": reasoning_parser, "tokenizer_file": tokenizer_file,
+                         "specials": specials, "unresolved_specials": written})
+    python = env.interpreter(root, (lambda m: progress(m)) if progress else None) if job_list else None
+    start = time.monotonic()
+    results = runner.run(python, job_list, parallel=jobs or os.cpu_count() or 1, timeout=timeout,
+                         progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None
+                         ) if job_list else {}
+    for j in job_list:
+        answers[j["id"]] = _version(j["id"], results[j["id"]])
+    out_versions = [answers[v] for v in versions]
+    mode_names = _mode_names(modes, splits if deltas is None else ["given"])
+    return Replay(name=name, reasoning_parser=reasoning_parser, input="deltas" if deltas is not None else "text",
+                  splits=splits if deltas is None else ["given"], modes=mode_names, versions=out_versions,
+                  changes=changes(out_versions, mode_names),
+                  environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)) +
+                  f" ({time.monotonic() - start:.1f} s of replay)")
+
+
+def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
+    out = []
+    for m in modes:
+        if m == "stream":
+            out += [f"stream:{s}" for s in splits]
+        elif m == "serving":
+            out += ["serving-full", "serving-stream"]
+        else:
+            out.append(m)
+    return out
+
+
+def _empty(v: str, status: str, error: str | None) -> ReplayVersion:
+    return ReplayVersion(version=v, status=status, error=error, modes=[], split_sensitive=False,
+                         standins_touched=[], standins_imported=[], specials=[], tokens=None, notes=[], seconds=None)
+
+
+def _err(e: dict | None) -> str | None:
+    if not e:
+        return None
+    where = f" at {e['where']}" if e.get("where") else ""
+    return f"{e.get('type')}: {e.get('message')}{where}"
+
+
+def _calls(raw: list[dict]) -> list[ReplayCall]:
+    return [ReplayCall(name=c.get("name"), arguments=c.get("arguments"), arguments_raw=c.get("arguments_raw"),
+                       chunks=c.get("chunks")) for c in raw or []]
+
+
+def _mode(mode: str, r: dict) -> ReplayMode:
+    errors = [_err(r["error"])] if r.get("error") else [f"delta {e.get('delta')}: " + _err(e) if "delta" in e else
+                                                      _err(e) for e in r.get("errors") or []]
+    m = ReplayMode(mode=mode, entry=r.get("entry"), outcome="", tools_called=r.get("tools_called"),
+                   finish_reason=r.get("finish_reason"), calls=_calls(r.get("calls")), content=r.get("content"),
+                   reasoning=r.get("reasoning"), deltas=r.get("deltas"), messages=r.get("messages"), errors=errors)
+    m.outcome = outcome(m)
+    return m
+
+
+def outcome(m: ReplayMode) -> str:
+    """What a mode's result is, comparably: the calls with their arguments, the content, the finish reason,
+    or the error."""
+    if m.errors and not m.calls and m.content is None and m.entry is None:
+        return "error: " + m.errors[0].split(":")[0]
+    parts = []
+    for c in m.calls:
+        args = json.dumps(c.arguments, sort_keys=True, ensure_ascii=False) if not isinstance(c.arguments, str) \
+            else f"unparsed {c.arguments!r}"
+        parts.append(f"{c.name}({args})")
+    text = "; ".join(parts) if parts else "no call"
+    if m.content and m.content.strip():
+        text += f" + content {m.content.strip()[:40]!r}"
+    if m.reasoning and m.reasoning.strip():
+        text += " + reasoning"
+    if m.finish_reason:
+        text += f" [{m.finish_reason}]"
+    if m.errors:
+        text += f" ({len(m.errors)} error{'s' if len(m.errors) > 1 else ''})"
+    return text
+
+
+def _version(v: str, r: dict) -> ReplayVersion:
+    if r.get("status") in ("timeout", "crashed", "killed") or (r.get("error") and not r.get("modes")):
+        out = _empty(v, r.get("status") if r.get("status") != "ok" else "error", _err(r.get("error")))
+        out.seconds = r.get("seconds")
+        st = r.get("standins") or {}
+        out.standins_imported = st.get("imported", [])
+        return out
+    modes: list[ReplayMode] = []
+    raw = r.get("modes") or {}
+    if "nonstream" in raw:
+        modes.append(_mode("nonstream", raw["nonstream"]))
+    for split, res in (raw.get("stream") or {}).items():
+        modes.append(_mode(f"stream:{split}", res))
+    if "serving" in raw:
+        s = raw["serving"]
+        if s.get("error"):
+            modes += [_mode("serving-full", s), _mode("serving-stream", s)]
+        else:
+            modes.append(_mode("serving-full", {"entry": s.get("entry"), **(s.get("full") or {})}))
+            modes.append(_mode("serving-stream", {"entry": s.get("entry"), **(s.get("stream") or {})}))
+    streams = {m.outcome.split(" (")[0] for m in modes if m.mode.startswith("stream:")}
+    st = r.get("standins") or {}
+    touched = sorted({k.split(".")[0] for k in st.get("touched", {})})
+    notes = list(r.get("notes") or [])
+    if touched:
+        notes.append("the result may depend on stand-ins of " + ", ".join(touched) + " (used while replaying)")
+    return ReplayVersion(version=v, status="ok", error=None, modes=modes, split_sensitive=len(streams) > 1,
+                         standins_touched=touched, standins_imported=st.get("imported", []),
+                         specials=r.get("specials") or [], tokens=r.get("tokens"), notes=notes,
+                         seconds=r.get("seconds"))
+
+
+def cell(v: ReplayVersion, mode: str) -> str:
+    if v.status != "ok":
+        return v.status
+    for m in v.modes:
+        if m.mode == mode:
+            return m.outcome
+    return "-"
+
+
+def changes(versions: list[ReplayVersion], modes: list[str]) -> list[ReplayChange]:
+    """For each mode, each version whose outcome differs from the version before it (not-registered
+    versions included: a name appearing or going is a change too)."""
+    out = []
+    for mode in modes:
+        prev = None
+        for v in versions:
+            now = cell(v, mode)
+            if prev is not None and now != prev:
+                out.append(ReplayChange(mode=mode, version=v.version, before=prev, after=now))
+            prev = now
+    return out
