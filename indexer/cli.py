@@ -1,5 +1,5 @@
-"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, export, serve,
-check, mcp, schema.
+"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, replay, export,
+serve, check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -49,6 +49,7 @@ class LazyGroup(click.Group):
         "check": "indexer.check:check",
         "where": "indexer.answers.commands:where",
         "check-doc": "indexer.answers.commands:check_doc",
+        "replay": "indexer.answers.commands:replay",
     }
 
     def main(self, *args, **kwargs):

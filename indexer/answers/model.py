@@ -344,7 +344,8 @@ class ReplayVersion(Model):
     specials: list[str]
     tokens: int | None
     notes: list[str]
-    seconds: float | None
+    seconds: float | None  # wall-clock seconds of its worker
+    cpu_seconds: float | None  # CPU seconds of its worker (imports of its tree and the replay)
 
 
 @dataclass
@@ -370,3 +371,5 @@ class Replay(Model):
     versions: list[ReplayVersion]
     changes: list[ReplayChange]
     environment: str
+    timing: dict  # seconds: materialize (trees made now), environment (made now), preload (the fork server's
+    # imports), replay (from the child's start to the last result)

@@ -3,6 +3,7 @@ changes over the versions."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -59,7 +60,10 @@ def specials_of(db, name: str, version: str, kind: str) -> tuple[list[str], list
 def replay(db, name: str, at: str | None = None, tags: str | None = None, text: str | None = None,
            deltas: list | None = None, splits: list[str] | None = None, tools: list | None = None,
            tool_choice: str = "auto", reasoning_parser: str | None = None, tokenizer_file: str | None = None,
-           modes: list[str] | None = None, timeout: float = 60.0, jobs: int | None = None, progress=None) -> Replay:
+           modes: list[str] | None = None, timeout: float = 60.0, jobs: int | None = None, progress=None,
+           notice=None) -> Replay:
+    """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
+    tree materialized, the environment created)."""
     from ..answers.grep import select_versions
     from ..answers.versions import newest
     from . import env, runner
@@ -78,6 +82,8 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     versions = select_versions(db, tags, at) if (at or tags) else [newest(db)]
     rows = _rows(db, versions)
     root = cache_root()
+    timing: dict = {}
+    t0 = time.monotonic()
     answers: dict[str, ReplayVersion] = {}
     job_list = []
     for v in versions:
@@ -91,19 +97,25 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
         if reasoning_parser:
             r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning")
             specials, written = specials + r_specials, written + r_written
-        if progress:
-            progress(f"materializing {v}")
-        tree = materialize(rows[v], root)
+        tree = materialize(rows[v], root, notice)
         job_list.append({"id": v, "version": v, "tree": str(tree), "name": name, "text": text,
                          "deltas": deltas, "splits": splits, "modes": modes,
                          "tools": DEFAULT_TOOLS if tools is None else tools, "tool_choice": tool_choice,
                          "reasoning_parser": reasoning_parser, "tokenizer_file": tokenizer_file,
                          "specials": specials, "unresolved_specials": written})
-    python = env.interpreter(root, (lambda m: progress(m)) if progress else None) if job_list else None
+    timing["materialize"] = round(time.monotonic() - t0, 3)
+    t0 = time.monotonic()
+    python = env.interpreter(root, notice or (lambda m: None)) if job_list else None
+    timing["environment"] = round(time.monotonic() - t0, 3)
     start = time.monotonic()
+    stats: dict = {}
+    preload = root / f"preload-{hashlib.sha256(str(python).encode()).hexdigest()[:12]}.json" if python else None
     results = runner.run(python, job_list, parallel=jobs or os.cpu_count() or 1, timeout=timeout,
+                         preload_file=preload, stats=stats,
                          progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None
                          ) if job_list else {}
+    timing["replay"] = round(time.monotonic() - start, 3)
+    timing.update(stats)
     for j in job_list:
         answers[j["id"]] = _version(j["id"], results[j["id"]])
     out_versions = [answers[v] for v in versions]
@@ -111,8 +123,7 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     return Replay(name=name, reasoning_parser=reasoning_parser, input="deltas" if deltas is not None else "text",
                   splits=splits if deltas is None else ["given"], modes=mode_names, versions=out_versions,
                   changes=changes(out_versions, mode_names),
-                  environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)) +
-                  f" ({time.monotonic() - start:.1f} s of replay)")
+                  environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)), timing=timing)
 
 
 def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
@@ -129,7 +140,8 @@ def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
 
 def _empty(v: str, status: str, error: str | None) -> ReplayVersion:
     return ReplayVersion(version=v, status=status, error=error, modes=[], split_sensitive=False,
-                         standins_touched=[], standins_imported=[], specials=[], tokens=None, notes=[], seconds=None)
+                         standins_touched=[], standins_imported=[], specials=[], tokens=None, notes=[], seconds=None,
+                         cpu_seconds=None)
 
 
 def _err(e: dict | None) -> str | None:
@@ -179,7 +191,7 @@ def outcome(m: ReplayMode) -> str:
 def _version(v: str, r: dict) -> ReplayVersion:
     if r.get("status") in ("timeout", "crashed", "killed") or (r.get("error") and not r.get("modes")):
         out = _empty(v, r.get("status") if r.get("status") != "ok" else "error", _err(r.get("error")))
-        out.seconds = r.get("seconds")
+        out.seconds, out.cpu_seconds = r.get("seconds"), r.get("cpu_seconds")
         st = r.get("standins") or {}
         out.standins_imported = st.get("imported", [])
         return out
@@ -198,14 +210,19 @@ def _version(v: str, r: dict) -> ReplayVersion:
             modes.append(_mode("serving-stream", {"entry": s.get("entry"), **(s.get("stream") or {})}))
     streams = {m.outcome.split(" (")[0] for m in modes if m.mode.startswith("stream:")}
     st = r.get("standins") or {}
-    touched = sorted({k.split(".")[0] for k in st.get("touched", {})})
+    used: dict[str, set[str]] = {}
+    for module, attrs in (st.get("touched") or {}).items():
+        used.setdefault(module.split(".")[0], set()).update(f"{module}.{a}" if a != "()" else f"{module}()"
+                                                             for a in attrs)
+    touched = sorted(used)
     notes = list(r.get("notes") or [])
     if touched:
-        notes.append("the result may depend on stand-ins of " + ", ".join(touched) + " (used while replaying)")
+        notes.append("the result may depend on stand-ins used while replaying: " + "; ".join(
+            f"{t} ({', '.join(sorted(used[t])[:6])}{', ...' if len(used[t]) > 6 else ''})" for t in touched))
     return ReplayVersion(version=v, status="ok", error=None, modes=modes, split_sensitive=len(streams) > 1,
                          standins_touched=touched, standins_imported=st.get("imported", []),
                          specials=r.get("specials") or [], tokens=r.get("tokens"), notes=notes,
-                         seconds=r.get("seconds"))
+                         seconds=r.get("seconds"), cpu_seconds=r.get("cpu_seconds"))
 
 
 def cell(v: ReplayVersion, mode: str) -> str:

@@ -24,10 +24,13 @@ MEMORY = 4 << 30  # bytes of address space per worker
 
 
 def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0, memory: int = MEMORY,
-        progress=None) -> dict[str, dict]:
-    """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}."""
+        progress=None, preload_file: Path | None = None, stats: dict | None = None) -> dict[str, dict]:
+    """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}.
+    `preload_file` keeps the installed modules earlier workers imported, for the fork server to import first."""
     if not jobs:
         return {}
+    learnt = _read_preload(preload_file)
+    stats = {} if stats is None else stats
     work = Path(tempfile.mkdtemp(prefix="tpindex-replay-"))
     for j in jobs:
         j["out"] = str(work / f"{len(j['id'])}-{abs(hash(j['id']))}.json")
@@ -37,13 +40,14 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
                             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "", "VLLM_LOGGING_LEVEL": "ERROR",
                                  "VLLM_CONFIGURE_LOGGING": "0", "TOKENIZERS_PARALLELISM": "false",
                                  "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"})
-    header = {"preload": list(PRELOAD), "parallel": parallel}
+    header = {"preload": list(dict.fromkeys(list(PRELOAD) + learnt)), "parallel": parallel}
     try:
         proc.stdin.write((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)).encode())
         proc.stdin.close()
     except BrokenPipeError:
         pass
     results: dict[str, dict] = {}
+    t_start = time.monotonic()
     started: dict[str, tuple[int, float]] = {}
     killed: set[str] = set()
     overall = time.monotonic() + timeout * (len(jobs) / max(1, parallel) + 2) + 30
@@ -69,7 +73,10 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
                 parts = line.decode().split(" ")
-                if parts[0] == "start":
+                if parts[0] == "ready":
+                    stats["preload_cpu_seconds"] = float(parts[1])
+                    stats["preload_seconds"] = round(time.monotonic() - t_start, 3)
+                elif parts[0] == "start":
                     started[parts[1]] = (int(parts[2]), time.monotonic())
                 elif parts[0] == "done":
                     jid, status = parts[1], int(parts[2])
@@ -86,6 +93,9 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
         if j["id"] not in results:
             results[j["id"]] = {"status": "killed", "error": {"type": "Killed", "message":
                                 "the replay run's overall time limit ended it", "where": None}}
+    seen = sorted({m for r in results.values() for m in r.pop("preload", None) or []})
+    if preload_file and set(seen) - set(learnt):
+        _write_preload(preload_file, sorted(set(seen) | set(learnt)))
     log = work / "child.log"
     if any(r.get("status") == "crashed" for r in results.values()) and log.is_file():
         for r in results.values():
@@ -120,6 +130,23 @@ def _collect(job: dict, status: int, killed: bool, seconds: float, timeout: floa
     return {"status": "crashed", "seconds": round(seconds, 3), "error": {
         "type": "Crashed", "message": f"the worker ended without a result (wait status {status}) {tail}".strip(),
         "where": None}}
+
+
+def _read_preload(path: Path | None) -> list[str]:
+    try:
+        data = json.loads(path.read_text()) if path else []
+    except (OSError, ValueError):
+        return []
+    return [m for m in data if isinstance(m, str)] if isinstance(data, list) else []
+
+
+def _write_preload(path: Path, modules: list[str]) -> None:
+    try:
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(modules))
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _killpg(pid: int) -> None:

@@ -65,12 +65,14 @@ def _source(row: dict):
     raise ReplayError(f"{row['label']}: unknown source {kind!r}", "rebuild the version")
 
 
-def materialize(row: dict, root: Path | None = None) -> Path:
+def materialize(row: dict, root: Path | None = None, notice=None) -> Path:
     """The version's tree in the cache (made now if it is not there yet); -> the tree's directory."""
     root = root or cache_root()
     dest = tree_dir(root, row)
     if (dest / ".complete").is_file():
         return dest
+    if notice:
+        notice(f"replay: materializing {row['label']} into {dest} (once)")
     source, ref = _source(row)
     try:
         entries = [e for e in source.tree(ref) if wanted(e.path)]

@@ -65,6 +65,18 @@ def call(fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def construct(cls, tokenizer, tools, **kwargs):
+    """A parser as serving builds it: `cls(tokenizer)` in early releases, `cls(tokenizer, tools, ...)` once the
+    constructor takes the tools (read from the signature)."""
+    params = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 2 and positional[1].name == "tools":
+        return call(cls, tokenizer, tools, **kwargs)
+    if any(p.name == "tools" for p in params):
+        return call(cls, tokenizer, tools=tools, **kwargs)
+    return call(cls, tokenizer, **kwargs)
+
+
 def error_of(e: BaseException, tree: str) -> dict:
     frames = traceback.extract_tb(e.__traceback__)
     where = None
@@ -159,15 +171,11 @@ class Tree:
                    model_name="replay", is_harmony=False)
         if cls is None:
             return None, None
-        return cls, call(cls, tokenizer, request.tools, chat_template_kwargs={}, model_config=None)
+        return cls, construct(cls, tokenizer, request.tools, chat_template_kwargs={}, model_config=None)
 
     def tool_parser(self, tokenizer, request):
         cls = self.tool_parser_cls()
-        n = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"]
-        positional = [p for p in n if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if len(positional) >= 2 and positional[1].name in ("tools",):
-            return cls, cls(tokenizer, request.tools)
-        return cls, cls(tokenizer)
+        return cls, construct(cls, tokenizer, request.tools)
 
 
 def _qualname(cls) -> str | None:
@@ -326,11 +334,14 @@ class Fake:
         return _none().__await__()
 
 
+def serving_module(tree: Tree):
+    if _has_module("vllm.entrypoints.openai.chat_completion.serving", tree.dir):
+        return importlib.import_module("vllm.entrypoints.openai.chat_completion.serving")
+    return importlib.import_module("vllm.entrypoints.openai.serving_chat")
+
+
 def _serving_obj(tree: Tree, tokenizer):
-    mod = _import_first("vllm.entrypoints.openai.chat_completion.serving", "vllm.entrypoints.openai.serving_chat") \
-        if _has_module("vllm.entrypoints.openai.chat_completion.serving", tree.dir) else \
-        importlib.import_module("vllm.entrypoints.openai.serving_chat")
-    cls = mod.OpenAIServingChat
+    cls = serving_module(tree).OpenAIServingChat
     hf = Fake(model_type="replay", architectures=["ReplayForCausalLM"])
     model_config = Fake(model="replay", served_model_name="replay", max_model_len=1 << 16, hf_config=hf,
                         hf_text_config=hf, tokenizer="replay", logits_processor_pattern=None, runner_type="generate",
@@ -440,7 +451,7 @@ def serving(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
             if "parser" in inspect.signature(gen).parameters and getattr(obj, "parser_cls", None) is not None:
                 # later releases build the parser in create_chat_completion and hand it to the generators
                 make = getattr(obj, "_make_parser", None)
-                parser = call(make, request, tokenizer, chat_template_kwargs={}) if make else call(
+                parser = call(make, request, tokenizer, chat_template_kwargs={}) if make else construct(
                     obj.parser_cls, tokenizer, request.tools, chat_template_kwargs={}, model_config=None)
                 kw["request"] = request = _adjusted(parser, request)
                 kw["parser"] = parser
@@ -493,7 +504,21 @@ def _stream_result(chunks: list[str]) -> dict:
 
 # -- one job ----------------------------------------------------------------------------------------------
 
+def _defer_schemas() -> None:
+    """Pydantic models build their validators at first use instead of at class creation (pydantic's
+    `defer_build`): a tree's protocol defines hundreds of models and a replay validates a few; this halves
+    a worker's time and changes no result (the same schema is built, later)."""
+    try:
+        from pydantic._internal import _config
+
+        _config.config_defaults["defer_build"] = True
+    except (ImportError, AttributeError, TypeError):
+        pass
+
+
 def run(job: dict) -> dict:
+    if not job.get("eager_schemas"):
+        _defer_schemas()
     recorder = standins.install(job["tree"], job["version"])
     out: dict = {"version": job["version"], "modes": {}}
     try:
@@ -523,8 +548,19 @@ def run(job: dict) -> dict:
         out["error"] = error_of(e, job["tree"])
         out["standins"] = standins.report()
         return out
-    standins.STATE["phase"] = "replay"
     modes = job["modes"]
+    # Import what the modes will run before the replay starts, so that `touched` means used by the replay,
+    # not by some module's top level; a failure here shows again, in its mode.
+    for prepare in (tree.tool_parser_cls, tree.reasoning_parser_cls,
+                    lambda: tree.engine and call(tree.engine.get_parser, tool_parser_name=tree.name,
+                                                 reasoning_parser_name=job.get("reasoning_parser") or None,
+                                                 enable_auto_tools=True, model_name="replay", is_harmony=False),
+                    (lambda: serving_module(tree)) if "serving" in modes else (lambda: None)):
+        try:
+            prepare()
+        except Exception:  # noqa: S110 - the mode that needs it reports it
+            pass
+    standins.STATE["phase"] = "replay"
     if "nonstream" in modes:
         out["modes"]["nonstream"] = _guard(lambda: non_streaming(tree, tok, text, ids), job["tree"])
     if "stream" in modes:

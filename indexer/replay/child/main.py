@@ -38,10 +38,27 @@ def worker(job: dict) -> None:
     except BaseException as e:  # noqa: B036 - the worker reports whatever ended it
         result = {"version": job.get("version"), "error": {"type": type(e).__name__, "message": str(e)[:400],
                                                             "where": None}, "modes": {}}
+    result["preload"] = _third_party()
+    ru = resource.getrusage(resource.RUSAGE_SELF)  # a forked worker's own usage starts at zero
+    result["cpu_seconds"] = round(ru.ru_utime + ru.ru_stime, 3)
     tmp = job["out"] + ".tmp"
     with open(tmp, "w") as f:
         json.dump(result, f, default=str)
     os.replace(tmp, job["out"])
+
+
+def _third_party() -> list[str]:
+    """The installed (non-vLLM, non-stand-in) modules this worker imported: what the next run's fork server
+    imports before forking, so that each worker pays only for its own tree."""
+    roots = tuple({sys.prefix, sys.base_prefix})
+    out = []
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if not f or name.startswith(("vllm", "__main__")) or name in ("drive", "standins", "tokenizer", "main"):
+            continue
+        if f.startswith(roots) and "tpindex/replay/trees" not in f:
+            out.append(name)
+    return out
 
 
 def main() -> None:
@@ -51,6 +68,9 @@ def main() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: S110 - a package that fails here fails again, visibly, in the job
             pass
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    sys.stdout.write(f"ready {ru.ru_utime + ru.ru_stime:.3f}\n")
+    sys.stdout.flush()
     parallel = max(1, int(header.get("parallel") or 1))
     jobs = [json.loads(line) for line in sys.stdin if line.strip()]
     running: dict[int, str] = {}

@@ -81,6 +81,10 @@ class _StandInMeta(abc.ABCMeta):
     def __instancecheck__(cls, obj):
         return False
 
+    def register(cls, *args, **kwargs):  # AutoConfig.register("x", XConfig): not ABCMeta.register
+        _touch(cls._standin_origin, "register")
+        return args[-1] if args else None
+
 
 class _StandIn(metaclass=_StandInMeta):
     _standin_origin = "?"
@@ -177,9 +181,25 @@ def _finfo(dtype=None):
                                  tiny=1.1754943508222875e-38, bits=32)
 
 
+def _infer_schema(fn, *args, **kwargs):
+    """torch.library.infer_schema: a schema string of the function's shape, "(Tensor a, Tensor b) -> Tensor",
+    which module-level code of later trees splits and compares."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "() -> ()"
+    n = str(sig.return_annotation).count("Tensor")
+    returns = "()" if n == 0 else "Tensor" if n == 1 else "(" + ", ".join(["Tensor"] * n) + ")"
+    return "(" + ", ".join(f"Tensor {p}" for p in sig.parameters) + ") -> " + returns
+
+
 # The few values module-level code of the trees computes with (asserts, version checks), not behaviour.
 KNOWN = {
     "torch": {"__version__": "2.5.0", "iinfo": _iinfo, "finfo": _finfo},
+    "torch.library": {"infer_schema": _infer_schema},
+    "torch._library.infer_schema": {"infer_schema": _infer_schema},
     "torch.version": {"cuda": None, "hip": None, "__version__": "2.5.0"},
     "transformers": {"__version__": "4.45.0"},
 }
