@@ -173,8 +173,12 @@ def outcome(m: ReplayMode) -> str:
         return "error: " + m.errors[0].split(":")[0]
     parts = []
     for c in m.calls:
-        args = json.dumps(c.arguments, sort_keys=True, ensure_ascii=False) if not isinstance(c.arguments, str) \
-            else f"unparsed {c.arguments!r}"
+        if c.arguments is None:
+            args = "no arguments"
+        elif isinstance(c.arguments, str):
+            args = f"unparsed {c.arguments!r}"
+        else:
+            args = json.dumps(c.arguments, sort_keys=True, ensure_ascii=False)
         parts.append(f"{c.name}({args})")
     text = "; ".join(parts) if parts else "no call"
     if m.content and m.content.strip():
