@@ -11,6 +11,7 @@ timeout by killing the worker's process group, and its own overall timeout by ki
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -31,6 +32,7 @@ def worker(job: dict) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     sys.path.insert(0, HERE)
+    gc.disable()  # a worker lives for one replay: cyclic garbage is left to its exit
     import drive
 
     try:
@@ -68,6 +70,10 @@ def main() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: S110 - a package that fails here fails again, visibly, in the job
             pass
+    # What the fork server imported is never garbage: frozen, the workers' collections skip it (copy-on-write
+    # pages stay shared, and a worker's imports do not pay for traversing it again and again).
+    gc.collect()
+    gc.freeze()
     ru = resource.getrusage(resource.RUSAGE_SELF)
     sys.stdout.write(f"ready {ru.ru_utime + ru.ru_stime:.3f}\n")
     sys.stdout.flush()
