@@ -189,3 +189,29 @@ def test_usage_errors(replay_db, tmp_path):
     assert res.exit_code == 2 and "unknown split" in res.output
     res = tpindex("replay", "fixture_json", "--at", "v9.9.9", "--text", out, "--db", replay_db, ok=False)
     assert res.exit_code == 2 and "not indexed" in res.output
+
+
+def test_mcp_tool_replay(replay_db, tmp_path):
+    import os
+
+    import anyio
+    import jsonschema
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    exe = str(Path(sys.executable).parent / "tpindex")
+
+    async def main():
+        params = StdioServerParameters(command=exe, args=["mcp", "--db", str(replay_db)], env=dict(os.environ))
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                tool = {t.name: t for t in (await session.list_tools()).tools}["replay"]
+                result = await session.call_tool("replay", {"name": "fixture_json", "text": CALL,
+                                                            "version": "v0.11.1", "modes": ["nonstream"]})
+                assert not result.is_error, result.content
+                jsonschema.Draft202012Validator(tool.output_schema).validate(result.structured_content)
+                (v,) = result.structured_content["versions"]
+                assert v["modes"][0]["calls"][0]["arguments"] == {"city": "Paris"}
+
+    anyio.run(main)
