@@ -215,3 +215,25 @@ def test_mcp_tool_replay(replay_db, tmp_path):
                 assert v["modes"][0]["calls"][0]["arguments"] == {"city": "Paris"}
 
     anyio.run(main)
+
+
+def test_web_page(replay_db):
+    from test_serve import serve
+
+    client = serve(replay_db)
+    try:
+        page = client.get("/-/replay")
+        assert page.status_code == 200 and '<textarea name="text"' in page.text
+        token = re.search(r'name="csrftoken" value="([^"]+)"', page.text).group(1)
+        r = client.post("/-/replay", data={"csrftoken": token, "text": CALL, "name": "fixture_json",
+                                           "tags": "v0.6.3..", "splits": "token"}, cookies=page.cookies)
+        assert r.status_code == 200, r.text[:500]
+        assert "changes (first version with the new outcome):" in r.text
+        assert re.search(r"stream:token\s+v0\.11\.1", r.text)
+        assert "<call>" not in r.text.split("</textarea>", 1)[1]  # escaped
+        r = client.post("/-/replay", data={"csrftoken": token, "text": CALL, "name": "fixture_json",
+                                           "tags": "v9.9.9"}, cookies=page.cookies)
+        assert r.status_code == 200, r.text[:300]
+        assert "unknown tag or ref" in r.text and "v9.9.9" in r.text
+    finally:
+        client.close()
