@@ -38,14 +38,30 @@ def _rows(db, versions: list[str]) -> dict[str, dict]:
     return {r[0]: {"label": r[0], "ref": r[1], "commit_id": r[2], "source": r[3], "origin": r[4]} for r in rows}
 
 
-def _registered(db, version: str, kind: str, name: str) -> bool:
-    return db.execute("select 1 from parser_map pm join versions v on v.id = pm.version_id where v.label = ? "
-                      "and pm.kind = ? and pm.name = ?", (version, kind, name)).fetchone() is not None
+def _registered(db, version: str, kind: str, name: str) -> str | None:
+    """The name's code signature at the version (the digest of its own code files) when it is registered."""
+    row = db.execute("select coalesce(pm.code_sig, '') from parser_map pm join versions v on v.id = pm.version_id"
+                     " where v.label = ? and pm.kind = ? and pm.name = ?", (version, kind, name)).fetchone()
+    return None if row is None else row[0] or f"version {version}"
 
 
-def specials_of(db, name: str, version: str, kind: str) -> tuple[list[str], list[str]]:
+_SPECIALS: dict[tuple, tuple[list[str], list[str]]] = {}
+
+
+def specials_of(db, name: str, version: str, kind: str, code_sig: str | None = None) -> tuple[list[str], list[str]]:
     """The name's sentinels at a version (its card's sentinel facts) that are whole tokens, and those written
-    as an expression the child resolves (SpecialTokens.x.value)."""
+    as an expression the child resolves (SpecialTokens.x.value). They come from the name's own code files
+    alone, so versions with the same code signature share them (computed once)."""
+    key = (id(db), name, kind, code_sig) if code_sig else None
+    if key in _SPECIALS:
+        return _SPECIALS[key]
+    out = _specials(db, name, version, kind)
+    if key:
+        _SPECIALS[key] = out
+    return out
+
+
+def _specials(db, name: str, version: str, kind: str) -> tuple[list[str], list[str]]:
     from ..answers.card import cards
 
     try:
@@ -87,15 +103,17 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     answers: dict[str, ReplayVersion] = {}
     job_list = []
     for v in versions:
-        if not _registered(db, v, "tool", name):
+        sig = _registered(db, v, "tool", name)
+        if sig is None:
             answers[v] = _empty(v, "not-registered", f"{name} is not a registered tool parser at {v}")
             continue
-        if reasoning_parser and not _registered(db, v, "reasoning", reasoning_parser):
+        r_sig = _registered(db, v, "reasoning", reasoning_parser) if reasoning_parser else None
+        if reasoning_parser and r_sig is None:
             answers[v] = _empty(v, "not-registered", f"{reasoning_parser} is not a registered reasoning parser at {v}")
             continue
-        specials, written = specials_of(db, name, v, "tool")
+        specials, written = specials_of(db, name, v, "tool", sig)
         if reasoning_parser:
-            r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning")
+            r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning", r_sig)
             specials, written = specials + r_specials, written + r_written
         tree = materialize(rows[v], root, notice)
         job_list.append({"id": v, "version": v, "tree": str(tree), "name": name, "text": text,
