@@ -234,8 +234,7 @@ def _version(v: str, r: dict) -> ReplayVersion:
     st = r.get("standins") or {}
     used: dict[str, set[str]] = {}
     for module, attrs in (st.get("touched") or {}).items():
-        used.setdefault(module.split(".")[0], set()).update(f"{module}.{a}" if a != "()" else f"{module}()"
-                                                             for a in attrs)
+        used.setdefault(module.split(".")[0], set()).update(f"{module}.{a}" for a in attrs)
     touched = sorted(used)
     notes = list(r.get("notes") or [])
     if touched:

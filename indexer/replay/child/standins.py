@@ -90,7 +90,7 @@ class _StandIn(metaclass=_StandInMeta):
     _standin_origin = "?"
 
     def __init__(self, *args, **kwargs):
-        _touch(type(self)._standin_origin, "()")
+        _touch(type(self)._standin_origin, type(self).__name__ + "()")
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
@@ -99,7 +99,7 @@ class _StandIn(metaclass=_StandInMeta):
         return _make(type(self)._standin_origin, name)()
 
     def __call__(self, *args, **kwargs):
-        _touch(type(self)._standin_origin, "()")
+        _touch(type(self)._standin_origin, type(self).__name__ + "()")
         if len(args) == 1 and callable(args[0]) and not kwargs:  # used as a decorator
             return args[0] if isinstance(args[0], type) else _Decorated(args[0], type(self)._standin_origin)
         return type(self)()
@@ -163,6 +163,11 @@ def _make(origin: str, name: str) -> type:
 
 
 class StandInModule(types.ModuleType):
+    def __getattribute__(self, name):  # an attribute made at import and used by the replay counts too
+        if STATE["phase"] == "replay" and not name.startswith("__"):
+            _touch(object.__getattribute__(self, "__name__"), name)
+        return super().__getattribute__(name)
+
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
