@@ -237,3 +237,15 @@ def test_web_page(replay_db):
         assert "unknown tag or ref" in r.text and "v9.9.9" in r.text
     finally:
         client.close()
+
+
+def test_tokenizer_file_needs_the_tokenizers_package(replay_db, tmp_path):
+    """The fixture interpreter has no `tokenizers`: the replay says so instead of tokenizing otherwise."""
+    import importlib.util
+
+    if importlib.util.find_spec("tokenizers") is not None:
+        pytest.skip("this interpreter has the tokenizers package")
+    tok = tmp_path / "tokenizer.json"
+    tok.write_text("{}")
+    (v,) = run(replay_db, "fixture_json", at="v0.6.3", modes=["nonstream"], tokenizer_file=str(tok)).versions
+    assert v.status == "error" and "tokenizers package" in v.error
