@@ -62,13 +62,21 @@ def specials_of(db, name: str, version: str, kind: str, code_sig: str | None = N
 
 
 def _specials(db, name: str, version: str, kind: str) -> tuple[list[str], list[str]]:
-    from ..answers.card import cards
+    """The card's sentinels of the name (answers/card.py `_sentinels`, over the same rows), without the rest of
+    the card."""
+    from ..answers.card import _sentinels
 
-    try:
-        found = cards(db, name, version, kind)
-    except Exception:  # noqa: BLE001 - no card: no sentinels (the replay still runs)
+    where = [version, kind, name]
+    rows = [dict(r) for r in db.query("select * from parser_map_v where version = ? and kind = ? and name = ?", where)]
+    if not rows:
         return [], []
-    values = [s["value"] for c in found for s in c.sentinels]
+    ms = [dict(r) for r in db.query("select * from parser_methods_v where version = ? and kind = ? and name = ?",
+                                    where)]
+    mine = {r["file"] for r in db.query("select file, shared from parser_code_v where version = ? and kind = ? and "
+                                        "name = ?", where) if not r["shared"]}
+    found = [dict(r) for r in db.query(f"select * from sentinels_v where version = ? and file in "
+                                       f"({', '.join('?' * len(mine))}) order by file, line", [version, *sorted(mine)])]
+    values = [s["value"] for s in _sentinels(rows[0], ms, mine, found, lambda *a: None)]
     return ([v for v in dict.fromkeys(values) if _TOKEN.match(v)],
             [v for v in dict.fromkeys(values) if _WRITTEN.match(v)])
 
