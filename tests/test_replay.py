@@ -249,3 +249,8 @@ def test_tokenizer_file_needs_the_tokenizers_package(replay_db, tmp_path):
     tok.write_text("{}")
     (v,) = run(replay_db, "fixture_json", at="v0.6.3", modes=["nonstream"], tokenizer_file=str(tok)).versions
     assert v.status == "error" and "tokenizers package" in v.error
+
+
+def test_special_tokens_given_replace_the_sentinels(replay_db):
+    (v,) = run(replay_db, "fixture_json", at="v0.6.3", modes=["nonstream"], specials=["<call>"]).versions
+    assert v.specials == ["<call>"]

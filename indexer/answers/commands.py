@@ -407,6 +407,9 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
 @click.option("--tokenizer", "tokenizer_file", type=click.Path(dir_okay=False, exists=True),
               help="The model's tokenizer.json instead of the synthetic tokenizer (needs the tokenizers package "
                    "in the replay environment).")
+@click.option("--special", "specials", multiple=True, metavar="TOKEN",
+              help="A special token of the synthetic tokenizer, instead of the name's sentinels (repeatable): a "
+                   "parser may read the vocabulary (mistral's takes [ARGS] in it for a v11 tokenizer).")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["nonstream", "stream", "serving"]),
               help="Only these modes (repeatable; default: all three).")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=60, show_default=True,
@@ -418,7 +421,7 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
 def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, tool_choice, reasoning_parser,
-           tokenizer_file, modes, timeout, jobs, setup, fmt, quiet, db_path):
+           tokenizer_file, specials, modes, timeout, jobs, setup, fmt, quiet, db_path):
     """Run the indexed version's own vLLM tool parser (and reasoning parser, and chat-completion serving
     code) on a raw model output, in a child process with time and memory limits: non-streaming, streaming
     (deltas fed as that version's serving loop feeds them) and through serving (finish_reason, the flush of
@@ -470,7 +473,7 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
     ans = index(db_path).replay(name, at=at, tags=tags, text=text, deltas=deltas, splits=split_list, tools=tools,
                                 tool_choice=tool_choice, reasoning_parser=reasoning_parser,
                                 tokenizer_file=tokenizer_file, modes=list(modes) or None, timeout=timeout, jobs=jobs,
-                                progress=ticks, notice=say)
+                                progress=ticks, notice=say, specials=list(specials) if specials else None)
     if fmt == "json":
         click.echo(dumps(ans))
     elif fmt == "markdown":

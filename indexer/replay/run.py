@@ -85,9 +85,11 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
            deltas: list | None = None, splits: list[str] | None = None, tools: list | None = None,
            tool_choice: str = "auto", reasoning_parser: str | None = None, tokenizer_file: str | None = None,
            modes: list[str] | None = None, timeout: float = 60.0, jobs: int | None = None, progress=None,
-           notice=None) -> Replay:
+           notice=None, specials: list[str] | None = None) -> Replay:
     """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
-    tree materialized, the environment created)."""
+    tree materialized, the environment created). `specials`: the synthetic tokenizer's special tokens instead
+    of the name's sentinels (a parser may read the vocabulary: mistral's takes `[ARGS]` in it for a v11
+    tokenizer)."""
     from ..answers.grep import select_versions
     from ..answers.versions import newest
     from . import env, runner
@@ -103,6 +105,7 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     if tool_choice not in ("auto", "required", "none") and not re.match(r"^[\w.\-]+$", tool_choice):
         raise ReplayError(f"--tool-choice {tool_choice!r} is not auto, required, none or a function name",
                           "e.g. --tool-choice get_weather")
+    explicit = [t for t in specials if t] if specials is not None else None
     versions = select_versions(db, tags, at) if (at or tags) else [newest(db)]
     rows = _rows(db, versions)
     root = cache_root()
@@ -120,7 +123,9 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
             answers[v] = _empty(v, "not-registered", f"{reasoning_parser} is not a registered reasoning parser at {v}")
             continue
         specials, written = specials_of(db, name, v, "tool", sig)
-        if reasoning_parser:
+        if explicit is not None:
+            specials, written = list(explicit), []
+        elif reasoning_parser:
             r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning", r_sig)
             specials, written = specials + r_specials, written + r_written
         tree = materialize(rows[v], root, notice)
