@@ -5,7 +5,7 @@ imitations of each era's interfaces, enough to be driven the way replay drives a
           vllm/entrypoints/openai/tool_parsers/ with `@ToolParserManager.register_module(...)`, and a
           serving module whose generators call the parser and flush unstreamed arguments at the end.
           Its `fixture_json` streams the name but never the arguments (the flush must fill them in).
-          Also: `needs_torch` (imports and uses torch: a stand-in), `split_tag` (sees its tag only when one
+          Also: `needs_torch` (imports and uses torch: a stand-in), `split_tag` (sees its marker only when one
           delta holds it whole: split-sensitive), `spins` (never returns: a timeout), `needs_pure` (imports a
           pure-Python package that is not installed, when it runs: must fail, not be stubbed), `hog` (allocates past the
           memory limit).
@@ -191,9 +191,10 @@ from vllm.entrypoints.openai.tool_parsers.abstract_tool_parser import ToolParser
 
 @ToolParserManager.register_module("split_tag")
 class SplitTagToolParser(ToolParser):
-    """Calls the function named after <fn>; streaming, it looks for the tag in each delta alone."""
+    """Calls the function named after CALL: (ordinary text, no special token); streaming, it looks for the
+    marker in each delta alone, so it finds it only when one delta holds it whole."""
 
-    tag = "<fn>"
+    tag = "CALL:"
 
     def extract_tool_calls(self, model_output, request):
         if self.tag not in model_output:

@@ -124,11 +124,21 @@ def test_a_missing_pure_python_package_fails_instead_of_being_stubbed(replay_db)
 
 
 def test_split_sensitive_parser(replay_db):
-    (v,) = run(replay_db, "split_tag", at="v0.6.3", text="Calling <fn> get_weather", splits=["token", "char"],
-               modes=["stream"]).versions
-    token, char = mode(v, "stream:token"), mode(v, "stream:char")
-    assert [c.name for c in token.calls] and not char.calls
+    (v,) = run(replay_db, "split_tag", at="v0.6.3", text="Calling CALL: get_weather",
+               splits=["token", "interval:50"], modes=["stream"]).versions
+    token, whole = mode(v, "stream:token"), mode(v, "stream:interval:50")
+    assert not token.calls and token.content == "Calling CALL: get_weather"
+    assert [c.name for c in whole.calls] == ["get_weather"]
     assert v.split_sensitive
+
+
+def test_char_split_keeps_special_tokens_whole(replay_db):
+    """A stream never delivers part of a special token: split by characters, <call> still comes whole, and
+    the parser (which looks for its id) finds it."""
+    (v,) = run(replay_db, "fixture_json", at="v0.11.1", splits=["char"], modes=["stream"]).versions
+    m = mode(v, "stream:char")
+    assert m.deltas == len(CALL) - len("<call>") - len("</call>") + 2
+    assert [(c.name, c.arguments) for c in m.calls] == [("get_weather", {"city": "Paris"})]
 
 
 def test_exact_deltas_from_a_log(replay_db):
@@ -254,3 +264,48 @@ def test_tokenizer_file_needs_the_tokenizers_package(replay_db, tmp_path):
 def test_special_tokens_given_replace_the_sentinels(replay_db):
     (v,) = run(replay_db, "fixture_json", at="v0.6.3", modes=["nonstream"], specials=["<call>"]).versions
     assert v.specials == ["<call>"]
+
+
+def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
+    """SIGTERM to a replaying tpindex (here stuck on a parser that never returns) leaves no child behind."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "out.txt"
+    out.write_text(CALL)
+    exe = str(Path(sys.executable).parent / "tpindex")
+    proc = subprocess.Popen([exe, "replay", "spins", "--at", "v0.6.3", "--text", str(out), "--db", str(replay_db),
+                             "--mode", "nonstream", "-q"], env=dict(os.environ), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    main_py = str(Path(__file__).resolve().parent.parent / "indexer" / "replay" / "child" / "main.py")
+
+    def children() -> list[int]:
+        """The replay processes below this tpindex: its child, and the child's workers."""
+        parent = {}
+        for p in Path("/proc").iterdir():
+            try:
+                if p.name.isdigit() and main_py in (p / "cmdline").read_bytes().decode(errors="replace"):
+                    parent[int(p.name)] = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+        ours = {pid for pid, ppid in parent.items() if ppid == proc.pid}
+        return sorted(ours | {pid for pid, ppid in parent.items() if ppid in ours})
+
+    deadline = time.monotonic() + 60
+    while not children() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert children(), "the child never started"
+    pids = children()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    time.sleep(0.5)
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            alive.append(pid)
+        except ProcessLookupError:
+            pass
+    assert alive == []

@@ -48,6 +48,7 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
         pass
     results: dict[str, dict] = {}
     t_start = time.monotonic()
+    restore = _terminate_as_exit()
     started: dict[str, tuple[int, float]] = {}
     killed: set[str] = set()
     overall = time.monotonic() + timeout * (len(jobs) / max(1, parallel) + 2) + 30
@@ -89,6 +90,7 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
         if proc.poll() is None:
             _killpg(proc.pid)
         proc.wait()
+        restore()
     for j in jobs:
         if j["id"] not in results:
             results[j["id"]] = {"status": "killed", "error": {"type": "Killed", "message":
@@ -130,6 +132,21 @@ def _collect(job: dict, status: int, killed: bool, seconds: float, timeout: floa
     return {"status": "crashed", "seconds": round(seconds, 3), "error": {
         "type": "Crashed", "message": f"the worker ended without a result (wait status {status}) {tail}".strip(),
         "where": None}}
+
+
+def _terminate_as_exit():
+    """While the child runs, SIGTERM ends tpindex through `finally` (which kills the child's process group)
+    rather than at once, leaving it behind; -> what restores the previous handler."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    return lambda: signal.signal(signal.SIGTERM, old)
 
 
 def _read_preload(path: Path | None) -> list[str]:

@@ -540,7 +540,7 @@ def run(job: dict) -> dict:
         else:
             text = job["text"]
             toks = tk.tokens(tok, text)
-            split_deltas = {s: tk.split(toks, s) for s in job["splits"]}
+            split_deltas = {s: tk.split(toks, s, frozenset(tok.special_tokens)) for s in job["splits"]}
         ids = [i for d in next(iter(split_deltas.values())) for i in d["ids"]]
         out["tokens"] = len(ids)
         out["specials"] = [s for s in tok.special_tokens if s != tk.EOS]

@@ -161,14 +161,18 @@ def tokens(tokenizer: SyntheticTokenizer, text: str) -> list[tuple[str, int]]:
     return [(p, tokenizer._add(p)) for p in tokenizer.pieces(text)]
 
 
-def split(toks: list[tuple[str, int]], how: str) -> list[dict]:
+def split(toks: list[tuple[str, int]], how: str, specials: frozenset[str] = frozenset()) -> list[dict]:
     """Group tokens into deltas: token (one per delta), word (a word with what precedes it), char (one character
-    per delta; a token's id goes with the delta its last character is in), random:SEED (1-4 tokens), interval:K."""
+    per delta, a special token whole, as a stream never splits one; a token's id goes with the delta its last
+    character is in), random:SEED (1-4 tokens), interval:K (K tokens)."""
     if how == "token":
         return [{"text": t, "ids": [i]} for t, i in toks]
     if how == "char":
         out = []
         for t, i in toks:
+            if t in specials:
+                out.append({"text": t, "ids": [i]})
+                continue
             for k, ch in enumerate(t):
                 out.append({"text": ch, "ids": [i] if k == len(t) - 1 else []})
         return out
