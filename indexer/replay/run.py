@@ -250,6 +250,9 @@ def _version(v: str, r: dict) -> ReplayVersion:
         used.setdefault(module.split(".")[0], set()).update(f"{module}.{a}" for a in attrs)
     touched = sorted(used)
     notes = list(r.get("notes") or [])
+    for res in [raw.get("nonstream") or {}, *(raw.get("stream") or {}).values()]:
+        if res.get("note") and res["note"] not in notes:
+            notes.append(res["note"])
     if touched:
         notes.append("the result may depend on stand-ins used while replaying: " + "; ".join(
             f"{t} ({', '.join(sorted(used[t])[:6])}{', ...' if len(used[t]) > 6 else ''})" for t in touched))

@@ -299,7 +299,8 @@ def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
     out = {"entry": f"{_qualname(cls)}.extract_tool_calls_streaming", "deltas": len(deltas), **col.result(),
            "errors": errors}
     if tree.job.get("reasoning_parser"):
-        out["note"] = "the reasoning parser is composed with the tool parser in streaming only through serving"
+        out["note"] = ("stream: the tool parser alone (before the parser engine, serving composes the reasoning "
+                       "parser with it in its stream loop: see serving-stream)")
     return out
 
 
