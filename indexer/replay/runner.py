@@ -40,7 +40,10 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
                             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "", "VLLM_LOGGING_LEVEL": "ERROR",
                                  "VLLM_CONFIGURE_LOGGING": "0", "TOKENIZERS_PARALLELISM": "false",
                                  "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"})
-    header = {"preload": list(dict.fromkeys(list(PRELOAD) + learnt)), "parallel": parallel}
+    # Imports before forking pay off once several rounds of workers share them; with no more jobs than workers
+    # at once, each worker imports (only) what it needs, side by side.
+    preload = list(dict.fromkeys(list(PRELOAD) + learnt)) if len(jobs) > parallel else []
+    header = {"preload": preload, "parallel": parallel}
     try:
         proc.stdin.write((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)).encode())
         proc.stdin.close()
