@@ -80,3 +80,33 @@ def test_non_streaming_at_every_era(replays, name):
     for v in ran:
         assert v.status == "ok", (name, v.version, v.error)
         assert calls(v, "nonstream") == CALL, (name, v.version)
+
+
+MAKE_TOKENIZER = r'''
+import sys
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+text, path = sys.argv[1], sys.argv[2]
+tk = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+tk.pre_tokenizer = pre_tokenizers.Split(Regex(r"<tool_call>|</tool_call>|\w+|[^\w\s]|\s+"), behavior="isolated")
+tk.train_from_iterator([text], trainers.WordLevelTrainer(special_tokens=["[UNK]", "<tool_call>", "</tool_call>"]))
+tk.add_special_tokens(["<tool_call>", "</tool_call>"])
+tk.save(path)
+'''
+
+
+def test_the_models_tokenizer_file(eras_db, tmp_path):
+    """--tokenizer: a tokenizer.json (made here with the environment's tokenizers package) tokenizes instead of
+    the synthetic tokenizer; hermes at v0.33.0 parses the same call, streamed one of its tokens per delta."""
+    import subprocess
+
+    from indexer.api import Index
+    from indexer.replay import env
+
+    python = env.setup()
+    path = tmp_path / "tokenizer.json"
+    subprocess.run([str(python), "-c", MAKE_TOKENIZER, TEXT["hermes"], str(path)], check=True)
+    (v,) = Index(eras_db).replay("hermes", at="v0.33.0", text=TEXT["hermes"], tokenizer_file=str(path),
+                                 modes=["nonstream", "stream"]).versions
+    assert v.status == "ok", v.error
+    assert calls(v, "nonstream") == CALL and calls(v, "stream:token") == CALL
