@@ -36,6 +36,10 @@ TEXT = {
                '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
 }
 
+# A pre-v11 Mistral tokenizer has [TOOL_CALLS] and no [ARGS]: from v0.20.0 the parser takes [ARGS] in the
+# vocabulary (the synthetic one holds every sentinel of its code) for a v11 tokenizer (test_mistral_formats).
+SPECIALS = {"mistral": ["[TOOL_CALLS]"]}
+
 
 @pytest.fixture(scope="session")
 def pypi():
@@ -62,8 +66,8 @@ def replays(eras_db):
     from indexer.api import Index
 
     ix = Index(eras_db)
-    return {name: {v.version: v for v in ix.replay(name, tags=",".join(ERAS), text=text,
-                                                   modes=["nonstream", "stream"]).versions}
+    return {name: {v.version: v for v in ix.replay(name, tags=",".join(ERAS), text=text, modes=["nonstream", "stream"],
+                                                   specials=SPECIALS.get(name)).versions}
             for name, text in TEXT.items()}
 
 
@@ -110,3 +114,55 @@ def test_the_models_tokenizer_file(eras_db, tmp_path):
                                  modes=["nonstream", "stream"]).versions
     assert v.status == "ok", v.error
     assert calls(v, "nonstream") == CALL and calls(v, "stream:token") == CALL
+
+
+def streamed(replays, name):
+    return {v: calls(r, "stream:token") for v, r in replays[name].items() if r.status != "not-registered"}
+
+
+def test_hermes_streaming_loses_its_arguments_before_v0_11(replays):
+    """Seen: one synthetic token per delta, hermes's streamed arguments are text that is not JSON at v0.6.3
+    ('{"Paris{"city": "Paris"}': a repeated fragment) and v0.7.1 ('{"city": "Paris"' and a newline: the
+    closing brace never streamed), right from v0.11.0 on (the matrix over 59 releases: v0.6.3..v0.6.4.post1,
+    v0.6.5..v0.10.2, v0.11.0..v0.33.0)."""
+    got = streamed(replays, "hermes")
+    assert got["v0.6.3"]["get_weather"] == '{"Paris{"city": "Paris"}'
+    assert got["v0.7.1"]["get_weather"] == '{"city": "Paris"\n'
+    assert all(got[v] == CALL for v in ERAS[2:]), got
+
+
+def test_streaming_right_at_every_era(replays):
+    """llama3_json and pythonic stream the call whole at every era they are registered in (pythonic from
+    v0.6.4: not at v0.6.3)."""
+    for name in ("llama3_json", "pythonic"):
+        got = streamed(replays, name)
+        assert all(c == CALL for c in got.values()), (name, got)
+    assert replays["pythonic"]["v0.6.3"].status == "not-registered"
+
+
+def test_mistral_streaming(replays):
+    """Seen (a pre-v11 tokenizer): streamed arguments cut short before v0.13.0 ('{"Paris' at v0.6.3,
+    '{"city": "Paris' at v0.7.1 and v0.11.1, the closing brace never streamed), right from v0.13.0 on."""
+    got = streamed(replays, "mistral")
+    assert got["v0.6.3"]["get_weather"] == '{"Paris'
+    assert got["v0.7.1"]["get_weather"] == got["v0.11.1"]["get_weather"] == '{"city": "Paris'
+    assert all(got[v] == CALL for v in ERAS[3:]), got
+
+
+def test_mistral_formats(eras_db):
+    """What the vocabulary says about the format: with [ARGS] in it (every sentinel of the parser's code), the
+    parser of v0.20.0 on reads `[TOOL_CALLS]name{args}`, so the pre-v11 JSON list is read as a call named "["
+    (whose arguments are the JSON: v0.27.0 and on parse it, v0.20.0 leaves it as text); and that v11 format
+    itself is parsed from v0.20.0 on, while v0.13.0's parser makes content of it."""
+    from indexer.api import Index
+
+    ix = Index(eras_db)
+    pre = {v.version: calls(v, "nonstream") for v in ix.replay(
+        "mistral", tags="v0.20.0,v0.27.0", text=TEXT["mistral"], modes=["nonstream"]).versions}
+    assert list(pre["v0.20.0"]) == ["["] and isinstance(pre["v0.20.0"]["["], str)
+    assert pre["v0.27.0"] == {"[": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    v11 = ix.replay("mistral", tags="v0.13.0,v0.20.0,v0.33.0", text='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+                    modes=["nonstream"]).versions
+    (old,) = [m for m in v11[0].modes if m.mode == "nonstream"]
+    assert not old.calls and old.content == 'get_weather[ARGS]{"city": "Paris"}'
+    assert [calls(v, "nonstream") for v in v11[1:]] == [CALL, CALL]

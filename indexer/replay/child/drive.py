@@ -35,19 +35,6 @@ import standins
 import tokenizer as tk
 
 
-def _import_first(*names: str):
-    errors = []
-    for n in names:
-        try:
-            return importlib.import_module(n)
-        except ImportError as e:
-            if getattr(e, "name", None) and e.name != n and not n.startswith(str(e.name) + "."):
-                errors.append(f"{n}: {e}")
-                raise
-            errors.append(f"{n}: {e}")
-    raise ImportError("; ".join(errors))
-
-
 def _has_module(name: str, tree: str) -> bool:
     base = os.path.join(tree, *name.split("."))
     return os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py"))
@@ -115,10 +102,9 @@ class Tree:
         self.job = job
         self.dir = job["tree"]
         self.name = job["name"]
-        self.protocol = _import_first("vllm.entrypoints.openai.chat_completion.protocol",
-                                      "vllm.entrypoints.openai.protocol") \
-            if _has_module("vllm.entrypoints.openai.chat_completion.protocol", self.dir) else \
-            importlib.import_module("vllm.entrypoints.openai.protocol")
+        later = "vllm.entrypoints.openai.chat_completion.protocol"
+        self.protocol = importlib.import_module(later if _has_module(later, self.dir)
+                                                else "vllm.entrypoints.openai.protocol")
         self.engine = None
         if _has_module("vllm.parser.parser_manager", self.dir):
             pm = importlib.import_module("vllm.parser.parser_manager")
@@ -391,10 +377,7 @@ def _serving_obj(tree: Tree, tokenizer):
             args.append(value)
         else:
             kwargs[p.name] = value
-    obj = cls(*args, **kwargs)
-    if tree.job.get("reasoning_parser") and getattr(obj, "reasoning_parser", None) in (None, ""):
-        pass
-    return obj
+    return cls(*args, **kwargs)
 
 
 class _Record(types.SimpleNamespace):
