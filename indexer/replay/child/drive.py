@@ -208,7 +208,11 @@ def _adjusted(parser, request):
     try:
         return adjust(request) or request
     except Exception as e:  # e.g. a structural tag that needs xgrammar: recorded, the replay goes on
-        standins.STATE.setdefault("notes", []).append(f"adjust_request failed: {type(e).__name__}: {e}")
+        note = (f"adjust_request failed ({type(e).__name__}: {str(e)[:200]} at {error_of(e, standins.STATE.get('tree', os.sep))['where']}); "
+                "the replay went on with the request as it was")
+        notes = standins.STATE.setdefault("notes", [])
+        if note not in notes:
+            notes.append(note)
         return request
 
 
@@ -504,6 +508,7 @@ def run(job: dict) -> dict:
     if not job.get("eager_schemas"):
         _defer_schemas()
     recorder = standins.install(job["tree"], job["version"])
+    standins.STATE["tree"] = job["tree"]
     out: dict = {"version": job["version"], "modes": {}}
     try:
         tree = Tree(job)
