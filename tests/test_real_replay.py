@@ -132,12 +132,30 @@ def test_hermes_streaming_loses_its_arguments_before_v0_11(replays):
 
 
 def test_streaming_right_at_every_era(replays):
-    """llama3_json and pythonic stream the call whole at every era they are registered in (pythonic from
-    v0.6.4: not at v0.6.3)."""
-    for name in ("llama3_json", "pythonic"):
+    """llama3_json, pythonic, qwen3_coder, glm45 and deepseek_v3 stream the call whole at every era they are
+    registered in (pythonic from v0.6.4, deepseek_v3 from v0.9.0, qwen3_coder from v0.10.0, glm45 from v0.10.1)."""
+    for name in ("llama3_json", "pythonic", "qwen3_coder", "glm45", "deepseek_v3"):
         got = streamed(replays, name)
-        assert all(c == CALL for c in got.values()), (name, got)
+        assert got and all(c == CALL for c in got.values()), (name, got)
     assert replays["pythonic"]["v0.6.3"].status == "not-registered"
+    assert [v for v, r in replays["qwen3_coder"].items() if r.status != "not-registered"] == list(ERAS[2:])
+    for name in ("glm45", "deepseek_v3", "kimi_k2"):
+        assert [v for v, r in replays[name].items() if r.status != "not-registered"] == list(ERAS[2:]), name
+
+
+def test_kimi_k2_streaming_leaks_its_markup_as_content_at_v0_11_1_to_v0_13_0(replays):
+    """Seen: the call streams right, but v0.11.1..v0.13.0 also stream the call's own markup
+    (`<|tool_call_begin|>functions.get_weather:0...<|tool_call_end|>`) as content; not at v0.14.0 and on."""
+    for v, r in replays["kimi_k2"].items():
+        if r.status == "not-registered":
+            continue
+        (m,) = [m for m in r.modes if m.mode == "stream:token"]
+        assert calls(r, "stream:token") == CALL, v
+        if v in ("v0.11.1", "v0.13.0"):
+            assert m.content.startswith("<|tool_call_begin|>functions.get_weather:0") and m.content.endswith(
+                "<|tool_call_end|>"), (v, m.content)
+        else:
+            assert not (m.content or "").strip(), (v, m.content)
 
 
 def test_mistral_streaming(replays):
