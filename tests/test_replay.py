@@ -294,18 +294,20 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
         return sorted(ours | {pid for pid, ppid in parent.items() if ppid in ours})
 
     deadline = time.monotonic() + 60
-    while not children() and time.monotonic() < deadline:
+    while len(children()) < 2 and time.monotonic() < deadline:  # the child and its worker
         time.sleep(0.2)
-    assert children(), "the child never started"
+    assert len(children()) == 2, "the child and its worker never started"
     pids = children()
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     time.sleep(0.5)
-    alive = []
-    for pid in pids:
+    def running(pid):  # a killed process not yet reaped (a zombie) is not running
         try:
-            os.kill(pid, 0)
-            alive.append(pid)
-        except ProcessLookupError:
-            pass
-    assert alive == []
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [p for p in pids if running(p)] == []

@@ -35,29 +35,41 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
     for j in jobs:
         j["out"] = str(work / f"{len(j['id'])}-{abs(hash(j['id']))}.json")
         j["limits"] = {"memory": memory, "cpu": int(timeout) + 1}
-    proc = subprocess.Popen([str(python), "-X", "utf8", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
+    try:
+        proc = _start(python, work)
+    except BaseException:
+        restore()
+        raise
+    return _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work)
+
+
+def _start(python: Path, work: Path) -> subprocess.Popen:
+    return subprocess.Popen([str(python), "-X", "utf8", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=open(work / "child.log", "w"), start_new_session=True, cwd=work,
                             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "", "VLLM_LOGGING_LEVEL": "ERROR",
                                  "VLLM_CONFIGURE_LOGGING": "0", "TOKENIZERS_PARALLELISM": "false",
                                  "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"})
+
+
+def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work) -> dict[str, dict]:
     # Imports before forking pay off once several rounds of workers share them; with no more jobs than workers
     # at once, each worker imports (only) what it needs, side by side.
     preload = list(dict.fromkeys(list(PRELOAD) + learnt)) if len(jobs) > parallel else []
     header = {"preload": preload, "parallel": parallel}
-    try:
-        proc.stdin.write((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
     results: dict[str, dict] = {}
     t_start = time.monotonic()
-    restore = _terminate_as_exit()
     started: dict[str, tuple[int, float]] = {}
     killed: set[str] = set()
     overall = time.monotonic() + timeout * (len(jobs) / max(1, parallel) + 2) + 30
     buf = b""
     fd = proc.stdout.fileno()
     try:
+        try:
+            proc.stdin.write((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
         while True:
             now = time.monotonic()
             for jid, (pid, t0) in list(started.items()):
@@ -90,6 +102,9 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
                     if progress:
                         progress(jid, len(results), len(jobs))
     finally:
+        for jid, (pid, _) in started.items():  # workers have process groups of their own
+            if jid not in results:
+                _killpg(pid)
         if proc.poll() is None:
             _killpg(proc.pid)
         proc.wait()

@@ -21,7 +21,22 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def worker(job: dict) -> None:
+def _die_with(parent: int) -> None:
+    """The worker is killed when this process ends (Linux prctl PR_SET_PDEATHSIG): killing the fork server
+    ends its workers too, even one tpindex had not yet heard of."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def worker(job: dict, parent: int) -> None:
+    _die_with(parent)
     os.setpgid(0, 0)
     limits = job.get("limits") or {}
     if limits.get("memory"):
@@ -89,10 +104,11 @@ def main() -> None:
     while queue or running:
         while queue and len(running) < parallel:
             job = queue.pop(0)
+            me = os.getpid()
             pid = os.fork()
             if pid == 0:
                 try:
-                    worker(job)
+                    worker(job, me)
                 finally:
                     os._exit(0)
             try:
