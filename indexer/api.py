@@ -187,3 +187,12 @@ class Index:
 
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)
+
+    def replay(self, name: str, at: str | None = None, tags: str | None = None, text: str | None = None,
+               deltas: list | None = None, **options):
+        """Run the version's own parser and serving code on a raw model output, in a child process (schema
+        `replay`); options: splits, tools, tool_choice, reasoning_parser, tokenizer_file, modes, timeout, jobs,
+        progress. See indexer/replay/."""
+        from .replay.run import replay
+
+        return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)

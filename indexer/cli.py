@@ -1,5 +1,5 @@
 """tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, log, contains,
-export, serve, check, mcp, schema.
+check-plugin, replay, export, serve, check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -52,6 +52,7 @@ class LazyGroup(click.Group):
         "log": "indexer.answers.history_commands:log",
         "contains": "indexer.answers.history_commands:contains",
         "check-plugin": "indexer.answers.commands:check_plugin",
+        "replay": "indexer.answers.commands:replay",
     }
 
     def main(self, *args, **kwargs):

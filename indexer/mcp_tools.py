@@ -27,8 +27,10 @@ INSTRUCTIONS = (
     "from a git clone, `log` lists the commits that changed a name's code between two versions and `contains` "
     "says which versions hold a commit or a pull request; `contract_diff` and "
     "`check_plugin` answer plugin authors (what changed in the contract their plugins depend on, and whether a "
-    "plugin's source works at each version).")
+    "plugin's source works at each version); `replay` runs a version's own parser on a raw model output.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# replay reads the database only, but runs a version's code in a child process and may create its environment
+REPLAY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
 Runner = Callable[..., Awaitable[object]]
@@ -216,13 +218,31 @@ def register(mcp: MCPServer, run: Runner) -> None:
     async def contains(target: str, ctx: Context | None = None) -> CallToolResult:
         return _result(await run(ctx, lambda ix: ix.contains(target)))
 
+    @mcp.tool(annotations=REPLAY, description=(
+        "Run a vLLM version's own tool parser (and serving code) on a raw model output `text`, in a child "
+        "process with time and memory limits, and say what it makes of it: per version and mode (nonstream, "
+        "stream:SPLIT, serving-full, serving-stream) the tool calls with parsed arguments, content, "
+        "finish_reason, argument chunks and errors, plus `changes`: the first version where each mode's "
+        "outcome differs. `version` (one) or `versions` (a spec such as v0.20.0..); `splits` among token, "
+        "char, word, random:SEED, interval:K. Reads the database; runs code from the user cache."))
+    async def replay(name: str, text: str, version: str | None = None, versions: str | None = None,
+                     splits: list[str] | None = None, tool_choice: str = "auto",
+                     reasoning_parser: str | None = None, modes: list[Literal["nonstream", "stream", "serving"]]
+                     | None = None, ctx: Context | None = None) -> CallToolResult:
+        if len(text) > 200_000:
+            raise ToolError("the text is over 200 kB")
+        return _result(await run(ctx, lambda ix: ix.replay(name, at=version, tags=versions, text=text, splits=splits,
+                                                           tool_choice=tool_choice, reasoning_parser=reasoning_parser,
+                                                           modes=modes)))
+
     _publish_schemas(mcp)
 
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
            "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
            "where": "where", "check_doc": "check-doc", "log": "log", "contains": "contains",
-           "contract_diff": "diff-contract", "contract": "contract", "check_plugin": "check-plugin"}
+           "contract_diff": "diff-contract", "contract": "contract", "check_plugin": "check-plugin",
+           "replay": "replay"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:

@@ -444,3 +444,133 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
         n = len(res.versions)
         click.echo(f"no match in {n} version{'s' if n != 1 else ''}", err=True)
     raise SystemExit(0 if res.matches else 1)
+
+
+@click.command(short_help="Run a version's own parser and serving code on a raw model output.")
+@click.argument("name", required=False)
+@click.option("--at", "at", metavar="VERSION", help="One version (default: the newest indexed).")
+@click.option("--tags", metavar="SPEC", help="Versions among the indexed ones (A..B, A.., lists, globs), as a matrix.")
+@click.option("--text", "text_file", type=click.Path(dir_okay=False, allow_dash=True),
+              help="The raw model output (the text the model generated, sentinels included); - reads stdin.")
+@click.option("--deltas", "deltas_file", type=click.Path(dir_okay=False, allow_dash=True),
+              help="The exact deltas from a log instead: a JSON list of strings, or of {text, ids} objects.")
+@click.option("--split", "split", default="token", show_default=True, metavar="HOW",
+              help="How tokens are grouped into streaming deltas: token, char, word, random:SEED, interval:K.")
+@click.option("--splits", "splits", metavar="HOW,HOW",
+              help="Try several splits (comma-separated) and mark a version split-sensitive when they disagree.")
+@click.option("--tools", "tools_file", type=click.Path(dir_okay=False),
+              help="The request's tools (an OpenAI tools JSON list; default: one get_weather tool).")
+@click.option("--tool-choice", default="auto", show_default=True, help="auto, required, none or a function name.")
+@click.option("--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it.")
+@click.option("--tokenizer", "tokenizer_file", type=click.Path(dir_okay=False, exists=True),
+              help="The model's tokenizer.json instead of the synthetic tokenizer (needs the tokenizers package "
+                   "in the replay environment).")
+@click.option("--special", "specials", multiple=True, metavar="TOKEN",
+              help="A special token of the synthetic tokenizer, instead of the name's sentinels (repeatable): a "
+                   "parser may read the vocabulary (mistral's takes [ARGS] in it for a v11 tokenizer).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["nonstream", "stream", "serving"]),
+              help="Only these modes (repeatable; default: all three).")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=60, show_default=True,
+              help="Seconds one version may take (wall clock) before its process is killed.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Versions replayed at once (default: CPUs).")
+@click.option("--setup", is_flag=True, help="Only create the replay environment (a virtualenv in the user cache).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: one version in detail, several as a matrix; json: schema replay; markdown: the matrix.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@db_option
+def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, tool_choice, reasoning_parser,
+           tokenizer_file, specials, modes, timeout, jobs, setup, fmt, quiet, db_path):
+    """Run the indexed version's own vLLM tool parser (and reasoning parser, and chat-completion serving
+    code) on a raw model output, in a child process with time and memory limits: non-streaming, streaming
+    (deltas fed as that version's serving loop feeds them) and through serving (finish_reason, the flush of
+    unstreamed arguments). Over several versions: a matrix marking where each result changes.
+
+    Trees are materialized once per version into the user cache, from the source the version was indexed
+    from; the replay environment (pure-Python packages from the package index) is created on first use.
+
+    \b
+    Examples:
+      tpindex replay hermes --at v0.33.0 --text out.txt
+      tpindex replay hermes --tags v0.6.3.. --text out.txt --splits token,char
+      tpindex replay --setup
+    """
+    import sys
+
+    from ..replay import render
+
+    say = None if quiet else (lambda m: click.echo(m, err=True))
+    if setup:
+        if name or text_file or deltas_file:
+            raise Fail("--setup only creates the replay environment", "run it alone, then replay")
+        from ..replay import env
+
+        python = env.setup(progress=say or (lambda m: None))
+        click.echo(f"replay environment: {python.parent.parent}")
+        return
+    if not name:
+        raise Fail("which parser name?", "e.g. tpindex replay hermes --text out.txt")
+    if at and tags:
+        raise Fail("--at and --tags both choose versions", "use one of them")
+    if bool(text_file) == bool(deltas_file):
+        raise Fail("give the raw model output: --text FILE or --deltas FILE.json", "one of them")
+    text = deltas = None
+    if text_file:
+        text = _read_input(text_file)
+    else:
+        deltas = _read_deltas(deltas_file)
+    tools = None
+    if tools_file:
+        try:
+            tools = json.loads(_read_input(tools_file))
+        except ValueError as e:
+            raise Fail(f"--tools {tools_file} is not JSON ({e})", "give an OpenAI tools list") from None
+        if not isinstance(tools, list):
+            raise Fail(f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]")
+    split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
+    ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None
+    ans = index(db_path).replay(name, at=at, tags=tags, text=text, deltas=deltas, splits=split_list, tools=tools,
+                                tool_choice=tool_choice, reasoning_parser=reasoning_parser,
+                                tokenizer_file=tokenizer_file, modes=list(modes) or None, timeout=timeout, jobs=jobs,
+                                progress=ticks, notice=say, specials=list(specials) if specials else None)
+    if fmt == "json":
+        click.echo(dumps(ans))
+    elif fmt == "markdown":
+        click.echo(render.format_markdown(ans))
+    else:
+        click.echo(render.format_text(ans))
+
+
+def _read_input(path: str) -> str:
+    import sys
+
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise Fail(f"cannot read {path} ({e.strerror or e})", "check the path") from None
+    except UnicodeDecodeError:
+        raise Fail(f"{path} is not UTF-8 text", "give the model output as UTF-8 text") from None
+
+
+def _read_deltas(path: str) -> list[dict]:
+    try:
+        data = json.loads(_read_input(path))
+    except ValueError as e:
+        raise Fail(f"--deltas {path} is not JSON ({e})", "a JSON list of strings or of {text, ids}") from None
+    if isinstance(data, dict) and isinstance(data.get("deltas"), list):
+        data = data["deltas"]
+    if not isinstance(data, list) or not data:
+        raise Fail(f"--deltas {path} is not a non-empty JSON list", "a JSON list of strings or of {text, ids}")
+    out = []
+    for k, d in enumerate(data):
+        if isinstance(d, str):
+            out.append({"text": d, "ids": None})
+        elif isinstance(d, dict) and isinstance(d.get("text"), str) and (
+                d.get("ids") is None or (isinstance(d["ids"], list) and all(isinstance(i, int) for i in d["ids"]))):
+            out.append({"text": d["text"], "ids": d.get("ids")})
+        else:
+            raise Fail(f"--deltas {path}: item {k} is neither a string nor {{text, ids}}",
+                       "each delta: \"text\" or {\"text\": \"...\", \"ids\": [1, 2]}")
+    return out

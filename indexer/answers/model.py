@@ -405,3 +405,80 @@ class Contains(Model):
     versions: list[str]
     not_containing: list[str]
     without_history: list[str]
+
+
+@dataclass
+class ReplayCall(Model):
+    """One tool call a replay produced: `arguments` parsed as JSON (the raw text when it is not JSON);
+    `chunks`: how many argument deltas streamed it (streaming modes)."""
+
+    name: str | None
+    arguments: dict | list | str | int | float | bool | None
+    arguments_raw: str | None
+    chunks: int | None = None
+
+
+@dataclass
+class ReplayMode(Model):
+    """One mode of one version: nonstream, stream:SPLIT (the parser fed deltas as that split groups them),
+    serving-full and serving-stream (the release's own chat-completion generators). `outcome` is the
+    comparable summary the matrix compares."""
+
+    mode: str
+    entry: str | None
+    outcome: str
+    tools_called: bool | None
+    finish_reason: str | None
+    calls: list[ReplayCall]
+    content: str | None
+    reasoning: str | None
+    deltas: int | None
+    messages: int | None
+    errors: list[str]
+
+
+@dataclass
+class ReplayVersion(Model):
+    """One version replayed: status ok, error (the tree could not be driven), timeout, crashed, killed or
+    not-registered (NAME is not a tool parser there); split_sensitive when the stream splits disagree;
+    `standins_touched`: stand-ins of native/heavy packages the replay used (a result may depend on them)."""
+
+    version: str
+    status: str
+    error: str | None
+    modes: list[ReplayMode]
+    split_sensitive: bool
+    standins_touched: list[str]
+    standins_imported: list[str]
+    specials: list[str]
+    tokens: int | None
+    notes: list[str]
+    seconds: float | None  # wall-clock seconds of its worker
+    cpu_seconds: float | None  # CPU seconds of its worker (imports of its tree and the replay)
+
+
+@dataclass
+class ReplayChange(Model):
+    """A mode's result changed: `version` is the first version with the new outcome."""
+
+    mode: str
+    version: str
+    before: str
+    after: str
+
+
+@dataclass
+class Replay(Model):
+    """tpindex replay NAME: per version and mode what the version's own code made of the raw output, and
+    where each mode's outcome changes over the versions."""
+
+    name: str
+    reasoning_parser: str | None
+    input: str
+    splits: list[str]
+    modes: list[str]
+    versions: list[ReplayVersion]
+    changes: list[ReplayChange]
+    environment: str
+    timing: dict  # seconds: materialize (trees made now), environment (made now), preload (the fork server's
+    # imports), replay (from the child's start to the last result)

@@ -102,7 +102,8 @@ def generate() -> dict[str, dict]:
                              ("contract", "the parser contract of a version (Index.contract, the MCP tool contract)",
                               contract_model.Contract),
                              ("check-plugin", "tpindex check-plugin FILE.py --format json",
-                              contract_model.PluginReport)):
+                              contract_model.PluginReport),
+                             ("replay", "tpindex replay NAME --format json", model.Replay)):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}

@@ -5,8 +5,8 @@
   upstream, "↗"); the second file of a comparison (real_file_a / real_file_b) also links to their diff; a
   parser name to its page, a class to the class tree, a version to its page (cells.py);
 - register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
-  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py); the code
-  pages /-/source/<version>/<path>, /-/diff and /-/grep (code_pages.py);
+  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py); /-/replay
+  (replaypage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep (code_pages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;
 - prepare_connection: connections to a tpindex database are query-only, and know `tpindex_version(label)`
@@ -259,12 +259,13 @@ async def _page_vars(template, database, request, datasette):
 def register_routes():
     from . import routes
     from .docpages import check_doc_page, where_page
+    from .replaypage import replay_page
 
     return [(r"^/-/parser-matrix$", matrix_page),
             (r"^/-/parser/(?P<kind>[^/]+)/(?P<name>[^/]+)$", routes.parser_route),
             (r"^/-/version/(?P<label>[^/]+)$", routes.version_route),
             (r"^/-/find$", routes.find_route),
-            (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page),
+            (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page), (r"^/-/replay$", replay_page),
             (r"^/-/source/(?P<version>[^/]+)/(?P<path>.+)$", code_pages.source_page),
             (r"^/-/diff$", code_pages.diff_page),
             (r"^/-/grep$", code_pages.grep_page)]
