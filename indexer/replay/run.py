@@ -62,21 +62,10 @@ def specials_of(db, name: str, version: str, kind: str, code_sig: str | None = N
 
 
 def _specials(db, name: str, version: str, kind: str) -> tuple[list[str], list[str]]:
-    """The card's sentinels of the name (answers/card.py `_sentinels`, over the same rows), without the rest of
-    the card."""
-    from ..answers.card import _sentinels
+    """The card's sentinels of the name (answers/card.py `name_sentinels`), without the rest of the card."""
+    from ..answers.card import name_sentinels
 
-    where = [version, kind, name]
-    rows = [dict(r) for r in db.query("select * from parser_map_v where version = ? and kind = ? and name = ?", where)]
-    if not rows:
-        return [], []
-    ms = [dict(r) for r in db.query("select * from parser_methods_v where version = ? and kind = ? and name = ?",
-                                    where)]
-    mine = {r["file"] for r in db.query("select file, shared from parser_code_v where version = ? and kind = ? and "
-                                        "name = ?", where) if not r["shared"]}
-    found = [dict(r) for r in db.query(f"select * from sentinels_v where version = ? and file in "
-                                       f"({', '.join('?' * len(mine))}) order by file, line", [version, *sorted(mine)])]
-    values = [s["value"] for s in _sentinels(rows[0], ms, mine, found, lambda *a: None)]
+    values = [s["value"] for s in name_sentinels(db, name, version, kind)]
     return ([v for v in dict.fromkeys(values) if _TOKEN.match(v)],
             [v for v in dict.fromkeys(values) if _WRITTEN.match(v)])
 
