@@ -14,8 +14,9 @@ from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 7  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
-# 6: the code of each parsed blob (indexer/code.py); 7: modules outside the parser packages at scope.MODULE
+EXTRACTOR_VERSION = 8  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
+# 6: the code of each parsed blob (indexer/code.py); 7: modules outside the parser packages at scope.MODULE;
+# 8: uses (each definition's digest and the module-level names it reads), imports' end lines
 
 @functools.cache
 def extractor_id() -> str:

@@ -11,7 +11,7 @@ import json
 from ..scope import FULL, depth_needed, module_of, package_of
 
 # The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
-PARSER_TABLES = frozenset({"sentinels", "request_settings", "plants"})
+PARSER_TABLES = frozenset({"sentinels", "request_settings", "plants", "uses"})
 
 
 def absolute(module: str, level: int, path: str) -> str:
@@ -76,7 +76,8 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     names = Names(imports, module, local)
     rows: dict[str, list[dict]] = {k: [] for k in (
         "imports", "classes", "bases", "methods", "class_attrs", "markers", "plants",
-        "adapter_bindings", "aliases", "registrations", "name_checks", "sentinels", "request_settings")}
+        "adapter_bindings", "aliases", "registrations", "name_checks", "sentinels", "request_settings",
+        "uses")}
     for imp in imports:
         rows["imports"].append({"line": imp["line"], "module": imp["abs_module"], "name": imp["name"],
                                 "alias": imp["alias"], "level": imp["level"], "star": int(imp["star"]),
@@ -109,6 +110,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     rows["plants"] = list(raw_facts.get("plants", []))
     rows["sentinels"] = list(raw_facts.get("sentinels", []))
     rows["request_settings"] = list(raw_facts.get("request_settings", []))
+    rows["uses"] = list(raw_facts.get("uses", []))
     for b in raw_facts.get("adapter_bindings", []):
         rows["adapter_bindings"].append({**b, "parser": names.resolve(b["parser_written"])})
     for a in raw_facts.get("aliases", []):
