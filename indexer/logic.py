@@ -23,7 +23,18 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from .classgraph import ENGINE_ATTR, Cls, Version, attrs, class_at, methods, mro, resolve_attr, resolve_method
+from .classgraph import (
+    ENGINE_ATTR,
+    MAX_HOPS,
+    Cls,
+    Version,
+    attrs,
+    class_at,
+    methods,
+    mro,
+    resolve_attr,
+    resolve_method,
+)
 
 TOOL = ("extract_tool_calls", "extract_tool_calls_streaming", "adjust_request")
 REASONING = ("extract_reasoning", "extract_reasoning_streaming", "extract_reasoning_content",
@@ -186,10 +197,106 @@ def _split_dotted(dotted: str) -> tuple[str, str]:
     return mod, name
 
 
-def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str | None]:
-    """The files holding a name's code: its role classes' files and those of every class in their resolution
-    orders that defines a contract method. A file whose classes here are all framework (no name's
-    registered, real, engine or composed class) is `shared`. -> (rows, digest of the own files' blobs)."""
+# What a name runs, by part (README, "What runs for a name"): its extraction and streaming methods, its
+# classes' other methods and own statements, the module-level functions, constants and helper classes they
+# call or read (in its module or imported from another), and the imports that bind those names.
+PARTS = ("extraction", "methods", "functions", "imports")
+EXTRACTION = {k: frozenset(PRIMARY[k] + STREAMING[k] + ENGINE) for k in PRIMARY}
+OTHER_KIND = {"tool": frozenset(REASONING), "reasoning": frozenset(TOOL), "engine": frozenset()}  # never run
+MAX_PIECES = 800  # a closure stops growing here (a name's code is a few dozen definitions)
+
+
+def own_paths(v: Version, own_keys: set) -> set[str]:
+    """The files defining some name's own class (registered, real, engine, composed, wrapper): parser
+    modules. A file defining none is framework (the abstract parsers, the engine, shared helpers)."""
+    out = set()
+    for module, name in own_keys:
+        m = v.module(module)
+        if m is not None and name in m["classes"]:
+            out.add(m["path"])
+    return out
+
+
+def code_pieces(v: Version, logic: Logic, kind: str, own_keys: set, parsers: set[str]) -> dict[tuple, str]:
+    """The definitions that run for a name: (module, what, qualname) -> part (PARTS).
+
+    From its role classes' resolution orders: the own statements of every class of a parser module
+    (`parsers`) and each method such a class defines that Python resolves for the role class (an override
+    calling super() passes on to the next); not the methods of the other kind's contract. Then what those
+    name, transitively: module-level functions and constants, classes of a parser module that are no
+    name's own and not in the resolution orders (helpers, with their methods), and imports, followed to
+    the definition they import (through re-exports). Framework classes are not entered."""
+    pieces: dict[tuple, str] = {}
+    queue: list[tuple] = []
+    roles = [c for c in (*logic.roles.values(), logic.real) if c is not None]
+    in_orders: set[tuple[str, str]] = set()
+
+    def take(module: str, what: str, qualname: str, part: str) -> None:
+        key = (module, what, qualname)
+        if key in pieces or len(pieces) >= MAX_PIECES:
+            return
+        m = v.module(module)
+        if m is not None and (what, qualname) in m["uses"]:
+            pieces[key] = part
+            queue.append(key)
+
+    for c in dict.fromkeys(roles):
+        order = mro(v, c)
+        own = [k for k in order if not k.binding and k.path in parsers]
+        in_orders.update(k.key for k in order)
+        for k in own:
+            take(k.module, "class", k.name, "methods")
+        for name in dict.fromkeys(n for k in own for n in methods(v, k)):
+            if name in OTHER_KIND[kind]:
+                continue
+            part = "extraction" if name in EXTRACTION[kind] else "methods"
+            start = 0
+            while (found := resolve_method(v, order, name, start)) is not None:
+                d, meth = found
+                if not d.binding and d.path in parsers:
+                    take(d.module, "method", f"{d.name}.{name}", part)
+                if not meth["calls_super"]:
+                    break
+                start = order.index(d) + 1
+
+    def refer(module: str, name: str, hops: int = 0) -> None:
+        m = v.module(module)
+        if m is None:
+            return
+        uses = m["uses"]
+        for what in ("function", "name"):
+            if (what, name) in uses:
+                take(module, what, name, "functions")
+                return
+        if ("class", name) in uses:
+            if (module, name) in in_orders or (module, name) in own_keys or m["path"] not in parsers:
+                return  # followed through the resolution order, another name's parser, or framework
+            take(module, "class", name, "functions")
+            for what, q in uses:
+                if what == "method" and q.rpartition(".")[0] == name:
+                    take(module, what, q, "functions")
+            return
+        if ("import", name) in uses:
+            take(module, "import", name, "imports")
+            target = m["imports"].get(name)
+            if target is not None and hops < MAX_HOPS:
+                refer(target[0], target[1], hops + 1)
+
+    while queue:
+        module, what, qualname = queue.pop()
+        for ref in v.module(module)["uses"][(what, qualname)][3]:
+            refer(module, ref)
+    return pieces
+
+
+def code_files(v: Version, logic: Logic, own_keys: set, kind: str = "tool",
+               parsers: set[str] | None = None) -> tuple[list[dict], str | None]:
+    """The files holding a name's code: its role classes' files, those of every class in their resolution
+    orders that defines a contract method or runs for it (code_pieces), and those holding the functions,
+    constants and helpers it runs (`helper`). A file whose classes here are all framework (no name's
+    registered, real, engine or composed class) is `shared`. Each row lists the file's pieces ([part,
+    what, qualname]). -> (rows, digest of the pieces outside shared files: the name's code signature)."""
+    parsers = own_paths(v, own_keys) if parsers is None else parsers
     by_path: dict[str, dict] = {}
 
     def add(c: Cls, role: str) -> None:
@@ -197,7 +304,7 @@ def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str
             return  # the adapter's assignment line: its parser is followed as the engine
         entry = by_path.setdefault(c.path, {"roles": set(), "shared": True})
         entry["roles"].add(role)
-        if c.key in own_keys:
+        if c.key in own_keys or c.path in parsers:
             entry["shared"] = False
 
     for role, c in logic.roles.items():
@@ -205,13 +312,24 @@ def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str
     if logic.real is not None:
         add(logic.real, "real")
     defining = {(r["module"], r["defining_class"]) for r in logic.methods if r["defining_class"]}
+    pieces = code_pieces(v, logic, kind, own_keys, parsers)
+    running = {(m, q) for (m, what, q) in pieces if what == "class"}
     for role, c in logic.roles.items():
         for k in mro(v, c):
-            if k.key in defining:
+            if k.key in defining or k.key in running:
                 add(k, "base" if k not in logic.roles.values() and k != logic.real else role)
-    rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"])}
+    listed: dict[str, list] = {}
+    for (module, what, qualname), part in pieces.items():
+        path = v.module(module)["path"]
+        if path not in by_path:
+            by_path[path] = {"roles": {"helper"}, "shared": path not in parsers}
+        listed.setdefault(path, []).append([part, what, qualname])
+    rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"]),
+             "pieces": json.dumps(sorted(listed[p])) if p in listed else None}
             for p, e in sorted(by_path.items())]
-    own = [f"{r['path']}\0{v.blobs.get(r['path'], '')}" for r in rows if not r["shared"]]
+    shared = {r["path"] for r in rows if r["shared"]}
+    own = sorted(f"{v.module(m)['path']}\0{what}\0{q}\0{v.module(m)['uses'][(what, q)][2]}"
+                 for (m, what, q) in pieces if v.module(m)["path"] not in shared)
     digest = hashlib.sha1("\n".join(own).encode()).hexdigest()[:16] if own else None
     return rows, digest
 
