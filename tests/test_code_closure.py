@@ -396,3 +396,21 @@ def test_uses_digests_ignore_comments_blank_lines_and_where_an_import_stands():
         from vllm.entrypoints.chat_utils import make_call_id
         ''')
     assert moved[("import", "make_call_id")]["digest"] != first[("import", "make_call_id")]["digest"]
+
+
+def test_the_parser_and_version_pages_say_what_changed_in_the_code_that_runs(closure_db):
+    from test_serve import serve
+
+    c = serve(closure_db)
+    try:
+        page = c.html("/-/parser/tool/seedy")
+        changes = page[page.index('id="changes"'):]
+        assert "vllm/parser/qwen9.py" in changes and "functions qwen9_config" in changes
+        page = c.html("/-/parser/tool/cat")
+        changes = page[page.index('id="changes"'):]
+        assert "imports" not in changes  # hermit's moved import is not cat's code
+        assert "extraction CatToolParser.extract_tool_calls_streaming" in changes
+        page = c.html("/-/version/v0.33.0")
+        assert "imports only: make_call_id (+1 -1) in vllm/tool_parsers/hermit_tool_parser.py" in page
+    finally:
+        c.close()
