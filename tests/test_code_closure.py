@@ -14,9 +14,13 @@ The fixture imitates the unified-engine era (v0.32.0-v0.33.0) with hand-written 
 - `hermit` (standalone): its `__init__` reads a module-level regex; `cat` subclasses it, overrides both
   extraction methods and inherits the `__init__` only (the real longcat / hermes shape).
 
-Versions: v0.31.0; v0.32.0 adds a transition to `qwen9_config` and changes `HermitToolParser.__init__`;
-v0.33.0 changes `_value_extender`, moves hermit's import of `make_call_id` to another module (nothing else
-in that file changes), and changes `cat`'s streaming method.
+`cat`'s streaming method also calls `common_prefix` from vllm/tool_parsers/utils.py, a module of helpers
+holding no parser class (framework).
+
+Versions: v0.31.0; v0.32.0 adds a transition to `qwen9_config`, changes `HermitToolParser.__init__` and a
+helper of utils.py nobody calls; v0.33.0 changes `_value_extender`, moves hermit's import of
+`make_call_id` to another module (nothing else in that file changes), changes `cat`'s streaming method
+and `common_prefix`.
 """
 
 from __future__ import annotations
@@ -168,6 +172,7 @@ class HermitToolParser(ToolParser):
 
 CAT = '''
 from vllm.tool_parsers.hermit_tool_parser import HermitToolParser
+from vllm.tool_parsers.utils import common_prefix
 
 
 class CatToolParser(HermitToolParser):
@@ -175,7 +180,19 @@ class CatToolParser(HermitToolParser):
         return [m.strip() for m in self.pattern.findall(text)]
 
     def extract_tool_calls_streaming(self, previous, current, delta):
-        return delta
+        return common_prefix(previous, current) and delta
+'''
+
+UTILS = '''
+def common_prefix(a, b):
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def unused_helper(text):
+    return text
 '''
 
 TREE = {
@@ -183,6 +200,7 @@ TREE = {
     "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
     "vllm/tool_parsers/hermit_tool_parser.py": HERMIT,
     "vllm/tool_parsers/cat_tool_parser.py": CAT,
+    "vllm/tool_parsers/utils.py": UTILS,
     "vllm/reasoning/__init__.py": REASONING_INIT,
     "vllm/reasoning/abs_reasoning_parsers.py": ABS_REASONING,
     "vllm/parser/__init__.py": "",
@@ -204,7 +222,9 @@ QWEN9_V32 = QWEN9.replace('''            ("CONTENT", tool_start): "TOOL_ARGS",
             ("TOOL_ARGS", "</tool_call>"): "CONTENT",
 ''')
 HERMIT_V32 = HERMIT.replace('self.start = "<call>"', 'self.start = "<call>".strip()')
-V32 = {"vllm/parser/qwen9.py": QWEN9_V32, "vllm/tool_parsers/hermit_tool_parser.py": HERMIT_V32}
+UTILS_V32 = UTILS.replace("return text", "return text.strip()")  # a helper nobody calls
+V32 = {"vllm/parser/qwen9.py": QWEN9_V32, "vllm/tool_parsers/hermit_tool_parser.py": HERMIT_V32,
+       "vllm/tool_parsers/utils.py": UTILS_V32}
 
 V33 = {
     "vllm/parser/qwen9.py": QWEN9_V32.replace("return raw.strip() if trim else raw",
@@ -213,7 +233,8 @@ V33 = {
         "from vllm.entrypoints.chat_utils import make_call_id\n", "").replace(
         "from vllm.tool_parsers.abstract_tool_parser import ToolParser\n",
         "from vllm.renderers.chat_utils import make_call_id\nfrom vllm.tool_parsers.abstract_tool_parser import ToolParser\n"),
-    "vllm/tool_parsers/cat_tool_parser.py": CAT.replace("        return delta\n", "        return delta.strip()\n"),
+    "vllm/tool_parsers/cat_tool_parser.py": CAT.replace("and delta\n", "and delta.strip()\n"),
+    "vllm/tool_parsers/utils.py": UTILS_V32.replace("    return a[:n]", "    return a[: n + 1]"),
 }
 
 
@@ -414,3 +435,15 @@ def test_the_parser_and_version_pages_say_what_changed_in_the_code_that_runs(clo
         assert "imports only: make_call_id (+1 -1) in vllm/tool_parsers/hermit_tool_parser.py" in page
     finally:
         c.close()
+
+
+def test_a_shared_helper_module_affects_the_names_whose_helpers_changed(closure_db):
+    def framework(a, b):
+        out = tpindex("diff", a, b, "--format", "json", "--db", closure_db, ok=False)
+        return {c["file"]: c for c in json.loads(out.output)["changes"] if c["type"] == "framework-changed"}
+
+    assert "vllm/tool_parsers/utils.py" not in framework("v0.31.0", "v0.32.0")  # only unused_helper changed
+    utils = framework("v0.32.0", "v0.33.0")["vllm/tool_parsers/utils.py"]
+    assert utils["names"] == ["cat (tool)"]
+    assert "common_prefix" in utils["detail"]
+    assert "functions" not in parts(code_changes(closure_db, "v0.32.0", "v0.33.0")[("cat", "tool")])

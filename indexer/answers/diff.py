@@ -154,7 +154,7 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
     changed)."""
     ca, cb = _code(db, a), _code(db, b)
     uses = _Uses(db)
-    out, framework = [], defaultdict(list)
+    out, framework, helpers = [], defaultdict(list), defaultdict(dict)
     compare = comparer(db, a, b)
     for key in sorted(set(ca) & set(cb)):
         fa, fb = ca[key], cb[key]
@@ -163,8 +163,11 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
                 if fa[p][3] == fb[p][3] == "helper" and (fa[p][4] or fb[p][4]):
                     pa = _pieces({p: fa[p]}, uses, shared=True)
                     pb = _pieces({p: fb[p]}, uses, shared=True)
-                    if {k: v[:2] for k, v in pa.items()} == {k: v[:2] for k, v in pb.items()}:
+                    changed = [k for k in sorted(set(pa) | set(pb)) if (pa.get(k) or (None, None))[1]
+                               != (pb.get(k) or (None, None))[1]]
+                    if not changed:
                         continue  # the helpers it calls there did not change
+                    helpers[p].update(dict.fromkeys(_display(k[1], k[2]) for k in changed))
                 framework[p].append(f"{key[1]} ({key[0]})")
     for kind, name in names:
         fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
@@ -218,8 +221,10 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
                           detail=_parts_text(parts, paths), file=real["real_file"], line=real["real_line"],
                           files=files, parts=parts, compare=compare(paths[0])))
     for p, affected in sorted(framework.items()):
+        called = f" (helpers it calls: {', '.join(helpers[p])})" if helpers.get(p) else ""
         out.append(Change(type="framework-changed", subject=p, file=p, names=affected, compare=compare(p),
-                          detail=f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}"))
+                          detail=f"shared framework code changed{called}; affects {len(affected)} name(s):"
+                                 f" {', '.join(affected)}"))
     return out
 
 
