@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .classgraph import ADAPTER_SUFFIXES, MAX_HOPS, Cls, Hop, Version, class_at, find_symbol, mro, split
 from .logic import (
     Logic,
+    Reach,
     behaviour,
     code_files,
     contract,
@@ -198,6 +199,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         _decide(v, n, registered_keys, parser_keys)
     own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
     parsers = own_paths(v, own_keys)
+    reach = Reach(v, own_keys, parsers)  # what each definition reaches, shared by the names that run it
     rows, hop_rows, method_rows, attr_rows, code_rows = [], [], [], [], []
     for n in names:
         res, logic = n.res, n.logic
@@ -205,7 +207,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         reg_file = reg_mod["path"] if reg_mod else None
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         real, wrapper = logic.real, logic.roles.get("wrapper")
-        files, sig = code_files(v, logic, own_keys, n.kind, parsers)
+        files, sig = code_files(v, logic, own_keys, n.kind, parsers, reach)
         rows.append({
             "kind": n.kind, "name": n.name, "registry_file": n.registry_file, "registry_line": n.registry_line,
             "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,

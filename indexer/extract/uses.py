@@ -40,6 +40,7 @@ NAMED_PARENTS = frozenset({"default_parameter", "typed_default_parameter", "keyw
 IMPORT_PARENTS = frozenset({"dotted_name", "aliased_import"})  # a name an import inside a function binds
 TARGET_PARENTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "as_pattern_target"})
 BINDING_PARENTS = frozenset({"assignment", "augmented_assignment", "for_statement", "for_in_clause"})
+SHORT = 4  # a bound name this short is searched with a pattern (_short_pattern)
 IN_NAME = [chr(b).isalnum() or b == 0x5F or b >= 0x80 for b in range(256)]
 AFTER_NAME = [ok or b == 0x2E for b, ok in enumerate(IN_NAME)]  # a name after a dot is an attribute
 
@@ -158,10 +159,15 @@ def _spans(caps: dict) -> list[tuple[int, int]]:
 def _named(root: Node, data: bytes, bound: set[str]):
     """The identifier nodes spelling one of `bound`: each occurrence of a bound name in the file's bytes
     not inside a longer word and not after a dot, taken to the tree (a word in a string or a comment is
-    no identifier there)."""
+    no identifier there). A short name (`re`, `json`) is inside many longer words: a pattern finds it; a
+    longer one, bytes.find."""
+    end = len(data)
     for name in bound:
-        for m in _word_pattern(name).finditer(data):
-            i, j = m.span()
+        if len(name) <= SHORT:
+            spans = (m.span() for m in _short_pattern(name).finditer(data))
+        else:
+            spans = _spans_of(data, name.encode(), end)
+        for i, j in spans:
             if i and AFTER_NAME[data[i - 1]]:
                 continue
             node = root.descendant_for_byte_range(i, j)
@@ -169,8 +175,18 @@ def _named(root: Node, data: bytes, bound: set[str]):
                 yield node
 
 
-@functools.lru_cache(maxsize=4096)
-def _word_pattern(name: str) -> re.Pattern:
+def _spans_of(data: bytes, word: bytes, end: int):
+    size = len(word)
+    i = data.find(word)
+    while i >= 0:
+        j = i + size
+        if j >= end or not IN_NAME[data[j]]:
+            yield i, j
+        i = data.find(word, j)
+
+
+@functools.lru_cache(maxsize=1024)
+def _short_pattern(name: str) -> re.Pattern:
     """The name not followed by a word character (what precedes it is checked by the caller: a look-behind
     makes the search test every position)."""
     return re.compile(re.escape(name.encode()) + rb"(?![\w\x80-\xff])")
