@@ -34,6 +34,7 @@ class Version:
         self._mods: dict[str, dict] = {}
         self.bases_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its direct bases (bases() below)
         self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
+        self.creations: dict[frozenset, object] = {}  # flags set -> indexer/creation.py's evaluation with them
 
     def module(self, module: str) -> dict | None:
         if module not in self.files:
@@ -48,8 +49,9 @@ class Version:
     def _load(self, path: str, unit: int) -> dict:
         """The facts of one unit that resolution reads, by name."""
         c = self.conn
-        classes = {q: {"line": ln, "end_line": end, "no_methods": nm} for q, ln, end, nm in c.execute(
-            "select qualname, line, end_line, no_methods from classes where unit_id = ?", [unit])}
+        classes = {q: {"line": ln, "end_line": end, "no_methods": nm, "decorators": deco}
+                   for q, ln, end, nm, deco in c.execute(
+                       "select qualname, line, end_line, no_methods, decorators from classes where unit_id = ?", [unit])}
         methods: dict[str, dict[str, dict]] = {}
         for cls, name, ln, end, body, sup, dele in c.execute(
                 "select class, name, line, end_line, body, calls_super, delegates from methods where unit_id = ?"
@@ -83,6 +85,22 @@ class Version:
         engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
             "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
             " and value_kind = 'name'", [unit, ENGINE_ATTR])}
+        sets: dict[tuple[str, str], list[dict]] = {}  # (via, owner) -> what runs at class creation
+        for row in c.execute("select via, owner, object, attribute, value, value_kind, guard, guard_text, params,"
+                             " target, line from class_sets where unit_id = ? order by line", [unit]):
+            r = dict(zip(("via", "owner", "object", "attribute", "value", "value_kind", "guard", "guard_text",
+                          "params", "target", "line"), row, strict=True))
+            sets.setdefault((r["via"], r["target"] or r["owner"]), []).append(r)
+        envs: dict[str, dict] = {}
+        for name, how, value, line in c.execute("select name, how, value, line from env_defaults where unit_id = ?"
+                                                " order by how desc, line", [unit]):
+            if name not in envs or (envs[name]["value"] is None and value is not None):
+                envs[name] = {"how": how, "value": value, "line": line}  # environment first, then declared
+        held: dict[str, set[str]] = {}  # class -> the attributes / properties of its own holding a sentinel
+        for cls, fn, attr in c.execute("select class, function, attribute from sentinels where unit_id = ?"
+                                       " and class is not null and attribute is not null", [unit]):
+            if fn is None or fn == f"{cls}.{attr}":
+                held.setdefault(cls, set()).add(attr)
         n_methods = sum(len(ms) for ms in methods.values())
         uses: dict[tuple[str, str], tuple] = {}  # (what, qualname) -> (line, end_line, digest, names)
         for what, q, ln, end, digest, names in c.execute(
@@ -90,7 +108,8 @@ class Version:
             uses.setdefault((what, q), (ln, end, digest, names.split() if names else ()))
         return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
                 "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
-                "n_methods": n_methods, "methods": methods, "attrs": attrs, "uses": uses}
+                "n_methods": n_methods, "methods": methods, "attrs": attrs, "sets": sets, "envs": envs,
+                "held": held, "uses": uses}
 
     def resolve_in(self, module: str, dotted: str) -> str | None:
         """What a name written in a module means (through its imports, else a class of its own)."""
@@ -256,6 +275,11 @@ def attrs(v: Version, c: Cls) -> dict[str, dict]:
         parser, line = v.module(c.module)["bindings"][c.name]
         return {ENGINE_ATTR: {"value": parser, "value_kind": "name", "resolved": parser, "line": line}}
     return v.module(c.module)["attrs"].get(c.name, {})
+
+
+def held(v: Version, c: Cls) -> set[str]:
+    """The class attributes and properties (or methods) of a class's own that hold a sentinel."""
+    return set() if c.binding else v.module(c.module)["held"].get(c.name, set())
 
 
 def resolve_method(v: Version, order: list[Cls], method: str, start: int = 0) -> tuple[Cls, dict] | None:

@@ -6,9 +6,11 @@ The rule (README, "Where the parsing code is"):
 
 - behind an adapter (unified): the engine class `P` (`_parser_engine_cls`, set by `make_adapters(P)` or
   declared). A class the parser manager composes around it is a `wrapper` hop.
-- standalone: the class that defines the primary extraction method (`extract_tool_calls`; reasoning:
-  `extract_reasoning`, or `extract_reasoning_content` before it) when that is the registered class itself
-  or another name's registered class it inherits it from; inherited from a framework base no name
+- standalone, streaming first: the registered class when it defines either extraction method itself (the
+  primary `extract_tool_calls`; reasoning: `extract_reasoning`, or `extract_reasoning_content` before it;
+  or the streaming one), with where the other comes from when it is another name's registered class; a
+  class defining neither takes the class its streaming method comes from when that is another name's
+  registered class, else the one its primary method comes from; inherited from framework bases no name
   registers (the abstract `ToolParser`, a generic thinking-tags base), the registered class stays the real
   one and a note names the base and its line.
 - composed by a name check (or a class check, or the unified registry under the same name): the composed
@@ -23,6 +25,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from . import creation
 from .classgraph import (
     ENGINE_ATTR,
     MAX_HOPS,
@@ -30,6 +33,7 @@ from .classgraph import (
     Version,
     attrs,
     class_at,
+    held,
     methods,
     mro,
     resolve_attr,
@@ -59,8 +63,12 @@ class Logic:
     inherited_from: Cls | None = None  # another name's registered class the extraction comes from
     notes: list[str] = field(default_factory=list)
     streaming: str | None = None
+    streaming_cls: Cls | None = None  # the class whose streaming method runs, and the method's line
+    streaming_line: int | None = None
+    streaming_from: list[str] = field(default_factory=list)  # other names whose registered class that is
     methods: list[dict] = field(default_factory=list)  # rows of parser_methods
     attrs: list[dict] = field(default_factory=list)  # rows of parser_attrs
+    overridden: list[dict] = field(default_factory=list)  # rows of parser_overridden
 
 
 def where(c: Cls, line: int | None = None) -> str:
@@ -88,21 +96,30 @@ def contract(v: Version, role: str, c: Cls, kind: str) -> list[dict]:
 
 def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
     """Class attributes that decide behaviour: those a framework base in `c`'s resolution order declares
-    (`supports_required_and_named`, `structural_tag_model`, ...), and `_parser_engine_cls`, each as `c`
-    resolves it, with the class that sets it."""
-    order = mro(v, c)
-    names = {ENGINE_ATTR}
-    for k in order:
+    (`supports_required_and_named`, `structural_tag_model`, ...), those what runs at class creation sets,
+    and `_parser_engine_cls`, each as `c` has it once created in vLLM's default configuration
+    (indexer/creation.py), with the class that has it, what set it and the condition that changes it."""
+    names = {ENGINE_ATTR} | creation.names(v, c)
+    for k in mro(v, c):
         if k.key not in parser_keys and k != c:
             names.update(attrs(v, k))
+    return [{"role": role, "attribute": name, **found} for name in sorted(names)
+            if (found := creation.attribute(v, c, name)) is not None]
+
+
+def overridden(v: Version, role: str, c: Cls) -> list[dict]:
+    """The attributes and properties holding a sentinel in a class of `c`'s resolution order that a more
+    derived class of that order defines again (a class attribute, a method or a property): `c` uses the
+    more derived one, so the sentinel the overridden one holds is not the name's."""
+    order = mro(v, c)
     rows = []
-    for name in sorted(names):
-        found = resolve_attr(v, order, name)
-        if found is None:
-            continue
-        d, a = found
-        rows.append({"role": role, "attribute": name, "value": a["value"], "defining_class": d.name,
-                     "file": d.path, "line": a["line"], "own": int(d == c)})
+    for i, k in enumerate(order[1:], 1):
+        for a in sorted(held(v, k)):
+            d = next((x for x in order[:i] if a in attrs(v, x) or a in methods(v, x)), None)
+            if d is not None:
+                line = (attrs(v, d).get(a) or methods(v, d)[a])["line"]
+                rows.append({"role": role, "class": k.name, "attribute": a, "by_class": d.name, "by_file": d.path,
+                             "by_line": line})
     return rows
 
 
@@ -147,21 +164,47 @@ def _not_working(what: str, found: tuple[Cls, dict, str]) -> str | None:
     return f"{what}: {d.name}.{name} {NOT_WORKING[m['body']]} ({where(d, m['line'])})" if m["body"] in NOT_WORKING else None
 
 
-def standalone(v: Version, kind: str, reg: Cls, registered_keys: set, logic: Logic) -> None:
+def standalone(v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, name: str | None = None) -> None:
     """The real class of a name whose registered class (or the class the serving code dispatches to)
-    carries its own logic or inherits it, with notes on what it inherits and on methods that do nothing."""
+    carries its own logic or inherits it, with notes on what it inherits and on methods that do nothing.
+
+    Streaming first (README, "Where the parsing code is"): a registered class that defines either
+    extraction method itself is real; one that defines neither takes the class its streaming method comes
+    from when that is another name's registered class, else the one its non-streaming method comes from,
+    else (framework bases) stays real. `registered`: registered class key -> the names registering it."""
     order = mro(v, reg)
     primary = _first(v, order, PRIMARY[kind])
     streaming = _first(v, order, STREAMING[kind])
     logic.real = reg
     logic.streaming = streaming[1]["body"] if streaming else "absent"
-    if primary is not None and primary[0] != reg:
-        d, m, name = primary
-        if d.key in registered_keys:
+    set_streaming(logic, streaming)
+
+    def others(found) -> list[str]:  # the other names whose registered class defines it
+        return [] if found is None or found[0] == reg else [n for n in registered.get(found[0].key, []) if n != name]
+
+    def whose(found) -> str:
+        return possessive(others(found))
+
+    logic.streaming_from = others(streaming)
+    own = any(f is not None and f[0] == reg for f in (primary, streaming))
+    if not own and others(streaming) and streaming[1]["body"] not in NOT_WORKING:
+        d = streaming[0]
+        logic.real, logic.inherited_from = d, d
+        note = f"extraction inherited from {d.name} ({where(d)}), {whose(streaming)} registered parser"
+        if primary is not None and primary[0] != d:  # the non-streaming method is another class's (noted below)
+            note += (f", whose {streaming[2]} runs (streaming first: {reg.name} defines no extraction method of"
+                     " its own)")
+        logic.notes.append(note)
+    if primary is not None and primary[0] != logic.real and primary[0] != reg:
+        d, m, method = primary
+        if others(primary) and not own and logic.real == reg:
             logic.real, logic.inherited_from = d, d
-            logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), another name's registered parser")
+            logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), {whose(primary)} registered parser")
+        elif others(primary):
+            logic.notes.append(f"{method}: inherited from {d.name} ({where(d, m['line'])}), {whose(primary)}"
+                               " registered parser")
         elif m["body"] not in NOT_WORKING:
-            logic.notes.append(f"{name}: inherited from {d.name}, {where(d, m['line'])}")
+            logic.notes.append(f"{method}: inherited from {d.name}, {where(d, m['line'])}")
     if primary and streaming and {primary[1]["body"], streaming[1]["body"]} == {"raises-not-implemented"}:
         logic.notes.append(f"selector stub: {primary[2]} and {streaming[2]} raise NotImplementedError ({reg.name},"
                            f" {where(reg)}): the class only declares the name; another parser does the parsing")
@@ -172,12 +215,27 @@ def standalone(v: Version, kind: str, reg: Cls, registered_keys: set, logic: Log
         logic.notes.append("streaming: no streaming method in the resolution order")
     elif note := _not_working("streaming", streaming):
         logic.notes.append(note)
-    elif streaming[0] != logic.real and streaming[0].key not in registered_keys and primary and primary[0] == logic.real:
+    elif streaming[0] != logic.real and others(streaming):
+        logic.notes.append(f"streaming: inherited from {streaming[0].name} ({where(streaming[0], streaming[1]['line'])}),"
+                           f" {whose(streaming)} registered parser")
+    elif streaming[0] != logic.real and primary and primary[0] == logic.real:
         logic.notes.append(f"streaming: inherited from {streaming[0].name}, {where(streaming[0], streaming[1]['line'])}")
 
 
-def streaming_of(v: Version, c: Cls, kind: str) -> str:
+def possessive(names: list[str]) -> str:
+    """`r1's`, `a's / b's`: whose registered parser a class is."""
+    return " / ".join(f"{n}'s" for n in names)
+
+
+def set_streaming(logic: Logic, found: tuple[Cls, dict, str] | None) -> None:
+    """Record the class whose streaming method runs (the first definer in the resolution order)."""
+    logic.streaming_cls, logic.streaming_line = (found[0], found[1]["line"]) if found else (None, None)
+
+
+def streaming_of(v: Version, c: Cls, kind: str, logic: Logic | None = None) -> str:
     found = _first(v, mro(v, c), STREAMING[kind])
+    if logic is not None:
+        set_streaming(logic, found)
     return found[1]["body"] if found else "absent"
 
 

@@ -24,6 +24,7 @@ from .logic import (
     delegates,
     delegation_note,
     notes_json,
+    overridden,
     own_paths,
     standalone,
     streaming_of,
@@ -191,16 +192,20 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         n = Named(kind, name, form, path, line, module, cls, res)
         n.reg = class_at(v, *res.reg_key) if res.reg_key else None
         names.append(n)
-    registered_keys = {n.reg.key for n in names if n.reg}
+    registered: dict[tuple[str, str], list[str]] = {}  # registered class -> the names registering it
+    for n in names:
+        if n.reg is not None and n.name not in registered.setdefault(n.reg.key, []):
+            registered[n.reg.key].append(n.name)
+    registered_keys = set(registered)
     _compositions(v, names, checks, class_checks)
     parser_keys = registered_keys | {(r.real.module, r.real.cls) for n in names for r in (n.res, n.composed)
                                      if r is not None and r.real is not None}
     for n in names:
-        _decide(v, n, registered_keys, parser_keys)
+        _decide(v, n, registered, parser_keys)
     own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
     parsers = own_paths(v, own_keys)
     reach = Reach(v, own_keys, parsers)  # what each definition reaches, shared by the names that run it
-    rows, hop_rows, method_rows, attr_rows, code_rows = [], [], [], [], []
+    rows, hop_rows, method_rows, attr_rows, code_rows, over_rows = [], [], [], [], [], []
     for n in names:
         res, logic = n.res, n.logic
         reg_mod = v.module(n.module) if n.module else None
@@ -215,6 +220,9 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "real_file": real.path if real else None, "real_line": real.line if real else None,
             "adapter": res.adapter, "stub": int(reg_mod["n_methods"] == 0) if reg_mod else None,
             "reexport": int(res.reexport), "reason": res.reason, "streaming": logic.streaming,
+            "streaming_class": logic.streaming_cls.name if logic.streaming_cls else None,
+            "streaming_file": logic.streaming_cls.path if logic.streaming_cls else None,
+            "streaming_line": logic.streaming_line, "streaming_from": ", ".join(logic.streaming_from) or None,
             "wrapper_class": wrapper.name if wrapper else None, "wrapper_file": wrapper.path if wrapper else None,
             "wrapper_line": wrapper.line if wrapper else None, "notes": notes_json(logic.notes), "code_sig": sig,
         })
@@ -224,14 +232,15 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         key = (version_id, n.kind, n.name)
         method_rows.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
         attr_rows.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
+        over_rows.extend((*key, *(o[c] for c in OVER_COLS)) for o in logic.overridden)
         code_rows.extend((*key, f["path"], f["roles"], f["shared"], f["pieces"]) for f in files)
     _aliases_and_parents(v, rows)
     cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
             "form", "impl", "real_class",
             "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
-            "parent_file", "reason", "streaming", "wrapper_class", "wrapper_file", "wrapper_line", "notes",
-            "code_sig"]
-    for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code"):
+            "parent_file", "reason", "streaming", "streaming_class", "streaming_file", "streaming_line",
+            "streaming_from", "wrapper_class", "wrapper_file", "wrapper_line", "notes", "code_sig"]
+    for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden"):
         conn.execute(f"delete from {table} where version_id = ?", [version_id])
     conn.executemany(f"insert into parser_map(version_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                      [(version_id, *[r.get(c) for c in cols]) for r in rows])
@@ -243,12 +252,15 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
                      f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", attr_rows)
     conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared, pieces)"
                      " values (?, ?, ?, ?, ?, ?, ?)", code_rows)
+    conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
+                     f" values (?, ?, ?{', ?' * len(OVER_COLS)})", over_rows)
     return len(regs)
 
 
 METHOD_COLS = ("role", "method", "defining_class", "module", "file", "line", "end_line", "body", "own",
                "calls_super", "delegates")
-ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own")
+ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own", "set_by", "condition")
+OVER_COLS = ("role", "class", "attribute", "by_class", "by_file", "by_line")
 
 
 def _compositions(v: Version, names: list[Named], checks: dict, class_checks: list) -> None:
@@ -279,7 +291,7 @@ def _norm(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> None:
+def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
     """Apply the rule of indexer/logic.py: the class whose code does the parsing, and the hops to it."""
     logic, res, comp = n.logic, n.res, n.composed
     composed = class_at(v, comp.real.module, comp.real.cls) if comp is not None and comp.real else None
@@ -287,19 +299,19 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
         picked = class_at(v, res.real.module, res.real.cls) if res.real else None
         if picked is not None:
             logic.roles["registered"] = picked
-            standalone(v, n.kind, picked, registered_keys, logic)
+            standalone(v, n.kind, picked, registered, logic, n.name)
     elif composed is not None and comp.impl != "unresolved" and not delegates(v, composed, n.kind):
-        n.res = res = comp  # the composed class does the work itself
+        n.res = res = _registered_then(res, comp)  # the composed class does the work itself
         if n.reg is not None:
             logic.roles["registered"] = n.reg
         logic.roles["composed"] = composed
         logic.real = composed
-        logic.streaming = streaming_of(v, composed, "engine")
+        logic.streaming = streaming_of(v, composed, "engine", logic)
     elif res.impl == "unified":
         engine = class_at(v, res.real.module, res.real.cls)
         logic.roles.update({"registered": n.reg, "engine": engine})
         logic.real = engine
-        logic.streaming = streaming_of(v, engine, n.kind)
+        logic.streaming = streaming_of(v, engine, n.kind, logic)
         if composed is not None:
             logic.roles["wrapper"] = composed
             logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}) around it; the"
@@ -311,7 +323,7 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
             logic.roles["registered"] = n.reg
     elif res.impl != "unresolved" and n.reg is not None:
         logic.roles["registered"] = n.reg
-        standalone(v, n.kind, n.reg, registered_keys, logic)
+        standalone(v, n.kind, n.reg, registered, logic, n.name)
         if logic.inherited_from is not None:
             d = logic.inherited_from
             res.hops.append(Hop("real", d.name, d.module, d.path, d.line))
@@ -326,7 +338,23 @@ def _decide(v: Version, n: Named, registered_keys: set, parser_keys: set) -> Non
         if c is not None:
             logic.methods.extend(contract(v, role, c, n.kind))
             logic.attrs.extend(behaviour(v, role, c, parser_keys))
+            logic.overridden.extend(overridden(v, role, c))
     logic.roles = {r: c for r, c in logic.roles.items() if c is not None}
+
+
+def _registered_then(reg: Resolution, comp: Resolution) -> Resolution:
+    """The composition, after the registered class's own hops (the re-exports to it and its class hop: the
+    registered class keeps its file and line, the chain its class hop) and with its re-export flag."""
+    lead: list[Hop] = []
+    for h in reg.hops:
+        if h.hop not in ("reexport", "alias", "class"):
+            break
+        lead.append(h)
+        if h.hop == "class":
+            break
+    comp.hops = lead + comp.hops
+    comp.reexport, comp.reg_key = reg.reexport, reg.reg_key or comp.reg_key
+    return comp
 
 
 def _composition_hops(comp: Resolution, wrapper: Cls) -> list[Hop]:

@@ -23,8 +23,13 @@ TOOL_CALLING = (
     "vllm/entrypoints/openai/cli_args.py",
     "vllm/entrypoints/openai/serving_chat.py",
 )
+# Framework modules the parsers read, parsed like any module outside the parser packages (scope.MODULE):
+# vllm/envs.py gives the defaults of the environment flags that what runs at class creation reads
+# (`ToolParser.__init_subclass__` and VLLM_ENFORCE_STRICT_TOOL_CALLING, v0.28.0 on).
+FRAMEWORK = ("vllm/envs.py",)
 # Recorded as present, never parsed: chat templates and the parser test files (tool-parser, reasoning,
-# and from v0.25.0 the parser engine's: tests/parser/, tests/parser/engine/, tests/parser/<model>/).
+# and from v0.25.0 the parser engine's: tests/parser/, tests/parser/engine/, tests/parser/<model>/; the
+# tool-use tests of tests/tool_use/ and its per-model directories such as tests/tool_use/mistral/).
 PRESENCE = (
     "examples/tool_chat_template_*.jinja",
     "tests/tool_parsers/test_*.py",
@@ -32,8 +37,9 @@ PRESENCE = (
     "tests/entrypoints/openai/tool_parsers/test_*.py",
     "tests/reasoning/test_*.py",
     "tests/parser/*test_*.py",
+    "tests/tool_use/*test_*.py",
 )
-TOOL_CALLING += PRESENCE
+TOOL_CALLING += FRAMEWORK + PRESENCE
 ALL = ("vllm/*.py",)
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -97,7 +103,7 @@ RECORDED = 0  # present, not parsed (templates, tests, --include globs outside v
 MODULE = 1  # a module outside the parser packages (--scope all, --include): every fact kind but a parser's
 # own (sentinels, request settings, plants; extract/facts.py PARSER_KINDS)
 FULL = 2  # the parser packages (the default scope's Python files): parsed for every fact kind
-PARSER_PACKAGES = tuple(p for p in TOOL_CALLING if p.startswith("vllm/") and p.endswith(".py"))
+PARSER_PACKAGES = tuple(p for p in TOOL_CALLING if p.startswith("vllm/") and p.endswith(".py") and p not in FRAMEWORK)
 
 
 def depth_needed(path: str) -> int:

@@ -4,7 +4,8 @@
     A.. ..B  open ends
     a,b,c    lists (any mix of the forms here)
     v0.3*    shell globs
-    NAME     one tag or version by name (pre-releases included), or any other ref the source knows
+    NAME     one tag or version by name (pre-releases included), or a short label equal to exactly one of them
+             under PEP 440 (v0.31, 0.31.0 for v0.31.0), or any other ref the source knows
 
 Pre-releases (rc, dev, a, b) are left out of ranges and globs unless `pre`; names that do not parse
 as versions are ignored by ranges.
@@ -32,6 +33,25 @@ def parse_version(name: str) -> Version | None:
         return Version(text)
     except (InvalidVersion, ValueError):  # ValueError: a number too long to convert
         return None
+
+
+def named(label: str, names: Iterable[str]) -> list[str]:
+    """The names `label` names: itself when it is one of them; else every name equal to it as a version under
+    PEP 440 (packaging's Version equality: v0.31 == 0.31.0 == v0.31.0; a local label +x is another version).
+    One name: the label resolves to it; several: it is ambiguous; none: it names nothing."""
+    names = list(names)
+    label = label.strip()
+    if label in names:
+        return [label]
+    v = parse_version(label)
+    if v is None:
+        return []
+    return [n for n in names if parse_version(n) == v]
+
+
+def ambiguous(label: str, candidates: list[str]) -> str:
+    return (f"version {_shown(label)} is ambiguous: it equals {', '.join(candidates)} under PEP 440; name one of"
+            " them as written")
 
 
 def _shown(text: str) -> str:
@@ -118,6 +138,10 @@ def select(
                     chosen[n] = None
         elif item in known:
             chosen[item] = None
+        elif len(same := named(item, names)) > 1:
+            raise SpecError(ambiguous(item, same))
+        elif same:
+            chosen[same[0]] = None
         elif is_ref(item):
             if item not in refs:
                 refs.append(item)

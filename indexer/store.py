@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -116,6 +116,8 @@ create table if not exists parser_map (
     parent_class text, parent_file text,  -- the parser class the real class subclasses, when it is a parser
     reason text,                   -- why a chain could not be followed (impl = unresolved)
     streaming text,                -- the streaming method as resolved: code | returns-none | raises-not-implemented | abstract | absent
+    streaming_class text, streaming_file text, streaming_line integer,  -- the class whose streaming method runs
+    streaming_from text,           -- the other names whose registered class that is, comma-separated (else null)
     wrapper_class text, wrapper_file text, wrapper_line integer,  -- a composed class that only delegates
     notes text,                    -- JSON list of notes on where the logic is (inherited methods, stubs, wrappers)
     code_sig text,                 -- digest of the (path, blob) pairs holding the name's own code
@@ -145,8 +147,18 @@ create table if not exists parser_methods (
 create table if not exists parser_attrs (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, role text not null, attribute text not null,
-    value text, defining_class text, file text, line integer, own integer,
+    value text,                    -- the value in vLLM's default configuration, as written
+    defining_class text, file text, line integer, own integer,
+    set_by text,                   -- what set it at class creation (X.__init_subclass__, decorator f, ...); null: the class body
+    condition text,                -- when it differs: the guard and the flags' defaults, the other values
     primary key (version_id, kind, name, role, attribute)
+) without rowid;
+create table if not exists parser_overridden (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null, role text not null,
+    class text not null, attribute text not null,  -- a class of the role's resolution order and an attribute it defines
+    by_class text, by_file text, by_line integer,  -- the more derived class whose definition the name uses
+    primary key (version_id, kind, name, role, class, attribute)
 ) without rowid;
 create table if not exists sentinels (
     unit_id integer not null references units(id), class text, function text,
@@ -156,6 +168,18 @@ create table if not exists sentinels (
 create table if not exists request_settings (
     unit_id integer not null references units(id), class text, function text, field text, value text,
     line integer, guard text);
+create table if not exists class_sets (
+    unit_id integer not null references units(id),
+    via text,                      -- init_subclass | decorator | after_body (extract/class_sets.py)
+    owner text,                    -- the class defining the hook, the decorator function, or the class as written
+    object text, attribute text, value text, value_kind text,
+    guard text,                    -- JSON condition tree (extract/expr.py), references resolved
+    guard_text text, params text, target text, line integer);
+create table if not exists env_defaults (
+    unit_id integer not null references units(id), name text,
+    how text,                      -- environment (a lambda of the module's table) | declared (under TYPE_CHECKING)
+    value text,                    -- the default configuration's value as a Python literal; null: not readable
+    variable text, written text, line integer);
 create table if not exists parser_code (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, path text not null,
@@ -198,7 +222,8 @@ create index if not exists definitions_blob on definitions(blob_key);
 """
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
-               "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings", "uses")
+               "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings",
+               "class_sets", "env_defaults", "uses")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -268,6 +293,14 @@ VIEWS = {
     "request_settings_v": """
         select vf.version, vf.file, r.class, r.function, r.field, r.value, r.guard, r.line, vf.version_ord
         from request_settings r join version_files vf on vf.unit_id = r.unit_id""",
+    "class_sets_v": """
+        select vf.version, vf.file, vf.module, c.via, c.owner, c.object, c.attribute, c.value, c.value_kind,
+               c.guard, c.guard_text, c.params, c.target, c.line, vf.version_ord
+        from class_sets c join version_files vf on vf.unit_id = c.unit_id""",
+    "env_defaults_v": """
+        select vf.version, vf.file, vf.module, e.name, e.how, e.value, e.variable, e.written, e.line,
+               vf.version_ord
+        from env_defaults e join version_files vf on vf.unit_id = e.unit_id""",
     "uses_v": """
         select vf.version, vf.file, vf.module, u.what, u.qualname, u.line, u.end_line, u.digest, u.names,
                vf.version_ord
@@ -282,7 +315,8 @@ VIEWS = {
         select v.label as version, p.kind, p.name, p.impl, p.registry_file, p.registry_line, p.reg_module,
                p.reg_class, p.reg_file, p.reg_line,
                p.form, p.real_class, p.real_module, p.real_file, p.real_line, p.adapter, p.alias_of, p.stub,
-               p.reexport, p.parent_class, p.parent_file, p.reason, p.streaming, p.wrapper_class, p.wrapper_file,
+               p.reexport, p.parent_class, p.parent_file, p.reason, p.streaming, p.streaming_class,
+               p.streaming_file, p.streaming_line, p.streaming_from, p.wrapper_class, p.wrapper_file,
                p.wrapper_line, p.notes, p.code_sig, v.ord as version_ord
         from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'""",
     "parser_methods_v": """
@@ -291,8 +325,12 @@ VIEWS = {
         from parser_methods m join versions v on v.id = m.version_id and v.status = 'complete'""",
     "parser_attrs_v": """
         select v.label as version, a.kind, a.name, a.role, a.attribute, a.value, a.defining_class, a.file,
-               a.line, a.own, v.ord as version_ord
+               a.line, a.own, a.set_by, a.condition, v.ord as version_ord
         from parser_attrs a join versions v on v.id = a.version_id and v.status = 'complete'""",
+    "parser_overridden_v": """
+        select v.label as version, o.kind, o.name, o.role, o.class, o.attribute, o.by_class, o.by_file, o.by_line,
+               v.ord as version_ord
+        from parser_overridden o join versions v on v.id = o.version_id and v.status = 'complete'""",
     "parser_code_v": """
         select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, c.pieces, u.blob_id,
                u.id as unit_id, v.ord as version_ord
@@ -597,11 +635,16 @@ MIGRATIONS: dict[int, str] = {
     3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
     4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
     5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
-    6: "",  # the uses fact table, parser_code.pieces (ADDED_COLUMNS); the extractor bump re-indexes
+    6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
+    7: "",  # the uses fact table, parser_code.pieces (ADDED_COLUMNS); the extractor bump re-indexes
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
-ADDED_COLUMNS = {6: [("blobs", "depth", "integer")], 7: [("parser_code", "pieces", "text")]}
+ADDED_COLUMNS = {6: [("blobs", "depth", "integer")],
+                 7: [("parser_attrs", "set_by", "text"), ("parser_attrs", "condition", "text"),
+                     ("parser_map", "streaming_class", "text"), ("parser_map", "streaming_file", "text"),
+                     ("parser_map", "streaming_line", "integer"), ("parser_map", "streaming_from", "text")],
+                 8: [("parser_code", "pieces", "text")]}
 
 
 def _setup(db, path) -> None:

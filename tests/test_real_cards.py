@@ -103,7 +103,8 @@ def test_mistral(logic_db):  # noqa: F811
     assert files(c["chat_templates"]) == ["examples/tool_chat_template_mistral.jinja",
                                           "examples/tool_chat_template_mistral3.jinja",
                                           "examples/tool_chat_template_mistral_parallel.jinja"]
-    assert files(c["tests"]) == ["tests/parser/mistral/test_tool_calls.py"]
+    assert files(c["tests"]) == ["tests/parser/mistral/test_tool_calls.py",
+                                 "tests/tool_use/mistral/test_mistral_tool_calls.py"]  # (issue 23 item 8)
 
 
 def test_glm47(logic_db):  # noqa: F811

@@ -7,13 +7,18 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
 - the registered, real, engine and wrapper classes with file and line, and every file holding the name's
   code with its roles (parser_map, parser_code; README "Where the parsing code is");
 - streaming as resolved through the class hierarchy, the contract methods with the class that defines
-  each, the behaviour attributes with the class that sets them (parser_methods, parser_attrs);
+  each, the behaviour attributes with the class that sets them, as class creation leaves them in vLLM's
+  default configuration, with what set them and the condition that changes them (parser_methods,
+  parser_attrs; indexer/creation.py);
 - what `adjust_request` does where readable: the definition that runs (the registered class's, followed
   into the engine class when it hands the call to `self._parser_engine.adjust_request`), whether it calls
   `super()`, and its `request.FIELD = VALUE` assignments with their conditions (request_settings);
 - the sentinels of the name's own code: literals in its non-framework code files (the files of its
   registered, real, engine, wrapper and composed classes, and of the non-framework classes defining its
-  contract methods) that sit in one of those classes or at module level (module constants);
+  contract methods) that sit in one of those classes, in a class of those files no other name has (a helper
+  the parser uses), or at module level (module constants); a sentinel held by a class attribute or property
+  that a more derived class of the name overrides is not the name's (parser_overridden), and an f-string
+  is a pattern;
 - the parser of the same name in the other registry (tool <-> reasoning, and the engine registry), and
   whether they share one real (engine) class;
 - chat templates and tests matched by indexer/answers/matching.py (level and what matched: name,
@@ -26,13 +31,15 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from ..serve.links import source_url
 from .matching import for_version
 from .model import Model
+from .successors import Maps, Successor, links
 from .versions import AnswerError, newest, require, upstream_refs
-from .which import check_name
+from .which import CHOICE_FLAGS, check_name, gone_after
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
 
@@ -62,12 +69,14 @@ class Card(Model):
     real: Place
     adapter: str | None = None
     wrapper: Place | None = None
+    dispatch: Place | None = None  # the hard-coded era (cli-choices): the class the serving code picks by name
     reason: str | None = None
     stub: bool = False
     reexport: bool = False
     parent_class: str | None = None
     streaming: str | None = None
     streaming_method: dict | None = None
+    streaming_from: list[str] = field(default_factory=list)  # other names whose registered class streams
     code_files: list[dict] = field(default_factory=list)
     methods: list[dict] = field(default_factory=list)
     attributes: list[dict] = field(default_factory=list)
@@ -130,6 +139,8 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     methods = _by_key(_rows(db, f"select * from parser_methods_v where {where} order by role, method", params))
     attrs = _by_key(_rows(db, f"select * from parser_attrs_v where {where} order by attribute, role", params))
     code = _by_key(_rows(db, f"select * from parser_code_v where {where} order by shared, file", params))
+    over = _by_key(_rows(db, f"select * from parser_overridden_v where {where}", params))
+    owned = _owned(db, version)
     own_files = sorted({c["file"] for cs in code.values() for c in cs if not c["shared"]})
     in_own = f"version = ? and file in ({', '.join('?' * len(own_files))})"
     sentinels = _rows(db, f"select * from sentinels_v where {in_own} order by file, line", [version, *own_files])
@@ -141,10 +152,16 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
                                                      [name] if name else [])}
     matched = for_version(db, version)
+    maps = Maps(db)
+    picked = _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params)) \
+        if any(r["form"] == "cli-choices" for r in rows) else {}
     out = []
     for r in rows:
         key = (r["kind"], r["name"])
         c = _card(version, r, link)
+        if key in picked:
+            h = picked[key][0]
+            c.dispatch = Place(h["class"], h["file"], h["line"], link(h["file"], h["line"]))
         ms, files = methods.get(key, []), code.get(key, [])
         c.code_files = [{"file": f["file"], "roles": f["roles"].split(","), "shared": bool(f["shared"]),
                          "url": link(f["file"])} for f in files]
@@ -154,10 +171,12 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         c.streaming_method = _streaming_method(c)
         c.attributes = [{"role": a["role"], "attribute": a["attribute"], "value": a["value"],
                          "class": a["defining_class"], "file": a["file"], "line": a["line"],
+                         "set_by": a["set_by"], "condition": a["condition"],
                          "url": link(a["file"], a["line"])} for a in attrs.get(key, [])]
         c.adjust_request = _adjust_request(ms, settings, link)
         mine = {f["file"] for f in files if not f["shared"]}
-        c.sentinels = _sentinels(r, ms, mine, sentinels, link)
+        hidden = {(o["class"], o["attribute"]) for o in over.get(key, [])}
+        c.sentinels = _sentinels(r, ms, mine, [s for s in sentinels if not _overridden(s, hidden)], owned, link)
         c.plants = [{"plant": p["plant"], "file": p["file"], "line": p["line"], "text": p["text"],
                      "url": link(p["file"], p["line"])} for p in plants if p["file"] in mine]
         c.markers = [{"kind": m["kind"], "file": m["file"], "line": m["line"], "text": m["text"],
@@ -168,6 +187,9 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
                             for x in m["chat_templates"]]
         c.tests = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)} for x in m["tests"]]
         c.lifecycle = {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
+        if c.lifecycle:  # who took over at its removal, who it was renamed from (answers/successors.py)
+            c.lifecycle.update(links(db, *key, c.lifecycle["first_version"], c.lifecycle["last_version"],
+                                     c.lifecycle["removed_in"], maps))
         out.append(c)
     return out
 
@@ -181,7 +203,8 @@ def _not_registered(db, name: str, version: str, kind: str | None):
         raise AnswerError(f"{what} is not registered in any indexed version", "drop --kind to see every kind")
     span = present[0] if len(present) == 1 else f"{present[0]} – {present[-1]}"
     raise AnswerError(f"{what} is not registered at {version} (it is in {len(present)} indexed version(s):"
-                      f" {span})", f"ask another version with --at, e.g. --at {present[-1]}")
+                      f" {span}){gone_after(db, name, kind, version)}",
+                      f"ask another version with --at, e.g. --at {present[-1]}")
 
 
 def _card(version: str, r: dict, link: Links) -> Card:
@@ -195,7 +218,8 @@ def _card(version: str, r: dict, link: Links) -> Card:
         registered=Place(r["reg_class"], r["reg_file"], r["reg_line"], link(r["reg_file"], r["reg_line"])),
         real=Place(r["real_class"], r["real_file"], r["real_line"], link(r["real_file"], r["real_line"])),
         adapter=r["adapter"], wrapper=wrapper, reason=r["reason"], stub=bool(r["stub"]),
-        reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes)
+        reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes,
+        streaming_from=[x.strip() for x in (r["streaming_from"] or "").split(",") if x.strip()])
 
 
 def _streaming_method(c: Card) -> dict | None:
@@ -234,16 +258,43 @@ def _adjust_request(ms: list[dict], settings: list[dict], link: Links) -> list[d
     return out
 
 
-def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], link: Links) -> list[dict]:
+def _overridden(s: dict, hidden: set[tuple[str, str]]) -> bool:
+    """Whether a sentinel is held by a class attribute or property that a more derived class of the name
+    overrides (parser_overridden)."""
+    return bool(s["class"] and s["attribute"]) and (s["class"], s["attribute"]) in hidden and \
+        s["function"] in (None, f"{s['class']}.{s['attribute']}")
+
+
+_TOKEN_SHAPED = re.compile(r"\s*[<\[].*[>\]=]\s*", re.S)  # a helper class's sentinels: token-shaped ones only
+
+
+def _owned(db, version: str) -> set[tuple[str, str]]:
+    """(file, class) of every class some name of the version has as a role or defining a contract method."""
+    out = set()
+    for r in db.query("select reg_file, reg_class, real_file, real_class, wrapper_file, wrapper_class"
+                      " from parser_map_v where version = ?", [version]):
+        out.update((f, c) for f, c in ((r["reg_file"], r["reg_class"]), (r["real_file"], r["real_class"]),
+                                       (r["wrapper_file"], r["wrapper_class"])) if f and c)
+    out.update((r["file"], r["defining_class"]) for r in db.query(
+        "select distinct file, defining_class from parser_methods_v where version = ? and defining_class is not null",
+        [version]))
+    return out
+
+
+def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], owned: set[tuple[str, str]],
+               link: Links) -> list[dict]:
     """Sentinels of the name's own code, one entry per value, in order of first appearance (the real file
-    first), with every place it appears."""
+    first), with every place it appears: at module level, in the name's classes, or, shaped like a token
+    (`<...>`, `[...]`, `<...=`), in a class of its files that is no other name's (a helper, such as an
+    extractor class the parser uses)."""
     classes = {r["real_class"], r["reg_class"], r["wrapper_class"]}
     classes |= {m["defining_class"] for m in ms if m["file"] in mine}
     classes.discard(None)
     first = [r["real_file"]] if r["real_file"] in mine else []
     order = {f: i for i, f in enumerate(first + sorted(mine - set(first)))}
-    picked = [s for s in rows if s["file"] in mine and (s["class"] is None or s["class"] in classes
-                                                        or s["class"].split(".")[0] in classes)]
+    picked = [s for s in rows if s["file"] in mine and (s["class"] is None or s["class"].split(".")[0] in classes
+                                                        or ((s["file"], s["class"].split(".")[0]) not in owned
+                                                            and _TOKEN_SHAPED.fullmatch(s["value"])))]
     picked.sort(key=lambda s: (order[s["file"]], s["line"]))
     out: dict[str, dict] = {}
     for s in picked:
@@ -294,7 +345,11 @@ def _life(life: dict | None) -> str:
     if life.get("code_changed_in"):
         facts.append(f"code changed in {life['code_changed_in']}")
     if life.get("removed_in"):
-        facts.append(f"removed in {life['removed_in']}")
+        gone = Successor(life["successors_by"], life["successors"], life["renamed_to"]) \
+            if life.get("successors_by") else None
+        facts.append(f"removed in {life['removed_in']}" + (f", {gone.phrase()}" if gone else ""))
+    if life.get("renamed_from"):
+        facts.append(f"renamed from {', '.join(life['renamed_from'])} in {life['first_version']}")
     return "; ".join(facts)
 
 
@@ -309,6 +364,16 @@ def _matched(m: dict) -> str:
 
 def _code(s: str, md: bool) -> str:
     return f"`{s}`" if md else s
+
+
+def _attribute(a: dict) -> str:
+    """`X = value  (class, file:line)`; set at class creation: `(X.__init_subclass__ on class, file:line)`;
+    with the condition that changes it in vLLM's default configuration."""
+    who = f"{a['set_by']} on {a['class']}" if a.get("set_by") else a["class"]
+    out = f"{a['attribute']} = {a['value']}  ({who}, {_at(a['file'], a['line'])})"
+    if a["role"] != "registered":
+        out += f"  [{a['role']}]"
+    return out + (f"  condition: {a['condition']}" if a.get("condition") else "")
 
 
 def _adjust(a: dict) -> list[str]:
@@ -337,6 +402,9 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     if c.aliases:
         out.append(("same class as", [", ".join(c.aliases)]))
     reg = f"{c.registered.class_}  {_at(c.registered.file, c.registered.line)}"
+    if c.registered.class_ is None:  # the hard-coded era: a choice of the flag, no class registered
+        reg = (f"none: a {CHOICE_FLAGS.get(c.kind, 'parser')} choice; the serving code picks {c.dispatch.class_} by"
+               f" name at {_at(c.dispatch.file, c.dispatch.line)}" if c.dispatch else "none")
     flags = [w for w, on in (("stub: no methods of its own", c.stub), ("re-exports the class", c.reexport)) if on]
     out.append(("registered class", [reg + (f"  ({'; '.join(flags)})" if flags else "")]))
     if c.adapter:
@@ -353,13 +421,14 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     stream = c.streaming or "?"
     if sm:
         stream += f": {sm['class']}.{sm['method']}  {_at(sm['file'], sm['line'])}"
+        if c.streaming_from:  # another name's registered class
+            whose = " / ".join(f"{n}'s" for n in c.streaming_from)
+            stream += f"  ({whose} parser)"
     out.append(("streaming", [stream]))
     out.append(("methods", [f"{m['method']:<{w(36)}} {m['class'] or '-':<{w(32)}} {_at(m['file'], m['line'])}  {m['body']}"
                             + (f"  [{m['role']}]" if m["role"] != "registered" else "")
                             for m in c.methods if m["body"] != "absent"] or ["-"]))
-    out.append(("attributes", [f"{a['attribute']} = {a['value']}  ({a['class']}, {_at(a['file'], a['line'])})"
-                               + (f"  [{a['role']}]" if a["role"] != "registered" else "")
-                               for a in c.attributes] or ["-"]))
+    out.append(("attributes", [_attribute(a) for a in c.attributes] or ["-"]))
     out.append(("adjust_request", [x for a in c.adjust_request for x in _adjust(a)] or ["not defined"]))
     sent = []
     for s in c.sentinels:
@@ -367,6 +436,8 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
         names = ", ".join(s["attributes"]) or ("in a regex" if p["how"] == "regex" else "literal")
         if p["how"] == "reference":
             names += " (a reference: the token is defined outside vLLM's tree)"
+        elif p["how"] == "pattern":
+            names += f" (a pattern: {', '.join(dict.fromkeys(re.findall(r'{[^{}]*}', s['value'])))} filled in at run time)"
         more = f" (+{len(s['places']) - 1} more)" if len(s["places"]) > 1 else ""
         sent.append(f"{_code(_show(s['value']), md):<{w(28)}} {names}  {_at(p['file'], p['line'])}{more}")
         if s["non_ascii"]:

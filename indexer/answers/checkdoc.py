@@ -120,17 +120,26 @@ class Checker:
         if data.get("historical") and earlier:
             return "ok", f"was there in {_runs(present, self.versions)}", [_src(earlier[-1], path)]
         if earlier:
-            return "stale", self._gone(ix.path_history(path), earlier[-1], path), \
+            return "stale", self._gone(ix.path_history(path), earlier[-1], version), \
                 [_src(earlier[-1], path), _hist(path)]
         return "stale", f"not yet at {version}: first at {present[0]}", [_src(present[0], path)]
 
-    def _gone(self, hist: list[dict], last: str, path: str) -> str:
-        """"moved to X at vY (by ...)" / "removed at vY", for the absence right after version `last`."""
+    def _gone(self, hist: list[dict], last: str, version: str) -> str:
+        """"moved to X at vY (by ...)" / "removed at vY", for the absence right after version `last`; a move
+        followed to where the file is at `version`: "moved to Z (at vY to X (...), then at vZ to Z (...))"."""
         for s in hist:
             if not s["present"] and self._before(last, s["first"]) and self.index.previous(s["first"]) == last:
                 if s["moves"]:
                     m = s["moves"][0]
-                    return f"moved to {m.to} at {s['first']} ({m.by}{': ' + m.detail if m.detail else ''})"
+                    chain = self.index.onward(m.to, s["first"], version)
+                    if not chain.hops:
+                        first = f"moved to {m.to} at {s['first']} ({m.by}{': ' + m.detail if m.detail else ''})"
+                        return first + (f", which was removed at {chain.removed_at}" if chain.removed_at else "")
+                    steps = ", then ".join([f"at {s['first']} to {m.describe()}"] +
+                                           [f"at {h.at} to {h.move.describe()}" for h in chain.hops])
+                    if chain.removed_at:
+                        return f"removed at {chain.removed_at} (moved {steps})"
+                    return f"moved to {chain.final(m)} ({steps})"
                 return f"removed at {s['first']} (last at {last})"
         return f"absent (last at {last})"
 
@@ -203,7 +212,7 @@ class Checker:
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
             last = [v for v, there in ix.presence(where).items() if there and self._before(v, version)]
             if last:
-                return "stale", f"{where}: {self._gone(ix.path_history(where), last[-1], where)}" + elsewhere, \
+                return "stale", f"{where}: {self._gone(ix.path_history(where), last[-1], version)}" + elsewhere, \
                     [*also, _hist(where)]
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:

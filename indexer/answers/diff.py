@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from ..logic import PARTS
 from .model import Change, CodePart, Diff
+from .successors import Successor, successor
 from .versions import require, upstream_refs
 
 
@@ -21,8 +22,15 @@ def diff(db, a: str, b: str) -> Diff:
     changes: list[Change] = []
     ma, mb = _map(db, a), _map(db, b)
     code_changed: list[tuple[str, str]] = []
+    gone = {key: successor(ma[key], [r for k, r in mb.items() if k[0] == key[0]], {k[1] for k in ma if k[0] == key[0]})
+            for key in ma if key not in mb}
+    renamed = {(key[0], s.renamed_to) for key, s in gone.items() if s is not None and s.renamed_to}
     for key in sorted(set(ma) | set(mb)):
-        changes.extend(_name_changes(key, ma.get(key), mb.get(key), code_changed))
+        if key in renamed and key not in ma:
+            continue  # said by the name-renamed of the name it replaces
+        succ = gone.get(key)
+        changes.extend(_name_changes(key, ma.get(key), mb.get(key), code_changed, succ,
+                                     mb.get((key[0], succ.renamed_to)) if succ and succ.renamed_to else None))
     changes.extend(code_changes(db, a, b, code_changed, mb))
     changes.extend(_file_changes(db, a, b, "adapter-import",
                                  "select file, name, module, line from adapter_imports where version = ?",
@@ -35,7 +43,8 @@ def diff(db, a: str, b: str) -> Diff:
     return Diff(a=a, b=b, changes=changes)
 
 
-def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_changed: list) -> list[Change]:
+def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_changed: list,
+                  succ: Successor | None = None, target: dict | None = None) -> list[Change]:
     kind, name = key
     subject = f"{name} ({kind})"
     out = []
@@ -49,8 +58,17 @@ def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_c
         add("name-added", f"registered in {rb['reg_file'] or rb['registry_file']}; {rb['impl']} ->"
             f" {rb['real_file'] or rb['reason']}", after=rb["impl"])
         return out
+    if rb is None and target is not None:  # its class or real file continues under one new name
+        shared = f" {succ.what}" if succ.what else ""
+        add("name-renamed", f"renamed to {target['name']} (same {succ.by}{shared}; {target['impl']} ->"
+            f" {target['real_file'] or target['reason']})", before=name, after=target["name"], row=target)
+        out[-1].successors, out[-1].successors_by = succ.names, succ.by
+        return out
     if rb is None:
-        add("name-removed", f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}", before=ra["impl"])
+        add("name-removed", f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}"
+            + (f"; {succ.phrase()}" if succ else ""), before=ra["impl"])
+        if succ:
+            out[-1].successors, out[-1].successors_by = succ.names, succ.by
         return out
     if ra["impl"] != rb["impl"]:
         moved = f" (real file {ra['real_file']} -> {rb['real_file']})" if ra["real_file"] != rb["real_file"] else ""

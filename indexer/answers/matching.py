@@ -3,10 +3,11 @@
 A file's *subject* is what its name says it is about:
 
 - a chat template `examples/tool_chat_template_<S>.jinja`: S, for tool parsers;
-- a test `test_<S>.py`: S; under `tests/parser/<model>/` (not `engine/`), the directory `<model>`. Its
-  kind: `reasoning` when a word of its name is `reasoning`, `tool` when one is `tool` (tool_parser,
-  tool_calls, named_tool_choice), else the directory's (`tests/reasoning/` reasoning, `.../tool_parsers/`
-  tool), else any kind (`tests/parser/engine/test_qwen3.py` tests the engine class both kinds use).
+- a test `test_<S>.py`: S; under `tests/parser/<model>/` (not `engine/`) or `tests/tool_use/<model>/`, the
+  directory `<model>`. Its kind: `reasoning` when a word of its name is `reasoning`, `tool` when one is
+  `tool` (tool_parser, tool_calls, named_tool_choice), else the directory's (`tests/reasoning/` reasoning,
+  `.../tool_parsers/` and `tests/tool_use/` tool), else any kind (`tests/parser/engine/test_qwen3.py` tests
+  the engine class both kinds use).
 
 The generic words tool, tools, parser, reasoning and engine are dropped from subjects and keys. A name's
 *keys* are the name itself, the stem of its registered file and the stem of its real file
@@ -113,8 +114,8 @@ def test_subject(path: str) -> tuple[list[str], str | None] | None:
     parts = path.split("/")
     if kind is None:
         kind = ("reasoning" if "reasoning" in parts[:-1] else
-                "tool" if any(p.endswith("tool_parsers") for p in parts[:-1]) else None)
-    if len(parts) == 4 and parts[1] == "parser" and parts[2] != "engine":  # tests/parser/<model>/test_x.py
+                "tool" if any(p.endswith("tool_parsers") or p == "tool_use" for p in parts[:-1]) else None)
+    if len(parts) == 4 and parts[1] in ("parser", "tool_use") and parts[2] != "engine":  # tests/parser/<model>/
         return words(parts[2]), kind
     return words(s[len("test_"):]), kind
 

@@ -39,6 +39,23 @@ class Hop(Model):
 
 
 @dataclass
+class Attribute(Model):
+    """A behaviour attribute as one of the name's classes has it once created, in vLLM's default
+    configuration (parser_attrs): the class that has it, where it is set, what set it at class creation
+    (`ToolParser.__init_subclass__`, `decorator f`, `assignment after the class body`; null: the class body)
+    and the condition that changes it (the guard, the flags' defaults, the value with a flag turned)."""
+
+    role: str
+    attribute: str
+    value: str | None
+    class_: str | None
+    file: str | None
+    line: int | None
+    set_by: str | None
+    condition: str | None
+
+
+@dataclass
 class Parser(Model):
     """One registered name at one version: where it is registered, its registered class, and the class whose
     code does the parsing (`real_*`), with every hop between them."""
@@ -68,9 +85,14 @@ class Parser(Model):
     parent_class: str | None
     parent_file: str | None
     streaming: str | None
+    streaming_class: str | None  # the class whose streaming method runs
+    streaming_file: str | None
+    streaming_line: int | None  # the streaming method's line
+    streaming_from: list[str]  # the other names whose registered class that is (streaming from another name's)
     notes: list[str]
     reason: str | None
     hops: list[Hop] = field(default_factory=list)
+    attributes: list[Attribute] | None = None  # which: the behaviour attributes (None: not read)
     _code_sig: str | None = None  # internal: changes when the name's own code does
 
     @classmethod
@@ -85,8 +107,14 @@ class Parser(Model):
             aliases=[a for a in (r["alias_of"] or "").split(", ") if a],
             stub=None if r["stub"] is None else bool(r["stub"]), reexport=bool(r["reexport"]),
             parent_class=r["parent_class"], parent_file=r["parent_file"], streaming=r["streaming"],
+            streaming_class=r["streaming_class"], streaming_file=r["streaming_file"],
+            streaming_line=r["streaming_line"], streaming_from=_listed(r["streaming_from"]),
             notes=json.loads(r["notes"]) if r["notes"] else [], reason=r["reason"], hops=hops or [],
             _code_sig=r["code_sig"])
+
+
+def _listed(text: str | None) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
 @dataclass
@@ -111,6 +139,12 @@ class Lifecycle(Model):
     real_file_changed_in: list[str]
     code_changed_in: list[str]  # the real file stayed, the name's own code changed
     removed_in: str | None  # the first indexed version after last_version
+    # at removed_in: the one new name its class or real file continues under, the names that took over its
+    # class, real file or family, and how (answers/successors.py); the names renamed to it at first_version
+    renamed_to: str | None = None
+    successors: list[str] = field(default_factory=list)
+    successors_by: str | None = None
+    renamed_from: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -173,6 +207,10 @@ class Change(Model):
     parts: list[CodePart] | None = None  # code-changed: what changed, by part (imports only, functions, ...)
     names: list[str] | None = None  # framework-changed: the names it affects
     compare: str | None = None  # upstream compare link
+    # name-renamed, name-removed: the names that took over its class, real file or family at B, and how
+    # (registered class, real class, real file, family; answers/successors.py); None when nothing did
+    successors: list[str] | None = None
+    successors_by: str | None = None
 
 
 @dataclass

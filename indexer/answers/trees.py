@@ -32,11 +32,31 @@ class Def:
 @dataclass
 class Move:
     to: str
-    by: str  # content | definitions | file name
+    by: str  # content | package | definitions | file name
     detail: str = ""
 
     def describe(self) -> str:
         return f"{self.to} ({self.by}{': ' + self.detail if self.detail else ''})"
+
+
+@dataclass
+class Hop:
+    """A later move of a moved file's new path: at version `at`, to `move.to`."""
+    at: str
+    move: Move
+
+
+@dataclass
+class Chain:
+    """Where a move led, followed to the end: the later hops, and the removal that ended it (or None)."""
+    hops: list[Hop]
+    removed_at: str | None
+
+    def final(self, first: Move) -> str | None:
+        """The path the file is at after the last hop (None when the chain ends in a removal)."""
+        if self.removed_at:
+            return None
+        return self.hops[-1].move.to if self.hops else first.to
 
 
 def module_path_candidates(dotted: str) -> list[str]:
@@ -218,6 +238,9 @@ class TreeIndex:
         if blob is None:  # a directory
             return []
         fresh = [p for p in new if p not in old]
+        package = self._became_package(before, after, path)
+        if package:
+            return [package]
         same = [p for p in fresh if new[p] == blob]
         if same:
             return [Move(p, "content") for p in same]
@@ -241,6 +264,50 @@ class TreeIndex:
         if len(named) == 1:
             return [Move(named[0], "file name")]
         return []
+
+    def _became_package(self, before: str, after: str, path: str) -> Move | None:
+        """`x/y.py` gone where `x/y/__init__.py` is new: the module became a package of the same import path."""
+        if not path.endswith(".py") or path.endswith("/__init__.py"):
+            return None
+        package = path[:-3] + "/"
+        init = package + "__init__.py"
+        if init not in self.paths(after) or init in self.paths(before):
+            return None
+        detail = f"same import path {path[:-3].replace('/', '.')}"
+        if self.has_tree.get(before) and self.has_tree.get(after):
+            top = [d.qualname for d in self.defs_in(before, path) if d.kind in TOP_KINDS and "." not in d.qualname]
+            held: dict[str, list[str]] = {}  # module of the package -> the old module's definitions it holds
+            for name in top:
+                for d in self.defs(name):
+                    if d.version == after and d.qualname == name and d.path.startswith(package):
+                        held.setdefault(d.path[len(package):], []).append(name)
+            if held:
+                count = len({n for names in held.values() for n in names})
+                ordered = sorted(held, key=lambda m: (-len(held[m]), m))
+                shown = ", ".join(f"{m} ({', '.join(held[m])})" if len(held[m]) <= 2 else f"{m} ({len(held[m])})"
+                                  for m in ordered[:6]) + (f" and {len(ordered) - 6} more" if len(ordered) > 6 else "")
+                detail += f"; {count} of its {len(top)} definitions in {len(held)} of its modules: {shown}"
+        return Move(package, "package", detail)
+
+    def onward(self, path: str, since: str, until: str | None = None) -> Chain:
+        """Where `path`, reached by a move at version `since`, went next, hop by hop (each hop the first of
+        its moves), up to version `until` (default: the newest): the hops and the removal that ends them."""
+        limit = self.index_of(until) if until else len(self.versions) - 1
+        hops: list[Hop] = []
+        seen, current, at = {path}, path, self.index_of(since)
+        while True:
+            gone = next((s for s in self.path_history(current) if not s["present"]
+                         and at < self.index_of(s["first"]) <= limit), None)
+            if gone is None:
+                return Chain(hops, None)
+            if not gone["moves"]:
+                return Chain(hops, gone["first"])
+            move = gone["moves"][0]
+            hops.append(Hop(gone["first"], move))
+            if move.to in seen:  # moved back: stop rather than go round
+                return Chain(hops, None)
+            seen.add(move.to)
+            current, at = move.to, self.index_of(gone["first"])
 
     def symbol_history(self, defs: list[Def]) -> list[dict]:
         """Ranges of --tree versions with the same set of (file, qualified name); lines are the range's

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 
 from ..problems import Problem
-from ..specs import parse_version, sort_key
+from ..specs import ambiguous, named, parse_version, sort_key
 from .model import VersionInfo
 
 
@@ -39,7 +39,8 @@ def newest(db) -> str:
 
 
 def nearest(label: str, labels: list[str], n: int = 3) -> list[str]:
-    """The indexed versions closest to `label` in version order (the one below, the one above, ...)."""
+    """The indexed versions closest to `label` in version order (the one below, the one above, ...; a label no
+    version equals, so none is left out as equal)."""
     v = parse_version(label)
     ordered = sorted((x for x in labels if parse_version(x) is not None), key=sort_key)
     if v is None or not ordered:
@@ -72,16 +73,38 @@ def _has_origin(db) -> bool:
     return any(r[1] == "origin" for r in db.execute("pragma table_info(versions)"))
 
 
+def resolve(label: str, labels: list[str], hint: str | None = None) -> str:
+    """The one resolver of a version asked for (every command's --at, A and B, the browser's ?v=, a= and b=,
+    the canned questions, MCP arguments): the indexed label written so, else the one indexed version equal to
+    it under PEP 440 (`v0.31` is v0.31.0); several equal ones are ambiguous, none is not indexed (with the
+    nearest indexed versions in version order, and `hint`)."""
+    found = named(label, labels)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise AnswerError(ambiguous(label, found), "tpindex versions lists them")
+    near = ", ".join(nearest(label.strip(), labels)) or "none"
+    raise AnswerError(f"version {label.strip()} is not indexed; nearest indexed: {near}",
+                      hint or "tpindex versions lists what is indexed")
+
+
 def require(db, label: str) -> str:
     labels = indexed(db)
-    if label in labels:
-        return label
-    if not label.startswith("v") and f"v{label}" in labels:
-        return f"v{label}"
-    near = ", ".join(nearest(label, labels)) or "none"
-    raise AnswerError(f"version {label} is not indexed; nearest indexed: {near}",
-                      build_hint(db, label) +
-                      "  (tpindex versions lists what is indexed)")
+    if len(named(label, labels)) == 1:
+        return resolve(label, labels)
+    return resolve(label, labels, build_hint(db, label.strip()) + "  (tpindex versions lists what is indexed)")
+
+
+def sql_resolver(conn) -> None:
+    """`tpindex_version(label)` in SQL (the canned questions): the indexed version `resolve` gives, or null."""
+    def version(label):
+        if label is None or not str(label).strip():
+            return None
+        found = named(str(label), [r[0] for r in conn.execute(
+            "select label from versions where status = 'complete' order by ord")])
+        return found[0] if len(found) == 1 else None
+
+    conn.create_function("tpindex_version", 1, version)
 
 
 def version_infos(db) -> list[VersionInfo]:

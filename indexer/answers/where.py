@@ -145,7 +145,7 @@ def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | N
         if out["exists"] and path not in index.paths(version):
             out["directory_files"] = len(index.files_under(version, path))
         if not out["exists"]:
-            out["history"] = _path_history_json(index, path)
+            out["history"] = _path_history_json(index, path, until=version)
         return out
     if pattern or (bare and not any(index.exists(v, path) for v in index.tree_versions())):
         glob = to_glob(path) if pattern else f"*/{path}"
@@ -158,10 +158,34 @@ def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | N
     return out
 
 
-def _path_history_json(index: TreeIndex, path: str) -> list[dict]:
-    return [{"first": s["first"], "last": s["last"], "present": s["present"],
-             "moves": [{"to": m.to, "by": m.by, "detail": m.detail} for m in s["moves"]]}
-            for s in index.path_history(path)]
+def _path_history_json(index: TreeIndex, path: str, until: str | None = None) -> list[dict]:
+    """The path's ranges; each move followed to the end of its range (or to `until`): `then` its later hops,
+    `final` where the file is at the range's end (None when the chain ends in a removal), `removed_at`."""
+    out = []
+    for s in index.path_history(path):
+        if until is not None and index.index_of(s["first"]) > index.index_of(until):
+            break
+        end = s["last"] if until is None or index.index_of(s["last"]) <= index.index_of(until) else until
+        moves = []
+        for m in s["moves"]:
+            chain = index.onward(m.to, s["first"], end)
+            moves.append({"to": m.to, "by": m.by, "detail": m.detail,
+                          "then": [{"at": h.at, "to": h.move.to, "by": h.move.by, "detail": h.move.detail}
+                                   for h in chain.hops],
+                          "final": chain.final(m), "removed_at": chain.removed_at})
+        out.append({"first": s["first"], "last": s["last"], "present": s["present"], "moves": moves})
+    return out
+
+
+def move_text(m: dict) -> str:
+    """`A (by: detail), then at vY to B (by: detail), now at B` (or `..., then removed at vZ`)."""
+    def one(x: dict) -> str:
+        return f"{x['to']} ({x['by']}{': ' + x['detail'] if x['detail'] else ''})"
+
+    text = one(m) + "".join(f", then at {h['at']} to {one(h)}" for h in m.get("then", []))
+    if m.get("removed_at"):
+        return text + f", then removed at {m['removed_at']}"
+    return text + (f", now at {m['final']}" if m.get("then") else "")
 
 
 # -- text -------------------------------------------------------------------------------------------------
@@ -268,7 +292,7 @@ def _history_lines(history: list[dict], indent: str) -> list[str]:
         if s["present"]:
             out.append(f"{indent}{span:<20} present")
         elif s["moves"]:
-            moves = "; ".join(f"{m['to']} ({m['by']}{': ' + m['detail'] if m['detail'] else ''})" for m in s["moves"])
+            moves = "; ".join(move_text(m) for m in s["moves"])
             out.append(f"{indent}{span:<20} moved at {s['first']} to {moves}")
         else:
             out.append(f"{indent}{span:<20} absent" + (f" (removed at {s['first']})" if out else ""))

@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 
 from . import textfmt
-from .model import History, Hop, KindHistory, Lifecycle, Parser, Range, Which
+from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
+from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
 # what makes two consecutive versions one range of `which --all`
 SIGNATURE = ("impl", "registered_file", "registered_class", "real_class", "real_file", "adapter", "wrapper_class",
-             "reason", "_code_sig")
+             "reason", "streaming_from", "_code_sig")
 
 
 def known_names(db) -> list[str]:
@@ -62,7 +63,12 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
         hops = [Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"]) for h in db.query(
             "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
             " and name = ? order by step", [version, r["kind"], name])]
-        out.append(Parser.from_row(dict(r), hops))
+        p = Parser.from_row(dict(r), hops)
+        p.attributes = [Attribute(a["role"], a["attribute"], a["value"], a["defining_class"], a["file"], a["line"],
+                                  a["set_by"], a["condition"]) for a in db.query(
+            "select role, attribute, value, defining_class, file, line, set_by, condition from parser_attrs_v"
+            " where version = ? and kind = ? and name = ? order by role, attribute", [version, r["kind"], name])]
+        out.append(p)
     return out
 
 
@@ -76,10 +82,25 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
             [name] + ([kind] if kind else []))}
         what = f"{name!r}" + (f" ({kind})" if kind else "")
         runs = spans(indexed(db), present)
-        raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}",
-                          f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all"
-                          if runs else "tpindex versions lists what is indexed")
+        after = gone_after(db, name, kind, version)
+        hint = f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all" if runs else \
+            "tpindex versions lists what is indexed"
+        if after and "renamed to " in after:
+            hint = f"ask tpindex which {after.split('renamed to ', 1)[1].split()[0]}, or " + hint
+        raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}{after}", hint)
     return Which(name=name, version=version, parsers=found)
+
+
+def gone_after(db, name: str, kind: str | None, version: str) -> str:
+    """At a version after the name's last one: what took over (`; renamed to X at vY`, ...), else ''."""
+    sql = "select kind, last_version, removed_in from lifecycle where name = ?" + (" and kind = ?" if kind else "")
+    versions = indexed(db)
+    for k, last, removed in db.execute(sql, [name] + ([kind] if kind else [])):
+        if removed and versions.index(version) >= versions.index(removed):
+            text = gone_text(k, name, db, last, removed)
+            if text:
+                return text
+    return ""
 
 
 def history(db, name: str, kind: str | None = None) -> History:
@@ -121,7 +142,8 @@ def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None
     return Lifecycle(indexed_first=versions[0], indexed_last=versions[-1], first_version=first, last_version=last,
                      in_first_indexed=first == versions[0], in_newest_indexed=last == versions[-1],
                      became_unified=unified, unified_in_first_indexed=unified is not None and unified == versions[0],
-                     real_file_changed_in=_listed(moved), code_changed_in=_listed(changed), removed_in=removed)
+                     real_file_changed_in=_listed(moved), code_changed_in=_listed(changed), removed_in=removed,
+                     **links(db, kind, name, first, last, removed))
 
 
 def _listed(text: str | None) -> list[str]:
@@ -137,13 +159,14 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
         where = f"{h.file}:{h.line}" if h.file else "(no file)"
         what = h.class_ or ""
         if h.hop == "registered":
-            what = f"{p.name!r} -> {h.module or '?'}.{h.class_ or '?'} ({p.form})"
+            what = registered_text(p, h)
         rows.append((h.hop, where, what))
     lines += textfmt.table(rows, width)
     if p.impl == "unresolved":
         lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
     else:
-        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class})", width)
+        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
+                                 width)
     notes = list(p.notes)
     if p.stub:
         notes.append("registered file is a stub (no methods of its own)")
@@ -158,6 +181,34 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     return lines
 
 
+CHOICE_FLAGS = {"tool": "--tool-call-parser", "reasoning": "--reasoning-parser"}
+
+
+def registered_text(p: Parser, h: Hop) -> str:
+    """What the registration names; a name that is only a choice of the command-line flag (cli-choices, the
+    hard-coded era) names no class: the class the serving code picks by name, and where, is what is known."""
+    if h.module and h.class_:
+        return f"{p.name!r} -> {h.module}.{h.class_} ({p.form})"
+    if h.class_:
+        return f"{p.name!r} -> {h.class_} ({p.form})"
+    picked = next((x for x in p.hops if x.hop == "dispatch"), None)
+    if picked is not None and picked.class_:
+        return f"{p.name!r} -> {picked.class_}, picked by name at {picked.file}:{picked.line} ({p.form})"
+    if p.form == "cli-choices":
+        return f"{p.name!r}: a {CHOICE_FLAGS.get(p.kind, 'parser')} choice that no serving code picks a class for" \
+               f" ({p.form})"
+    return f"{p.name!r}: the registration names no class ({p.form})"
+
+
+def _streaming_elsewhere(p: Parser) -> str:
+    """`; streaming in FILE:LINE (Class, r1's parser)` when the streaming method is another name's class's
+    and not the real class's: the one line names both (README, "Where the parsing code is")."""
+    if not p.streaming_from or p.streaming_class == p.real_class:
+        return ""
+    whose = " / ".join(f"{n}'s" for n in p.streaming_from)
+    return f"; streaming in {p.streaming_file}:{p.streaming_line} ({p.streaming_class}, {whose} parser)"
+
+
 def describe(p: Parser | None) -> str:
     if p is None:
         return "absent"
@@ -167,7 +218,7 @@ def describe(p: Parser | None) -> str:
     if p.wrapper_class:
         via += f", wrapped by {p.wrapper_class}"
     where = p.registered_file or f"{p.registry_file} ({p.form})"
-    return f"{p.impl}: {p.real_file} ({p.real_class}){via}; registered in {where}"
+    return f"{p.impl}: {p.real_file} ({p.real_class}){via}{_streaming_elsewhere(p)}; registered in {where}"
 
 
 def format_history(h: History, width: int | None = None) -> list[str]:
@@ -188,11 +239,14 @@ def lifecycle_facts(life: Lifecycle) -> list[str]:
     """The lifecycle said over the indexed versions only: nothing claimed about versions not indexed."""
     first, last = life.indexed_first, life.indexed_last
     facts = [f"among the indexed versions {first} – {last}" if first != last else f"in the one indexed version {first}"]
-    facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}")
+    facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}"
+                 + (f" (renamed from {', '.join(life.renamed_from)})" if life.renamed_from else ""))
     if life.in_newest_indexed:
         facts.append(f"still in {last}")
     else:
-        facts.append(f"last in {life.last_version}" + (f", removed in {life.removed_in}" if life.removed_in else ""))
+        gone = Successor(life.successors_by, life.successors, life.renamed_to) if life.successors_by else None
+        facts.append(f"last in {life.last_version}" + (f", removed in {life.removed_in}" if life.removed_in else "")
+                     + (f", {gone.phrase()}" if gone else ""))
     if life.became_unified:
         facts.append(f"unified since {life.became_unified} or before" if life.unified_in_first_indexed
                      else f"unified from {life.became_unified}")

@@ -6,8 +6,10 @@ from ..scope import FULL
 from . import (
     adapters,
     aliases,
+    class_sets,
     classes,
     definitions,
+    env_defaults,
     imports,
     markers,
     namechecks,
@@ -30,6 +32,8 @@ KINDS = {
     "name_checks": namechecks.extract,
     "sentinels": sentinels.extract,
     "request_settings": request_settings.extract,
+    "class_sets": class_sets.extract,
+    "env_defaults": env_defaults.extract,
     "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
 }
 # Kinds read from the tree and the facts of the kinds above (KINDS run first)

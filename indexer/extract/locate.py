@@ -77,7 +77,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     rows: dict[str, list[dict]] = {k: [] for k in (
         "imports", "classes", "bases", "methods", "class_attrs", "markers", "plants",
         "adapter_bindings", "aliases", "registrations", "name_checks", "sentinels", "request_settings",
-        "uses")}
+        "class_sets", "env_defaults", "uses")}
     for imp in imports:
         rows["imports"].append({"line": imp["line"], "module": imp["abs_module"], "name": imp["name"],
                                 "alias": imp["alias"], "level": imp["level"], "star": int(imp["star"]),
@@ -119,7 +119,26 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
         rows["registrations"].append(_registration(r, path, module))
     for n in raw_facts.get("name_checks", []):
         rows["name_checks"].append(_name_check(n, path, names))
+    for c in raw_facts.get("class_sets", []):
+        guard = _resolved_refs(json.loads(c["guard"]), names) if c["guard"] else None
+        rows["class_sets"].append({**c, "guard": json.dumps(guard, ensure_ascii=False) if guard else None,
+                                   "target": names.resolve(c["object"]) if c["via"] == "after_body" else None})
+    rows["env_defaults"] = list(raw_facts.get("env_defaults", []))
     return rows
+
+
+def _resolved_refs(t: dict, names: Names) -> dict:
+    """A condition tree (extract/expr.py) with each reference's full dotted name where the file's imports
+    or classes give one (`envs.VLLM_X` -> `vllm.envs.VLLM_X`)."""
+    out = dict(t)
+    if "ref" in t:
+        out["resolved"] = names.resolve(t["ref"])
+    if "args" in t:
+        out["args"] = [_resolved_refs(a, names) for a in t["args"]]
+    for k in ("arg", "left", "right"):
+        if k in t:
+            out[k] = _resolved_refs(t[k], names)
+    return out
 
 
 def _registration(r: dict, path: str, module: str) -> dict:

@@ -126,6 +126,15 @@ _STR, _INT, _OPT_STR, _OPT_INT = {"type": "string"}, {"type": "integer"}, {"type
     {"type": ["integer", "null"]}
 _DEFINITION = {"type": "object", "required": ["file", "line"], "properties": {
     "file": _STR, "line": _OPT_INT, "end_line": _OPT_INT, "kind": _OPT_STR, "qualname": _OPT_STR}}
+_HOP = {"type": "object", "required": ["to", "by"], "properties": {
+    "at": _STR, "to": _STR, "by": {"type": "string", "enum": ["content", "package", "definitions", "file name"]},
+    "detail": _STR}}
+_MOVE = {"type": "object", "required": ["to", "by", "then", "final", "removed_at"],
+         "description": "Where the path went when it disappeared, followed to the end of its range: `then` the "
+                        "later moves of the new path, `final` where the file is at the range's last version "
+                        "(null when the chain ends in a removal, at `removed_at`).",
+         "properties": {**_HOP["properties"], "then": {"type": "array", "items": _HOP}, "final": _OPT_STR,
+                        "removed_at": _OPT_STR}}
 WHERE = {
     "type": "object",
     "description": "A symbol (kind symbol, or mention when no file defines it) or a path (kind path): at one "
@@ -139,7 +148,7 @@ WHERE = {
         "mentions": {"type": "array", "items": {"type": "object"}},
         "history": {"type": "array", "items": {"type": "object", "required": ["first", "last"], "properties": {
             "first": _STR, "last": _STR, "definitions": {"type": "array", "items": _DEFINITION},
-            "present": {"type": "boolean"}, "moves": {"type": "array"}}}},
+            "present": {"type": "boolean"}, "moves": {"type": "array", "items": _MOVE}}}},
         "removed_in": _OPT_STR, "tree_versions": {"type": "array", "items": _STR},
     },
 }

@@ -51,6 +51,9 @@ TABLES: dict[str, dict] = {
             "reason": "why the chain could not be followed (impl = unresolved)",
             "streaming": "the streaming extraction method as the real side resolves it: code, returns-none, "
                          "raises-not-implemented, abstract, absent",
+            "streaming_class": "the class whose streaming method runs (streaming_file / streaming_line: where)",
+            "streaming_from": "the other names whose registered class that is (streaming comes from another "
+                              "name's parser), comma-separated",
             "wrapper_class": "a class the parser manager composes around the parser that only hands extraction on "
                              "(wrapper_file / wrapper_line: where it is defined)",
             "notes": "JSON list of notes on where the logic is: inherited methods, selector stubs, wrappers",
@@ -80,11 +83,51 @@ TABLES: dict[str, dict] = {
     },
     "parser_attrs_v": {
         "description": "Class attributes that decide behaviour (those a framework base declares, e.g. "
-                       "supports_required_and_named, structural_tag_model; and _parser_engine_cls), as each name's "
-                       "classes resolve them, with the class that sets them.",
-        "facets": ["attribute", "role", "version"],
-        "columns": {"role": "whose resolution order (see parser_methods_v)", "value": "the value as written",
-                    "defining_class": "the class that sets it", "own": "1: set by the role's class itself",
+                       "supports_required_and_named, structural_tag_model; those set at class creation; and "
+                       "_parser_engine_cls), as each name's classes have them once created, in vLLM's default "
+                       "configuration (README, Attributes as Python computes them).",
+        "facets": ["attribute", "role", "set_by", "version"],
+        "columns": {"role": "whose resolution order (see parser_methods_v)",
+                    "value": "the value in vLLM's default configuration, as written",
+                    "defining_class": "the class that has it of its own (where set_by set it, the class it was set on)",
+                    "file": "where the value is written (the class body, or the assignment that set it at class "
+                            "creation); line: its line",
+                    "own": "1: the role's class has it of its own",
+                    "set_by": "what set it at class creation: X.__init_subclass__, decorator f, assignment after "
+                              "the class body (blank: the class body)",
+                    "condition": "what decides it: the guard of the assignment that set it, the defaults of the "
+                                 "environment flags it reads (from vllm/envs.py), the value with a flag turned",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "parser_overridden_v": {
+        "description": "Attributes and properties of a name's classes that a more derived class of the same "
+                       "resolution order defines again: the sentinels they hold are not the name's (README, Sentinels).",
+        "facets": ["attribute", "version"],
+        "columns": {"class": "the class whose definition is overridden", "attribute": "the attribute or property",
+                    "by_class": "the class whose definition the name uses (by_file / by_line: where)",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "class_sets_v": {
+        "description": "What runs at class creation and sets a class's attributes: assignments in __init_subclass__, "
+                       "in class decorators, and after a class body, with their conditions (README, Attributes as "
+                       "Python computes them).",
+        "facets": ["via", "attribute", "version"],
+        "columns": {"via": "init_subclass, decorator, after_body", "owner": "the class defining the hook, the "
+                    "decorator function, or the class as written", "object": "the name assigned to (cls, ...)",
+                    "guard": "the condition as a JSON tree, names resolved", "guard_text": "the condition as written",
+                    "params": "a decorator factory's parameters (JSON)", "target": "after_body: the class, resolved",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "env_defaults_v": {
+        "description": "Environment flags and their defaults as a module gives them (vllm/envs.py): the lambda of its "
+                       "table with every variable unset (how = environment), or the TYPE_CHECKING declaration "
+                       "(how = declared).",
+        "facets": ["how", "version"],
+        "columns": {"value": "the default as a Python literal (blank: not readable without running code)",
+                    "variable": "the environment variable the lambda reads", "written": "the expression as written",
                     "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
@@ -318,6 +361,12 @@ TABLES: dict[str, dict] = {
     "parser_methods": {"description": "Per version: contract methods as resolved (see parser_methods_v)."},
     "parser_attrs": {"description": "Per version: behaviour attributes as resolved (see parser_attrs_v)."},
     "parser_code": {"description": "Per version: the files holding each name's code (see parser_code_v)."},
+    "parser_overridden": {"description": "Per version: overridden attributes of each name's classes (see "
+                                         "parser_overridden_v)."},
+    "class_sets": {"description": "What runs at class creation per unit (see class_sets_v).", "facets": ["via"],
+                   "columns": {"unit_id": UNIT}},
+    "env_defaults": {"description": "Environment defaults per unit (see env_defaults_v).", "facets": ["how"],
+                     "columns": {"unit_id": UNIT}},
     "registrations": {"description": "Registrations per unit (see the registry view).", "facets": ["kind", "form"],
                       "columns": {"unit_id": UNIT, "form": FORM}},
     "imports": {"description": "Imports per unit (see imports_v).", "columns": {"unit_id": UNIT}},

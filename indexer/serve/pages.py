@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 from ..answers.card import Card, Links, cards
 from ..answers.diff import comparer
-from ..answers.versions import AnswerError, indexed, require
+from ..answers.versions import AnswerError, indexed, nearest, require, resolve
 from ..answers.which import check_name, history, parsers_at
+from ..specs import named
 from ..store import Reader
 
 KIND_ORDER = ("tool", "reasoning", "engine")
@@ -213,9 +214,10 @@ def find(db, q: str) -> tuple[str, tuple] | Found:
     if not q:
         return Found(q)
     labels = indexed(db)
-    for label in (q, q.lower(), f"v{q}", f"v{q.lower()}"):
-        if label in labels:
-            return ("version", label)
+    for label in (q, q.lower()):
+        found = named(label, labels)
+        if len(found) == 1:
+            return ("version", found[0])
     names = [(r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map")]
     names.sort(key=lambda kn: (kn[1].lower(), KIND_ORDER.index(kn[0]) if kn[0] in KIND_ORDER else 9))
     low = q.lower()
@@ -242,12 +244,14 @@ def which_empty(db, name: str, version: str) -> dict | None:
     if not name:
         return None
     labels = indexed(db)
-    if version and version not in labels and f"v{version}" not in labels:
-        from ..specs import closest
-
-        return {"why": f"version {version} is not indexed", "versions": closest(version, labels) or labels[-3:],
-                "names": [], "present": []}
-    at = (version if version in labels else f"v{version}") if version else (labels[-1] if labels else None)
+    at = labels[-1] if labels else None
+    if version:
+        try:
+            at = resolve(version, labels)
+        except AnswerError as e:
+            found = named(version, labels)
+            return {"why": e.message, "versions": found or nearest(version, labels) or labels[-3:], "names": [],
+                    "present": []}
     present = [r[0] for r in db.execute(
         "select distinct version from parser_map_v where name = ? order by version_ord", [name])]
     if not present:

@@ -9,7 +9,8 @@
   pages /-/source/<version>/<path>, /-/diff and /-/grep (code_pages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;
-- prepare_connection: connections to a tpindex database are query-only;
+- prepare_connection: connections to a tpindex database are query-only, and know `tpindex_version(label)`
+  (the indexed version a label names, as every command resolves it) for the canned questions;
 - prepare_jinja2_environment: the templates in templates/.
 
 A database is a tpindex database when it has a parser_map table; others are left alone.
@@ -137,6 +138,9 @@ def prepare_connection(conn, database, datasette):
     try:
         if conn.execute("select 1 from sqlite_master where type = 'table' and name = 'parser_map'").fetchone():
             conn.execute("pragma query_only = 1")
+            from ..answers.versions import sql_resolver
+
+            sql_resolver(conn)  # tpindex_version(label): the canned questions' versions, as the commands read them
     except Exception:  # a database that cannot be read here is Datasette's to report
         pass
 

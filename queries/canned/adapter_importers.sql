@@ -3,7 +3,7 @@
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
-    else label in (trim(:version), 'v' || trim(:version)) end
+    else label = tpindex_version(:version) end
 )
 select i.version, i.file, i.line, i.name as adapter, i.module as imported_from, i.alias, i.role
 from adapter_imports i join at on at.version = i.version

@@ -4,7 +4,7 @@
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
-    else label in (trim(:version), 'v' || trim(:version)) end
+    else label = tpindex_version(:version) end
 )
 select a.version, a.class, a.attribute, a.value, a.file, a.line
 from class_attrs_v a join at on at.version = a.version

@@ -8,7 +8,7 @@ with recursive
   at(version) as (
     select label from versions where status = 'complete' and case
       when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
-      else label in (trim(:version), 'v' || trim(:version)) end
+      else label = tpindex_version(:version) end
   ),
   cls(full, module, class, file, line) as materialized (
     select module || '.' || class, module, class, file, line from classes_v where version = (select version from at)

@@ -5,7 +5,7 @@
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
-    else label in (trim(:version), 'v' || trim(:version)) end
+    else label = tpindex_version(:version) end
 )
 select m.version, m.kind, m.file, m.line, m.text, m.class, m.function
 from markers_v m join at on at.version = m.version

@@ -5,9 +5,9 @@
 -- kind of implementation), re-registered (same real file, another registered module or class). Real files
 -- link to their line at A and at B.
 with va(version) as (
-  select label from versions where status = 'complete' and label in (trim(:a), 'v' || trim(:a))
+  select label from versions where status = 'complete' and label = tpindex_version(:a)
 ), vb(version) as (
-  select label from versions where status = 'complete' and label in (trim(:b), 'v' || trim(:b))
+  select label from versions where status = 'complete' and label = tpindex_version(:b)
 ), ma as (
   select * from parser_map_v where version = (select version from va)
 ), mb as (

@@ -2,5 +2,5 @@
 -- :version  a version label, e.g. v0.32.0 (blank: every indexed version)
 select p.version, p.plant, p.file, p.line, p.text, p.class, p.function
 from plants_v p
-where trim(:version) = '' or p.version in (trim(:version), 'v' || trim(:version))
+where trim(:version) = '' or p.version = tpindex_version(:version)
 order by p.version_ord desc, p.plant, p.file, p.line

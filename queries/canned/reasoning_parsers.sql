@@ -3,7 +3,7 @@
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
-    else label in (trim(:version), 'v' || trim(:version)) end
+    else label = tpindex_version(:version) end
 )
 select p.version, p.kind, p.name, p.impl, p.real_class, p.real_file, p.real_line, p.reg_file, p.reg_line, p.adapter,
   p.alias_of,

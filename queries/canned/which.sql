@@ -10,7 +10,7 @@
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
-    else label in (trim(:version), 'v' || trim(:version)) end
+    else label = tpindex_version(:version) end
 )
 select p.version, p.kind, p.name, p.impl, h.step, h.hop, h.class, h.file, h.line,
   case when h.class = p.real_class and h.file = p.real_file and h.line = p.real_line then 'real' end as real,
