@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -198,10 +198,17 @@ create table if not exists parser_calls (
 create table if not exists parser_code (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, path text not null,
-    roles text not null,           -- why the file holds the name's code: registered, real, engine, wrapper, base
+    roles text not null,           -- why the file holds the name's code: registered, real, engine, wrapper, base, helper
     shared integer not null,       -- a framework file (its classes are no name's own): reported once in diffs
+    pieces text,                   -- JSON [[part, what, qualname], ...]: the definitions of the file that run for the name
     primary key (version_id, kind, name, path)
 ) without rowid;
+create table if not exists uses (
+    unit_id integer not null references units(id),
+    what text not null,            -- class | method | function | name | import
+    qualname text not null, line integer, end_line integer,
+    digest text,                   -- of its code (blank and comment-only lines left out); an import's, of what it imports
+    names text);                   -- the module-level definitions and imports its code names, space-separated
 -- The whole tree (build --tree): every path of a version, the definitions of every module under vllm/,
 -- and the identifiers each text file uses (tree_words), for `where` and `check-doc`.
 create table if not exists tree_paths (id integer primary key, path text not null unique);
@@ -254,7 +261,7 @@ create table if not exists history_tips (sha text primary key) without rowid;  -
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
                "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings",
-               "class_sets", "env_defaults", "signatures", "parser_calls")
+               "class_sets", "env_defaults", "signatures", "parser_calls", "uses")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -332,6 +339,10 @@ VIEWS = {
         select vf.version, vf.file, vf.module, e.name, e.how, e.value, e.variable, e.written, e.line,
                vf.version_ord
         from env_defaults e join version_files vf on vf.unit_id = e.unit_id""",
+    "uses_v": """
+        select vf.version, vf.file, vf.module, u.what, u.qualname, u.line, u.end_line, u.digest, u.names,
+               vf.version_ord
+        from uses u join version_files vf on vf.unit_id = u.unit_id""",
     "adapter_bindings_v": """
         select vf.version, vf.file, a.adapter, a.pos, a.parser_written, a.parser, a.line, vf.version_ord
         from adapter_bindings a join version_files vf on vf.unit_id = a.unit_id""",
@@ -367,8 +378,8 @@ VIEWS = {
                v.ord as version_ord
         from parser_overridden o join versions v on v.id = o.version_id and v.status = 'complete'""",
     "parser_code_v": """
-        select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, u.blob_id,
-               v.ord as version_ord
+        select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, c.pieces, u.blob_id,
+               u.id as unit_id, v.ord as version_ord
         from parser_code c join versions v on v.id = c.version_id and v.status = 'complete'
         join files f on f.version_id = c.version_id and f.path = c.path join units u on u.id = f.unit_id""",
     "parser_hops_v": """
@@ -673,13 +684,15 @@ MIGRATIONS: dict[int, str] = {
     6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
     7: "",  # history from a clone: commits, commit_files, history_tips (filled by the next build --repo)
     8: "",  # signatures and parser_calls (the parser contract): new tables and views; the extractor bump fills them
+    9: "",  # the uses fact table, parser_code.pieces (ADDED_COLUMNS); the extractor bump re-indexes
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
 ADDED_COLUMNS = {6: [("blobs", "depth", "integer")],
                  7: [("parser_attrs", "set_by", "text"), ("parser_attrs", "condition", "text"),
                      ("parser_map", "streaming_class", "text"), ("parser_map", "streaming_file", "text"),
-                     ("parser_map", "streaming_line", "integer"), ("parser_map", "streaming_from", "text")]}
+                     ("parser_map", "streaming_line", "integer"), ("parser_map", "streaming_from", "text")],
+                 10: [("parser_code", "pieces", "text")]}
 
 
 def _setup(db, path) -> None:
