@@ -73,6 +73,8 @@ def _has_origin(db) -> bool:
 
 
 def require(db, label: str) -> str:
+    if not label.strip():  # an empty argument ('' from a script's unset variable): no build could index it
+        raise AnswerError("the version label is empty", "name an indexed version (tpindex versions lists them)")
     labels = indexed(db)
     if label in labels:
         return label
