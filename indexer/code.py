@@ -84,6 +84,12 @@ def decode_line(line: bytes) -> str:
     return line.decode("utf-8", "surrogateescape").translate(_ESCAPE)
 
 
+def stored_form(arg: str) -> str:
+    """A command-line argument as stored text: its bytes that are not UTF-8 (surrogate escapes, as Python
+    decodes argv) as the characters the code store keeps them as (see INVALID)."""
+    return arg.translate(_ESCAPE) if any("\udc80" <= c <= "\udcff" for c in arg) else arg
+
+
 def display(text: str) -> str:
     """Stored text as people read it: each byte that is not UTF-8 as U+FFFD."""
     return text.translate(_DISPLAY) if text and max(text) >= INVALID else text

@@ -368,7 +368,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         if readonly:
             conn = _open_readonly(path)  # probed there
         else:
-            conn = sqlite3.connect(str(path), timeout=30)
+            conn = sqlite3.connect(os.fsencode(path), timeout=30)
             conn.execute("select count(*) from sqlite_master").fetchone()
         conn.execute("pragma busy_timeout = 30000")
     except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # SQLite's message quoting garbage bytes
@@ -435,7 +435,7 @@ def is_damaged(e: Exception) -> bool:
 def _uri(path: Path) -> str:
     from urllib.parse import quote
 
-    return "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+    return "file:" + quote(os.fsencode(path.absolute()))  # a path with ? or # is still one path; bytes as on disk
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
@@ -502,7 +502,7 @@ def _immutable_view(path: Path) -> Path:
     try:
         shutil.copyfile(path, copy)
         shutil.copyfile(wal, Path(str(copy) + "-wal"))
-        conn = sqlite3.connect(copy)
+        conn = sqlite3.connect(os.fsencode(copy))
         try:
             conn.execute("pragma wal_checkpoint(truncate)").fetchone()
         finally:

@@ -222,6 +222,7 @@ PATTERNS = [
     ("café", []), ("CAFÉ", ["-i"]), ("caf\\w", []), ("caf[[:alpha:]]", []), ("[[:upper:]]{4}", []),
     ("naïve|東京", []), ("✓", []), ("Σ", ["-i"]), ("σίσυφος", ["-i"]),
     ("^.t", []), ("latin", []), ("caf.", []),           # the Latin-1 file: an invalid byte is no character
+    ("caf\udce9", []), ("\udce9t\udce9", ["-F"]),       # ... but the byte itself in the pattern matches it
     ("✓ .$", []), ("\ufffd", []), ("\\W$", []),         # ... but a real U+FFFD is one
     ("ı|İ", []), ("istanbul", ["-i"]), ("ILIK", ["-i"]),
     ("(foo|bar)baz", []), ("(ab)\\1", []), ("a{2}b", []), ("a{,1}b{1,}", []), ("a**b", []), ("o+?_", []),
