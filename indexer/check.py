@@ -55,7 +55,7 @@ def check_report(db_path):
     from .store import BadSchemaVersion, connect
 
     try:
-        db = connect(db_path, create=False, readonly=True)
+        db = connect(db_path, create=False, readonly=True, any_schema=True)
     except BadSchemaVersion as e:  # a tpindex database whose meta row is damaged: a finding, not a usage error
         return CheckReport(ok=False, problems=[e.message], notes=[], summary=f"Hint: {e.hint}")
     try:

@@ -355,9 +355,10 @@ class Reader:
         return [r[0] for r in self.conn.execute("select name from sqlite_master where type = 'table'")]
 
 
-def connect(path: str | Path, create: bool = True, readonly: bool = False):
+def connect(path: str | Path, create: bool = True, readonly: bool = False, any_schema: bool = False):
     """Open (and create or migrate) a database: a Reader, read-only or (readonly=False) for a build to write
-    through its `conn`."""
+    through its `conn`. A reader refuses a database of an older schema (its tables lack what the answers
+    read; a build migrates it) unless `any_schema` (check, which reports it)."""
     path = Path(path)
     if not path.exists():
         if not create:
@@ -379,6 +380,12 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         db = Reader(conn, path)
         if readonly:
             check_schema(db, path)
+            found = schema_version(db)
+            if not any_schema and found < SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(f"{path} was built by an older tpindex (schema {found}; this one reads schema"
+                                 f" {SCHEMA_VERSION})", f"run tpindex build --db {path} (with the same versions)"
+                                 " to migrate it, or rebuild into another --db")
             return db
         _setup(db, path)
         return db
