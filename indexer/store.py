@@ -396,6 +396,14 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False, any_s
         raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
 
 
+def open_reader(path: str | Path) -> Reader:
+    """A read-only Reader of a database already found to be readable (a search's child process opens the
+    file its parent checked), without the schema checks of connect()."""
+    conn = _open_readonly(Path(path))
+    conn.execute("pragma busy_timeout = 30000")
+    return Reader(conn, Path(path))
+
+
 def check_target(path: str | Path) -> None:
     """Before a build changes anything (the lock file beside it, WAL mode, the schema): the file at `path`
     is absent, empty, or a database this tpindex can write, found by reading it only. A StoreError says

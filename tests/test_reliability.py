@@ -6,6 +6,8 @@ catastrophic patterns of the review to take minutes with a backtracking matcher.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -159,3 +161,265 @@ def test_readers_refuse_a_schema_they_cannot_read_and_say_how_to_migrate(built, 
 
     with pytest.raises(Problem, match="schema 1"):
         Index(db)
+
+
+# -- 2. one request must not freeze the server; 11. serve's signals ---------------------------------------------
+
+BAD = "(.|.)*[#][@]"  # exponential backtracking on every line without "#@": minutes for a matcher like re
+EXE = str(Path(sys.executable).parent / "tpindex")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(db: Path, *args: str):
+    import socket
+
+    port = free_port()
+    proc = subprocess.Popen([EXE, "serve", "--db", str(db), "--port", str(port), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+    try:
+        yield f"http://127.0.0.1:{port}", proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+
+
+def get(url: str, timeout: float = 60, headers: dict | None = None) -> tuple[int, str, float]:
+    import urllib.error
+    import urllib.request
+
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=timeout) as r:
+            return r.status, r.read().decode(), time.monotonic() - t0
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(), time.monotonic() - t0
+
+
+class Background:
+    """A call running in a thread: .done, .result, .seconds."""
+
+    def __init__(self, fn, *args):
+        import threading
+
+        self.result, self.error, self.seconds = None, None, None
+        self.t0 = time.monotonic()
+
+        def go():
+            try:
+                self.result = fn(*args)
+            except BaseException as e:  # noqa: BLE001 - reported by the test
+                self.error = e
+            self.seconds = time.monotonic() - self.t0
+
+        self.thread = threading.Thread(target=go, daemon=True)
+        self.thread.start()
+
+    @property
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def wait(self, timeout: float):
+        self.thread.join(timeout)
+        assert self.done, "the call did not end"
+        if self.error:
+            raise self.error
+        return self.result
+
+
+LIMIT = 6  # seconds: serve --time-limit of these tests, long enough to ask other pages meanwhile
+
+
+def assert_answers_while(running: Background, ask, n: int = 3) -> None:
+    """`ask()` -> seconds, asked n times while `running` goes on: each answered within a second (a liveness
+    bound of the server, generous for a loaded machine: a page of the fixture takes tens of milliseconds)."""
+    time.sleep(0.5)
+    assert not running.done, "the bad request ended before the others were asked"
+    for _ in range(n):
+        assert ask() < 1.0
+    assert not running.done, "the others were not asked while the bad request ran"
+
+
+def test_a_catastrophic_search_page_never_freezes_the_server(built):
+    from urllib.parse import quote
+
+    with serving(built, "--time-limit", str(LIMIT * 1000)) as (url, proc):
+        get(url + "/-/parser/tool/hermes")  # the first visit compiles the templates: not what is measured
+        bad = Background(get, f"{url}/-/grep?q={quote(BAD)}")
+
+        def page():
+            status, text, seconds = get(url + "/-/parser/tool/hermes", timeout=10)
+            assert status == 200 and "Hermes" in text
+            return seconds
+
+        assert_answers_while(bad, page)
+        status, page, seconds = bad.wait(LIMIT + 30)
+        assert "took longer than its time limit" in page and seconds >= LIMIT - 0.5
+        status, page, _ = get(f"{url}/-/grep?q=extract_tool_calls_streaming")  # and the server still searches
+        assert status == 200 and "hermes_tool_parser.py" in page
+
+
+def test_a_catastrophic_search_over_mcp_never_freezes_the_server(built):
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with serving(built, "--time-limit", str(LIMIT * 1000)) as (url, proc):
+        get(url + "/-/parser/tool/hermes")  # the first visit compiles the templates: not what is measured
+
+        async def main():
+            async with streamable_http_client(url + "/-/mcp") as streams, \
+                    ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                await session.call_tool("versions", {})  # the first call imports the answers: not measured
+                bad = Background(anyio.run, _call, url + "/-/mcp", "grep", {"pattern": BAD})
+
+                def page():
+                    status, _, seconds = get(url + "/tpindex/versions.json?_shape=array", timeout=10)
+                    assert status == 200
+                    return seconds
+
+                await anyio.to_thread.run_sync(assert_answers_while, bad, page)
+                t0 = time.monotonic()
+                other = await session.call_tool("versions", {})
+                assert not other.is_error and time.monotonic() - t0 < 1.0 and not bad.done
+                result = await anyio.to_thread.run_sync(bad.wait, LIMIT + 30)
+                assert result.is_error and "took longer than its time limit" in result.content[0].text
+
+        anyio.run(main)
+
+
+async def _call(url: str, tool: str, arguments: dict):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        return await session.call_tool(tool, arguments)
+
+
+class Stdio:
+    """`tpindex mcp` driven by hand (newline-delimited JSON-RPC), so that a test can send what an SDK client
+    would refuse to encode (a lone surrogate) and see when the process ends."""
+
+    def __init__(self, db: Path):
+        import threading
+        from queue import Queue
+
+        self.proc = subprocess.Popen([EXE, "mcp", "--db", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.answers: Queue = Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.answers.put(json.loads(line))
+
+    def send(self, method: str, params: dict | None = None, raw: str | None = None, notify: bool = False) -> int:
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        if not notify:
+            msg["id"] = self.next_id
+        text = json.dumps(msg) if raw is None else raw.replace("ID", str(self.next_id))
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+        return self.next_id
+
+    def answer(self, id_: int, timeout: float) -> dict:
+        from queue import Empty
+
+        deadline, kept = time.monotonic() + timeout, []
+        try:
+            while True:
+                msg = self.answers.get(timeout=max(0.01, deadline - time.monotonic()))
+                if msg.get("id") == id_:
+                    return msg
+                kept.append(msg)
+        except Empty:
+            raise AssertionError(f"no answer to request {id_} within {timeout} s") from None
+        finally:
+            for m in kept:
+                self.answers.put(m)
+
+    def call(self, tool: str, arguments: dict) -> int:
+        return self.send("tools/call", {"name": tool, "arguments": arguments})
+
+    def start(self):
+        import mcp.types
+
+        i = self.send("initialize", {"protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION, "capabilities": {},
+                                     "clientInfo": {"name": "test", "version": "1"}})
+        self.answer(i, 60)
+        self.send("notifications/initialized", notify=True)
+        self.answer(self.call("versions", {}), 60)  # the first call imports the answers: not measured
+
+
+def test_stdio_mcp_answers_while_a_catastrophic_search_runs_and_ends_with_its_input(built, monkeypatch):
+    from indexer.answers import grep
+
+    stdio = Stdio(built)
+    try:
+        stdio.start()
+        t0 = time.monotonic()
+        bad = stdio.call("grep", {"pattern": BAD})
+        time.sleep(0.5)
+        for _ in range(3):
+            t = time.monotonic()
+            ok = stdio.answer(stdio.call("versions", {}), 10)
+            assert "error" not in ok and not ok["result"].get("isError") and time.monotonic() - t < 1.0
+        assert stdio.answers.empty()  # the search has not answered yet
+        stopped = stdio.answer(bad, grep.GREP_TIME_LIMIT + 30)
+        assert stopped["result"]["isError"] and "took longer than its time limit" in stopped["result"]["content"][0]["text"]
+        assert time.monotonic() - t0 >= grep.GREP_TIME_LIMIT - 0.5
+        # 9. a lone surrogate in an argument (JSON can carry one): an answer, not silence
+        where = stdio.send("tools/call", raw='{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name":'
+                                             ' "where", "arguments": {"query": "\\ud800"}}}')
+        got = stdio.answer(where, 10)
+        assert got.get("error") or got["result"]["isError"], got
+        assert stdio.proc.poll() is None
+        # a search running when the input closes: the process ends anyway, its child with it
+        stdio.call("grep", {"pattern": BAD})
+        time.sleep(0.5)
+        stdio.proc.stdin.close()
+        stdio.proc.wait(timeout=10)
+    finally:
+        if stdio.proc.poll() is None:
+            stdio.proc.kill()
+            stdio.proc.wait()
+
+
+@pytest.mark.parametrize(("sig", "status"), [("SIGTERM", 0), ("SIGINT", 130)])
+def test_serve_stops_on_a_signal_at_once_and_cleanly_even_while_a_search_runs(built, sig, status):
+    import signal
+    from urllib.parse import quote
+
+    with serving(built, "--time-limit", "60000") as (url, proc):
+        get(url + "/-/parser/tool/hermes")
+        bad = Background(get, f"{url}/-/grep?q={quote(BAD)}")
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        proc.send_signal(getattr(signal, sig))
+        assert proc.wait(timeout=30) == status
+        assert time.monotonic() - t0 < 15  # not the search's minute
+        err = proc.stderr.read().decode()
+        assert "Traceback" not in err and "CancelledError" not in err, err
+        bad.thread.join(30)
+        assert bad.done  # its request ended with the server (answered "stopped", or cut)

@@ -103,10 +103,53 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, [url]).start()
-    import signal
-    import sys
+    from ..answers import bounded
 
-    # uvicorn shuts down gracefully on SIGTERM, then raises it again: exit through Python then, so that
-    # what the process leaves behind (a temporary view of a database on read-only media) is removed
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+    bounded.warm()  # a server has threads: its searches fork through the fork server, started now
+    server = _Server(uvicorn.Config(ds.app(), host=host, port=port, log_level="warning", lifespan="on",
+                                    timeout_graceful_shutdown=5))
+    server.run()
+    bounded.stop_all()
+    import signal
+
+    if signal.SIGINT in server.signals:
+        click.echo("interrupted", err=True)
+        raise SystemExit(130)  # Ctrl-C, as every command; SIGTERM (a service manager's stop) is a clean exit
+
+
+def _server_class():
+    import contextlib
+    import signal
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, but a signal only stops it gracefully: uvicorn raises the signal again once
+        stopped (SIGTERM then ended the process with status 143 and a CancelledError traceback of the
+        lifespan, Ctrl-C with status 0); serve exits itself, 0 on SIGTERM and 130 on Ctrl-C. Searches at
+        work are stopped at once, so that their requests do not hold the shutdown up to their time limit."""
+
+        signals: list[int] = []
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            self.signals = []
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig, frame):
+            from ..answers import bounded
+
+            self.signals.append(sig)
+            super().handle_exit(sig, frame)
+            bounded.stop_all()
+
+    return Server
+
+
+def _Server(config):  # noqa: N802 - a class made on first use (uvicorn is imported only by serve)
+    return _server_class()(config)

@@ -315,13 +315,25 @@ def register_mcp_tools(datasette, mcp):
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
             raise problem_as_tool_error(Problem(f"database {names[0]!r} is not available"))
 
-        def ask(conn):
+        import asyncio
+
+        from ..store import open_reader
+
+        path = datasette.get_database(names[0]).path
+        limit = datasette.setting("sql_time_limit_ms") / 1000
+
+        def ask():
+            # a connection of its own, in a thread of its own: a search waiting for its child process (up to
+            # the time limit) holds none of Datasette's SQL threads, which the pages need
+            reader = open_reader(path)
             try:
-                return question(Index(conn))
+                return question(Index(reader, time_limit=limit))
             except Problem as e:
                 return e
+            finally:
+                reader.conn.close()
 
-        answer = await datasette.get_database(names[0]).execute_fn(ask)
+        answer = await asyncio.to_thread(ask)
         if isinstance(answer, Problem):
             raise problem_as_tool_error(answer)
         return answer
