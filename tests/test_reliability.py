@@ -423,3 +423,83 @@ def test_serve_stops_on_a_signal_at_once_and_cleanly_even_while_a_search_runs(bu
         assert "Traceback" not in err and "CancelledError" not in err, err
         bad.thread.join(30)
         assert bad.done  # its request ended with the server (answered "stopped", or cut)
+
+
+# -- 6. DNS rebinding, 7. SQL without a memory bound, 15. log noise ----------------------------------------------
+
+def _mcp_initialize(url: str, host: str, origin: str | None) -> int:
+    import urllib.error
+    import urllib.request
+
+    import mcp.types
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}).encode()
+    headers = {"Host": host, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if origin:
+        headers["Origin"] = origin
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, body, headers), timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_mcp_over_http_answers_only_loopback_hosts_and_origins_and_bounds_its_sql(built):
+    import anyio
+
+    with serving(built) as (url, proc):
+        port = url.rsplit(":", 1)[1]
+        endpoint = url + "/-/mcp"
+        assert _mcp_initialize(endpoint, f"evil.example:{port}", f"http://evil.example:{port}") in (403, 421)
+        assert _mcp_initialize(endpoint, f"evil.example:{port}", None) == 421
+        assert _mcp_initialize(endpoint, f"127.0.0.1:{port}", f"http://evil.example:{port}") == 403
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            assert _mcp_initialize(endpoint, host, f"http://{host}") == 200
+        assert _mcp_initialize(endpoint, f"127.0.0.1:{port}", None) == 200
+
+        result = anyio.run(_call, endpoint, "execute_sql", {"database": "tpindex", "sql": "select zeroblob(300000000)"})
+        assert result.is_error and "too big" in result.content[0].text
+        ok = anyio.run(_call, endpoint, "execute_sql", {"database": "tpindex", "sql": "select count(*) as n from versions"})
+        assert not ok.is_error and ok.structured_content["rows"] == [{"n": 2}]
+
+
+MANY = "with recursive n(i) as (select 1 union all select i + 1 from n limit 2000) select {} from n"
+
+
+@pytest.mark.parametrize("sql", ["select zeroblob(300000000)", "select randomblob(300000000)",
+                                 "select hex(zeroblob(20000000))", MANY.format("zeroblob(1000000)"),
+                                 MANY.format("hex(randomblob(100000))")])
+def test_served_sql_is_bounded_in_value_and_result_size(built, sql):
+    import resource
+    from urllib.parse import urlencode
+
+    from test_serve import serve
+
+    c = serve(built)
+    try:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        r = c.get("/tpindex.json?" + urlencode({"sql": sql, "_shape": "array"}))
+        assert r.status_code == 400 and ("too big" in r.text or "larger than" in r.text), r.text[:300]
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 400_000  # kB
+        r = c.get("/tpindex.json?" + urlencode({"sql": "select label, length(label) from versions", "_shape": "array"}))
+        assert r.status_code == 200 and len(r.json()) == 2
+        page = c.html("/-/grep?q=extract_tool_calls_streaming")  # the answers' own reads are not bounded
+        assert "hermes_tool_parser.py" in page
+    finally:
+        c.close()
+
+
+def test_home_and_database_pages_log_no_errors(built, capfd):
+    from test_serve import serve
+
+    c = serve(built)
+    try:
+        for path in ("/", "/tpindex", "/-/parser/tool/hermes"):
+            r = c.get(path)
+            assert r.status_code in (200, 400), path
+    finally:
+        c.close()
+    err = capfd.readouterr().err
+    assert "ERROR" not in err and "does not support scanning" not in err, err
