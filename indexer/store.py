@@ -341,6 +341,7 @@ class Reader:
     def __init__(self, conn: sqlite3.Connection, path: Path | None = None):
         self.conn = conn
         self.path = path  # as given to connect(): hints name it
+        self.upstream_override: str | None | bool = False  # links' upstream if not False (serve --upstream)
 
     def execute(self, sql: str, params=()):
         return self.conn.execute(sql, params)

@@ -503,3 +503,39 @@ def test_home_and_database_pages_log_no_errors(built, capfd):
         c.close()
     err = capfd.readouterr().err
     assert "ERROR" not in err and "does not support scanning" not in err, err
+
+
+# -- 1. a stored javascript: upstream ----------------------------------------------------------------------------
+
+EVIL = "javascript:alert(document.domain)//"
+
+
+@pytest.mark.parametrize("served_upstream", [None, "https://git.example.org/vllm"])
+def test_a_stored_javascript_upstream_makes_no_link_and_no_page_fails(built, tmp_path, served_upstream):
+    from urllib.parse import quote
+
+    from test_serve import serve
+
+    db = copy(built, tmp_path / "evil.db")
+    conn = sqlite3.connect(db)
+    conn.execute("insert or replace into meta(key, value) values ('upstream', ?)", [EVIL])
+    conn.commit()
+    conn.close()
+    c = serve(db, upstream=served_upstream)
+    try:
+        doc = quote(f"The parser `hermes` is in `{TP}/hermes_tool_parser.py` (v0.6.3+).")
+        for page in ("/-/parser/tool/hermes", "/-/parser/tool/hermes?v=v0.6.3", "/-/version/v0.7.0",
+                     f"/-/source/v0.7.0/{TP}/hermes_tool_parser.py", f"/-/check-doc?doc={doc}",
+                     "/-/diff?a=v0.6.3&b=v0.7.0&name=hermes", "/tpindex/which?name=hermes&version=v0.7.0", "/"):
+            r = c.get(page)
+            assert r.status_code == 200, (page, r.status_code, r.text[:500])
+            assert "javascript:" not in r.text, page
+            if served_upstream and page.startswith("/-/parser/"):
+                assert "git.example.org/vllm/blob/v0.6.3/" in r.text or "git.example.org/vllm/blob/v0.7.0/" in r.text
+    finally:
+        c.close()
+    for args in (["card", "hermes", "--format", "markdown"], ["card", "--all", "--format", "markdown"],
+                 ["card", "hermes", "--format", "json"], ["diff", "v0.6.3", "v0.7.0", "--format", "markdown"],
+                 ["diff", "v0.6.3", "v0.7.0", "--format", "json"], ["which", "hermes", "--format", "json"]):
+        out = tpindex(*args, "--db", db, ok=False).output
+        assert "javascript:" not in out, args

@@ -113,7 +113,7 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
     """The upstream file links point to; None (files shown without links) when the one stored in the
     database is not a valid one (serve and build refuse those, an older tpindex did not)."""
     config = datasette.plugin_config(PLUGIN, database=database) or {}
-    upstream = config.get("upstream") or st.upstream or DEFAULT_UPSTREAM
+    upstream = str(config.get("upstream") or st.upstream or DEFAULT_UPSTREAM)
     return None if upstream_problem(upstream) else normalize_upstream(upstream)
 
 
