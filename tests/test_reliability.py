@@ -539,3 +539,37 @@ def test_a_stored_javascript_upstream_makes_no_link_and_no_page_fails(built, tmp
                  ["diff", "v0.6.3", "v0.7.0", "--format", "json"], ["which", "hermes", "--format", "json"]):
         out = tpindex(*args, "--db", db, ok=False).output
         assert "javascript:" not in out, args
+
+
+# -- 12. labels that need URL encoding ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("label", ["v0.7.0+local", "v0.7.0 local#1?x", "feature/x%2F"])
+def test_every_link_to_a_label_that_needs_encoding_answers(built, repo, tmp_path, label):
+    import re
+    from html import unescape
+    from urllib.parse import quote, urlsplit
+
+    from test_serve import serve
+
+    db = copy(built, tmp_path / "labels.db")
+    tpindex("build", "--path", repo, "--label", label, "--db", db, "-q")
+    c = serve(db)
+    try:
+        assert c.get(f"/-/find?q={quote(label)}").headers["location"].startswith("/-/version/")
+        seen = set()
+        for page in ("/", "/-/parser/tool/hermes", f"/-/parser/tool/hermes?v={quote(label)}", "/-/parser-matrix",
+                     f"/-/version/{quote(label, safe='')}", f"/-/find?q={quote(label)}", "/tpindex/versions"):
+            r = c.get(page)
+            if r.status_code == 302:
+                r = c.get(r.headers["location"])
+            assert r.status_code == 200, (page, r.status_code)
+            for href in re.findall(r'href="([^"]+)"', r.text):
+                href = unescape(href)
+                if href.startswith("/-/") and ("local" in href or "feature" in href) and href not in seen:
+                    seen.add(href)
+                    target = urlsplit(href)
+                    got = c.get(target.path + (f"?{target.query}" if target.query else ""))
+                    assert got.status_code in (200, 302), (page, href, got.status_code)
+        assert any(h.startswith("/-/version/") for h in seen), seen
+    finally:
+        c.close()

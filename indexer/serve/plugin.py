@@ -121,8 +121,11 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
 def prepare_jinja2_environment(env, datasette):
     """Our templates, where Datasette puts a plugin package's templates: after --template-dir, before its
     own (this plugin is a module, so Datasette does not find them itself)."""
+    from urllib.parse import quote
+
     from jinja2 import ChoiceLoader, FileSystemLoader
 
+    env.filters["tp_quote"] = lambda s: quote(str(s), safe="")  # a label as one path segment (v0.33.0+local)
     loader = env.loader
     first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None
     if isinstance(first, FileSystemLoader) and first.searchpath:
