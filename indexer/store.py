@@ -676,3 +676,54 @@ def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, s
 
 def set_meta(db, key: str, value: str) -> None:
     db.execute("insert or replace into meta(key, value) values (?, ?)", [key, value])
+
+
+def leftovers(conn, extractor: str) -> dict[str, int]:
+    """Counts of the rows repair_leftovers would remove or update."""
+    tree = 0
+    if "tree_blobs" in {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}:
+        tree = conn.execute(
+            "select (select count(*) from tree_blobs b where not exists (select 1 from tree_files f"
+            " where f.blob_key = b.id)) + (select count(*) from tree_paths where id not in"
+            " (select path_id from tree_files))").fetchone()[0]
+    blobs = 0
+    if any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)")):
+        blobs = conn.execute("select count(*) from blobs where status = 'not-parsed' and (extractor != ? or depth"
+                             " is null)", [extractor]).fetchone()[0]
+    return {"tree": tree, "blobs": blobs}
+
+
+def repair_leftovers(conn, extractor: str) -> dict[str, int]:
+    """Inside a transaction: remove the whole-tree rows no version maps (a version indexed again without
+    --tree drops its tree_files, not the blobs, definitions, words and paths only it used), and give
+    record-only blob rows the extractor and depth a build writes (a migration left an older extractor and
+    no depth: they carry no facts, so nothing else changes). -> what was done."""
+    from .scope import RECORDED
+
+    done = {"tree": 0, "blobs": 0}
+    done["blobs"] = conn.execute("update blobs set extractor = ?, depth = ? where status = 'not-parsed'"
+                                 " and (extractor != ? or depth is null)", [extractor, RECORDED, extractor]).rowcount
+    orphans = [r[0] for r in conn.execute(
+        "select id from tree_blobs b where not exists (select 1 from tree_files f where f.blob_key = b.id)")]
+    if orphans:
+        conn.execute("create temp table if not exists tpindex_orphans(id integer primary key)")
+        conn.execute("delete from temp.tpindex_orphans")
+        conn.executemany("insert into temp.tpindex_orphans(id) values (?)", [(i,) for i in orphans])
+        if not conn.execute("select exists(select 1 from tree_files)").fetchone()[0]:
+            conn.execute("insert into tree_words(tree_words) values ('delete-all')")
+        else:  # a contentless index forgets a document given its words: read them from the index itself
+            conn.execute("create virtual table if not exists temp.tpindex_words using fts5vocab(main, tree_words,"
+                         " 'instance')")
+            words: dict[int, list[str]] = {}
+            for term, doc in conn.execute("select term, doc from temp.tpindex_words where doc in"
+                                          " (select id from temp.tpindex_orphans)"):
+                words.setdefault(doc, []).append(term)
+            conn.executemany("insert into tree_words(tree_words, rowid, words) values ('delete', ?, ?)",
+                             [(doc, " ".join(terms)) for doc, terms in words.items()])
+            conn.execute("drop table temp.tpindex_words")
+        conn.execute("delete from definitions where blob_key in (select id from temp.tpindex_orphans)")
+        conn.execute("delete from tree_blobs where id in (select id from temp.tpindex_orphans)")
+        conn.execute("drop table temp.tpindex_orphans")
+    paths = conn.execute("delete from tree_paths where id not in (select path_id from tree_files)").rowcount
+    done["tree"] = len(orphans) + paths
+    return done

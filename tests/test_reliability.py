@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import make_repo, tpindex
+from conftest import make_repo, rows, tpindex
 from test_crash import assert_user_error
 
 TP = "vllm/tool_parsers"
@@ -573,3 +573,99 @@ def test_every_link_to_a_label_that_needs_encoding_answers(built, repo, tmp_path
         assert any(h.startswith("/-/version/") for h in seen), seen
     finally:
         c.close()
+
+
+# -- 5. corrupted stored code, 14. leftovers -----------------------------------------------------------------------
+
+def dump(db: Path, tables=("blobs", "units", "files", "tree_blobs", "tree_paths", "definitions", "code_texts",
+                           "code_lines")) -> dict:
+    conn = sqlite3.connect(db)
+    try:
+        have = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+        out = {t: sorted(map(tuple, conn.execute(f"select * from {t}"))) for t in tables if t in have and t != "files"}
+        if "files" in tables:  # a version indexed again has a new id: by label
+            out["files"] = sorted(conn.execute("select v.label, f.path, f.unit_id from files f join versions v"
+                                               " on v.id = f.version_id"))
+        return out
+    finally:
+        conn.close()
+
+
+def test_check_finds_a_flipped_byte_in_stored_code(built, tmp_path):
+    db = copy(built, tmp_path / "flipped.db")
+    tpindex("check", "--db", db)
+    conn = sqlite3.connect(db)
+    first, text = conn.execute("select first, text from code_lines where text like '%def extract_tool_calls_streaming(%'"
+                               ).fetchone()
+    conn.execute("update code_lines set text = ? where first = ?",
+                 [text.replace("def extract_tool_calls_streaming(", "def Extract_tool_calls_streaming(", 1), first])
+    conn.commit()
+    holding = {r[0] for r in conn.execute("select blob_id from code_texts")}
+    conn.close()
+    assert tpindex("grep", "def Extract_tool_calls", "--db", db, ok=False).exit_code == 0  # silently wrong answers
+    r = tpindex("check", "--db", db, ok=False)
+    assert r.exit_code == 1 and "do not hash to their blob id" in r.output, r.output
+    report = json.loads(tpindex("check", "--format", "json", "--db", db, ok=False).output)
+    damaged = [p for p in report["problems"] if "hash" in p]
+    assert len(damaged) == 1
+    # exactly the blobs whose lines hold the damaged one: the two parser files, not the abstract one
+    n = int(damaged[0].split()[0])
+    assert n == 2 and len(holding) == 3, damaged
+
+
+def tree_history() -> dict:
+    return {
+        "v0.6.3": {**HISTORY["v0.6.3"], "docs/usage.md": "Use `hermes` with --tool-call-parser hermes.\n",
+                   "tests/tool_parsers/test_hermes.py": "def test_hermes():\n    pass\n",
+                   "examples/tool_chat_template_hermes.jinja": "{{ messages }}\n",
+                   "vllm/engine/arg_utils.py": "class EngineArgs:\n    def add_cli_args(self):\n        pass\n"},
+        "v0.7.0": {**HISTORY["v0.7.0"], "vllm/engine/llm_engine.py": "class LLMEngine:\n    pass\n"},
+    }
+
+
+def test_a_rebuild_without_tree_leaves_no_tree_rows_and_check_sees_leftovers(tmp_path):
+    repo = make_repo(tmp_path / "repo", tree_history())
+    clean, db = tmp_path / "clean.db", tmp_path / "db.db"
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", clean, "-q")
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "--tree", "-q")
+    assert rows(db, "select count(*) from tree_blobs")[0][0] > 0
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")  # the same versions, no tree
+    assert dump(db) == dump(clean)
+    tpindex("check", "--db", db)
+
+    # leftovers an older tpindex left: check reports them, the next build (even one with nothing to index) removes them
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "--tree", "-q")
+    conn = sqlite3.connect(db)
+    conn.executescript("delete from tree_files; delete from version_trees; update versions set scope = 'default';"
+                       "delete from meta where key = 'repaired';")
+    conn.close()
+    r = tpindex("check", "--db", db, ok=False)
+    assert r.exit_code == 1 and "mapped by no version" in r.output, r.output
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    assert dump(db) == dump(clean)
+    tpindex("check", "--db", db)
+
+
+def test_record_only_blob_rows_of_a_migration_are_repaired_by_the_build(tmp_path):
+    from indexer.extract import extractor_id
+
+    repo = make_repo(tmp_path / "repo", tree_history())
+    clean, db = tmp_path / "clean.db", tmp_path / "db.db"
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", clean, "-q")
+    copy(clean, db)
+    # as a migration from schema 5 leaves them: an older extractor everywhere, no depth
+    conn = sqlite3.connect(db)
+    conn.executescript("update versions set extractor = '1:old'; update units set extractor = '1:old';"
+                       "update blobs set extractor = '1:old', depth = null; delete from meta where key = 'repaired';")
+    conn.close()
+    assert rows(db, "select count(*) from blobs where status = 'not-parsed'")[0][0] > 0
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    assert rows(db, "select count(*) from blobs where extractor != ? or depth is null", [extractor_id()]) == [(0,)]
+    assert dump(db, ("blobs",)) == dump(clean, ("blobs",))
+    tpindex("check", "--db", db)
+    conn = sqlite3.connect(db)
+    conn.execute("update blobs set depth = null where status = 'not-parsed'")
+    conn.commit()
+    conn.close()
+    r = tpindex("check", "--db", db, ok=False)
+    assert r.exit_code == 1 and "record-only" in r.output, r.output
