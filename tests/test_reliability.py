@@ -669,3 +669,48 @@ def test_record_only_blob_rows_of_a_migration_are_repaired_by_the_build(tmp_path
     conn.close()
     r = tpindex("check", "--db", db, ok=False)
     assert r.exit_code == 1 and "record-only" in r.output, r.output
+
+
+# -- 4. check-doc: linear reading, caps before the work ----------------------------------------------------------
+
+ADVERSARIAL_DOCS = {
+    "brackets": "[" * 90_000 + "](" * 45_000,  # 6 kB of this took 16.9 s, 180 kB over 300 s
+    "links without an end": "[a](" * 45_000,
+    "one long sentence of version phrases": "`hermes` since v0.30.0 " * 7_400,
+    "a long gap of spaces": "`hermes`" + " " * 170_000 + "`vllm/tool_parsers/x.py` since v0.30.0",
+    "one table row of tokens": "| name | file |\n|---|---|\n| " + "`hermes` `vllm/a.py` " * 8_000 + " |\n",
+    "claims past the cap": "`hermes` is in `vllm/tool_parsers/hermes_tool_parser.py`.\n\n" * 2_600,
+}
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL_DOCS))
+def test_check_doc_reads_adversarial_documents_in_linear_time(built, name):
+    """Each document is under the 200 kB cap; reading it must end (a bound of minutes that became
+    seconds of linear work, generous for a loaded machine), with a report or the claims cap's refusal."""
+    from indexer.api import Index
+    from indexer.problems import Problem
+
+    text = ADVERSARIAL_DOCS[name]
+    assert len(text.encode()) <= 200_000
+    result = Background(lambda: Index(built).check_doc(text)["claims"])  # a connection of the thread's own
+    result.thread.join(60)
+    assert result.done, f"{name}: still reading after 60 s"
+    if result.error is not None:
+        assert isinstance(result.error, Problem) and "more than 2000 claims" in result.error.message, result.error
+
+
+def test_check_doc_page_reads_no_more_of_a_posted_body_than_its_cap(built):
+    import socket
+
+    with serving(built) as (url, proc):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as s:
+            s.sendall(b"POST /-/check-doc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded"
+                      b"\r\nContent-Length: 100000000\r\n\r\ndoc=" + b"x" * 10_000)
+            answer = b""  # answered at once: the other 99.99 MB are never waited for
+            while b"larger than" not in answer and (chunk := s.recv(4096)):
+                answer += chunk
+            answer = answer.decode("latin-1")
+        assert answer.startswith("HTTP/1.1 413") and "larger than" in answer, answer[:300]
+        status, page, _ = get(url + "/-/check-doc?doc=" + "`vllm/x.py`%20" * 10)
+        assert status == 200

@@ -254,6 +254,47 @@ async def _page_vars(template, database, request, datasette):
     return out
 
 
+MAX_FORM_BYTES = 3 * 200_000 + 4096  # a check-doc form: the 200 kB document, url-encoded (each byte %XX at worst)
+
+
+@hookimpl
+def asgi_wrapper(datasette):
+    """A form posted to /-/check-doc is read no further than MAX_FORM_BYTES (Datasette's CSRF check and
+    post_vars() read a whole body, 100 MB as well as 2 kB, before the page could look at its size): a
+    declared length over it is refused at once, a longer body is cut there and the page says so."""
+
+    def wrap(app):
+        async def bounded(scope, receive, send):
+            if scope["type"] != "http" or scope.get("method") != "POST" or \
+                    scope.get("path") != datasette.urls.path("/-/check-doc"):
+                return await app(scope, receive, send)
+            length = dict(scope.get("headers") or []).get(b"content-length", b"")
+            if length.isdigit() and int(length) > MAX_FORM_BYTES:
+                body = (f"the document is larger than {MAX_FORM_BYTES // 3000} kB; check it with tpindex check-doc"
+                        " instead").encode()
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]})
+                await send({"type": "http.response.body", "body": body})
+                return None
+            seen = 0
+
+            async def receive_bounded():
+                nonlocal seen
+                message = await receive()
+                if message.get("type") == "http.request":
+                    seen += len(message.get("body", b""))
+                    if seen > MAX_FORM_BYTES:
+                        scope["tpindex_form_too_large"] = True
+                        return {"type": "http.request", "body": b"", "more_body": False}
+                return message
+
+            return await app(scope, receive_bounded, send)
+
+        return bounded
+
+    return wrap
+
+
 @hookimpl
 def register_routes():
     from . import routes
