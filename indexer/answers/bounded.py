@@ -7,7 +7,8 @@ A child process can always be killed, and while it works the parent only waits o
 the event loop, signal handlers all run). The child also gets a memory limit (RLIMIT_AS), so a pattern
 that needs gigabytes fails there with a message instead of exhausting the machine.
 
-A single-threaded process (the command line) forks the child directly, which costs a few milliseconds.
+A single-threaded process (the command line) forks the child directly (os.fork and a pipe: a few
+milliseconds, and no multiprocessing to import).
 A process with threads (the server, the MCP server) must not fork itself (another thread may hold a lock
 the child then waits on forever, SQLite's allocator mutex for one), so its children are forked by the
 `forkserver` process multiprocessing keeps, single-threaded, started once per process (`warm()`).
@@ -97,9 +98,70 @@ def _child(conn, fn, args, memory: int, nice: int) -> None:
     conn.close()
 
 
+def _forked(fn, args, seconds: float, memory: int) -> tuple:
+    """The single-threaded case with os.fork and a pipe: no multiprocessing to import (a tenth of a
+    second of a short command's start) and nothing to start."""
+    import pickle
+    import select
+    import time
+
+    deadline = time.monotonic() + seconds
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            os.close(r)
+
+            class _Conn:
+                def send(self, out):
+                    data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(w, view):]
+
+                def close(self):
+                    os.close(w)
+
+            _child(_Conn(), fn, args, memory, 0)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks, out = [], None
+    try:
+        poller = select.poll()
+        poller.register(r, select.POLLIN | select.POLLHUP)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+                if time.monotonic() >= deadline:
+                    return ("slow",)
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        try:
+            out = pickle.loads(b"".join(chunks)) if chunks else ("died",)
+        except Exception:  # noqa: BLE001 - a child killed while it wrote
+            out = ("died",)
+        return out
+    finally:
+        os.close(r)
+        try:
+            if out is None:
+                os.kill(pid, 9)
+            _, status = os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
 def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int = MEMORY_LIMIT):
     """fn(*args) in a child process, its result (picklable) returned; a Problem it raises is raised again
     here. Stopped after `seconds` (TooSlow), or when it needs more than `memory` more bytes (TooLarge)."""
+    if threading.active_count() == 1:
+        return _answer(_forked(fn, args, seconds, memory), seconds, what, memory, None)
     import time
 
     ctx = _context()
@@ -113,13 +175,12 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
     send.close()
     try:
         if not receive.poll(max(0.0, deadline - time.monotonic())):
-            raise TooSlow(f"{what} took longer than its time limit ({seconds:g} s) and was stopped",
-                          "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested"
-                          " repetition such as (a|aa)* or (.*)*, or give it more time (--time-limit)")
-        try:
-            out = receive.recv()
-        except (EOFError, OSError):
-            out = ("died",)
+            out = ("slow",)
+        else:
+            try:
+                out = receive.recv()
+            except (EOFError, OSError):
+                out = ("died",)
     finally:
         receive.close()
         if proc.is_alive():
@@ -127,6 +188,14 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
         proc.join()
         with _lock:
             _running.discard(proc)
+    return _answer(out, seconds, what, memory, proc.exitcode)
+
+
+def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode):
+    if out[0] == "slow":
+        raise TooSlow(f"{what} took longer than its time limit ({seconds:g} s) and was stopped",
+                      "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested"
+                      " repetition such as (a|aa)* or (.*)*, or give it more time (--time-limit)")
     if out[0] == "ok":
         return out[1]
     if out[0] == "problem":
@@ -135,5 +204,5 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
         kinds = {"PatternError": ere.PatternError, "AnswerError": versions.AnswerError}
         raise kinds.get(out[1], Problem)(out[2], out[3])
     raise TooLarge(f"{what} needed more than {memory >> 30} GiB of memory and was stopped" if out[0] == "memory"
-                   else f"{what} ended without an answer (its process died: exit status {proc.exitcode})",
+                   else f"{what} ended without an answer (its process died{f': exit status {exitcode}' if exitcode else ''})",
                    "narrow it (a literal in the pattern, fewer versions, a --path)")
