@@ -183,7 +183,8 @@ def _check_port(host: str, port: int) -> None:
                    "{line} is used as a template (for hosts other than GitHub); http(s) only, no other "
                    "placeholders.")
 @click.option("--time-limit", "time_limit_ms", default=SQL_TIME_LIMIT_MS, show_default=True,
-              type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query, in milliseconds.")
+              type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query and of any code search (the search page, MCP's grep), in"
+                   " milliseconds.")
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
