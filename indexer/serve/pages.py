@@ -34,9 +34,19 @@ class NotFound(AnswerError):
 
 
 async def run(datasette, database: str, fn):
-    """fn(Reader) in the database's thread."""
+    """fn(Reader) in the database's thread; its links go to the served upstream (serve --upstream, else the
+    stored one; none when that is not a valid URL)."""
+    from .plugin import state, upstream_for
+
+    upstream = upstream_for(datasette, database, await state(datasette, database))
     db = datasette.get_database(database)
-    return await db.execute_fn(lambda conn: fn(Reader(conn)))
+
+    def go(conn):
+        reader = Reader(conn)
+        reader.upstream_override = upstream
+        return fn(reader)
+
+    return await db.execute_fn(go)
 
 
 # ---- a parser name ----------------------------------------------------------------------------------
