@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING
 
 from .answers.model import (
     CodeDiff,
+    Contains,
     Diff,
     Export,
     GrepMatch,
     GrepResult,
     History,
+    Log,
     NameCodeDiff,
     NameSpans,
     Shown,
@@ -34,14 +36,17 @@ from .answers.model import (
 
 if TYPE_CHECKING:
     from .answers.card import Card
+    from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
 
 
 class Index:
-    def __init__(self, db: str | Path | sqlite3.Connection | object):
-        """A database path (opened read-only), an open sqlite3 connection, or a store.Reader."""
+    def __init__(self, db: str | Path | sqlite3.Connection | object, time_limit: float | None = None):
+        """A database path (opened read-only), an open sqlite3 connection, or a store.Reader. `time_limit`:
+        the seconds a search may take unless its call says (default answers.grep.GREP_TIME_LIMIT)."""
         from .store import Reader, connect
 
+        self.time_limit = time_limit
         if isinstance(db, (str, Path)):
             self.db = connect(db, create=False, readonly=True)
         elif isinstance(db, sqlite3.Connection):
@@ -72,6 +77,31 @@ class Index:
 
         return diff(self.db, a, b)
 
+    def contract(self, at: str | None = None) -> Contract:
+        """The parser contract of a version (default: the newest indexed): the bases plugins derive from, the
+        registration API, the utils helpers, the types their signatures name, how serving constructs parsers."""
+        from .answers.contract import contract
+        from .answers.versions import newest
+
+        return contract(self.db, at or newest(self.db))
+
+    def contract_diff(self, a: str, b: str) -> ContractDiff:
+        """Typed changes of the parser contract from A to B (`diff A B --contract`)."""
+        from .answers.contract import contract_diff
+
+        return contract_diff(self.db, a, b)
+
+    def check_plugin(self, data: bytes | str, path: str = "plugin.py", tags: str | None = None,
+                     since: str | None = None, replay=None) -> PluginReport:
+        """A plugin file's source (read with tree-sitter, never executed) checked against the parser contract
+        of each indexed version (`tags`: a spec among them; default all): imports, bases, overrides,
+        constructor, super() calls, registrations and the built-ins they shadow (changes counted from
+        `since`, default the first compatible version). `replay`: the seam for --replay (the replay issue)."""
+        from .answers.plugin import check_plugin
+
+        raw = data.encode() if isinstance(data, str) else data
+        return check_plugin(self.db, raw, path, tags=tags, since=since, replay=replay)
+
     def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
         """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""
         from .answers.card import cards
@@ -83,12 +113,17 @@ class Index:
         return found[0] if len(found) == 1 else found
 
     def grep(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-             icase: bool = False, fixed: bool = False, max_lines: int | None = None) -> GrepResult:
+             icase: bool = False, fixed: bool = False, max_lines: int | None = None,
+             time_limit: float | None = None) -> GrepResult:
         """A POSIX extended regular expression (as `git grep -E` reads it) over the stored code of the indexed
-        versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions."""
-        from .answers.grep import search
+        versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions.
+        Stopped after `time_limit` seconds (default answers.grep.GREP_TIME_LIMIT; 0: no limit)."""
+        from .answers.grep import GREP_TIME_LIMIT, search
 
-        res = search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines)
+        if time_limit is None:
+            time_limit = GREP_TIME_LIMIT if self.time_limit is None else self.time_limit
+        res = search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
+                     time_limit=time_limit)
         return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
                           matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches])
 
@@ -149,8 +184,33 @@ class Index:
 
         return fit(self.db, text, at, kind, name, replay)
 
+    def log(self, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
+            all_parents: bool = False) -> Log:
+        """The commits from version A to version B that touched a parser name's code files at A or at B, oldest
+        first (first parent unless `all_parents`; `framework` adds the shared framework files), from the
+        history a build from a clone stored."""
+        from .answers.history import log
+
+        return log(self.db, name, a, b, kind, framework, all_parents)
+
+    def contains(self, target: str) -> Contains:
+        """Which indexed versions hold a commit (an id, abbreviated or whole) or a pull request ("#N", found by
+        the commits' subjects): the first in version order, and every one."""
+        from .answers.history import contains
+
+        return contains(self.db, target)
+
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows
 
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)
+
+    def replay(self, name: str, at: str | None = None, tags: str | None = None, text: str | None = None,
+               deltas: list | None = None, **options):
+        """Run the version's own parser and serving code on a raw model output, in a child process (schema
+        `replay`); options: splits, tools, tool_choice, reasoning_parser, tokenizer_file, modes, timeout, jobs,
+        progress. See indexer/replay/."""
+        from .replay.run import replay
+
+        return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)

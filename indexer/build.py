@@ -52,6 +52,7 @@ class BuildStats:
     files: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    commits: int = 0  # commits of a clone's history stored by this run (indexer/commits.py)
 
     @property
     def blobs_parsed(self) -> int:
@@ -64,8 +65,9 @@ class BuildStats:
             parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor"
                          " changed, or facts missing)")
         parts.append(f"{len(self.versions_skipped)} already indexed and skipped")
+        history = f"; {self.commits} commit(s) of history stored" if self.commits else ""
         return (", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
-                f" earlier versions or builds; {self.files} file(s) mapped; {self.seconds:.2f} s.")
+                f" earlier versions or builds; {self.files} file(s) mapped{history}; {self.seconds:.2f} s.")
 
 
 class BuildLock:
@@ -116,7 +118,15 @@ def build(
     with BuildLock(db_path):
         db = store.connect(db_path)
         try:
+            walk = None
+            if source.kind == "git":  # the commits between the indexed tags, for log, contains and diff:
+                from .commits import start  # read in a thread while the versions are built, written after
+
+                walk = start(db.conn, source.git_dir, scope, versions)
             Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
+            if walk is not None:
+                stats.commits = walk.finish(db.conn)
+            _repair(db, stats)
             if upstream:
                 with db.conn:
                     store.set_meta(db, "upstream", upstream)
@@ -124,6 +134,19 @@ def build(
             db.conn.close()
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+def _repair(db, stats: BuildStats) -> None:
+    """Leftovers (store.repair_leftovers) appear when versions are indexed again; an older tpindex may have
+    left some too: looked for after any build that re-indexed a version, and once by each extractor."""
+    extractor = extractor_id()
+    row = db.execute("select value from meta where key = 'repaired'").fetchone()
+    if not stats.versions_reindexed and row and row[0] == extractor:
+        return
+    with db.conn:
+        db.conn.execute("begin immediate")
+        store.repair_leftovers(db.conn, extractor)
+        store.set_meta(db, "repaired", extractor)
 
 
 def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FULL) -> dict:
@@ -482,8 +505,9 @@ class Builder:
             rows = [(version_id, e.path, self._unit(e, parsed_here, facts, new_units, recorded)) for e in entries]
             # each kind of row in one statement: many small statements of different kinds cost several times
             # as much (each finds the CPU's caches cold)
-            conn.executemany("insert or ignore into blobs(id, size, extractor, status, depth)"
-                             " values (?, 0, ?, 'not-parsed', ?)", recorded)
+            conn.executemany("insert into blobs(id, size, extractor, status, depth) values (?, 0, ?, 'not-parsed', ?)"
+                             " on conflict(id) do update set extractor = excluded.extractor, depth = excluded.depth"
+                             " where blobs.status = 'not-parsed'", recorded)  # a migration's rows: as built now
             conn.executemany("insert into units(id, blob_id, path, module, extractor) values (?, ?, ?, ?, ?)",
                              new_units)
             for (table, cols), fact_rows in facts.items():

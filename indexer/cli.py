@@ -1,5 +1,5 @@
-"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, fit, export, serve,
-check, mcp, schema.
+"""tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, fit, log, contains,
+check-plugin, replay, export, serve, check, mcp, schema.
 
 Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -50,6 +50,10 @@ class LazyGroup(click.Group):
         "where": "indexer.answers.commands:where",
         "check-doc": "indexer.answers.commands:check_doc",
         "fit": "indexer.answers.fit_command:fit",
+        "log": "indexer.answers.history_commands:log",
+        "contains": "indexer.answers.history_commands:contains",
+        "check-plugin": "indexer.answers.commands:check_plugin",
+        "replay": "indexer.answers.commands:replay",
     }
 
     def main(self, *args, **kwargs):
@@ -139,7 +143,8 @@ def main():
 @main.command(short_help="Index versions (git tags, release archives, a directory).")
 @click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
               help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
-                   "and index are never touched.")
+                   "and index are never touched. The commits between the indexed tags are stored too (for log, "
+                   "contains and the commits diff lists).")
 @click.option("--from-pypi", is_flag=True,
               help="Read vllm's released source archives from the package index pip is configured with "
                    "(PIP_INDEX_URL, pip's global.index-url, else PyPI) instead of a git repository.")
@@ -334,9 +339,9 @@ def mcp(db_path):
     from .store import connect
 
     connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong, before stdio
-    from .mcp_tools import stdio_server
+    from .mcp_tools import run_stdio, stdio_server
 
-    stdio_server(db_path).run("stdio")
+    run_stdio(stdio_server(db_path))
 
 
 @main.command(short_help="Print the JSON Schema of a --format json output.")

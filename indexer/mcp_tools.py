@@ -24,8 +24,14 @@ INSTRUCTIONS = (
     "`diff` lists what changed between two versions; `card` gathers everything about one name (files, streaming, "
     "sentinels, templates, tests); `show_parser` and `show` print code, `code_diff` diffs it, `grep` searches "
     "every indexed version's code at once; `export` gives a version's whole parser index; `fit` says which "
-    "parser fits a model from its chat template, tokenizer files or a raw output.")
+    "parser fits a model from its chat template, tokenizer files or a raw output; from a database built "
+    "from a git clone, `log` lists the commits that changed a name's code between two versions and `contains` "
+    "says which versions hold a commit or a pull request; `contract_diff` and "
+    "`check_plugin` answer plugin authors (what changed in the contract their plugins depend on, and whether a "
+    "plugin's source works at each version); `replay` runs a version's own parser on a raw model output.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# replay reads the database only, but runs a version's code in a child process and may create its environment
+REPLAY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 Kind = Literal["tool", "reasoning", "engine"]
 # runs a question against an Index (the transport decides where and how); -> the answer
 Runner = Callable[..., Awaitable[object]]
@@ -171,18 +177,89 @@ def register(mcp: MCPServer, run: Runner) -> None:
         return _result(await run(ctx, lambda ix: ix.fit(text, version, kind)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
+        "The parser contract of one vLLM version (default: the newest indexed), what parser plugins depend on: "
+        "the base classes (ToolParser, ReasoningParser, the engine's Parser, ParserEngine and adapters) with their "
+        "methods' signatures as written, the kind of body each has and their class attributes, the managers' "
+        "registration API, the utils helpers, the modules each can be imported from, the types the signatures "
+        "name with the module they are imported from, and the calls vLLM's code makes on parser objects."))
+    async def contract(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contract(version)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "What changed in the parser contract plugin authors depend on, from version `a` to version `b`: the bases "
+        "(ToolParser, ReasoningParser, the engine's Parser and adapters), their methods' signatures and class "
+        "attributes, the registration API (register_module, register_lazy_module), the utils helpers, the types "
+        "the signatures name and the modules they are imported from, where each is importable, and how serving "
+        "constructs and calls parsers. Each change is typed as griffe's API breakage check does (parameter-added, "
+        "parameter-removed, parameter-renamed, ..., class-moved, import-path-removed, construction-changed), with "
+        "file:line on both sides, `breaking` from a plugin's side and an explanation."))
+    async def contract_diff(a: str, b: str, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contract_diff(a, b)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Check a vLLM tool or reasoning parser plugin (its Python source as text; it is read, never run) against "
+        "the parser contract of each indexed version (`versions`: a tag spec among them, default all): its vLLM "
+        "imports and where they moved, its bases, each override against the base's signature and vLLM's calls, "
+        "its constructor against how serving constructs parsers, its super() calls, its registrations and the "
+        "built-in names they shadow (with the built-in's code changes since `since`). Gives the compatible "
+        "versions, the first and last, and why the others break."))
+    async def check_plugin(source: str, versions: str | None = None, since: str | None = None,
+                           ctx: Context | None = None) -> CallToolResult:
+        if len(source) > 200_000:
+            raise ToolError("the plugin is over 200 kB; check its modules one by one")
+        return _result(await run(ctx, lambda ix: ix.check_plugin(source, "plugin.py", tags=versions, since=since)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
         "The whole parser index of one version (default: the newest indexed): one row per (kind, name) with "
         "where it is registered, its registered class, the class and file that really implement it, adapter, "
         "wrapper, aliases, streaming support, notes, chat templates and tests."))
     async def export(version: str | None = None, ctx: Context | None = None) -> CallToolResult:
         return _result(await run(ctx, lambda ix: ix.export(version)))
 
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "The commits from version `a` to version `b` that touched a vLLM parser name's own code files at a or at "
+        "b (followed where its code moved), oldest first: id, date, subject, pull request number and link, the "
+        "files and lines added/removed. First-parent by default (merged pull requests as one commit); "
+        "`all_parents` lists the commits of merged branches instead; `framework` adds the shared framework files. "
+        "Only for versions indexed from a git clone."))
+    async def log(name: str, a: str, b: str, kind: Kind | None = None, framework: bool = False,
+                  all_parents: bool = False, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.log(name, a, b, kind, framework, all_parents)))
+
+    @mcp.tool(annotations=READ_ONLY, description=(
+        "Which indexed vLLM versions contain a commit (`target` its id, 4 to 40 hex digits) or a pull request "
+        "(`target` \"#12345\", found by the commits' subjects, cherry-picks onto release branches included): the "
+        "first version in version order, every version that does, those that do not, and those that cannot be "
+        "asked (indexed from the package index or a directory: no commits). Answers \"which version fixed "
+        "#N?\" and \"does v0.28.0 contain #N?\"."))
+    async def contains(target: str, ctx: Context | None = None) -> CallToolResult:
+        return _result(await run(ctx, lambda ix: ix.contains(target)))
+
+    @mcp.tool(annotations=REPLAY, description=(
+        "Run a vLLM version's own tool parser (and serving code) on a raw model output `text`, in a child "
+        "process with time and memory limits, and say what it makes of it: per version and mode (nonstream, "
+        "stream:SPLIT, serving-full, serving-stream) the tool calls with parsed arguments, content, "
+        "finish_reason, argument chunks and errors, plus `changes`: the first version where each mode's "
+        "outcome differs. `version` (one) or `versions` (a spec such as v0.20.0..); `splits` among token, "
+        "char, word, random:SEED, interval:K. Reads the database; runs code from the user cache."))
+    async def replay(name: str, text: str, version: str | None = None, versions: str | None = None,
+                     splits: list[str] | None = None, tool_choice: str = "auto",
+                     reasoning_parser: str | None = None, modes: list[Literal["nonstream", "stream", "serving"]]
+                     | None = None, ctx: Context | None = None) -> CallToolResult:
+        if len(text) > 200_000:
+            raise ToolError("the text is over 200 kB")
+        return _result(await run(ctx, lambda ix: ix.replay(name, at=version, tags=versions, text=text, splits=splits,
+                                                           tool_choice=tool_choice, reasoning_parser=reasoning_parser,
+                                                           modes=modes)))
+
     _publish_schemas(mcp)
 
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",
            "card": "card", "grep": "grep", "show": "show", "show_parser": "show-name", "code_diff": "diff-code-name",
-           "where": "where", "check_doc": "check-doc", "fit": "fit"}
+           "where": "where", "check_doc": "check-doc", "fit": "fit", "log": "log", "contains": "contains",
+           "contract_diff": "diff-contract", "contract": "contract", "check_plugin": "check-plugin",
+           "replay": "replay"}
 
 
 def _publish_schemas(mcp: MCPServer) -> None:
@@ -221,19 +298,131 @@ def problem_as_tool_error(e: Exception) -> ToolError:
 
 def stdio_server(db_path: str) -> MCPServer:
     """`tpindex mcp`: the tools over stdio, on one database opened read-only."""
+    import threading
+
+    import anyio
+
+    from .answers import bounded
     from .api import Index
     from .problems import Problem
 
     mcp = MCPServer("tpindex", instructions=INSTRUCTIONS)
-    state: dict = {}
+    local = threading.local()  # an Index per worker thread (a connection serves the thread that opened it)
+
+    def ask(question):
+        if getattr(local, "index", None) is None:
+            local.index = Index(db_path)
+        return question(local.index)
 
     async def run(ctx, question):
+        # in a worker thread: a long question (a search waits for its child process up to its time limit)
+        # never holds the event loop, which goes on reading requests, answering others, and seeing stdin close
+        # (then the question is abandoned: its search process ends with this one)
         try:
-            if "index" not in state:
-                state["index"] = Index(db_path)
-            return question(state["index"])
+            return await anyio.to_thread.run_sync(ask, question, abandon_on_cancel=True)
         except Problem as e:
             raise problem_as_tool_error(e) from None
 
+    bounded.warm()  # this process has threads: its searches fork through the fork server
+
     register(mcp, run)
     return mcp
+
+
+GRACE_SECONDS = 0.5  # after stdin closes, answers still being written get this long
+
+
+def run_stdio(mcp: MCPServer) -> None:
+    """Serve over stdin and stdout. A request whose JSON holds a lone surrogate (valid JSON, not valid
+    Unicode: the SDK's parser drops such a message, and the client would wait for an answer forever) gets
+    an error answer."""
+    import sys
+    from io import TextIOWrapper
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def main():
+        source = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        lines = _Lines(source)
+        async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
+            lines.write = write
+            lines.ready.set()
+            server = mcp._lowlevel_server
+
+            async def serve():
+                await server.run(read, write, server.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+            async def until_the_input_ends():  # the client closed stdin: it wants us gone, whatever still runs
+                await lines.ended.wait()
+                await anyio.sleep(GRACE_SECONDS)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(serve)
+            tg.start_soon(until_the_input_ends)
+
+    from .answers import bounded
+
+    try:
+        anyio.run(main)
+    finally:
+        bounded.stop_all()  # the questions abandoned at the end: their threads return, and the process exits
+
+
+class _Lines:
+    """stdin's lines for the SDK's reader, but for requests holding a lone surrogate, answered here."""
+
+    def __init__(self, source):
+        import anyio
+
+        self.source, self.write, self.ready, self.ended = source, None, anyio.Event(), anyio.Event()
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        try:
+            async for line in self._read():
+                yield line
+        finally:
+            self.ended.set()
+
+    async def _read(self):
+        async for line in self.source:
+            bad = _lone_surrogate(line)
+            if bad is None:
+                yield line
+                continue
+            if bad[0] is None:  # a notification: nothing to answer
+                continue
+            from mcp.shared.message import SessionMessage
+            from mcp_types import ErrorData, JSONRPCError
+
+            await self.ready.wait()
+            await self.write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=bad[0], error=ErrorData(
+                code=-32602, message="invalid params: a string holds a lone surrogate (\\ud800-\\udfff), which is"
+                " not Unicode text"))))
+
+
+def _lone_surrogate(line: str) -> tuple | None:
+    """(the request's id,) when the JSON line holds a string with a lone surrogate, else None."""
+    if "\\ud" not in line.lower():
+        return None
+    try:
+        msg = json.loads(line)  # Python's parser keeps lone surrogates
+    except ValueError:
+        return None
+
+    def bad(x) -> bool:
+        if isinstance(x, str):
+            return any("\ud800" <= c <= "\udfff" for c in x)
+        if isinstance(x, dict):
+            return any(bad(k) or bad(v) for k, v in x.items())
+        if isinstance(x, list):
+            return any(map(bad, x))
+        return False
+
+    if not bad(msg):
+        return None
+    return (msg.get("id") if isinstance(msg, dict) else None,)

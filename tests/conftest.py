@@ -21,18 +21,23 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
     "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.devnull,
     "GIT_OPTIONAL_LOCKS": "0",  # `git status` in a test must not refresh the index it checks
+    # one date for every fixture commit (commit(date=...) sets another): a fixture repository is the same
+    # commits every run, so answers naming commits (diff's, log's) can be compared with golden files
+    "GIT_AUTHOR_DATE": "2025-01-01T00:00:00+00:00", "GIT_COMMITTER_DATE": "2025-01-01T00:00:00+00:00",
 }
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    env = {**os.environ, **GIT_ENV, **(env or {})}
     out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env)
     return out.stdout.strip()
 
 
 def commit(repo: Path, files: dict[str, str | bytes | None], tag: str | None = None,
-           annotated: bool = False, force: bool = False) -> str:
-    """Apply changes on top of the current tree (text, bytes, or None to delete), commit, tag; -> sha."""
+           annotated: bool = False, force: bool = False, message: str | None = None,
+           date: str | None = None) -> str:
+    """Apply changes on top of the current tree (text, bytes, or None to delete), commit, tag; -> sha.
+    `message` is the commit message (default "state for TAG"), `date` its author and committer date."""
     for path, content in files.items():
         p = repo / path
         if content is None:
@@ -44,7 +49,8 @@ def commit(repo: Path, files: dict[str, str | bytes | None], tag: str | None = N
         else:
             p.write_text(textwrap.dedent(content).lstrip("\n"))
         git(repo, "add", "--", path)
-    git(repo, "commit", "-q", "--allow-empty", "-m", f"state for {tag or 'commit'}")
+    dates = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else None
+    git(repo, "commit", "-q", "--allow-empty", "-m", message or f"state for {tag or 'commit'}", env=dates)
     sha = git(repo, "rev-parse", "HEAD")
     if tag:
         flags = ["-f"] if force else []

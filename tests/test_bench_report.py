@@ -21,6 +21,7 @@ def proc(wall, **more):
 def samples() -> dict[str, list[dict]]:
     s = {"a": [proc(2.0)], "b": [proc(0.1)], "c": [proc(0.4)], "d": [proc(50.0)], "e": [proc(7.0)],
          "j": [proc(9.0)], "i_a0": [proc(1.8)], "i_d0": [proc(45.0)],
+         "r_cold": [proc(200.0)], "r_warm": [proc(12.0)], "r_one": [proc(1.5)],
          "g_which": [proc(0.1)], "g_diff": [proc(0.1)], "g_card": [proc(0.2)], "g_where": [proc(0.1)],
          "f_a": [{"parse_s": 1.0, "parse_cpu_s": 1.0, "extract_s": 2.0, "extract_cpu_s": 2.0, "worker_s": 2.5,
                   "worker_cpu_s": 2.5, "unique_blobs": 900, "bytes": 9e6, "files": 900, "versions": 64}],
@@ -60,7 +61,7 @@ def test_different_grep_results_miss_the_target():
 def test_a_partial_run_reports_what_it_measured():
     partial = {k: v for k, v in samples().items() if not k.endswith("_d") and k not in ("d", "f_d", "i_d")}
     rows = bench.assess(bench.medians(partial), 2, {k: v for k, v in checks().items() if not k.endswith("_d")})
-    assert {t["n"] for t in bench.summary(rows, 2)} == {1, 2, 3, 5, 6, 7, 8}
+    assert {t["n"] for t in bench.summary(rows, 2)} == {1, 2, 3, 5, 6, 7, 8, 9}
 
 
 def test_markdown_from_a_file_holding_the_samples_alone(tmp_path, capsys):

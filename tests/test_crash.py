@@ -140,7 +140,7 @@ def vllm_history(n_versions: int = 5) -> dict[str, dict[str, str | None]]:
 # depends on rowids and merge history; the index is compared through fts5vocab instead (term, marker,
 # column, offset) and checked with FTS5's own integrity-check.
 # Everything else, including versions.ord (renumbered after every build), must be equal.
-DROP = {"versions": {"id", "indexed_at"}, "units": {"id"}, "markers": {"id"}, "code_texts": {"id"}}
+DROP = {"versions": {"id", "indexed_at"}, "units": {"id"}, "markers": {"id"}, "code_texts": {"id"}, "commits": {"id"}}
 FTS_SHADOW = ("markers_fts_data", "markers_fts_idx", "markers_fts_docsize", "markers_fts_config",
               "code_index_data", "code_index_idx", "code_index_config")
 
@@ -160,6 +160,7 @@ def dump(db_path: Path) -> dict[str, list]:
             marker[r[0]] = tuple(d.values())
         out: dict[str, list] = {}
         tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+        commit = dict(conn.execute("select id, sha from commits")) if "commits" in tables else {}  # ids: met order
         for t in tables:
             if t.startswith("sqlite_") or t in FTS_SHADOW:
                 continue
@@ -182,6 +183,10 @@ def dump(db_path: Path) -> dict[str, list]:
                     d["unit_id"] = unit[d["unit_id"]]
                 if "version_id" in d:
                     d["version_id"] = version[d["version_id"]]
+                if t == "commit_files":
+                    d["commit_id"] = commit[d["commit_id"]]
+                if t == "commits" and d["parents"] is not None:
+                    d["parents"] = [commit[int(p)] for p in d["parents"].split()]
                 if t == "blobs" and d["facts"] is not None:
                     d["facts"] = json.loads(zlib.decompress(d["facts"]))
                 rows.append(json.dumps(d, sort_keys=True, default=list))

@@ -252,3 +252,14 @@ def test_f_string_sentinels_are_patterns(over_db):
     text = tpindex("card", "suffixed", "--kind", "reasoning", "--db", over_db).output
     line = next(x for x in text.splitlines() if "<think{self.suffix}>" in x)
     assert "a pattern" in line and "self.suffix" in line
+
+
+def test_one_names_sentinels_are_its_cards(over_db):
+    """`name_sentinels` (what replay builds its vocabulary from) gives the card's sentinels, overrides applied."""
+    from indexer.answers.card import name_sentinels
+    from indexer.api import Index
+
+    ix = Index(over_db)
+    for name in ("marvel", "plainattr", "r1", "nemo"):
+        assert [s["value"] for s in name_sentinels(ix.db, name, "v0.11.0", "reasoning")] == \
+            list(sentinels(card(over_db, name)))

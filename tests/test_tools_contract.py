@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import jsonschema
 import pytest
-from conftest import tpindex
+from conftest import rows, tpindex
 from test_resolve import unified_db  # noqa: F401 (a fixture)
 
 TPINDEX = str(Path(sys.executable).parent / "tpindex")
@@ -79,6 +79,7 @@ def test_schema_files_are_the_generated_contract():
     ("show-name", ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
     ("diff-code", ["diff", "v0.24.0", "v0.25.0", "--code", "vllm/tool_parsers/beta_tool_parser.py"]),
     ("diff-code-name", ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
+    ("diff-contract", ["diff", "v0.24.0", "v0.27.0", "--contract"]),
 ])
 def test_every_json_output_follows_its_schema(db, name, args):
     validate(name, cli_json(*args, "--format", "json", "--db", db))
@@ -106,7 +107,11 @@ CALLS = {
     "show_parser": ({"name": "beta", "version": "v0.25.0", "method": "parse"},
                     ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
     "code_diff": ({"a": "v0.24.0", "b": "v0.25.0", "target": "beta"}, ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
+    "log": ({"name": "beta", "a": "v0.24.0", "b": "v0.27.0"}, ["log", "beta", "v0.24.0", "v0.27.0"]),
+    "contract_diff": ({"a": "v0.24.0", "b": "v0.27.0"}, ["diff", "v0.24.0", "v0.27.0", "--contract"]),
 }
+PLUGIN = "from vllm.tool_parsers import ToolParser\n\n\nclass Mine(ToolParser):\n    def extract_tool_calls(self, text):\n" \
+         "        return None\n"
 
 
 async def session_checks(session, db) -> dict:
@@ -128,6 +133,13 @@ async def session_checks(session, db) -> dict:
         elif name == "grep":
             got = got["matches"]
         assert got == want, name
+    (v25,) = [r[0] for r in rows(db, "select commit_id from versions where label = 'v0.25.0'")]
+    held = await session.call_tool("contains", {"target": v25[:8]})
+    jsonschema.Draft202012Validator(tools["contains"].output_schema).validate(held.structured_content)
+    assert held.structured_content == cli_json("contains", v25[:8], "--format", "json", "--db", db)
+    assert held.structured_content["versions"] == ["v0.25.0", "v0.27.0"]
+    bad = await session.call_tool("contains", {"target": "#"})
+    assert bad.is_error and "neither a commit id nor a pull request" in bad.content[0].text
     doc = "Start the server with `--tool-call-parser beta` or `--tool-call-parser betta`.\n"
     checked = await session.call_tool("check_doc", {"document": doc, "versions": ["v0.27.0"]})
     assert not checked.is_error
@@ -136,6 +148,14 @@ async def session_checks(session, db) -> dict:
 
     assert checked.structured_content == Index(db).check_doc(doc, ["v0.27.0"])
     assert [r["status"] for r in checked.structured_content["versions"][0]["results"]] == ["ok", "wrong"]
+    contract = await session.call_tool("contract", {"version": "v0.27.0"})
+    assert not contract.is_error, contract.content
+    jsonschema.Draft202012Validator(tools["contract"].output_schema).validate(contract.structured_content)
+    assert contract.structured_content == Index(db).contract("v0.27.0").to_json()
+    plugin = await session.call_tool("check_plugin", {"source": PLUGIN})
+    assert not plugin.is_error, plugin.content
+    jsonschema.Draft202012Validator(tools["check_plugin"].output_schema).validate(plugin.structured_content)
+    assert plugin.structured_content == Index(db).check_plugin(PLUGIN).to_json()
     tree = await session.call_tool("where", {"query": "BetaParser"})
     assert tree.is_error and "--tree" in tree.content[0].text
     bad = await session.call_tool("which", {"name": "alpah"})

@@ -276,6 +276,24 @@ def _adjust_request(ms: list[dict], settings: list[dict], link: Links) -> list[d
     return out
 
 
+def name_sentinels(db, name: str, version: str, kind: str) -> list[dict]:
+    """The sentinels of one name's card (the rule of `_sentinels`, over the same rows), without the rest of the
+    card: for callers that need only them (replay's vocabulary)."""
+    where = [version, kind, name]
+    rows = _rows(db, "select * from parser_map_v where version = ? and kind = ? and name = ?", where)
+    if not rows:
+        return []
+    ms = _rows(db, "select * from parser_methods_v where version = ? and kind = ? and name = ?", where)
+    mine = {r["file"] for r in _rows(db, "select file, shared from parser_code_v where version = ? and kind = ?"
+                                         " and name = ?", where) if not r["shared"]}
+    hidden = {(o["class"], o["attribute"]) for o in _rows(
+        db, "select * from parser_overridden_v where version = ? and kind = ? and name = ?", where)}
+    found = _rows(db, f"select * from sentinels_v where version = ? and file in ({', '.join('?' * len(mine))})"
+                      " order by file, line", [version, *sorted(mine)])
+    return _sentinels(rows[0], ms, mine, [s for s in found if not _overridden(s, hidden)], _owned(db, version),
+                      lambda *a: None)
+
+
 def _overridden(s: dict, hidden: set[tuple[str, str]]) -> bool:
     """Whether a sentinel is held by a class attribute or property that a more derived class of the name
     overrides (parser_overridden)."""

@@ -1,4 +1,4 @@
-"""Click commands for the answers: which, diff, export, card, where, check-doc, show, grep."""
+"""Click commands for the answers: which, diff, export, card, where, check-doc, check-plugin, show, grep."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def use_color(choice: str) -> bool:
         return choice == "always"
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
+
+GREP_TIME_LIMIT = 10.0  # answers.grep.GREP_TIME_LIMIT (not imported: click reads it before any search)
 
 KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
                     help="Only this kind of parser (default: every kind the name has).")
@@ -76,13 +78,18 @@ def which(name, at, all_, kind, fmt, db_path):
                    "lines}.")
 @click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
               help="With --code NAME: only this kind of parser (default: every kind the name has).")
+@click.option("--contract", is_flag=True,
+              help="Instead: what changed in the parser contract plugins depend on (bases, their methods' signatures "
+                   "and attributes, the registration API, utils helpers, the types they name and where they are "
+                   "imported from, how serving constructs and calls parsers), typed as griffe's breakage check does, "
+                   "with file:line on both sides; exit 1 only when a change breaks plugins.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
                    "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
                    "diff block).")
 @COLOR
 @db_option
-def diff(a, b, code_path, kind, fmt, color, db_path):
+def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
@@ -92,6 +99,19 @@ def diff(a, b, code_path, kind, fmt, color, db_path):
     ix = index(db_path)
     if kind and not code_path:
         raise Fail("--kind goes with --code NAME", "drop --kind, or add --code NAME")
+    if contract:
+        if code_path:
+            raise Fail("--contract and --code ask different questions", "use one of them")
+        from . import contract as c
+
+        result = ix.contract_diff(a, b)
+        if fmt == "json":
+            click.echo(dumps(result))
+        elif fmt == "markdown":
+            click.echo(c.format_markdown(result, d.upstream_linker(ix.db)))
+        else:
+            click.echo(c.format_text(result, textfmt.output_width()))
+        raise SystemExit(1 if result.breaking else 0)
     if code_path:
         from .namecode import looks_like_path
         from .source import format_diff
@@ -288,6 +308,46 @@ def check_doc(document, at, fmt, db_path):
     raise SystemExit(1 if report["failed"] else 0)
 
 
+@click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
+@click.argument("plugin", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--tags", metavar="SPEC",
+              help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).")
+@click.option("--since", metavar="VERSION",
+              help="The version the plugin was written against: a built-in name it shadows has its code changes "
+                   "counted from there (default: the first compatible version).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: the compatible versions, then each range of versions with what breaks or warns there; "
+                   "json: every check at every version; markdown: a summary table and a table per version.")
+@db_option
+def check_plugin(plugin, tags, since, fmt, db_path):
+    """Check a tool or reasoning parser PLUGIN file (a --tool-parser-plugin file, a module of a plugin
+    package) against the parser contract of each indexed version, without running it: its vLLM imports
+    (and where they moved), its bases, each method it overrides against the base's signature and the calls
+    vLLM makes, its constructor against how serving constructs parsers, its super() calls, its registrations
+    and the built-in names they shadow; then the first and last compatible version.
+
+    Exit status 0 when every checked version is compatible, 1 when one breaks it, 2 on error. PLUGIN may be
+    - for standard input. Imports of modules outside the scope are checked only at versions built with
+    --tree; constructors against serving's calls only where the scope holds them (build --include).
+    """
+    from . import plugin as p
+    from . import textfmt
+
+    try:
+        with click.open_file(plugin, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise Fail(f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input") from None
+    report = index(db_path).check_plugin(data, path=plugin if plugin != "-" else "<stdin>", tags=tags, since=since)
+    if fmt == "json":
+        click.echo(dumps(report))
+    elif fmt == "markdown":
+        click.echo(p.format_markdown(report))
+    else:
+        click.echo(p.format_text(report, textfmt.output_width()))
+    raise SystemExit(1 if report.broken else 0)
+
+
 @click.command(short_help="The code of a file or of a parser name at a version.")
 @click.argument("location", metavar="PATH[:LINE[-END]]|NAME")
 @click.option("--at", "at", metavar="VERSION", help="The version to show (default: the newest indexed).")
@@ -361,9 +421,12 @@ def show(location, at, kind, method, fmt, color, db_path):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help='text: "VERSIONS  path:line:text"; json: [{path, line, text, versions: [...]}] (binary files: '
                    'line and text null, binary true).')
+@click.option("--time-limit", "time_limit", type=click.FloatRange(0, 3600), default=GREP_TIME_LIMIT, show_default=True,
+              metavar="SECONDS", help="Stop a search that takes longer (a pattern with nested repetition can take"
+                                      " exponential time); 0: no limit.")
 @COLOR
 @db_option
-def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
+def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path):
     """Search the stored code of the indexed versions for PATTERN, a POSIX extended regular expression as
     git grep -E reads it. Each matching line is printed once with the versions that hold it, as ranges
     over the indexed versions; the results are those of git grep -n -E over the same tags and paths.
@@ -376,13 +439,144 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
     """
     from .grep import format_text, search
 
-    res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed)
+    on = fmt == "text" and use_color(color)
+    res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
+                 time_limit=time_limit, mark=None if on else 0)
     if fmt == "json":
         click.echo(json.dumps([m.json() for m in res.matches], indent=1))
     elif res.matches:
-        on = use_color(color)
         click.echo("\n".join(format_text(res, on)), color=on)
     else:
         n = len(res.versions)
         click.echo(f"no match in {n} version{'s' if n != 1 else ''}", err=True)
     raise SystemExit(0 if res.matches else 1)
+
+
+@click.command(short_help="Run a version's own parser and serving code on a raw model output.")
+@click.argument("name", required=False)
+@click.option("--at", "at", metavar="VERSION", help="One version (default: the newest indexed).")
+@click.option("--tags", metavar="SPEC", help="Versions among the indexed ones (A..B, A.., lists, globs), as a matrix.")
+@click.option("--text", "text_file", type=click.Path(dir_okay=False, allow_dash=True),
+              help="The raw model output (the text the model generated, sentinels included); - reads stdin.")
+@click.option("--deltas", "deltas_file", type=click.Path(dir_okay=False, allow_dash=True),
+              help="The exact deltas from a log instead: a JSON list of strings, or of {text, ids} objects.")
+@click.option("--split", "split", default="token", show_default=True, metavar="HOW",
+              help="How tokens are grouped into streaming deltas: token, char, word, random:SEED, interval:K.")
+@click.option("--splits", "splits", metavar="HOW,HOW",
+              help="Try several splits (comma-separated) and mark a version split-sensitive when they disagree.")
+@click.option("--tools", "tools_file", type=click.Path(dir_okay=False),
+              help="The request's tools (an OpenAI tools JSON list; default: one get_weather tool).")
+@click.option("--tool-choice", default="auto", show_default=True, help="auto, required, none or a function name.")
+@click.option("--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it.")
+@click.option("--tokenizer", "tokenizer_file", type=click.Path(dir_okay=False, exists=True),
+              help="The model's tokenizer.json instead of the synthetic tokenizer (needs the tokenizers package "
+                   "in the replay environment).")
+@click.option("--special", "specials", multiple=True, metavar="TOKEN",
+              help="A special token of the synthetic tokenizer, instead of the name's sentinels (repeatable): a "
+                   "parser may read the vocabulary (mistral's takes [ARGS] in it for a v11 tokenizer).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["nonstream", "stream", "serving"]),
+              help="Only these modes (repeatable; default: all three).")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=60, show_default=True,
+              help="Seconds one version may take (wall clock) before its process is killed.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Versions replayed at once (default: CPUs).")
+@click.option("--setup", is_flag=True, help="Only create the replay environment (a virtualenv in the user cache).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text: one version in detail, several as a matrix; json: schema replay; markdown: the matrix.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
+@db_option
+def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, tool_choice, reasoning_parser,
+           tokenizer_file, specials, modes, timeout, jobs, setup, fmt, quiet, db_path):
+    """Run the indexed version's own vLLM tool parser (and reasoning parser, and chat-completion serving
+    code) on a raw model output, in a child process with time and memory limits: non-streaming, streaming
+    (deltas fed as that version's serving loop feeds them) and through serving (finish_reason, the flush of
+    unstreamed arguments). Over several versions: a matrix marking where each result changes.
+
+    Trees are materialized once per version into the user cache, from the source the version was indexed
+    from; the replay environment (pure-Python packages from the package index) is created on first use.
+
+    \b
+    Examples:
+      tpindex replay hermes --at v0.33.0 --text out.txt
+      tpindex replay hermes --tags v0.6.3.. --text out.txt --splits token,char
+      tpindex replay --setup
+    """
+    import sys
+
+    from ..replay import render
+
+    say = None if quiet else (lambda m: click.echo(m, err=True))
+    if setup:
+        if name or text_file or deltas_file:
+            raise Fail("--setup only creates the replay environment", "run it alone, then replay")
+        from ..replay import env
+
+        python = env.setup(progress=say or (lambda m: None))
+        click.echo(f"replay environment: {python.parent.parent}")
+        return
+    if not name:
+        raise Fail("which parser name?", "e.g. tpindex replay hermes --text out.txt")
+    if at and tags:
+        raise Fail("--at and --tags both choose versions", "use one of them")
+    if bool(text_file) == bool(deltas_file):
+        raise Fail("give the raw model output: --text FILE or --deltas FILE.json", "one of them")
+    text = deltas = None
+    if text_file:
+        text = _read_input(text_file)
+    else:
+        deltas = _read_deltas(deltas_file)
+    tools = None
+    if tools_file:
+        try:
+            tools = json.loads(_read_input(tools_file))
+        except ValueError as e:
+            raise Fail(f"--tools {tools_file} is not JSON ({e})", "give an OpenAI tools list") from None
+        if not isinstance(tools, list):
+            raise Fail(f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]")
+    split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
+    ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None
+    ans = index(db_path).replay(name, at=at, tags=tags, text=text, deltas=deltas, splits=split_list, tools=tools,
+                                tool_choice=tool_choice, reasoning_parser=reasoning_parser,
+                                tokenizer_file=tokenizer_file, modes=list(modes) or None, timeout=timeout, jobs=jobs,
+                                progress=ticks, notice=say, specials=list(specials) if specials else None)
+    if fmt == "json":
+        click.echo(dumps(ans))
+    elif fmt == "markdown":
+        click.echo(render.format_markdown(ans))
+    else:
+        click.echo(render.format_text(ans))
+
+
+def _read_input(path: str) -> str:
+    import sys
+
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise Fail(f"cannot read {path} ({e.strerror or e})", "check the path") from None
+    except UnicodeDecodeError:
+        raise Fail(f"{path} is not UTF-8 text", "give the model output as UTF-8 text") from None
+
+
+def _read_deltas(path: str) -> list[dict]:
+    try:
+        data = json.loads(_read_input(path))
+    except ValueError as e:
+        raise Fail(f"--deltas {path} is not JSON ({e})", "a JSON list of strings or of {text, ids}") from None
+    if isinstance(data, dict) and isinstance(data.get("deltas"), list):
+        data = data["deltas"]
+    if not isinstance(data, list) or not data:
+        raise Fail(f"--deltas {path} is not a non-empty JSON list", "a JSON list of strings or of {text, ids}")
+    out = []
+    for k, d in enumerate(data):
+        if isinstance(d, str):
+            out.append({"text": d, "ids": None})
+        elif isinstance(d, dict) and isinstance(d.get("text"), str) and (
+                d.get("ids") is None or (isinstance(d["ids"], list) and all(isinstance(i, int) for i in d["ids"]))):
+            out.append({"text": d["text"], "ids": d.get("ids")})
+        else:
+            raise Fail(f"--deltas {path}: item {k} is neither a string nor {{text, ids}}",
+                       "each delta: \"text\" or {\"text\": \"...\", \"ids\": [1, 2]}")
+    return out

@@ -173,6 +173,21 @@ class History(Model):
 
 
 @dataclass
+class CodePart(Model):
+    """One part of a name's code that changed (README, "What runs for a name"): `extraction` (its extraction
+    and streaming methods), `methods` (its classes' other methods and own statements), `functions`
+    (module-level functions, constants and helper classes it runs, in its files or imported), `imports`
+    (the imports binding names it uses), with the definitions that changed and the lines added and removed
+    in them."""
+
+    part: str
+    names: list[str]  # qualified names; a class's own statements are `Cls (class body)`
+    added: int | None  # lines, None when the code of a side is not stored
+    removed: int | None
+    pieces: list[dict]  # [{file, what, qualname, change: changed | added | removed}]
+
+
+@dataclass
 class Change(Model):
     """One typed change between two versions. Name-level changes carry `kind` and `name`; file-level ones
     (adapter imports, classes, markers, plants, framework code) carry `file` (and `line` at B, or at A for
@@ -187,13 +202,16 @@ class Change(Model):
     after: str | None = None
     file: str | None = None
     line: int | None = None
-    files: list[dict] | None = None  # code-changed: [{file, blob_a, blob_b, added, removed, compare}]
+    files: list[dict] | None = None  # code-changed: [{file, blob_a, blob_b, added, removed, file_added,
+    # file_removed, compare}], added / removed: the lines of the name's code in the file
+    parts: list[CodePart] | None = None  # code-changed: what changed, by part (imports only, functions, ...)
     names: list[str] | None = None  # framework-changed: the names it affects
     compare: str | None = None  # upstream compare link
     # name-renamed, name-removed: the names that took over its class, real file or family at B, and how
     # (registered class, real class, real file, family; answers/successors.py); None when nothing did
     successors: list[str] | None = None
     successors_by: str | None = None
+    commits: list[Commit] | None = None  # a name whose code changed: the commits (`log NAME A B`), from a clone
 
 
 @dataclass
@@ -334,3 +352,150 @@ class NameCodeDiff(Model):
     name: str
     kinds: list[str]
     files: list[CodeDiff]
+
+
+@dataclass
+class CommitFile(Model):
+    file: str
+    added: int | None  # lines, against the first parent (null: a binary file)
+    removed: int | None
+
+
+@dataclass
+class Commit(Model):
+    """A commit of the clone the database was built from; `files` are the files of the question it touched."""
+
+    sha: str
+    date: str  # author date, ISO 8601
+    author: str
+    subject: str
+    pr: int | None  # the pull request its subject names ("... (#N)", "Merge pull request #N ...")
+    merge: bool
+    url: str | None  # upstream
+    pr_url: str | None
+    files: list[CommitFile]
+
+
+@dataclass
+class KindLog(Model):
+    """The commits from A to B that touched a name's code files at A or at B, oldest first."""
+
+    kind: str
+    files_a: list[str]
+    files_b: list[str]
+    registered_a: bool  # the name is registered (as this kind) at A
+    registered_b: bool
+    commits: list[Commit]
+
+
+@dataclass
+class Log(Model):
+    """`log NAME A B`: first_parent (the default) follows B's first parents down to A's history; otherwise
+    every commit of B's history not in A's (a merge only for a file it changed itself). `note` says when A is
+    not an ancestor of B."""
+
+    name: str
+    a: str
+    b: str
+    first_parent: bool
+    framework: bool
+    kinds: list[KindLog]
+    note: str | None
+
+
+@dataclass
+class ContainsCommit(Model):
+    commit: Commit
+    first: str | None  # the first indexed version (in version order) whose history holds it
+    versions: list[str]
+
+
+@dataclass
+class Contains(Model):
+    """`contains COMMIT|#PR`: the commits found (one for a commit id; every commit whose subject names the
+    PR), the first indexed version holding any, every one that does, the indexed versions with history that
+    do not, and those without history (package index, directory) that cannot be asked."""
+
+    query: str
+    commits: list[ContainsCommit]
+    first: str | None
+    versions: list[str]
+    not_containing: list[str]
+    without_history: list[str]
+
+
+@dataclass
+class ReplayCall(Model):
+    """One tool call a replay produced: `arguments` parsed as JSON (the raw text when it is not JSON);
+    `chunks`: how many argument deltas streamed it (streaming modes)."""
+
+    name: str | None
+    arguments: dict | list | str | int | float | bool | None
+    arguments_raw: str | None
+    chunks: int | None = None
+
+
+@dataclass
+class ReplayMode(Model):
+    """One mode of one version: nonstream, stream:SPLIT (the parser fed deltas as that split groups them),
+    serving-full and serving-stream (the release's own chat-completion generators). `outcome` is the
+    comparable summary the matrix compares."""
+
+    mode: str
+    entry: str | None
+    outcome: str
+    tools_called: bool | None
+    finish_reason: str | None
+    calls: list[ReplayCall]
+    content: str | None
+    reasoning: str | None
+    deltas: int | None
+    messages: int | None
+    errors: list[str]
+
+
+@dataclass
+class ReplayVersion(Model):
+    """One version replayed: status ok, error (the tree could not be driven), timeout, crashed, killed or
+    not-registered (NAME is not a tool parser there); split_sensitive when the stream splits disagree;
+    `standins_touched`: stand-ins of native/heavy packages the replay used (a result may depend on them)."""
+
+    version: str
+    status: str
+    error: str | None
+    modes: list[ReplayMode]
+    split_sensitive: bool
+    standins_touched: list[str]
+    standins_imported: list[str]
+    specials: list[str]
+    tokens: int | None
+    notes: list[str]
+    seconds: float | None  # wall-clock seconds of its worker
+    cpu_seconds: float | None  # CPU seconds of its worker (imports of its tree and the replay)
+
+
+@dataclass
+class ReplayChange(Model):
+    """A mode's result changed: `version` is the first version with the new outcome."""
+
+    mode: str
+    version: str
+    before: str
+    after: str
+
+
+@dataclass
+class Replay(Model):
+    """tpindex replay NAME: per version and mode what the version's own code made of the raw output, and
+    where each mode's outcome changes over the versions."""
+
+    name: str
+    reasoning_parser: str | None
+    input: str
+    splits: list[str]
+    modes: list[str]
+    versions: list[ReplayVersion]
+    changes: list[ReplayChange]
+    environment: str
+    timing: dict  # seconds: materialize (trees made now), environment (made now), preload (the fork server's
+    # imports), replay (from the child's start to the last result)

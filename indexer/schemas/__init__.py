@@ -82,7 +82,7 @@ def _document(name: str, title: str, body: dict, defs: dict) -> dict:
 
 def generate() -> dict[str, dict]:
     """name -> schema, for every JSON output of the command line (and the MCP tools' structured output)."""
-    from ..answers import model
+    from ..answers import contract_model, model
     from ..answers.card import CardSet
     from ..answers.export import COLUMNS
     from ..answers.fit import Fit
@@ -96,7 +96,16 @@ def generate() -> dict[str, dict]:
                              ("show-name", "tpindex show NAME [--method M] --format json", model.NameSpans),
                              ("diff-code", "tpindex diff A B --code PATH --format json", model.CodeDiff),
                              ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff),
-                             ("fit", "tpindex fit FILE --format json", Fit)):
+                             ("fit", "tpindex fit FILE --format json", Fit),
+                             ("log", "tpindex log NAME A B --format json", model.Log),
+                             ("contains", "tpindex contains COMMIT|#PR --format json", model.Contains),
+                             ("diff-contract", "tpindex diff A B --contract --format json",
+                              contract_model.ContractDiff),
+                             ("contract", "the parser contract of a version (Index.contract, the MCP tool contract)",
+                              contract_model.Contract),
+                             ("check-plugin", "tpindex check-plugin FILE.py --format json",
+                              contract_model.PluginReport),
+                             ("replay", "tpindex replay NAME --format json", model.Replay)):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}

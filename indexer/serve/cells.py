@@ -47,6 +47,11 @@ class Urls:
     def find(self, q: str) -> str:
         return self.ds.urls.path("-/find") + "?" + urlencode(self._db({"q": q}))
 
+    def source(self, version: str, path: str, line: int | None = None) -> str:
+        q = urlencode(self._db({}))
+        return self.ds.urls.path(f"-/source/{quote(version, safe='')}/{quote(path)}") + (f"?{q}" if q else "") + (
+            f"#L{line}" if line else "")
+
     def class_tree(self, cls: str, version: str) -> str:
         return self.ds.urls.query(self.database, "class_tree") + "?" + urlencode({"version": version, "class": cls})
 

@@ -133,12 +133,18 @@ TABLES: dict[str, dict] = {
     },
     "parser_code_v": {
         "description": "The files holding each name's code: its registered, real, engine and composed classes' "
-                       "files and those of every class in their resolution orders that defines a contract method.",
+                       "files, those of every class in their resolution orders that defines a contract method or "
+                       "runs for it, and those holding the functions, constants and helpers it runs (README, "
+                       "What runs for a name).",
         "facets": ["shared", "version"],
-        "columns": {"roles": "why the file holds the name's code: registered, real, engine, wrapper, composed, base",
+        "columns": {"roles": "why the file holds the name's code: registered, real, engine, wrapper, composed, "
+                             "base, helper (only functions, constants or helper classes the name runs)",
                     "shared": "1: a framework file (engine base, abstract parser, adapters) whose classes are no "
                               "name's own; a change there is reported once, with the names it affects",
-                    "blob_id": "git blob id of the file's content at that version", "version_ord": VERSION_ORD},
+                    "pieces": "JSON [[part, what, qualname], ...]: the definitions of the file that run for the "
+                              "name (part: extraction, methods, functions, imports; what: see uses_v)",
+                    "blob_id": "git blob id of the file's content at that version", "unit_id": UNIT,
+                    "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
     "parser_hops_v": {
@@ -280,6 +286,20 @@ TABLES: dict[str, dict] = {
                     "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
+    "uses_v": {
+        "description": "Each definition of a parser file (a class's own statements, a method, a module-level "
+                       "function, name or import) with a digest of its code and the module-level names it reads "
+                       "or calls: what the index follows from a name's classes to the code that runs for it.",
+        "facets": ["what", "version"],
+        "columns": {"what": "class (its own statements), method, function, name (a module-level assignment), "
+                            "import (a name a module-level import binds)",
+                    "qualname": "Cls, Cls.method, function, NAME, or the imported name as bound",
+                    "digest": "of its lines without blank and comment-only lines (an import's: of what it "
+                              "imports); equal digests, same code",
+                    "names": "the module-level definitions and imports its code reads or calls, space-separated",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "adapter_bindings_v": {
         "description": "Adapters made from a parser class: (ReasoningAdapter, ToolAdapter) = make_adapters(Parser).",
         "facets": ["version"],
@@ -294,6 +314,32 @@ TABLES: dict[str, dict] = {
         "columns": {"kind": KIND, "name": "the compared name (blank: class-based dispatch)", "class": "the class picked",
                     "module": "the module the branch imports the class from", "via": "what the branch compares",
                     "owner": "the class owning a unified_parser_cls() method", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "signatures_v": {
+        "description": "The parser contract as written: every module-level function and method with its "
+                       "parameters (name, kind, annotation, default), its return annotation and decorators, and "
+                       "every attribute a class body declares (what tpindex diff --contract and check-plugin read).",
+        "facets": ["kind", "version"],
+        "columns": {"kind": "function (module level), method (in a class body) or attribute (a class attribute)",
+                    "class": "the class (blank: module level)",
+                    "params": "JSON [[name, kind, annotation, default], ...]; kind positional-only, "
+                              "positional-or-keyword, var-positional, keyword-only or var-keyword",
+                    "returns": "the return annotation as written", "decorators": "JSON list of decorators",
+                    "annotation": "an attribute's annotation", "value": "an attribute's value as written",
+                    "line": "first line (its first decorator, if any)", "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
+    "parser_calls_v": {
+        "description": "Calls vLLM's own code makes on parser objects: constructions (method __init__: "
+                       "self.tool_parser(tokenizer), tool_parser_cls(tokenizer, request.tools)), method calls on a "
+                       "parser object, and super().method(...) calls (kind super).",
+        "facets": ["kind", "method", "version"],
+        "columns": {"kind": "tool, reasoning (what is called) or super", "callee": "the callee as written",
+                    "positional": "number of positional arguments", "keywords": "JSON list of keyword argument names",
+                    "star": "1: a *x argument", "dstar": "1: a **x argument",
+                    "args": "JSON list of the positional arguments as written",
+                    "function": "the enclosing function (Class.method)", "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
     "version_files": {
@@ -379,8 +425,14 @@ TABLES: dict[str, dict] = {
                          "columns": {"unit_id": UNIT}},
     "regexes": {"description": "Regular expressions per unit (see regexes_v).", "facets": ["how"],
                 "columns": {"unit_id": UNIT}},
+    "uses": {"description": "Definitions and the names they read per unit (see uses_v).", "facets": ["what"],
+             "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
+    "signatures": {"description": "Signatures and class attributes per unit (see signatures_v).", "facets": ["kind"],
+                   "columns": {"unit_id": UNIT}},
+    "parser_calls": {"description": "Calls on parser objects per unit (see parser_calls_v).", "facets": ["kind"],
+                     "columns": {"unit_id": UNIT}},
     "tree_paths": {"description": "Every path seen in a version's tree (build --tree), once.", "label_column": "path"},
     "tree_blobs": {"description": "File contents of the trees (build --tree): what is stored for each.",
                    "label_column": "blob_id",
@@ -393,6 +445,16 @@ TABLES: dict[str, dict] = {
     "definitions": {"description": "Definitions per file content (see definitions_v).", "facets": ["kind"]},
     "tree_words": {"description": "Full-text index (contentless) of the identifiers each text file of a tree uses; "
                                   "an upper-case letter is stored as $ and its lower case. rowid = tree_blobs.id."},
+    # history from a clone (build --repo; indexer/commits.py): read by log, contains, diff and the parser pages
+    "commits": {"description": "Every commit in the history of a version indexed from a git clone, once. Those at and "
+                               "below the indexed versions' common base are listed only (parents null).",
+                "label_column": "subject", "sort_desc": "date",
+                "columns": {"parents": "the parents' ids (rowid), first parent first; null below the base",
+                            "date": "author date, ISO 8601", "pr": "the pull request its subject names"}},
+    "commit_files": {"description": "The parsed in-scope paths each commit (above the base) touched, with the lines "
+                                    "added and removed against its first parent.", "facets": ["path"],
+                     "columns": {"own": "a merge: 1 when the file differs from every parent too (its own change)"}},
+    "history_tips": {"description": "The commits whose history a build walked (the indexed git versions' commits)."},
     # the code (indexer/code.py): read through the source, diff and search pages, hidden from the table list
     "template_renders": {"description": "What each chat template (a blob) renders for one tool call, get_weather(city="
                                         "\"Paris\"), rendered by the build as apply_chat_template would; read by "

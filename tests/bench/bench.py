@@ -15,6 +15,9 @@ several times (--runs, default 3), and reports medians against the targets (issu
     (e) (a) with --no-dedup (every file of every version)   (e)/(a) >= 3
     (f) tree-sitter parse of the unique blobs alone, the floor, for (a) and (d)
     (i) the database size of (a) and (d), and (a) (and, once, (d)) built without the code (--no-code)
+    (r) `tpindex replay hermes` on (a)'s database over every version from v0.6.3 (all modes): cold (a fresh
+        replay cache: the environment and the trees made, first run only), warm  <= 15 s; one version
+        (the newest) warm  <= 2 s
 
 `--markdown RESULTS.json` prints the tables of a results file as the README shows them (the README's
 tables are produced so, never edited by hand). See tests/bench/README.md.
@@ -84,6 +87,9 @@ def parse_args(argv):
                     help="use this git repository of release tags instead of preparing the cached one")
     ap.add_argument("--name", default="hermes", help="the parser name for (g) `which` and `card` (default hermes)")
     ap.add_argument("--symbol", default="make_arg_parser", help="the symbol for (g) `where` (default make_arg_parser)")
+    ap.add_argument("--skip-replay", action="store_true", help="skip (r), tpindex replay")
+    ap.add_argument("--skip-replay-cold", action="store_true",
+                    help="skip (r)'s cold run (it creates a replay environment from the package index)")
     ap.add_argument("--markdown", type=Path, metavar="RESULTS",
                     help="print the tables of a results JSON file as Markdown (for the README) and exit")
     args = ap.parse_args(argv)
@@ -145,6 +151,27 @@ class Bench:
                 "only_tpindex": sorted(map(str, ours - theirs))[:5], "only_git": sorted(map(str, theirs - ours))[:5]})
             log(f"    h_same_{key}{suffix:<3} {'identical' if ours == theirs else 'DIFFERENT'} ({len(theirs)} lines)")
 
+    REPLAY_TEXT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    REPLAY_SINCE = "v0.6.3.."
+
+    def replay(self, db: Path, first: bool) -> None:
+        """(r): one name over every version from v0.6.3, cold (first run: a fresh replay cache, so the
+        environment and the trees are made) and warm (the user cache, made untimed before the first warm
+        run); one version (the newest) warm."""
+        text = self.work / "replay.txt"
+        text.write_text(self.REPLAY_TEXT)
+        cmd = [self.exe, "replay", "hermes", "--text", str(text), "--db", str(db), "-q"]
+        if first and not self.args.skip_replay_cold:
+            cold = self.work / "replay-cold-cache"
+            shutil.rmtree(cold, ignore_errors=True)
+            self.record("r_cold", measure.run(cmd + ["--tags", self.REPLAY_SINCE],
+                                              env={**os.environ, "TPINDEX_REPLAY_CACHE": str(cold)}))
+            shutil.rmtree(cold, ignore_errors=True)
+        if first:
+            measure.run(cmd + ["--tags", self.REPLAY_SINCE])  # untimed: the user cache's trees and environment
+        self.record("r_warm", measure.run(cmd + ["--tags", self.REPLAY_SINCE]))
+        self.record("r_one", measure.run(cmd + ["--at", self.labels[-1]]))
+
     def prepare_index(self) -> list[str] | None:
         """(j)'s archives in the archive cache (untimed): a download now would be timed otherwise."""
         from indexer.sources.pypi import PypiSource
@@ -193,6 +220,8 @@ class Bench:
                 self.record("j", self.index(j_db))
                 self.record("g_where", measure.run([self.exe, "where", self.args.symbol, "--db", str(j_db)],
                                                    ok=(0, 1)))
+            if not self.args.skip_replay:
+                self.replay(a_db, first=i == 1)
             self.record("e", self.build(self.work / "e.db", "--no-dedup"))
             self.record("i_a0", self.build(self.work / "a0.db", "--no-code"))
             self.size("i_a0_size", self.work / "a0.db")
@@ -259,6 +288,7 @@ TARGETS = [
     (6, "`tpindex grep` vs `git grep` over the same tags and paths", "h"),
     (7, "`which`, `diff`, `card`, `where` as whole processes", "g"),
     (8, "no-dedup / dedup, default scope", "e/a"),
+    (9, "`tpindex replay` one name over every version from v0.6.3, and one version (issue 25)", "r"),
 ]
 
 
@@ -334,6 +364,9 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
             if suffix and f"h_{key}_d" in m and f"h_git_{key}_d" in m:
                 value = m[f"h_git_{key}_d"]["wall"] / m[f"h_{key}_d"]["wall"]
                 ratio(f"h_{key}_d/git", f"(h) git grep / grep, {shown}, --scope all", value, ">= 5", value >= 5)
+    proc("r_cold", "(r) replay hermes, every version from v0.6.3, cold (environment and trees made)")
+    proc("r_warm", "(r) replay hermes, every version from v0.6.3, warm", 15)
+    proc("r_one", "(r) replay hermes, one version (the newest), warm", 2)
     size("i_a", "(i) database size of (a), with the code")
     proc("i_a0", "(i) (a) without the code (--no-code)")
     size("i_a0_size", "(i) database size of (a) without the code")
@@ -397,6 +430,13 @@ def summary(rows: list[dict], jobs: int) -> list[dict]:
                 continue
             result = ", ".join(f"{k[2:]} {by[k]['wall']:.2f} s" for k in keys)
             target, met = "<= 0.15 s each", verdict(keys)
+        elif key == "r":
+            keys = [k for k in ("r_warm", "r_one") if k in by]
+            if not keys:
+                continue
+            result = ", ".join(f"{label} {by[k]['wall']:.2f} s (CPU {by[k]['cpu']:.1f} s)" for k, label in (
+                ("r_warm", "warm"), ("r_one", "one version warm"), ("r_cold", "cold")) if k in by)
+            target, met = "warm <= 15 s; one version warm <= 2 s", verdict(keys)
         elif key == "e/a" and key in by:
             result, target, met = f"{by[key]['ratio']:.2f}x", ">= 3x", by[key]["met"]
         else:
