@@ -175,14 +175,20 @@ class Index:
         return checkdoc.check_document(self.db, text, checkdoc.resolve_versions(self.db, tuple(at or ())), name=name)
 
     def fit(self, text: str, at: str | None = None, kind: str | None = None, name: str = "FILE",
-            replay: bool = False) -> Fit:
+            replay: bool = False, notice=None) -> Fit:
         """Which parser fits a model: the tool and reasoning parsers of a version (default: the newest) ranked by
         the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, with
         the `vllm serve` line (schema `fit`). `name` is how the file is called in the answer (and in
-        --chat-template)."""
+        --chat-template). `replay` (a raw output): the top tool candidates are also run on it by the version's own
+        code (`replay()`, non-streaming and one token per delta), their results weighed in; `notice(message)`: the
+        replay's slow first-use steps."""
         from .answers.fit import fit
 
-        return fit(self.db, text, at, kind, name, replay)
+        def run(candidate: str, version: str, output: str):
+            return self.replay(candidate, at=version, text=output, modes=["nonstream", "stream"], splits=["token"],
+                               notice=notice)
+
+        return fit(self.db, text, at, kind, name, run if replay else None)
 
     def log(self, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
             all_parents: bool = False) -> Log:

@@ -39,14 +39,18 @@ with the `vllm serve ...` line, or says that nothing fits and what the closest p
 
 No model or parser name is typed into this module: every fact comes from the indexed version.
 
-`--replay` (issue 25, branch i25-replay) is a seam: `REPLAY` is where the replay feature will run the top
-candidates on a raw output; until it is there, asking for it is refused with a hint.
+`--replay` (a raw output only): the first REPLAYED tool candidates by rank are run on the output by the version's
+own code (indexer/replay/, through the `replay` callable Index.fit passes: this module never imports it), non-streaming
+and streamed one token per delta, and what each made of it is evidence: a call made (+4) or none (-4: the
+parser does not fit as written), call-markup tokens left in the content (-1), streaming that calls other
+functions than the non-streaming result (-1). The candidates are then ranked again.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import markup
@@ -58,6 +62,8 @@ SHOWN = 5  # candidates per kind in text and Markdown (JSON has every one with e
 MAX_REGEX_TEXT = 2000  # characters a parser's regular expression is run on (the call markup; bounded)
 MAX_INPUT = 4 << 20  # characters read from FILE
 BLOCKING = ("look-alike", "stripped", "vocabulary")  # against-evidence that stops a parser as written
+REPLAYED = 3  # tool candidates --replay runs on a raw output (the first by rank with a positive score)
+REPLAY_WEIGHT = 4  # a call made by the parser's own code (for), or none (against)
 
 
 # -- the answer ------------------------------------------------------------------------------------------
@@ -132,6 +138,21 @@ class TemplateDiff(Model):
 
 
 @dataclass
+class ReplayRun(Model):
+    """--replay: one candidate run on the raw output by the version's own code (tpindex replay)."""
+
+    name: str
+    version: str
+    status: str  # the replay's: ok, error, timeout, crashed, killed, not-registered
+    error: str | None
+    calls: list[str]  # non-streaming: name(arguments as JSON)
+    streamed: list[str] | None  # streamed one token per delta (null: not run)
+    content: str | None  # the non-streaming content
+    leaked: list[str]  # tokens of the call markup left in the content (non-streaming or streamed)
+    outcomes: dict[str, str]  # mode -> the replay's outcome
+
+
+@dataclass
 class Fit(Model):
     """`tpindex fit FILE --format json`: the parsers of a version ranked by the evidence FILE gives."""
 
@@ -146,7 +167,7 @@ class Fit(Model):
     template_diff: TemplateDiff | None
     serve: str | None  # the vllm serve line, when a tool parser fits
     verdict: str
-    replay: list[dict] | None = None  # --replay (issue 25): the top candidates run on the output; null: not run
+    replay: list[ReplayRun] | None = None  # --replay: the top candidates run on the output; null: not run
 
 
 # -- the input --------------------------------------------------------------------------------------------
@@ -721,13 +742,15 @@ def rank(ps: list[Profile], ob: Observation, kind: str) -> list[Candidate]:
 # -- the answer -------------------------------------------------------------------------------------------
 
 def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str = "FILE",
-        replay: bool = False, templates_too: bool = True) -> Fit:
-    """Rank the parsers of a version by the evidence a file's text gives (see the module)."""
-    if replay:
-        raise AnswerError("--replay runs the top candidates on the output with vLLM's own code (issue 25), which"
-                          " this tpindex does not have yet", "run fit without --replay")
+        replay: Callable | None = None, templates_too: bool = True) -> Fit:
+    """Rank the parsers of a version by the evidence a file's text gives (see the module). `replay(name, version,
+    text)` -> a `Replay` answer (Index.replay): given, the top tool candidates are run on a raw output."""
     version = require(db, at) if at else newest(db)
     inp = read_input(text[:MAX_INPUT])
+    if replay and inp.kind != "output":
+        raise AnswerError(f"--replay runs parsers on a raw model output; {name} is read as a {inp.kind.replace('_', ' ')}"
+                          f" ({inp.why})", "give fit a raw output (text captured with skip_special_tokens: false)"
+                          " with --replay, or leave --replay out")
     ob = observe(inp)
     profs = profiles(db, version, ["tool", "reasoning"], templates_too)
     tool_classes = {(p.card.real.file, p.card.real.class_) for p in profs["tool"]}
@@ -739,6 +762,11 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     ranked = {k: rank(profs[k], ob, k) for k in ([kind] if kind else ["tool", "reasoning"])}
     tool = ranked.get("tool", [])
     reasoning = ranked.get("reasoning", [])
+    runs = None
+    if replay and kind != "reasoning":
+        runs = [_replayed(replay(c.name, version, inp.output), c.name, version, ob)
+                for c in [c for c in tool if c.score > 0][:REPLAYED]]
+        tool = _fold(tool, runs)
     best = tool[0] if tool and tool[0].score > 0 else None
     fits = bool(best and best.score >= FIT_SCORE and not _blocked(best))
     winner_profile = next((p for p in profs.get("tool", []) if best and p.name == best.name), None)
@@ -769,7 +797,60 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     shown_r = [c for c in reasoning if c.score > 0] or ([] if kind != "reasoning" else reasoning[:3])
     observed = _observed(ob)
     return Fit(version=version, file=name, kind=kind, observed=observed, tool=shown, reasoning=shown_r, fits=fits,
-               template=shipped, template_diff=tdiff, serve=serve, verdict=verdict)
+               template=shipped, template_diff=tdiff, serve=serve, verdict=verdict, replay=runs)
+
+
+def _replayed(answer, name: str, version: str, ob: Observation) -> ReplayRun:
+    """What one candidate's own code made of the output (the one version of a Replay answer)."""
+    (v,) = answer.versions
+    modes = {m.mode: m for m in v.modes}
+
+    def calls(m):
+        return [f"{c.name}({json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)})" if not isinstance(
+            c.arguments, str) else f"{c.name}({c.arguments})" for c in m.calls]
+
+    non, stream = modes.get("nonstream"), modes.get("stream:token")
+    markup_tokens = [t for t in markup.tokens(ob.call) if t not in ob.reasoning_tokens]
+    contents = [m.content or "" for m in (non, stream) if m]
+    leaked = [t for t in dict.fromkeys(markup_tokens) if any(t in c for c in contents)]
+    return ReplayRun(name=name, version=version, status=v.status, error=v.error or (
+        "; ".join(non.errors[:2]) if non and non.errors else None), calls=calls(non) if non else [],
+        streamed=calls(stream) if stream else None, content=non.content if non else None, leaked=leaked,
+        outcomes={m.mode: m.outcome for m in v.modes})
+
+
+def _fold(cands: list[Candidate], runs: list[ReplayRun]) -> list[Candidate]:
+    """The replay's results as evidence, then the candidates ranked again (the order before breaks ties)."""
+    by_name = {c.name: c for c in cands}
+    for r in runs:
+        c = by_name[r.name]
+        where = f"vLLM's own code at {r.version}"
+        if r.status != "ok" or (r.error and not r.calls):
+            c.evidence.append(Evidence("replay", "note", 0, f"{where} could not run it on the output ({r.status}: "
+                                       f"{r.error or 'no result'})"))
+        elif r.calls:
+            c.evidence.insert(0, Evidence("replay", "for", REPLAY_WEIGHT,
+                                          f"{where} makes {', '.join(r.calls)} of the output (non-streaming)"))
+        else:
+            c.evidence.append(Evidence("replay", "against", -REPLAY_WEIGHT,
+                                       f"{where} makes no tool call of the output (non-streaming)"))
+        if r.leaked and r.calls:  # (no call: the whole output is content, said above)
+            c.evidence.append(Evidence("leak", "against", -1, f"{where} leaves call markup in the content: "
+                                       f"{' '.join(r.leaked)}"))
+        names = [x.split("(", 1)[0] for x in r.calls]
+        if r.status == "ok" and r.streamed is not None and [x.split("(", 1)[0] for x in r.streamed] != names:
+            c.evidence.append(Evidence("stream", "against", -1, f"{where} streamed one token per delta calls "
+                                       f"{', '.join(r.streamed) or 'nothing'} instead"))
+        c.score = sum(e.weight for e in c.evidence)
+    # stable: equals keep the order the facts gave them
+    out = sorted(cands, key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel")))
+    last, place = None, 0
+    for i, c in enumerate(out, 1):
+        key = (c.score, sum(1 for e in c.evidence if e.kind == "sentinel"))
+        if key != last:
+            place, last = i, key
+        c.rank = place
+    return out
 
 
 def _any_for(cands: list[Candidate]) -> bool:
@@ -778,7 +859,7 @@ def _any_for(cands: list[Candidate]) -> bool:
 
 def _blocked(c: Candidate) -> list[Evidence]:
     exact = any(e.kind == "sentinel" for e in c.evidence)
-    out = [e for e in c.evidence if e.stance == "against" and e.kind in ("stripped", "vocabulary")]
+    out = [e for e in c.evidence if e.stance == "against" and e.kind in ("stripped", "vocabulary", "replay")]
     if not exact:
         out += [e for e in c.evidence if e.stance == "against" and e.kind == "look-alike"]
     return out
@@ -921,10 +1002,26 @@ def format_text(f: Fit) -> str:
     elif f.template:
         lines.append("")
         lines.append(f"shipped template  {f.template}")
+    if f.replay:
+        lines.append("")
+        lines.append(f"replayed at {f.version} (vLLM's own code on the output; non-streaming, then one token per delta)")
+        for r in f.replay:
+            lines.append(f"  {r.name:<16} {_replay_line(r)}")
     lines.append("")
     lines.append(f.verdict)
     lines.append(f"=> {f.serve}" if f.serve else "=> no vllm serve line: nothing fits as written")
     return "\n".join(lines)
+
+
+def _replay_line(r: ReplayRun) -> str:
+    if r.status != "ok" or (r.error and not r.calls):
+        return f"{r.status}: {r.error or 'no result'}"
+    out = ", ".join(r.calls) or "no tool call"
+    if r.streamed is not None and r.streamed != r.calls:
+        out += f"; streamed: {', '.join(r.streamed) or 'no tool call'}"
+    if r.leaked:
+        out += f"; call markup in the content: {' '.join(r.leaked)}"
+    return out
 
 
 def _md(s: str) -> str:
@@ -952,6 +1049,15 @@ def format_markdown(f: Fit) -> str:
                   ""]
         if not d.identical:
             lines += ["```text", d.inline, "```", ""]
+    if f.replay:
+        lines += ["## Replay", "", f"vLLM {f.version}'s own code on the output (non-streaming, then one token per delta).",
+                  "", "| name | status | calls | streamed | call markup in the content |", "|---|---|---|---|---|"]
+        for r in f.replay:
+            lines.append(f"| {r.name} | {r.status if not r.error else _md(f'{r.status}: {r.error}')} | "
+                         f"{_md(', '.join(r.calls)) or 'none'} | "
+                         f"{'-' if r.streamed is None else _md(', '.join(r.streamed)) or 'none'} | "
+                         f"{_md(' '.join(r.leaked)) or 'none'} |")
+        lines.append("")
     lines += [f.verdict, ""]
     lines += (["```sh", f.serve, "```"] if f.serve else ["No `vllm serve` line: nothing fits as written."])
     return "\n".join(lines) + "\n"

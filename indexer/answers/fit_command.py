@@ -17,8 +17,9 @@ from .commands import dumps, index
               help="text: the ranked candidates with their evidence, then the serve line; json: every candidate "
                    "with evidence (schema fit); markdown: tables for an issue or a runbook.")
 @click.option("--replay", is_flag=True,
-              help="Also run the top candidates on a raw output with vLLM's own code (needs the replay feature, "
-                   "issue 25; refused until it is there).")
+              help="FILE is a raw output: also run the top three tool candidates on it with the version's own code "
+                   "(as tpindex replay does: non-streaming, then one token per delta) and weigh what each made of "
+                   "it (a call or none, call markup left in the content) into the ranking.")
 @db_option
 def fit(file, at, kind, fmt, replay, db_path):
     """Which parser fits a model: rank the tool and reasoning parsers of a version by the evidence FILE gives,
@@ -48,7 +49,8 @@ def fit(file, at, kind, fmt, replay, db_path):
                    "pass a chat template, a tokenizer_config.json, a tokenizer.json or a model output (- for "
                    "standard input)") from None
     text = data.decode("utf-8", errors="replace")
-    answer = index(db_path).fit(text, at, kind, name="-" if file == "-" else file, replay=replay)
+    answer = index(db_path).fit(text, at, kind, name="-" if file == "-" else file, replay=replay,
+                                notice=lambda m: click.echo(m, err=True))
     if fmt == "json":
         click.echo(dumps(answer))
     elif fmt == "markdown":
