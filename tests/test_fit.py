@@ -369,6 +369,47 @@ def test_reasoning_markup_ranks_the_reasoning_parser_and_adds_it_to_the_serve_li
     assert only["tool"] == [] and top(only, "reasoning") == ["thinker"]
 
 
+# A reasoning parser whose class also holds a tool parser's call token (vLLM's unified parsers do: one class
+# for both kinds, registered as a reasoning parser only here)
+DUAL = '''
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
+
+
+class DualReasoningParser(ReasoningParser):
+    start_token = "<think>"
+    end_token = "</think>"
+    call_start_token = "<tj_call>"
+
+    def extract_reasoning(self, text, request):
+        return text.partition(self.end_token)
+'''
+
+
+@pytest.fixture(scope="module")
+def dual_db(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fit-dual")
+    tree = {**HISTORY["v0.32.0"], "vllm/reasoning/dual_reasoning_parser.py": DUAL,
+            "vllm/reasoning/__init__.py": lazy_registry("reasoning", names(
+                ("thinker", "thinker_reasoning_parser", "ThinkerReasoningParser"),
+                ("dual", "dual_reasoning_parser", "DualReasoningParser")))}
+    build_tags(make_repo(root / "repo", {"v0.32.0": tree}), root / "fit.db", "v0.32.0")
+    return root / "fit.db"
+
+
+def test_no_reasoning_parser_without_think_markup(dual_db, tmp_path):
+    """The call token is the tool parser's: it is no think markup, so no --reasoning-parser is added."""
+    out = '<tj_call>{"name": "lookup", "arguments": {}}</tj_call>'
+    ans = fit(dual_db, tmp_path, out)
+    assert ans["serve"] == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser tagjson"
+    think = '<think>The user wants a lookup.</think>' + out
+    ans = fit(dual_db, tmp_path, think)
+    assert "--reasoning-parser" in ans["serve"]
+    by_name = {c["name"]: c for c in ans["reasoning"]}
+    assert by_name["dual"]["score"] == by_name["thinker"]["score"] and by_name["dual"]["rank"] == 1
+    (note,) = [e for e in by_name["dual"]["evidence"] if e["token"] == "<tj_call>"]
+    assert note["stance"] == "note" and note["weight"] == 0 and "tagjson" in note["text"]
+
+
 def test_nothing_fits_says_so_and_what_the_closest_expect(fit_db, tmp_path):
     ans = fit(fit_db, tmp_path, template("'@@CALL ' + tool_call.function.name + ' @@END'"))
     assert ans["fits"] is False and ans["serve"] is None

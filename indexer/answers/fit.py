@@ -772,9 +772,15 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     winner_profile = next((p for p in profs.get("tool", []) if best and p.name == best.name), None)
     tdiff = _template_diff(winner_profile, ob) if winner_profile else None
     shipped = tdiff.template if tdiff else (best.chat_templates[0] if best and best.chat_templates else None)
-    think = reasoning[0] if reasoning and reasoning[0].score >= 3 and any(
-        e.kind == "sentinel" for e in reasoning[0].evidence) else None
-    equals = [c for c in reasoning if think and c.rank == think.rank]
+    # think markup: a token a reasoning parser looks for that the winning tool parser does not (a unified class
+    # holds both kinds' tokens: its tool-call tokens found are the tool parser's evidence, not think markup)
+    calls = {s["value"] for p in profs.get("tool", []) if best and p.name == best.name for s in p.sentinels}
+    if calls and reasoning:
+        reasoning = _explained(reasoning, best, calls)
+    thinking = [c for c in reasoning if c.score >= 3 and any(
+        e.kind == "sentinel" and e.token not in calls for e in c.evidence)]
+    think = thinking[0] if thinking else None
+    equals = [c for c in thinking if c.rank == think.rank]
     paired = None
     if think and best:  # among equals, the reasoning parser that goes with the tool parser
         paired = next((c for c in equals if c.name == best.name), None) or next(
@@ -842,11 +848,30 @@ def _fold(cands: list[Candidate], runs: list[ReplayRun]) -> list[Candidate]:
             c.evidence.append(Evidence("stream", "against", -1, f"{where} streamed one token per delta calls "
                                        f"{', '.join(r.streamed) or 'nothing'} instead"))
         c.score = sum(e.weight for e in c.evidence)
-    # stable: equals keep the order the facts gave them
-    out = sorted(cands, key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel")))
+    return _rerank(cands)
+
+
+def _explained(cands: list[Candidate], best: Candidate, calls: set[str]) -> list[Candidate]:
+    """Reasoning parsers of another class than the winning tool parser's: the winner's call tokens found are its
+    evidence, not think markup (a note), and the reasoning parsers are ranked again."""
+    for c in cands:
+        if c.real_class and c.real_class == best.real_class:
+            continue
+        for e in c.evidence:
+            if e.kind == "sentinel" and e.stance == "for" and e.token in calls:
+                e.stance, e.weight = "note", 0
+                e.text += f": {best.name}'s call token, not think markup"
+        c.score = sum(e.weight for e in c.evidence)
+    return _rerank(cands)
+
+
+def _rerank(cands: list[Candidate]) -> list[Candidate]:
+    """Ranked again by score, then sentinels found (stable: equals keep the order they had)."""
+    out = sorted(cands, key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel" and
+                                                      e.stance == "for")))
     last, place = None, 0
     for i, c in enumerate(out, 1):
-        key = (c.score, sum(1 for e in c.evidence if e.kind == "sentinel"))
+        key = (c.score, sum(1 for e in c.evidence if e.kind == "sentinel" and e.stance == "for"))
         if key != last:
             place, last = i, key
         c.rank = place
