@@ -397,17 +397,20 @@ def dual_db(tmp_path_factory):
 
 
 def test_no_reasoning_parser_without_think_markup(dual_db, tmp_path):
-    """The call token is the tool parser's: it is no think markup, so no --reasoning-parser is added."""
+    """The call token is as much the tool parser's as the reasoning parser's (one file each): it is no think
+    markup, so no --reasoning-parser is added, and it stays the tool parser's evidence."""
     out = '<tj_call>{"name": "lookup", "arguments": {}}</tj_call>'
     ans = fit(dual_db, tmp_path, out)
     assert ans["serve"] == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser tagjson"
+    # the token is the tool parser's evidence still: one reasoning-only file holds it, as one tool-only file does
+    (tagjson,) = [c for c in ans["tool"] if c["name"] == "tagjson"]
+    assert any(e["kind"] == "sentinel" and e["token"] == "<tj_call>" for e in tagjson["evidence"])
     think = '<think>The user wants a lookup.</think>' + out
     ans = fit(dual_db, tmp_path, think)
     assert "--reasoning-parser" in ans["serve"]
     by_name = {c["name"]: c for c in ans["reasoning"]}
     assert by_name["dual"]["score"] == by_name["thinker"]["score"] and by_name["dual"]["rank"] == 1
-    (note,) = [e for e in by_name["dual"]["evidence"] if e["token"] == "<tj_call>"]
-    assert note["stance"] == "note" and note["weight"] == 0 and "tagjson" in note["text"]
+    assert not [e for e in by_name["dual"]["evidence"] if e["token"] == "<tj_call>"]
 
 
 def test_nothing_fits_says_so_and_what_the_closest_expect(fit_db, tmp_path):

@@ -17,7 +17,7 @@ Each tool parser (or reasoning parser) of the version is then scored by the evid
 
 | evidence | for | against |
 |---|---|---|
-| sentinel | one of its token strings is in the call markup (+3 each), the tools prompt (+2), the vocabulary (+2) or the template's text (+1); a tool parser is judged by its call markup only, a reasoning parser by its think markup only (the sentinels of the reasoning parsers whose real class is no tool parser's) | |
+| sentinel | one of its token strings is in the call markup (+3 each), the tools prompt (+2), the vocabulary (+2) or the template's text (+1); a tool parser is judged by its call markup only, a reasoning parser by its think markup only (the token strings more reasoning-only source files hold than tool-only ones: `think_tokens`) | |
 | look-alike | a string that reads like one of its sentinels (+2 each, at most +8) | ... but is made of other code points, named: as written the parser does not find it (-1 for each set of differing code points) |
 | regex | one of its own regular expressions (regexes_v) matches the call markup (+4; +2 when it also matches calls of other shapes, a wide net; +1 for a small part of it) | |
 | shape | the call markup has the shape the parser expects, from its shipped templates' rendered calls, its sentinels (`<function=`, `<arg_key>`, `<invoke name=`), its regular expressions run on a call of each shape (+3; agreeing details +1) | another shape (-3); details that differ (-1): tokens around the JSON or none, a list, the argument key |
@@ -253,8 +253,7 @@ class Observation:
     template_name: str | None = None
     blob_id: str | None = None  # the template's git blob id (a shipped template is known by it)
     notes: list[str] = field(default_factory=list)
-    # think markup: the sentinels of the reasoning parsers whose real class is no tool parser's (a unified
-    # parser's sentinels hold its tool-call markup too)
+    # think markup: the token strings more reasoning-only source files hold than tool-only ones (think_tokens)
     reasoning_tokens: set[str] = field(default_factory=set)
     owners: dict[str, list[str]] = field(default_factory=dict)  # a tool parser's sentinel -> the names holding it
     _folded: dict[str, str] = field(default_factory=dict)
@@ -753,9 +752,7 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
                           " with --replay, or leave --replay out")
     ob = observe(inp)
     profs = profiles(db, version, ["tool", "reasoning"], templates_too)
-    tool_classes = {(p.card.real.file, p.card.real.class_) for p in profs["tool"]}
-    ob.reasoning_tokens = {s["value"] for p in profs["reasoning"] for s in p.sentinels
-                           if (p.card.real.file, p.card.real.class_) not in tool_classes}
+    ob.reasoning_tokens = think_tokens(profs)
     for p in profs["tool"]:
         for value in {s["value"] for s in p.sentinels}:
             ob.owners.setdefault(value, []).append(p.name)
@@ -772,15 +769,9 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     winner_profile = next((p for p in profs.get("tool", []) if best and p.name == best.name), None)
     tdiff = _template_diff(winner_profile, ob) if winner_profile else None
     shipped = tdiff.template if tdiff else (best.chat_templates[0] if best and best.chat_templates else None)
-    # think markup: a token a reasoning parser looks for that the winning tool parser does not (a unified class
-    # holds both kinds' tokens: its tool-call tokens found are the tool parser's evidence, not think markup)
-    calls = {s["value"] for p in profs.get("tool", []) if best and p.name == best.name for s in p.sentinels}
-    if calls and reasoning:
-        reasoning = _explained(reasoning, best, calls)
-    thinking = [c for c in reasoning if c.score >= 3 and any(
-        e.kind == "sentinel" and e.token not in calls for e in c.evidence)]
-    think = thinking[0] if thinking else None
-    equals = [c for c in thinking if c.rank == think.rank]
+    think = reasoning[0] if reasoning and reasoning[0].score >= 3 and any(
+        e.kind == "sentinel" for e in reasoning[0].evidence) else None
+    equals = [c for c in reasoning if think and c.rank == think.rank]
     paired = None
     if think and best:  # among equals, the reasoning parser that goes with the tool parser
         paired = next((c for c in equals if c.name == best.name), None) or next(
@@ -851,20 +842,6 @@ def _fold(cands: list[Candidate], runs: list[ReplayRun]) -> list[Candidate]:
     return _rerank(cands)
 
 
-def _explained(cands: list[Candidate], best: Candidate, calls: set[str]) -> list[Candidate]:
-    """Reasoning parsers of another class than the winning tool parser's: the winner's call tokens found are its
-    evidence, not think markup (a note), and the reasoning parsers are ranked again."""
-    for c in cands:
-        if c.real_class and c.real_class == best.real_class:
-            continue
-        for e in c.evidence:
-            if e.kind == "sentinel" and e.stance == "for" and e.token in calls:
-                e.stance, e.weight = "note", 0
-                e.text += f": {best.name}'s call token, not think markup"
-        c.score = sum(e.weight for e in c.evidence)
-    return _rerank(cands)
-
-
 def _rerank(cands: list[Candidate]) -> list[Candidate]:
     """Ranked again by score, then sentinels found (stable: equals keep the order they had)."""
     out = sorted(cands, key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel" and
@@ -876,6 +853,21 @@ def _rerank(cands: list[Candidate]) -> list[Candidate]:
             place, last = i, key
         c.rank = place
     return out
+
+
+def think_tokens(profs: dict[str, list[Profile]]) -> set[str]:
+    """The think markup of a version: token strings held by more reasoning-only source files (a sentinel's file
+    that is no tool parser's real file) than tool-only ones (no reasoning parser's real file). A unified class
+    (both kinds' real file) holds both kinds' tokens and votes for neither; a tool parser that strips `</think>`
+    does not make it call markup, nor a reasoning parser that stops at `<tool_call>` make that think markup."""
+    real = {k: {p.card.real.file for p in profs.get(k, [])} for k in ("tool", "reasoning")}
+    files: dict[str, dict[str, set[str]]] = {}
+    for k, other in (("reasoning", "tool"), ("tool", "reasoning")):
+        for p in profs.get(k, []):
+            for s in p.sentinels:
+                if s["file"] not in real[other]:
+                    files.setdefault(s["value"], {"reasoning": set(), "tool": set()})[k].add(s["file"])
+    return {v for v, by in files.items() if len(by["reasoning"]) > len(by["tool"])}
 
 
 def _any_for(cands: list[Candidate]) -> bool:
