@@ -167,7 +167,7 @@ def repo(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tree_db(repo, tmp_path_factory):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     db = tmp_path_factory.mktemp("where-db") / "tree.db"
     build_tags(repo, db, "v0.30.0..v0.33.0", scope=Scope.named("default", tree=True), jobs=2)

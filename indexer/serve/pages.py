@@ -22,8 +22,8 @@ from ..answers.diff import comparer
 from ..answers.history import range_commits
 from ..answers.versions import AnswerError, indexed, nearest, require, resolve
 from ..answers.which import check_name, history, parsers_at
-from ..specs import named
-from ..store import Reader
+from ..core.specs import named
+from ..store.database import Reader
 
 KIND_ORDER = ("tool", "reasoning", "engine")
 IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")

@@ -26,9 +26,7 @@ from datasette import hookimpl
 from datasette.utils.asgi import Response
 from markupsafe import Markup
 
-from ..scope import parsed
-from . import canned, cells, code_pages, matrix
-from .links import (
+from ..core.links import (
     DEFAULT_UPSTREAM,
     diff_columns,
     link_columns,
@@ -38,6 +36,8 @@ from .links import (
     source_url,
     upstream_problem,
 )
+from ..core.scope import parsed
+from . import canned, cells, code_pages, matrix
 
 PLUGIN = "tpindex"
 LABELS_TTL = 5.0  # seconds a page renders with the version labels it read, before reading them again
@@ -353,8 +353,8 @@ def register_mcp_tools(datasette, mcp):
     from datasette_mcp import _actor_from_context  # the actor of the MCP request, as datasette-mcp finds it
 
     from ..api import Index
-    from ..mcp_tools import problem_as_tool_error, register
-    from ..problems import Problem
+    from ..core.problems import Problem
+    from ..mcp.tools import problem_as_tool_error, register
 
     async def run(ctx, question):
         names = await tpindex_databases(datasette)
@@ -366,7 +366,7 @@ def register_mcp_tools(datasette, mcp):
 
         import asyncio
 
-        from ..store import open_reader
+        from ..store.database import open_reader
 
         path = datasette.get_database(names[0]).path
         limit = datasette.setting("sql_time_limit_ms") / 1000

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from . import store
-from .code import CodeWriter, prepare
-from .extract import extractor_id, parse
-from .extract.locate import locate, needed
-from .problems import Problem
-from .scope import FULL, RECORDED, Scope, depth_needed, module_of
-from .sources import VersionRef
-from .specs import sort_key
+from ..core.problems import Problem
+from ..core.scope import FULL, RECORDED, Scope, depth_needed, module_of
+from ..core.specs import sort_key
+from ..extract import extractor_id, parse
+from ..extract.locate import locate, needed
+from ..sources import VersionRef
+from ..store import database as store
+from ..store.code import CodeWriter, prepare
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
@@ -150,7 +150,7 @@ def _repair(db, stats: BuildStats) -> None:
 
 def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FULL) -> dict:
     """Worker: parse one blob at an extraction depth, pack its raw facts for reuse at other paths, locate
-    them at `path` (as `table_rows`), and split its code into line keys (indexer.code.prepare) for the
+    them at `path` (as `table_rows`), and split its code into line keys (indexer.store.code.prepare) for the
     writer to store."""
     res = parse(data) if depth == FULL else parse(data, depth)
     res["depth"] = depth
@@ -477,7 +477,7 @@ class Builder:
             self.stats.files += len(rows)
             if tree is not None:
                 self.tree.write(version_id, tree)
-            from .resolve import resolve_version
+            from ..resolve.chains import resolve_version
 
             n_registered = resolve_version(db, version_id, self.module_cache)
             self._resolve_refilled(version_id)
@@ -539,7 +539,7 @@ class Builder:
     def _resolve_refilled(self, version_id: int) -> None:
         """Other complete versions mapping units refilled in this transaction were resolved without those
         facts: resolve them again."""
-        from .resolve import resolve_version
+        from ..resolve.chains import resolve_version
 
         refilled, self.refilled = sorted(self.refilled), set()
         for vid in sorted(self._versions_mapping(refilled) - {version_id}):

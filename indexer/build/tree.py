@@ -24,7 +24,7 @@ import zlib
 from collections import deque
 from concurrent.futures import wait
 
-from .scope import FULL, parsed
+from ..core.scope import FULL, parsed
 
 WORD_SUFFIXES = (".py", ".pyi", ".md", ".rst", ".txt", ".jinja", ".j2", ".yaml", ".yml", ".toml", ".cfg",
                  ".ini", ".sh")
@@ -65,8 +65,8 @@ def light(data: bytes, defs: bool, words: bool) -> tuple[list | None, str | None
     """Worker: the definitions (when `defs`) and the identifiers (when `words`) of one file."""
     rows = None
     if defs:
-        from .extract.definitions import walk
-        from .extract.ts import parser
+        from ..extract.definitions import walk
+        from ..extract.ts import parser
 
         try:
             rows = walk(parser().parse(data).root_node)
@@ -157,7 +157,7 @@ class TreeTier:
         try:
             future = self.builder._pool().submit(light_batch, self._batch)
         except self.builder.broken_pool:
-            from .build import _worker_died
+            from .pipeline import _worker_died
 
             raise _worker_died() from None
         for i, (blob_id, defs, words) in enumerate(self._batch_ids):
@@ -199,7 +199,7 @@ class TreeTier:
             if blob_id in self.derive:
                 self.derive.discard(blob_id)
                 packed = conn.execute("select facts from blobs where id = ?", [blob_id]).fetchone()
-                from .extract.definitions import from_facts
+                from ..extract.definitions import from_facts
 
                 facts = json.loads(zlib.decompress(packed[0])) if packed and packed[0] else {}
                 if state[1] is not None:
@@ -225,7 +225,7 @@ class TreeTier:
         try:
             return work.result()
         except self.builder.broken_pool:
-            from .build import _worker_died
+            from .pipeline import _worker_died
 
             raise _worker_died() from None
 
