@@ -58,7 +58,7 @@ def grep_href(datasette, db: str | None = None, **args) -> str:
 
 async def _database(datasette, request):
     """(database name, the db= to put in links or None) after the permission checks; or an error Response."""
-    from .plugin import served_database
+    from .state import served_database
 
     wanted, names, why = await served_database(datasette, request)
     if why:
@@ -73,7 +73,7 @@ async def _error(datasette, request, title: str, message: str, hint: str | None 
 
 async def _upstream(datasette, database: str, version: str, path: str, line: int | None = None) -> str:
     from ..core.links import source_url
-    from .plugin import state, upstream_for
+    from .state import state, upstream_for
 
     st = await state(datasette, database)
     ref = await st.ref(datasette.get_database(database), version)

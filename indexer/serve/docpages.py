@@ -14,7 +14,7 @@ MAX_QUERY = 300
 
 
 async def _database(datasette, request):
-    from .plugin import served_database
+    from .state import served_database
 
     wanted, names, why = await served_database(datasette, request)
     if why:
@@ -33,7 +33,7 @@ async def _form(request) -> dict:
 async def check_doc_page(datasette, request):
     from ..core.links import source_url
     from ..core.problems import Problem
-    from .plugin import state, upstream_for
+    from .state import state, upstream_for
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:

@@ -36,7 +36,7 @@ class NotFound(AnswerError):
 async def run(datasette, database: str, fn):
     """fn(Reader) in the database's thread; its links go to the served upstream (serve --upstream, else the
     stored one; none when that is not a valid URL)."""
-    from .plugin import state, upstream_for
+    from .state import state, upstream_for
 
     upstream = upstream_for(datasette, database, await state(datasette, database))
     db = datasette.get_database(database)
