@@ -102,7 +102,7 @@ def test_light_and_full_extraction_give_the_same_definitions(data):
 
 
 def test_identifiers_are_indexed_case_sensitively():
-    from indexer.build.tree import encode_word, encode_words
+    from indexer.extract.words import encode_word, encode_words
 
     words = set(encode_words(b"class ToolParser: x_Y = config.Config  # TODO\n'hermes'").split())
     assert words == {"class", "$tool$parser", "x_$y", "config", "$config", "$t$o$d$o", "hermes"}

@@ -14,8 +14,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..build.tree import WORD_SUFFIXES
 from ..core.specs import parse_version, sort_key
+from ..extract.words import WORD_SUFFIXES
 from .docclaims import Claim, Knowledge, TooManyClaims, read
 from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
 from .versions import AnswerError, require

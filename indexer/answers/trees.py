@@ -179,7 +179,7 @@ class TreeIndex:
 
     # -- mentions -------------------------------------------------------------------------------------
     def _mention_keys(self, word: str) -> set[int]:
-        from ..build.tree import encode_word
+        from ..extract.words import encode_word
 
         if word not in self._mentions:
             self._mentions[word] = {r[0] for r in self.db.execute(

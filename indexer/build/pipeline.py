@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from ..core.problems import Problem
+from ..core.problems import BuildError
 from ..core.scope import FULL, RECORDED, Scope, depth_needed, module_of
 from ..core.specs import sort_key
 from ..extract import extractor_id, parse
@@ -27,6 +27,7 @@ from ..extract.locate import locate, needed
 from ..sources import VersionRef
 from ..store import database as store
 from ..store.code import CodeWriter, prepare
+from .workers import worker_died as _worker_died
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
@@ -35,10 +36,6 @@ PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer by
 BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this many bytes of source ...
 BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
-
-
-class BuildError(Problem):
-    """A build that cannot start."""
 
 
 @dataclass
@@ -233,11 +230,6 @@ def _stop_pool(pool, bound: float = 10.0) -> None:
         except OSError:
             break
         thread.join(0.05)
-
-
-def _worker_died() -> BuildError:
-    return BuildError("a parser worker process died (killed, or out of memory)",
-                      "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)")
 
 
 class Builder:

@@ -274,7 +274,7 @@ create trigger if not exists markers_ad after delete on markers begin
   insert into markers_fts(markers_fts, rowid, text) values ('delete', old.id, old.text);
 end;
 -- Identifiers per file of the tree (contentless, no positions): "does this file mention X". An upper-case
--- letter is written as $ + its lower case (tree.encode_words), so matching is case-sensitive.
+-- letter is written as $ + its lower case (extract/words.py encode_words), so matching is case-sensitive.
 create virtual table if not exists tree_words using fts5(words, content='', detail='none',
   tokenize="ascii tokenchars '_$'");
 """
