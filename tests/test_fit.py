@@ -450,7 +450,7 @@ def test_the_query_layer_and_the_mcp_tool_answer_the_same(fit_db):
     import anyio
 
     from indexer.api import Index
-    from indexer.mcp_tools import stdio_server
+    from indexer.mcp.tools import stdio_server
 
     ans = Index(fit_db).fit(JSON_IN_TAGS, name="t.jinja")
     assert ans.tool[0].name == "tagjson"

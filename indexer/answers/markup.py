@@ -40,7 +40,7 @@ def shipped(db, version: str, path: str) -> tuple[str | None, Rendered | None]:
         if got is not None:
             keys = ("call", "reply", "error", "notes")
             return blob_id, from_row(dict(zip(keys, got, strict=True)))
-    from .. import code
+    from ..store import code
 
     text = code.read_text(db, blob_id)
     return blob_id, (render_call(text) if text is not None else None)

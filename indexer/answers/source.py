@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from .. import code
+from ..store import code
 from .versions import AnswerError, require
 
 CONTEXT = 3  # lines of context around each change, as diff -u and git diff

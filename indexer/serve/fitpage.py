@@ -12,7 +12,7 @@ from .docpages import MAX_QUERY, _database, _form
 async def fit_page(datasette, request):
     from ..answers.fit import MAX_INPUT
     from ..answers.markup import one_line
-    from ..problems import Problem
+    from ..core.problems import Problem
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:

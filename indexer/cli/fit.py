@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..cli import Fail, db_option
 from .commands import dumps, index
+from .main import Fail, db_option
 
 
 @click.command(short_help="Which parser fits a model: from its chat template, tokenizer or output.")
@@ -39,7 +39,7 @@ def fit(file, at, kind, fmt, replay, db_path):
     skip_special_tokens = False. Names the chat template the version ships for the winner, with a
     character diff of the call markup when FILE is a template.
     """
-    from . import fit as f
+    from ..answers import fit as f
 
     try:
         with click.open_file(file, "rb") as fh:
