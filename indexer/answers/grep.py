@@ -292,36 +292,6 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
 
 # -- text output ----------------------------------------------------------------------------------------
 
-def format_text(res: Result, color: bool = False) -> list[str]:
-    import click
-
-    spans = [res.ranges(m) for m in res.matches]
-    width = min(max(map(len, spans), default=0), 34)  # a long list of ranges pushes its own line only
-    out = []
-    for m, span in zip(res.matches, spans, strict=True):
-        where = span.ljust(width)
-        if m.binary:
-            line = f"Binary file {_c(m.path, 'magenta', color)} matches"
-        else:
-            sep = _c(":", "cyan", color)
-            line = f"{_c(m.path, 'magenta', color)}{sep}{_c(str(m.line), 'green', color)}{sep}{_marked(m, color)}"
-        out.append(f"{click.style(where, fg='yellow') if color else where}  {line}")
-    return out
-
-
-def _c(s: str, fg: str, color: bool) -> str:
-    import click
-
-    return click.style(s, fg=fg) if color else s
-
-
-def _marked(m: Match, color: bool) -> str:
-    if not color or m.marks is None:
-        return m.text
-    import click
-
-    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in m.marks)
-
 
 def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:
     """The text cut at the pattern's non-empty matches: (piece, whether it is a match), to mark them (the

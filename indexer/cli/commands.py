@@ -50,22 +50,22 @@ KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"])
 def which(name, at, all_, kind, fmt, db_path):
     """Which file really implements parser NAME: the chain from the registration to the class whose code
     does the parsing, with file:line for every hop, and notes on inherited methods, stubs and wrappers."""
-    from ..answers import which as w
     from ..render import text as textfmt
+    from ..render import which as rw
 
     if at and all_:
         raise Fail("--at and --all ask different questions", "use one of them")
     ix = index(db_path)
     if all_:
         h = ix.history(name, kind)
-        click.echo(dumps(h) if fmt == "json" else "\n".join(w.format_history(h, textfmt.output_width())))
+        click.echo(dumps(h) if fmt == "json" else "\n".join(rw.format_history(h, textfmt.output_width())))
         return
     ans = ix.which(name, at, kind)
     if fmt == "json":
         click.echo(dumps(ans))
         return
     width = textfmt.output_width()
-    click.echo("\n\n".join("\n".join(w.format_chain(p, width)) for p in ans.parsers))
+    click.echo("\n\n".join("\n".join(rw.format_chain(p, width)) for p in ans.parsers))
 
 
 @click.command(short_help="What changed between two versions (exit 1 when something did).")
@@ -94,6 +94,7 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
     from ..answers import diff as d
+    from ..render import diff as rd
     from ..render import text as textfmt
 
     ix = index(db_path)
@@ -102,15 +103,15 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     if contract:
         if code_path:
             raise Fail("--contract and --code ask different questions", "use one of them")
-        from ..answers import contract as c
+        from ..render import contract as rc
 
         result = ix.contract_diff(a, b)
         if fmt == "json":
             click.echo(dumps(result))
         elif fmt == "markdown":
-            click.echo(c.format_markdown(result, d.upstream_linker(ix.db)))
+            click.echo(rc.format_markdown(result, d.upstream_linker(ix.db)))
         else:
-            click.echo(c.format_text(result, textfmt.output_width()))
+            click.echo(rc.format_text(result, textfmt.output_width()))
         raise SystemExit(1 if result.breaking else 0)
     if code_path:
         from ..answers.namecode import looks_like_path
@@ -137,9 +138,9 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     if fmt == "json":
         click.echo(dumps(result))
     elif fmt == "markdown":
-        click.echo(d.format_markdown(result, d.upstream_linker(ix.db)))
+        click.echo(rd.format_markdown(result, d.upstream_linker(ix.db)))
     else:
-        click.echo(d.format_text(result, textfmt.output_width()))
+        click.echo(rd.format_text(result, textfmt.output_width()))
     raise SystemExit(1 if result.changes else 0)
 
 
@@ -330,7 +331,7 @@ def check_plugin(plugin, tags, since, fmt, db_path):
     - for standard input. Imports of modules outside the scope are checked only at versions built with
     --tree; constructors against serving's calls only where the scope holds them (build --include).
     """
-    from ..answers import plugin as p
+    from ..render import plugin as rp
     from ..render import text as textfmt
 
     try:
@@ -342,9 +343,9 @@ def check_plugin(plugin, tags, since, fmt, db_path):
     if fmt == "json":
         click.echo(dumps(report))
     elif fmt == "markdown":
-        click.echo(p.format_markdown(report))
+        click.echo(rp.format_markdown(report))
     else:
-        click.echo(p.format_text(report, textfmt.output_width()))
+        click.echo(rp.format_text(report, textfmt.output_width()))
     raise SystemExit(1 if report.broken else 0)
 
 
@@ -437,7 +438,8 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Only Python files
     under vllm/ are stored (templates and tests are not searched).
     """
-    from ..answers.grep import format_text, search
+    from ..answers.grep import search
+    from ..render.grep import format_text
 
     on = fmt == "text" and use_color(color)
     res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
