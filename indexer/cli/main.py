@@ -30,6 +30,11 @@ class Fail(click.ClickException):
         return self.message + (f"\nHint: {self.hint}" if self.hint else "")
 
 
+def _download_bar(total: int, label: str):
+    """A release archive's download, on standard error."""
+    return click.progressbar(length=total, label=label, file=sys.stderr)
+
+
 def db_option(f):
     return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
                         envvar="TPINDEX_DB", show_envvar=True, help="The SQLite database to read or write.")(f)
@@ -245,7 +250,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
             if from_pypi:
                 from ..sources.pypi import PypiSource
 
-                source = PypiSource(cache_dir=cache_dir, progress=not quiet and sys.stderr.isatty())
+                source = PypiSource(cache_dir=cache_dir, progress=_download_bar if not quiet and sys.stderr.isatty() else None)
             else:
                 from ..sources.git import GitSource, NotARepository
 
