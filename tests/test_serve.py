@@ -282,7 +282,7 @@ def fixture_db(tmp_path_factory) -> Path:
 
 
 def serve(db: Path, **kw) -> Client:
-    from indexer.cli.serve import make_datasette
+    from indexer.serve.app import make_datasette
 
     return Client(make_datasette(db, **kw))
 
@@ -772,7 +772,7 @@ def test_sql_has_a_time_limit(fixture_db):
         assert r.status_code == 400 and "too long" in r.text
     finally:
         c.close()
-    from indexer.cli.serve import SQL_TIME_LIMIT_MS
+    from indexer.serve.app import SQL_TIME_LIMIT_MS
 
     assert client_setting(fixture_db) == SQL_TIME_LIMIT_MS
 
@@ -1098,7 +1098,7 @@ def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypat
     are linked to the version page too, once the labels the plugin read have aged (LABELS_TTL)."""
     from indexer.build.pipeline import build
     from indexer.core.scope import Scope
-    from indexer.serve import plugin
+    from indexer.serve import state
     from indexer.sources.git import GitSource
 
     source = GitSource(make_repo(tmp_path / "repo", HISTORY))
@@ -1111,7 +1111,7 @@ def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypat
         link = f'href="/-/version/{VERSIONS[-1]}"'
         page = f"/tpindex/parser_map_v?version={VERSIONS[-1]}"
         build(db, source, [source.ref(VERSIONS[-1])], Scope.named("default"), jobs=1)
-        monkeypatch.setattr(plugin, "LABELS_TTL", 0.0, raising=False)
+        monkeypatch.setattr(state, "LABELS_TTL", 0.0)
         assert link in client.html(page)
     finally:
         client.close()
