@@ -206,8 +206,18 @@ def plan(db, pattern: str, tags: str | None = None, at: str | None = None, paths
 
 
 def database_file(db) -> str:
+    """The file the search child opens again: the path the reader was opened with (any bytes the file system
+    allows), else the one SQLite names, read as bytes so a name that is not UTF-8 survives."""
+    import os
+
+    if getattr(db, "path", None) is not None:
+        return os.fspath(db.path)
     conn = getattr(db, "conn", db)
-    return next(r[2] for r in conn.execute("pragma database_list") if r[1] == "main")
+    factory, conn.text_factory = conn.text_factory, bytes
+    try:
+        return os.fsdecode(next(r[2] for r in conn.execute("pragma database_list") if r[1] == b"main"))
+    finally:
+        conn.text_factory = factory
 
 
 def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None,
