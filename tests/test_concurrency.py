@@ -65,7 +65,7 @@ def test_readers_inside_an_open_write_see_only_complete_versions(fixture_repo, r
     `which`, `versions`, `check`, `diff`, a plain read-only connection and Datasette read: they answer
     at once from the versions committed before it, complete and in order."""
     import indexer.resolve.chains
-    from indexer.cli.serve import DB_NAME, make_datasette
+    from indexer.serve.app import DB_NAME, make_datasette
 
     _, want = reference
     labels = list(want)
@@ -141,7 +141,7 @@ def test_a_reader_process_inside_an_open_write(fixture_repo, reference, tmp_path
 def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # noqa: F811
     """Readers poll as fast as they can while a build runs: every version they see is complete with all
     its rows (the counts of the clean build), versions appear in order, and no read is ever refused."""
-    from indexer.cli.serve import DB_NAME, make_datasette
+    from indexer.serve.app import DB_NAME, make_datasette
 
     want_rows, want = reference
     db = tmp_path / "live.db"

@@ -282,7 +282,7 @@ def fixture_db(tmp_path_factory) -> Path:
 
 
 def serve(db: Path, **kw) -> Client:
-    from indexer.cli.serve import make_datasette
+    from indexer.serve.app import make_datasette
 
     return Client(make_datasette(db, **kw))
 
@@ -581,7 +581,8 @@ def test_upstream_comes_from_the_build_and_serve_time_wins(tmp_path):
 
 
 def test_link_rules():
-    from indexer.core.links import link_columns, looks_like_path, ref_for, source_url
+    from indexer.core.links import link_columns, ref_for, source_url
+    from indexer.core.paths import is_linkable_file
 
     keys = ["version", "file", "line", "reg_file", "reg_line", "real_file_a", "real_line_a", "a", "parent_file"]
     assert link_columns("file", keys) == ("version", "line")
@@ -592,7 +593,7 @@ def test_link_rules():
     assert link_columns("name", keys) is None
     assert link_columns("real_file", ["last_version", "real_file", "real_line"]) == ("last_version", "real_line")
     assert link_columns("file", ["file", "line"]) is None
-    assert looks_like_path("vllm/x.py") and not looks_like_path("two words.py") and not looks_like_path(None)
+    assert is_linkable_file("vllm/x.py") and not is_linkable_file("two words.py") and not is_linkable_file(None)
     assert source_url("https://h/o/r", "v1.0.0", "a b/c.py", 3) == "https://h/o/r/blob/v1.0.0/a%20b/c.py#L3"
     assert source_url("https://h/{ref}/{path}#L{line}", "v1", "c.py") == "https://h/v1/c.py"
     assert ref_for("v0.30.0", "pypi", "sha256...") == "v0.30.0"
@@ -772,7 +773,7 @@ def test_sql_has_a_time_limit(fixture_db):
         assert r.status_code == 400 and "too long" in r.text
     finally:
         c.close()
-    from indexer.cli.serve import SQL_TIME_LIMIT_MS
+    from indexer.serve.app import SQL_TIME_LIMIT_MS
 
     assert client_setting(fixture_db) == SQL_TIME_LIMIT_MS
 
@@ -1098,7 +1099,7 @@ def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypat
     are linked to the version page too, once the labels the plugin read have aged (LABELS_TTL)."""
     from indexer.build.pipeline import build
     from indexer.core.scope import Scope
-    from indexer.serve import plugin
+    from indexer.serve import state
     from indexer.sources.git import GitSource
 
     source = GitSource(make_repo(tmp_path / "repo", HISTORY))
@@ -1111,7 +1112,7 @@ def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypat
         link = f'href="/-/version/{VERSIONS[-1]}"'
         page = f"/tpindex/parser_map_v?version={VERSIONS[-1]}"
         build(db, source, [source.ref(VERSIONS[-1])], Scope.named("default"), jobs=1)
-        monkeypatch.setattr(plugin, "LABELS_TTL", 0.0, raising=False)
+        monkeypatch.setattr(state, "LABELS_TTL", 0.0)
         assert link in client.html(page)
     finally:
         client.close()

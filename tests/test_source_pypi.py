@@ -180,7 +180,7 @@ def released(index):
 
 
 def source(index, cache: Path) -> PypiSource:
-    return PypiSource(cache_dir=cache, progress=False, index_url=index.url)
+    return PypiSource(cache_dir=cache, progress=None, index_url=index.url)
 
 
 def cli_build(monkeypatch, index, *args):

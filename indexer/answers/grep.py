@@ -20,6 +20,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass, field
 
+from ..core import ranges
 from ..store import code
 from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
@@ -57,22 +58,12 @@ class Result:
         return {v: i for i, v in enumerate(self.all_versions)}
 
     def ranges(self, m: Match) -> str:
-        return _runs(m.versions, self._pos)  # the position map built once per result, not once per match
+        return ranges.runs_text(ranges.runs(m.versions, pos=self._pos))  # positions once per result
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
     """'v0.24.0 - v0.31.0, v0.33.0': runs of versions consecutive in `order`."""
-    return _runs(versions, {v: i for i, v in enumerate(order)})
-
-
-def _runs(versions: list[str], pos: dict[str, int]) -> str:
-    runs: list[list[str]] = []
-    for v in sorted(versions, key=lambda x: pos.get(x, -1)):
-        if runs and pos.get(v, -2) == pos.get(runs[-1][-1], -9) + 1:
-            runs[-1].append(v)
-        else:
-            runs.append([v])
-    return ", ".join(r[0] if len(r) == 1 else f"{r[0]} - {r[-1]}" for r in runs)
+    return ranges.runs_text(ranges.runs(versions, order))
 
 
 def select_versions(db, tags: str | None, at: str | None) -> list[str]:
@@ -301,36 +292,6 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
 
 
 # -- text output ----------------------------------------------------------------------------------------
-
-def format_text(res: Result, color: bool = False) -> list[str]:
-    import click
-
-    spans = [res.ranges(m) for m in res.matches]
-    width = min(max(map(len, spans), default=0), 34)  # a long list of ranges pushes its own line only
-    out = []
-    for m, span in zip(res.matches, spans, strict=True):
-        where = span.ljust(width)
-        if m.binary:
-            line = f"Binary file {_c(m.path, 'magenta', color)} matches"
-        else:
-            sep = _c(":", "cyan", color)
-            line = f"{_c(m.path, 'magenta', color)}{sep}{_c(str(m.line), 'green', color)}{sep}{_marked(m, color)}"
-        out.append(f"{click.style(where, fg='yellow') if color else where}  {line}")
-    return out
-
-
-def _c(s: str, fg: str, color: bool) -> str:
-    import click
-
-    return click.style(s, fg=fg) if color else s
-
-
-def _marked(m: Match, color: bool) -> str:
-    if not color or m.marks is None:
-        return m.text
-    import click
-
-    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in m.marks)
 
 
 def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
-
-from ..render import text as textfmt
+from ..core import ranges
+from ..core.suggest import close_names
 from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
@@ -27,8 +26,7 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
     """The kinds the name is registered as in some indexed version (only `kind`, when given)."""
     names = known_names(db)
     if name not in names:
-        close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
-        close += [n for n in names if name in n and n not in close][:5 - len(close)]
+        close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
         hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint)
     kinds = kinds_of(db, name)
@@ -41,19 +39,11 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
 
 def spans(versions: list[str], present: set[str]) -> list[tuple[str, str]]:
     """Runs of consecutive indexed versions in `present`, as (first, last)."""
-    out: list[tuple[str, str]] = []
-    run: list[str] = []
-    for v in versions + [None]:
-        if v in present:
-            run.append(v)
-        elif run:
-            out.append((run[0], run[-1]))
-            run = []
-    return out
+    return [(r[0], r[-1]) for r in ranges.runs([v for v in versions if v in present], versions)]
 
 
 def span_text(runs: list[tuple[str, str]]) -> str:
-    return ", ".join(a if a == b else f"{a} – {b}" for a, b in runs) or "no indexed version"
+    return ranges.runs_text([[a] if a == b else [a, b] for a, b in runs], sep=" – ", empty="no indexed version")
 
 
 def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:
@@ -152,34 +142,6 @@ def _listed(text: str | None) -> list[str]:
 
 # -- text -------------------------------------------------------------------------------------------------
 
-def format_chain(p: Parser, width: int | None = None) -> list[str]:
-    lines = [f"{p.name} ({p.kind} parser) at {p.version}: {p.impl}"]
-    rows = []
-    for h in p.hops:
-        where = f"{h.file}:{h.line}" if h.file else "(no file)"
-        what = h.class_ or ""
-        if h.hop == "registered":
-            what = registered_text(p, h)
-        rows.append((h.hop, where, what))
-    lines += textfmt.table(rows, width)
-    if p.impl == "unresolved":
-        lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
-    else:
-        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
-                                 width)
-    notes = list(p.notes)
-    if p.stub:
-        notes.append("registered file is a stub (no methods of its own)")
-    if p.reexport:
-        notes.append("registered module only re-exports the class")
-    if p.aliases:
-        notes.append(f"same class as: {', '.join(p.aliases)}")
-    if p.parent_class:
-        notes.append(f"subclasses parser {p.parent_class} ({p.parent_file})")
-    for n in notes:
-        lines += textfmt.hanging("  note: ", n, width)
-    return lines
-
 
 CHOICE_FLAGS = {"tool": "--tool-call-parser", "reasoning": "--reasoning-parser"}
 
@@ -219,20 +181,6 @@ def describe(p: Parser | None) -> str:
         via += f", wrapped by {p.wrapper_class}"
     where = p.registered_file or f"{p.registry_file} ({p.form})"
     return f"{p.impl}: {p.real_file} ({p.real_class}){via}{_streaming_elsewhere(p)}; registered in {where}"
-
-
-def format_history(h: History, width: int | None = None) -> list[str]:
-    lines = []
-    for k in h.kinds:
-        lines.append(f"{h.name} ({k.kind} parser)")
-        rows = []
-        for r in k.ranges:
-            span = r.first if r.first == r.last else f"{r.first} – {r.last}"
-            rows.append((span, ("code changed; " if r.code_changed else "") + describe(r.parser)))
-        lines += textfmt.table(rows, width)
-        if k.lifecycle:
-            lines += textfmt.hanging("  lifecycle: ", "; ".join(lifecycle_facts(k.lifecycle)), width)
-    return lines
 
 
 def lifecycle_facts(life: Lifecycle) -> list[str]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..core.problems import Problem
 from .commands import dumps, index
-from .main import Fail, db_option
+from .main import db_option
 
 
 @click.command(short_help="Which parser fits a model: from its chat template, tokenizer or output.")
@@ -45,7 +46,7 @@ def fit(file, at, kind, fmt, replay, db_path):
         with click.open_file(file, "rb") as fh:
             data = fh.read(f.MAX_INPUT + 1)
     except OSError as e:
-        raise Fail(f"cannot read {file} ({e.strerror or e})",
+        raise Problem(f"cannot read {file} ({e.strerror or e})",
                    "pass a chat template, a tokenizer_config.json, a tokenizer.json or a model output (- for "
                    "standard input)") from None
     text = data.decode("utf-8", errors="replace")

@@ -217,8 +217,10 @@ class _NoBar:
 class PypiSource:
     kind = "pypi"
 
-    def __init__(self, cache_dir: str | Path | None = None, progress: bool = False, index_url: str | None = None,
-                 opener: Callable | None = None):
+    def __init__(self, cache_dir: str | Path | None = None, progress: Callable | None = None,
+                 index_url: str | None = None, opener: Callable | None = None):
+        """`progress(total, label)`: a download's progress bar (a context manager with `update(n)`), from
+        the presenting layer; None: no bar."""
         self.index_url = (index_url or configured_index_url()).rstrip("/")
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self.offline: str | None = None  # why the index could not be read, when working from the cache
@@ -368,9 +370,7 @@ class PypiSource:
     def _bar(self, total: int | None, release: Release):
         if not self.progress or not total:
             return _NoBar()
-        import click
-
-        return click.progressbar(length=total, label=f"downloading {release.filename}", file=sys.stderr)
+        return self.progress(total, f"downloading {release.filename}")
 
     # -- HTTP ------------------------------------------------------------------------------------------------
     def _open(self, url: str, accept: str | None = None):
