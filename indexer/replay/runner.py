@@ -24,9 +24,11 @@ MEMORY = 4 << 30  # bytes of address space per worker
 
 
 def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0, memory: int = MEMORY,
-        progress=None, preload_file: Path | None = None, stats: dict | None = None) -> dict[str, dict]:
+        progress=None, preload_file: Path | None = None, stats: dict | None = None,
+        dataclass_file: Path | None = None) -> dict[str, dict]:
     """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}.
-    `preload_file` keeps the installed modules earlier workers imported, for the fork server to import first."""
+    `preload_file` keeps the installed modules earlier workers imported, for the fork server to import first;
+    `dataclass_file` the texts of dataclass methods they generated, for it to compile first (child/speed.py)."""
     if not jobs:
         return {}
     learnt = _read_preload(preload_file)
@@ -41,7 +43,7 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
     except BaseException:
         restore()
         raise
-    return _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work)
+    return _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work, dataclass_file)
 
 
 def _start(python: Path, work: Path) -> subprocess.Popen:
@@ -52,11 +54,13 @@ def _start(python: Path, work: Path) -> subprocess.Popen:
                                  "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"})
 
 
-def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work) -> dict[str, dict]:
+def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work,
+           dataclass_file=None) -> dict[str, dict]:
     # Imports before forking pay off once several rounds of workers share them; with no more jobs than workers
     # at once, each worker imports (only) what it needs, side by side.
     preload = list(dict.fromkeys(list(PRELOAD) + learnt)) if len(jobs) > parallel else []
-    header = {"preload": preload, "parallel": parallel}
+    header = {"preload": preload, "parallel": parallel,
+              "dataclass_file": str(dataclass_file) if dataclass_file and preload else None}
     results: dict[str, dict] = {}
     t_start = time.monotonic()
     started: dict[str, tuple[int, float]] = {}
@@ -116,6 +120,13 @@ def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt,
     seen = sorted({m for r in results.values() for m in r.pop("preload", None) or []})
     if preload_file and set(seen) - set(learnt):
         _write_preload(preload_file, sorted(set(seen) | set(learnt)))
+    met = [t for r in results.values() for t in r.pop("dataclass_code", None) or []]
+    if dataclass_file and met:
+        known = _read_preload(dataclass_file)
+        have = set(known)
+        new = [t for t in dict.fromkeys(met) if t not in have]
+        if new:
+            _write_preload(dataclass_file, known + new)
     log = work / "child.log"
     if any(r.get("status") == "crashed" for r in results.values()) and log.is_file():
         for r in results.values():

@@ -19,6 +19,8 @@ import resource
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import speed  # noqa: E402 - the child's own modules are found beside this file
 
 
 def _die_with(parent: int) -> None:
@@ -46,7 +48,6 @@ def worker(job: dict, parent: int) -> None:
     log = os.open(job["out"] + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    sys.path.insert(0, HERE)
     gc.disable()  # a worker lives for one replay: cyclic garbage is left to its exit
     import drive
 
@@ -56,6 +57,7 @@ def worker(job: dict, parent: int) -> None:
         result = {"version": job.get("version"), "error": {"type": type(e).__name__, "message": str(e)[:400],
                                                             "where": None}, "modes": {}}
     result["preload"] = _third_party()
+    result["dataclass_code"] = speed.DATACLASS.new()
     ru = resource.getrusage(resource.RUSAGE_SELF)  # a forked worker's own usage starts at zero
     result["cpu_seconds"] = round(ru.ru_utime + ru.ru_stime, 3)
     tmp = job["out"] + ".tmp"
@@ -71,15 +73,31 @@ def _third_party() -> list[str]:
     out = []
     for name, mod in list(sys.modules.items()):
         f = getattr(mod, "__file__", None)
-        if not f or name.startswith(("vllm", "__main__")) or name in ("drive", "standins", "tokenizer", "main"):
+        if not f or name.startswith(("vllm", "__main__")) or name in ("drive", "standins", "tokenizer", "main", "speed"):
             continue
         if f.startswith(roots) and "tpindex/replay/trees" not in f:
             out.append(name)
     return out
 
 
+def _learn(header: dict) -> None:
+    """The dataclass code earlier workers met, compiled here once for every worker (child/speed.py)."""
+    path = header.get("dataclass_file")
+    if not path:
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            texts = json.load(f)
+    except (OSError, ValueError):
+        return
+    if isinstance(texts, list):
+        speed.DATACLASS.learn(texts)
+
+
 def main() -> None:
     header = json.loads(sys.stdin.readline())
+    speed.install()
+    _learn(header)
     for name in header.get("preload", []):
         try:
             importlib.import_module(name)
