@@ -132,7 +132,7 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     digest = hashlib.sha256(str(python).encode()).hexdigest()[:12]
     preload = root / f"preload-{digest}.json" if python else None
     results = runner.run(python, job_list, parallel=jobs or os.cpu_count() or 1, timeout=timeout,
-                         preload_file=preload, stats=stats, dataclass_file=root / f"dataclass-{digest}.json",
+                         preload_file=preload, stats=stats, dataclass_file=root / f"dataclass-{digest}.json", root=root,
                          progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None
                          ) if job_list else {}
     timing["replay"] = round(time.monotonic() - start, 3)
