@@ -116,8 +116,10 @@ def test_concurrent_runs_start_one_server_and_share_it(replay_db, cache):
     def one():
         try:
             results.append(run(replay_db))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        except Exception:  # noqa: BLE001 - reported below
+            import traceback
+
+            errors.append(traceback.format_exc())
 
     threads = [threading.Thread(target=one) for _ in range(3)]
     for t in threads:

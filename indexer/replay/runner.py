@@ -12,6 +12,7 @@ import os
 import select
 import signal
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -229,7 +230,7 @@ def _read_preload(path: Path | None) -> list[str]:
 
 def _write_preload(path: Path, modules: list[str]) -> None:
     try:
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(modules))
         os.replace(tmp, path)
     except OSError:

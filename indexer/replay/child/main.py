@@ -180,6 +180,7 @@ def session(conn, f, header: dict, server: dict) -> None:
                 try:
                     signal.set_wakeup_fd(-1)
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    f.close()
                     conn.close()
                     worker(job, me)
                 finally:
@@ -301,14 +302,12 @@ def serve(config: dict) -> None:
         try:
             header = _read_line(f) or {}
         except (OSError, ValueError):
+            f.close()
             conn.close()
             continue
-        if header.get("stop"):
-            _send(conn, "stopped")
-            conn.close()
-            leave()
-        if _mtimes(watch) != seen:
-            _send(conn, "stale")
+        if header.get("stop") or _mtimes(watch) != seen:
+            _send(conn, "stopped" if header.get("stop") else "stale")
+            f.close()
             conn.close()
             leave()
         _import(header.get("preload") or [])
@@ -328,6 +327,7 @@ def serve(config: dict) -> None:
                 os._exit(0)
         sessions.add(pid)
         info["sessions"] += 1
+        f.close()  # the socket itself closes only once its file is closed too
         conn.close()
         last = time.monotonic()
 
