@@ -40,10 +40,12 @@ if TYPE_CHECKING:
 
 
 class Index:
-    def __init__(self, db: str | Path | sqlite3.Connection | object):
-        """A database path (opened read-only), an open sqlite3 connection, or a store.Reader."""
+    def __init__(self, db: str | Path | sqlite3.Connection | object, time_limit: float | None = None):
+        """A database path (opened read-only), an open sqlite3 connection, or a store.Reader. `time_limit`:
+        the seconds a search may take unless its call says (default answers.grep.GREP_TIME_LIMIT)."""
         from .store import Reader, connect
 
+        self.time_limit = time_limit
         if isinstance(db, (str, Path)):
             self.db = connect(db, create=False, readonly=True)
         elif isinstance(db, sqlite3.Connection):
@@ -110,12 +112,17 @@ class Index:
         return found[0] if len(found) == 1 else found
 
     def grep(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-             icase: bool = False, fixed: bool = False, max_lines: int | None = None) -> GrepResult:
+             icase: bool = False, fixed: bool = False, max_lines: int | None = None,
+             time_limit: float | None = None) -> GrepResult:
         """A POSIX extended regular expression (as `git grep -E` reads it) over the stored code of the indexed
-        versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions."""
-        from .answers.grep import search
+        versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions.
+        Stopped after `time_limit` seconds (default answers.grep.GREP_TIME_LIMIT; 0: no limit)."""
+        from .answers.grep import GREP_TIME_LIMIT, search
 
-        res = search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines)
+        if time_limit is None:
+            time_limit = GREP_TIME_LIMIT if self.time_limit is None else self.time_limit
+        res = search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
+                     time_limit=time_limit)
         return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
                           matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches])
 

@@ -125,6 +125,7 @@ def build(
             Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
             if walk is not None:
                 stats.commits = walk.finish(db.conn)
+            _repair(db, stats)
             if upstream:
                 with db.conn:
                     store.set_meta(db, "upstream", upstream)
@@ -132,6 +133,19 @@ def build(
             db.conn.close()
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+def _repair(db, stats: BuildStats) -> None:
+    """Leftovers (store.repair_leftovers) appear when versions are indexed again; an older tpindex may have
+    left some too: looked for after any build that re-indexed a version, and once by each extractor."""
+    extractor = extractor_id()
+    row = db.execute("select value from meta where key = 'repaired'").fetchone()
+    if not stats.versions_reindexed and row and row[0] == extractor:
+        return
+    with db.conn:
+        db.conn.execute("begin immediate")
+        store.repair_leftovers(db.conn, extractor)
+        store.set_meta(db, "repaired", extractor)
 
 
 def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FULL) -> dict:
@@ -451,8 +465,9 @@ class Builder:
             rows = [(version_id, e.path, self._unit(e, parsed_here, facts, new_units, recorded)) for e in entries]
             # each kind of row in one statement: many small statements of different kinds cost several times
             # as much (each finds the CPU's caches cold)
-            conn.executemany("insert or ignore into blobs(id, size, extractor, status, depth)"
-                             " values (?, 0, ?, 'not-parsed', ?)", recorded)
+            conn.executemany("insert into blobs(id, size, extractor, status, depth) values (?, 0, ?, 'not-parsed', ?)"
+                             " on conflict(id) do update set extractor = excluded.extractor, depth = excluded.depth"
+                             " where blobs.status = 'not-parsed'", recorded)  # a migration's rows: as built now
             conn.executemany("insert into units(id, blob_id, path, module, extractor) values (?, ?, ?, ?, ?)",
                              new_units)
             for (table, cols), fact_rows in facts.items():

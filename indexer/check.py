@@ -55,7 +55,7 @@ def check_report(db_path):
     from .store import BadSchemaVersion, connect
 
     try:
-        db = connect(db_path, create=False, readonly=True)
+        db = connect(db_path, create=False, readonly=True, any_schema=True)
     except BadSchemaVersion as e:  # a tpindex database whose meta row is damaged: a finding, not a usage error
         return CheckReport(ok=False, problems=[e.message], notes=[], summary=f"Hint: {e.hint}")
     try:
@@ -146,6 +146,7 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     # the full-text index of markers: rebuild it in a temporary table and compare term by term
     problems.extend(_fts(conn))
     problems.extend(_code(conn))
+    problems.extend(_leftovers(conn))
 
     # the parser map: only for complete versions; every hop belongs to a mapped name
     n = q("select count(*) from parser_map p join versions v on v.id = p.version_id"
@@ -265,15 +266,31 @@ def _code(conn) -> list[str]:
     if missing[0]:
         out.append(f"{missing[0]} parsed file content(s) have no stored code (first at {missing[1]}): show, grep"
                    " and diff --code cannot read them")
-    bad = 0
-    for kind, packed in conn.execute("select kind, lines from code_texts"):
-        try:
-            if kind != "binary":
-                code.unpack_ids(packed)
-        except Exception:  # noqa: BLE001 - a damaged row of any kind is a finding
-            bad += 1
+    _, bad = code.damaged(conn)  # every blob's code put together again and hashed: its id is its git sha1
     if bad:
-        out.append(f"{bad} stored code row(s) cannot be read")
+        at = conn.execute("select f.path, v.label from units u join files f on f.unit_id = u.id join versions v"
+                          " on v.id = f.version_id where u.blob_id = ? order by v.ord limit 1", [bad[0]]).fetchone()
+        where = f" (first: {bad[0][:12]}, {at[0]} at {at[1]})" if at else f" (first: {bad[0][:12]})"
+        out.append(f"{len(bad)} stored file content(s) do not hash to their blob id: their stored code is damaged"
+                   f"{where}, and show, grep and diff --code answer wrongly from it")
+    return out
+
+
+def _leftovers(conn) -> list[str]:
+    """Rows a build should have removed or updated: whole-tree rows no version maps (versions re-indexed
+    without --tree), record-only blob rows of another extractor or without a depth (a migration)."""
+    from .extract import extractor_id
+    from .store import leftovers
+
+    found = leftovers(conn, extractor_id())
+    out = []
+    if found["tree"]:
+        out.append(f"{found['tree']} whole-tree row(s) (tree blobs with their definitions and words, tree paths) are"
+                   " mapped by no version (left by versions indexed again without --tree): the next tpindex build"
+                   " removes them")
+    if found["blobs"]:
+        out.append(f"{found['blobs']} record-only blob row(s) carry another extractor or no depth (left by a"
+                   " migration): the next tpindex build updates them")
     return out
 
 

@@ -102,10 +102,14 @@ class Version:
             if fn is None or fn == f"{cls}.{attr}":
                 held.setdefault(cls, set()).add(attr)
         n_methods = sum(len(ms) for ms in methods.values())
+        uses: dict[tuple[str, str], tuple] = {}  # (what, qualname) -> (line, end_line, digest, names)
+        for what, q, ln, end, digest, names in c.execute(
+                "select what, qualname, line, end_line, digest, names from uses where unit_id = ?", [unit]):
+            uses.setdefault((what, q), (ln, end, digest, names.split() if names else ()))
         return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
                 "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
                 "n_methods": n_methods, "methods": methods, "attrs": attrs, "sets": sets, "envs": envs,
-                "held": held}
+                "held": held, "uses": uses}
 
     def resolve_in(self, module: str, dotted: str) -> str | None:
         """What a name written in a module means (through its imports, else a class of its own)."""

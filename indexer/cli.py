@@ -338,9 +338,9 @@ def mcp(db_path):
     from .store import connect
 
     connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong, before stdio
-    from .mcp_tools import stdio_server
+    from .mcp_tools import run_stdio, stdio_server
 
-    stdio_server(db_path).run("stdio")
+    run_stdio(stdio_server(db_path))
 
 
 @main.command(short_help="Print the JSON Schema of a --format json output.")

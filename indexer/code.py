@@ -84,6 +84,12 @@ def decode_line(line: bytes) -> str:
     return line.decode("utf-8", "surrogateescape").translate(_ESCAPE)
 
 
+def stored_form(arg: str) -> str:
+    """A command-line argument as stored text: its bytes that are not UTF-8 (surrogate escapes, as Python
+    decodes argv) as the characters the code store keeps them as (see INVALID)."""
+    return arg.translate(_ESCAPE) if any("\udc80" <= c <= "\udcff" for c in arg) else arg
+
+
 def display(text: str) -> str:
     """Stored text as people read it: each byte that is not UTF-8 as U+FFFD."""
     return text.translate(_DISPLAY) if text and max(text) >= INVALID else text
@@ -342,6 +348,45 @@ def read_bytes(conn, blob_id: str) -> bytes | None:
     """The bytes of a binary blob, None for any other."""
     row = conn.execute("select raw from code_texts where blob_id = ? and kind = 'binary'", [blob_id]).fetchone()
     return zlib.decompress(row[0]) if row else None
+
+
+def damaged(conn) -> tuple[int, list[str]]:
+    """(blobs checked, the ids of those whose stored code does not hash to their blob id): each blob's bytes
+    are put back together from its line ids (or its raw bytes) and hashed as git does, sha1 of
+    b"blob %d\\0" % size + bytes. A byte flipped in a stored line damages every blob holding that line."""
+    import hashlib
+
+    if not _has_table(conn):
+        return 0, []
+    lines: list[bytes] = []
+    by_id: dict[int, bytes] | None = None
+    for first, text in conn.execute("select first, text from code_lines order by first"):
+        page = [_encode(s) for s in text.split("\n")]
+        if by_id is None and first == len(lines) + 1:
+            lines.extend(page)
+        else:  # not one run from 1 (never written so): look lines up by id
+            by_id = by_id if by_id is not None else dict(enumerate(lines, 1))
+            by_id.update(enumerate(page, first))
+    get = by_id.get if by_id is not None else None
+    bad, n = [], 0
+    for blob_id, kind, size, final_newline, packed, raw in conn.execute(
+            "select blob_id, kind, size, final_newline, lines, raw from code_texts"):
+        n += 1
+        try:
+            if kind == "binary":
+                data = zlib.decompress(raw)
+            else:
+                ids = unpack_ids(packed)
+                parts = [get(i) for i in ids] if get else [lines[i - 1] if 0 < i <= len(lines) else None for i in ids]
+                if None in parts:
+                    raise ValueError("a line id with no line")
+                data = b"\n".join(parts) + (b"\n" if final_newline and parts else b"")
+        except (ValueError, zlib.error, TypeError):
+            bad.append(blob_id)
+            continue
+        if len(data) != size or hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != blob_id:
+            bad.append(blob_id)
+    return n, bad
 
 
 # -- searching ------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from . import creation
 from .classgraph import (
     ENGINE_ATTR,
+    MAX_HOPS,
     Cls,
     Version,
     attrs,
@@ -254,10 +255,138 @@ def _split_dotted(dotted: str) -> tuple[str, str]:
     return mod, name
 
 
-def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str | None]:
-    """The files holding a name's code: its role classes' files and those of every class in their resolution
-    orders that defines a contract method. A file whose classes here are all framework (no name's
-    registered, real, engine or composed class) is `shared`. -> (rows, digest of the own files' blobs)."""
+# What a name runs, by part (README, "What runs for a name"): its extraction and streaming methods, its
+# classes' other methods and own statements, the module-level functions, constants and helper classes they
+# call or read (in its module or imported from another), and the imports that bind those names.
+PARTS = ("extraction", "methods", "functions", "imports")
+EXTRACTION = {k: frozenset(PRIMARY[k] + STREAMING[k] + ENGINE) for k in PRIMARY}
+OTHER_KIND = {"tool": frozenset(REASONING), "reasoning": frozenset(TOOL), "engine": frozenset()}  # never run
+MAX_PIECES = 800  # a closure stops growing here (a name's code is a few dozen definitions)
+
+
+def own_paths(v: Version, own_keys: set) -> set[str]:
+    """The files defining some name's own class (registered, real, engine, composed, wrapper): parser
+    modules. A file defining none is framework (the abstract parsers, the engine, shared helpers)."""
+    out = set()
+    for module, name in own_keys:
+        m = v.module(module)
+        if m is not None and name in m["classes"]:
+            out.add(m["path"])
+    return out
+
+
+class Reach:
+    """What each definition of one version reads or calls, transitively (code_pieces' second step), worked
+    out once per definition and shared by the names that run it: (module, what, qualname) -> part."""
+
+    def __init__(self, v: Version, own_keys: set, parsers: set[str]):
+        self.v, self.own_keys, self.parsers = v, own_keys, parsers
+        self.memo: dict[tuple, dict[tuple, str]] = {}
+        self.files: dict[tuple, tuple] = {}  # code_files' answer for names with the same classes and kind
+
+    def __call__(self, key: tuple) -> dict[tuple, str]:
+        if key not in self.memo:
+            found: dict[tuple, str] = {}
+            queue = [key]
+            while queue and len(found) < MAX_PIECES:
+                module, what, qualname = queue.pop()
+                m = self.v.module(module)
+                for ref in m["uses"][(what, qualname)][3]:
+                    self._refer(m, module, ref, found, queue)
+            self.memo[key] = found
+        return self.memo[key]
+
+    def _refer(self, m: dict, module: str, name: str, found: dict, queue: list, hops: int = 0) -> None:
+        uses = m["uses"]
+
+        def take(what: str, qualname: str, part: str) -> None:
+            key = (module, what, qualname)
+            if key not in found:
+                found[key] = part
+                queue.append(key)
+
+        for what in ("function", "name"):
+            if (what, name) in uses:
+                take(what, name, "functions")
+                return
+        if ("class", name) in uses:
+            if (module, name) in self.own_keys or m["path"] not in self.parsers:
+                return  # another name's parser (its code is its own), or framework
+            take("class", name, "functions")
+            for what, q in uses:
+                if what == "method" and q.rpartition(".")[0] == name:
+                    take(what, q, "functions")
+            return
+        if ("import", name) in uses:
+            take("import", name, "imports")
+            target = m["imports"].get(name)
+            there = self.v.module(target[0]) if target is not None and hops < MAX_HOPS else None
+            if there is not None:
+                self._refer(there, target[0], target[1], found, queue, hops + 1)
+
+
+def code_pieces(v: Version, logic: Logic, kind: str, own_keys: set, parsers: set[str],
+                reach: Reach | None = None) -> dict[tuple, str]:
+    """The definitions that run for a name: (module, what, qualname) -> part (PARTS).
+
+    From its role classes' resolution orders: the own statements of every class of a parser module
+    (`parsers`) and each method such a class defines that Python resolves for the role class (an override
+    calling super() passes on to the next); not the methods of the other kind's contract. Then what those
+    name, transitively (Reach): module-level functions and constants, classes of a parser module that are
+    no name's own (helpers, with their methods), and imports, followed to the definition they import
+    (through re-exports). Framework classes are not entered."""
+    reach = reach or Reach(v, own_keys, parsers)
+    pieces: dict[tuple, str] = {}
+
+    def take(module: str, what: str, qualname: str, part: str) -> None:
+        m = v.module(module)
+        if m is not None and (what, qualname) in m["uses"]:
+            pieces.setdefault((module, what, qualname), part)
+
+    for c in dict.fromkeys(c for c in (*logic.roles.values(), logic.real) if c is not None):
+        order = mro(v, c)
+        own = [k for k in order if not k.binding and k.path in parsers]
+        for k in own:
+            take(k.module, "class", k.name, "methods")
+        for name in dict.fromkeys(n for k in own for n in methods(v, k)):
+            if name in OTHER_KIND[kind]:
+                continue
+            part = "extraction" if name in EXTRACTION[kind] else "methods"
+            start = 0
+            while (found := resolve_method(v, order, name, start)) is not None:
+                d, meth = found
+                if not d.binding and d.path in parsers:
+                    take(d.module, "method", f"{d.name}.{name}", part)
+                if not meth["calls_super"]:
+                    break
+                start = order.index(d) + 1
+    for found in {id(r): r for r in map(reach, list(pieces)) if r}.values():  # each closure once
+        for k, part in found.items():
+            if k not in pieces:
+                if len(pieces) >= MAX_PIECES:
+                    return pieces
+                pieces[k] = part
+    return pieces
+
+
+def code_files(v: Version, logic: Logic, own_keys: set, kind: str = "tool", parsers: set[str] | None = None,
+               reach: Reach | None = None) -> tuple[list[dict], str | None]:
+    """The files holding a name's code: its role classes' files, those of every class in their resolution
+    orders that defines a contract method or runs for it (code_pieces), and those holding the functions,
+    constants and helpers it runs (`helper`). A file whose classes here are all framework (no name's
+    registered, real, engine or composed class) is `shared`. Each row lists the file's pieces ([part,
+    what, qualname]). -> (rows, digest of the pieces outside shared files: the name's code signature)."""
+    parsers = own_paths(v, own_keys) if parsers is None else parsers
+    memo = reach.files if reach is not None else {}
+    same = (kind, tuple((r, c.key) for r, c in logic.roles.items()), logic.real.key if logic.real else None)
+    if same not in memo:
+        memo[same] = _code_files(v, logic, own_keys, kind, parsers, reach)
+    rows, digest = memo[same]
+    return [dict(r) for r in rows], digest
+
+
+def _code_files(v: Version, logic: Logic, own_keys: set, kind: str, parsers: set[str],
+                reach: Reach | None) -> tuple[list[dict], str | None]:
     by_path: dict[str, dict] = {}
 
     def add(c: Cls, role: str) -> None:
@@ -265,7 +394,7 @@ def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str
             return  # the adapter's assignment line: its parser is followed as the engine
         entry = by_path.setdefault(c.path, {"roles": set(), "shared": True})
         entry["roles"].add(role)
-        if c.key in own_keys:
+        if c.key in own_keys or c.path in parsers:
             entry["shared"] = False
 
     for role, c in logic.roles.items():
@@ -273,13 +402,27 @@ def code_files(v: Version, logic: Logic, own_keys: set) -> tuple[list[dict], str
     if logic.real is not None:
         add(logic.real, "real")
     defining = {(r["module"], r["defining_class"]) for r in logic.methods if r["defining_class"]}
+    pieces = code_pieces(v, logic, kind, own_keys, parsers, reach)
+    running = {(m, q) for (m, what, q) in pieces if what == "class"}
     for role, c in logic.roles.items():
         for k in mro(v, c):
-            if k.key in defining:
+            if k.key in defining or k.key in running:
                 add(k, "base" if k not in logic.roles.values() and k != logic.real else role)
-    rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"])}
+    listed: dict[str, list] = {}
+    own = []
+    mods: dict[str, dict] = {}
+    for (module, what, qualname), part in pieces.items():
+        m = mods.get(module) or mods.setdefault(module, v.module(module))
+        path = m["path"]
+        if path not in by_path:
+            by_path[path] = {"roles": {"helper"}, "shared": path not in parsers}
+        listed.setdefault(path, []).append([part, what, qualname])
+        if not by_path[path]["shared"]:
+            own.append(f"{path}\0{what}\0{qualname}\0{m['uses'][(what, qualname)][2]}")
+    rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"]),
+             "pieces": json.dumps(sorted(listed[p])) if p in listed else None}
             for p, e in sorted(by_path.items())]
-    own = [f"{r['path']}\0{v.blobs.get(r['path'], '')}" for r in rows if not r["shared"]]
+    own.sort()
     digest = hashlib.sha1("\n".join(own).encode()).hexdigest()[:16] if own else None
     return rows, digest
 

@@ -281,19 +281,131 @@ def problem_as_tool_error(e: Exception) -> ToolError:
 
 def stdio_server(db_path: str) -> MCPServer:
     """`tpindex mcp`: the tools over stdio, on one database opened read-only."""
+    import threading
+
+    import anyio
+
+    from .answers import bounded
     from .api import Index
     from .problems import Problem
 
     mcp = MCPServer("tpindex", instructions=INSTRUCTIONS)
-    state: dict = {}
+    local = threading.local()  # an Index per worker thread (a connection serves the thread that opened it)
+
+    def ask(question):
+        if getattr(local, "index", None) is None:
+            local.index = Index(db_path)
+        return question(local.index)
 
     async def run(ctx, question):
+        # in a worker thread: a long question (a search waits for its child process up to its time limit)
+        # never holds the event loop, which goes on reading requests, answering others, and seeing stdin close
+        # (then the question is abandoned: its search process ends with this one)
         try:
-            if "index" not in state:
-                state["index"] = Index(db_path)
-            return question(state["index"])
+            return await anyio.to_thread.run_sync(ask, question, abandon_on_cancel=True)
         except Problem as e:
             raise problem_as_tool_error(e) from None
 
+    bounded.warm()  # this process has threads: its searches fork through the fork server
+
     register(mcp, run)
     return mcp
+
+
+GRACE_SECONDS = 0.5  # after stdin closes, answers still being written get this long
+
+
+def run_stdio(mcp: MCPServer) -> None:
+    """Serve over stdin and stdout. A request whose JSON holds a lone surrogate (valid JSON, not valid
+    Unicode: the SDK's parser drops such a message, and the client would wait for an answer forever) gets
+    an error answer."""
+    import sys
+    from io import TextIOWrapper
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def main():
+        source = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        lines = _Lines(source)
+        async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
+            lines.write = write
+            lines.ready.set()
+            server = mcp._lowlevel_server
+
+            async def serve():
+                await server.run(read, write, server.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+            async def until_the_input_ends():  # the client closed stdin: it wants us gone, whatever still runs
+                await lines.ended.wait()
+                await anyio.sleep(GRACE_SECONDS)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(serve)
+            tg.start_soon(until_the_input_ends)
+
+    from .answers import bounded
+
+    try:
+        anyio.run(main)
+    finally:
+        bounded.stop_all()  # the questions abandoned at the end: their threads return, and the process exits
+
+
+class _Lines:
+    """stdin's lines for the SDK's reader, but for requests holding a lone surrogate, answered here."""
+
+    def __init__(self, source):
+        import anyio
+
+        self.source, self.write, self.ready, self.ended = source, None, anyio.Event(), anyio.Event()
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        try:
+            async for line in self._read():
+                yield line
+        finally:
+            self.ended.set()
+
+    async def _read(self):
+        async for line in self.source:
+            bad = _lone_surrogate(line)
+            if bad is None:
+                yield line
+                continue
+            if bad[0] is None:  # a notification: nothing to answer
+                continue
+            from mcp.shared.message import SessionMessage
+            from mcp_types import ErrorData, JSONRPCError
+
+            await self.ready.wait()
+            await self.write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=bad[0], error=ErrorData(
+                code=-32602, message="invalid params: a string holds a lone surrogate (\\ud800-\\udfff), which is"
+                " not Unicode text"))))
+
+
+def _lone_surrogate(line: str) -> tuple | None:
+    """(the request's id,) when the JSON line holds a string with a lone surrogate, else None."""
+    if "\\ud" not in line.lower():
+        return None
+    try:
+        msg = json.loads(line)  # Python's parser keeps lone surrogates
+    except ValueError:
+        return None
+
+    def bad(x) -> bool:
+        if isinstance(x, str):
+            return any("\ud800" <= c <= "\udfff" for c in x)
+        if isinstance(x, dict):
+            return any(bad(k) or bad(v) for k, v in x.items())
+        if isinstance(x, list):
+            return any(map(bad, x))
+        return False
+
+    if not bad(msg):
+        return None
+    return (msg.get("id") if isinstance(msg, dict) else None,)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .classgraph import ADAPTER_SUFFIXES, MAX_HOPS, Cls, Hop, Version, class_at, find_symbol, mro, split
 from .logic import (
     Logic,
+    Reach,
     behaviour,
     code_files,
     contract,
@@ -24,6 +25,7 @@ from .logic import (
     delegation_note,
     notes_json,
     overridden,
+    own_paths,
     standalone,
     streaming_of,
     where,
@@ -201,6 +203,8 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     for n in names:
         _decide(v, n, registered, parser_keys)
     own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
+    parsers = own_paths(v, own_keys)
+    reach = Reach(v, own_keys, parsers)  # what each definition reaches, shared by the names that run it
     rows, hop_rows, method_rows, attr_rows, code_rows, over_rows = [], [], [], [], [], []
     for n in names:
         res, logic = n.res, n.logic
@@ -208,7 +212,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         reg_file = reg_mod["path"] if reg_mod else None
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         real, wrapper = logic.real, logic.roles.get("wrapper")
-        files, sig = code_files(v, logic, own_keys)
+        files, sig = code_files(v, logic, own_keys, n.kind, parsers, reach)
         rows.append({
             "kind": n.kind, "name": n.name, "registry_file": n.registry_file, "registry_line": n.registry_line,
             "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,
@@ -229,7 +233,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         method_rows.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
         attr_rows.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
         over_rows.extend((*key, *(o[c] for c in OVER_COLS)) for o in logic.overridden)
-        code_rows.extend((*key, f["path"], f["roles"], f["shared"]) for f in files)
+        code_rows.extend((*key, f["path"], f["roles"], f["shared"], f["pieces"]) for f in files)
     _aliases_and_parents(v, rows)
     cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
             "form", "impl", "real_class",
@@ -246,8 +250,8 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
                      f" values (?, ?, ?{', ?' * len(METHOD_COLS)})", method_rows)
     conn.executemany(f"insert or ignore into parser_attrs(version_id, kind, name, {', '.join(ATTR_COLS)})"
                      f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", attr_rows)
-    conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared) values (?, ?, ?, ?, ?, ?)",
-                     code_rows)
+    conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared, pieces)"
+                     " values (?, ?, ?, ?, ?, ?, ?)", code_rows)
     conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
                      f" values (?, ?, ?{', ?' * len(OVER_COLS)})", over_rows)
     return len(regs)

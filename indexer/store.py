@@ -14,7 +14,7 @@ from pathlib import Path
 from . import code
 from .problems import Problem
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -198,10 +198,17 @@ create table if not exists parser_calls (
 create table if not exists parser_code (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, path text not null,
-    roles text not null,           -- why the file holds the name's code: registered, real, engine, wrapper, base
+    roles text not null,           -- why the file holds the name's code: registered, real, engine, wrapper, base, helper
     shared integer not null,       -- a framework file (its classes are no name's own): reported once in diffs
+    pieces text,                   -- JSON [[part, what, qualname], ...]: the definitions of the file that run for the name
     primary key (version_id, kind, name, path)
 ) without rowid;
+create table if not exists uses (
+    unit_id integer not null references units(id),
+    what text not null,            -- class | method | function | name | import
+    qualname text not null, line integer, end_line integer,
+    digest text,                   -- of its code (blank and comment-only lines left out); an import's, of what it imports
+    names text);                   -- the module-level definitions and imports its code names, space-separated
 -- The whole tree (build --tree): every path of a version, the definitions of every module under vllm/,
 -- and the identifiers each text file uses (tree_words), for `where` and `check-doc`.
 create table if not exists tree_paths (id integer primary key, path text not null unique);
@@ -254,7 +261,7 @@ create table if not exists history_tips (sha text primary key) without rowid;  -
 
 FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
                "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings",
-               "class_sets", "env_defaults", "signatures", "parser_calls")
+               "class_sets", "env_defaults", "signatures", "parser_calls", "uses")
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -332,6 +339,10 @@ VIEWS = {
         select vf.version, vf.file, vf.module, e.name, e.how, e.value, e.variable, e.written, e.line,
                vf.version_ord
         from env_defaults e join version_files vf on vf.unit_id = e.unit_id""",
+    "uses_v": """
+        select vf.version, vf.file, vf.module, u.what, u.qualname, u.line, u.end_line, u.digest, u.names,
+               vf.version_ord
+        from uses u join version_files vf on vf.unit_id = u.unit_id""",
     "adapter_bindings_v": """
         select vf.version, vf.file, a.adapter, a.pos, a.parser_written, a.parser, a.line, vf.version_ord
         from adapter_bindings a join version_files vf on vf.unit_id = a.unit_id""",
@@ -367,8 +378,8 @@ VIEWS = {
                v.ord as version_ord
         from parser_overridden o join versions v on v.id = o.version_id and v.status = 'complete'""",
     "parser_code_v": """
-        select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, u.blob_id,
-               v.ord as version_ord
+        select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, c.pieces, u.blob_id,
+               u.id as unit_id, v.ord as version_ord
         from parser_code c join versions v on v.id = c.version_id and v.status = 'complete'
         join files f on f.version_id = c.version_id and f.path = c.path join units u on u.id = f.unit_id""",
     "parser_hops_v": """
@@ -425,6 +436,7 @@ class Reader:
     def __init__(self, conn: sqlite3.Connection, path: Path | None = None):
         self.conn = conn
         self.path = path  # as given to connect(): hints name it
+        self.upstream_override: str | None | bool = False  # links' upstream if not False (serve --upstream)
 
     def execute(self, sql: str, params=()):
         return self.conn.execute(sql, params)
@@ -439,9 +451,10 @@ class Reader:
         return [r[0] for r in self.conn.execute("select name from sqlite_master where type = 'table'")]
 
 
-def connect(path: str | Path, create: bool = True, readonly: bool = False):
+def connect(path: str | Path, create: bool = True, readonly: bool = False, any_schema: bool = False):
     """Open (and create or migrate) a database: a Reader, read-only or (readonly=False) for a build to write
-    through its `conn`."""
+    through its `conn`. A reader refuses a database of an older schema (its tables lack what the answers
+    read; a build migrates it) unless `any_schema` (check, which reports it)."""
     path = Path(path)
     if not path.exists():
         if not create:
@@ -452,7 +465,7 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         if readonly:
             conn = _open_readonly(path)  # probed there
         else:
-            conn = sqlite3.connect(str(path), timeout=30)
+            conn = sqlite3.connect(os.fsencode(path), timeout=30)
             conn.execute("select count(*) from sqlite_master").fetchone()
         conn.execute("pragma busy_timeout = 30000")
     except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # SQLite's message quoting garbage bytes
@@ -463,6 +476,12 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
         db = Reader(conn, path)
         if readonly:
             check_schema(db, path)
+            found = schema_version(db)
+            if not any_schema and found < SCHEMA_VERSION:
+                conn.close()
+                raise StoreError(f"{path} was built by an older tpindex (schema {found}; this one reads schema"
+                                 f" {SCHEMA_VERSION})", f"run tpindex build --db {path} (with the same versions)"
+                                 " to migrate it, or rebuild into another --db")
             return db
         _setup(db, path)
         return db
@@ -471,6 +490,14 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False):
             raise
         conn.close()
         raise StoreError(f"{path} is damaged ({e})", "rebuild it into another --db") from e
+
+
+def open_reader(path: str | Path) -> Reader:
+    """A read-only Reader of a database already found to be readable (a search's child process opens the
+    file its parent checked), without the schema checks of connect()."""
+    conn = _open_readonly(Path(path))
+    conn.execute("pragma busy_timeout = 30000")
+    return Reader(conn, Path(path))
 
 
 def check_target(path: str | Path) -> None:
@@ -519,7 +546,7 @@ def is_damaged(e: Exception) -> bool:
 def _uri(path: Path) -> str:
     from urllib.parse import quote
 
-    return "file:" + quote(str(path.absolute()))  # a path with ? or # is still one path
+    return "file:" + quote(os.fsencode(path.absolute()))  # a path with ? or # is still one path; bytes as on disk
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
@@ -586,7 +613,7 @@ def _immutable_view(path: Path) -> Path:
     try:
         shutil.copyfile(path, copy)
         shutil.copyfile(wal, Path(str(copy) + "-wal"))
-        conn = sqlite3.connect(copy)
+        conn = sqlite3.connect(os.fsencode(copy))
         try:
             conn.execute("pragma wal_checkpoint(truncate)").fetchone()
         finally:
@@ -673,13 +700,15 @@ MIGRATIONS: dict[int, str] = {
     6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
     7: "",  # history from a clone: commits, commit_files, history_tips (filled by the next build --repo)
     8: "",  # signatures and parser_calls (the parser contract): new tables and views; the extractor bump fills them
+    9: "",  # the uses fact table, parser_code.pieces (ADDED_COLUMNS); the extractor bump re-indexes
 }
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
 ADDED_COLUMNS = {6: [("blobs", "depth", "integer")],
                  7: [("parser_attrs", "set_by", "text"), ("parser_attrs", "condition", "text"),
                      ("parser_map", "streaming_class", "text"), ("parser_map", "streaming_file", "text"),
-                     ("parser_map", "streaming_line", "integer"), ("parser_map", "streaming_from", "text")]}
+                     ("parser_map", "streaming_line", "integer"), ("parser_map", "streaming_from", "text")],
+                 10: [("parser_code", "pieces", "text")]}
 
 
 def _setup(db, path) -> None:
@@ -750,3 +779,54 @@ def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, s
 
 def set_meta(db, key: str, value: str) -> None:
     db.execute("insert or replace into meta(key, value) values (?, ?)", [key, value])
+
+
+def leftovers(conn, extractor: str) -> dict[str, int]:
+    """Counts of the rows repair_leftovers would remove or update."""
+    tree = 0
+    if "tree_blobs" in {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}:
+        tree = conn.execute(
+            "select (select count(*) from tree_blobs b where not exists (select 1 from tree_files f"
+            " where f.blob_key = b.id)) + (select count(*) from tree_paths where id not in"
+            " (select path_id from tree_files))").fetchone()[0]
+    blobs = 0
+    if any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)")):
+        blobs = conn.execute("select count(*) from blobs where status = 'not-parsed' and (extractor != ? or depth"
+                             " is null)", [extractor]).fetchone()[0]
+    return {"tree": tree, "blobs": blobs}
+
+
+def repair_leftovers(conn, extractor: str) -> dict[str, int]:
+    """Inside a transaction: remove the whole-tree rows no version maps (a version indexed again without
+    --tree drops its tree_files, not the blobs, definitions, words and paths only it used), and give
+    record-only blob rows the extractor and depth a build writes (a migration left an older extractor and
+    no depth: they carry no facts, so nothing else changes). -> what was done."""
+    from .scope import RECORDED
+
+    done = {"tree": 0, "blobs": 0}
+    done["blobs"] = conn.execute("update blobs set extractor = ?, depth = ? where status = 'not-parsed'"
+                                 " and (extractor != ? or depth is null)", [extractor, RECORDED, extractor]).rowcount
+    orphans = [r[0] for r in conn.execute(
+        "select id from tree_blobs b where not exists (select 1 from tree_files f where f.blob_key = b.id)")]
+    if orphans:
+        conn.execute("create temp table if not exists tpindex_orphans(id integer primary key)")
+        conn.execute("delete from temp.tpindex_orphans")
+        conn.executemany("insert into temp.tpindex_orphans(id) values (?)", [(i,) for i in orphans])
+        if not conn.execute("select exists(select 1 from tree_files)").fetchone()[0]:
+            conn.execute("insert into tree_words(tree_words) values ('delete-all')")
+        else:  # a contentless index forgets a document given its words: read them from the index itself
+            conn.execute("create virtual table if not exists temp.tpindex_words using fts5vocab(main, tree_words,"
+                         " 'instance')")
+            words: dict[int, list[str]] = {}
+            for term, doc in conn.execute("select term, doc from temp.tpindex_words where doc in"
+                                          " (select id from temp.tpindex_orphans)"):
+                words.setdefault(doc, []).append(term)
+            conn.executemany("insert into tree_words(tree_words, rowid, words) values ('delete', ?, ?)",
+                             [(doc, " ".join(terms)) for doc, terms in words.items()])
+            conn.execute("drop table temp.tpindex_words")
+        conn.execute("delete from definitions where blob_key in (select id from temp.tpindex_orphans)")
+        conn.execute("delete from tree_blobs where id in (select id from temp.tpindex_orphans)")
+        conn.execute("drop table temp.tpindex_orphans")
+    paths = conn.execute("delete from tree_paths where id not in (select path_id from tree_files)").rowcount
+    done["tree"] = len(orphans) + paths
+    return done

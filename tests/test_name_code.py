@@ -67,14 +67,15 @@ def test_diff_code_name_follows_the_real_file_when_it_moves(unified_db):  # noqa
     assert BETA_MODEL and BETA_STANDALONE
 
 
-def test_code_changed_counts_lines_in_the_names_classes(logic_db):  # noqa: F811
+def test_code_changed_counts_lines_in_the_names_code(logic_db):  # noqa: F811
     changes = json.loads(tpindex("diff", "v0.32.0", "v0.33.0", "--format", "json", "--db", logic_db,
                                  ok=False).output)["changes"]
     (child,) = [c for c in changes if c["type"] == "code-changed" and c["name"] == "child47"]
     (f,) = child["files"]
     assert f["file"] == "vllm/tool_parsers/base45_tool_parser.py"
     assert (f["added"], f["removed"], f["file_added"], f["file_removed"]) == (1, 1, 1, 1)
-    assert "(+1 -1 in its classes)" in child["detail"]
+    assert child["detail"] == ("code changed in vllm/tool_parsers/base45_tool_parser.py: extraction"
+                               " Base45ToolParser.extract_tool_calls (+1 -1)")
 
 
 @pytest.mark.parametrize("args", [["show", "child47"], ["show", "child47", "--method", "extract_tool_calls"]])

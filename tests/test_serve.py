@@ -1059,11 +1059,11 @@ def test_search_page_answers_as_tpindex_grep(client, fixture_db):
     assert "0 matching lines in 4 versions" in page
 
 
-def test_search_page_reports_errors_and_refuses_patterns_that_can_take_exponential_time(client):
+def test_search_page_reports_errors_and_runs_patterns_that_can_take_exponential_time_under_its_limit(client):
     page = client.html("/-/grep?q=" + quote("\\d+"))
     assert "which ERE does not define" in page and "Hint:" in page
-    page = client.html("/-/grep?q=" + quote("(a+)+$"))
-    assert "exponential" in page and "tpindex grep" in page
+    page = client.html("/-/grep?q=" + quote("(a+)+$"))  # nested repetition: run, stopped by the time limit if slow
+    assert "exponential" not in page and "Hint:" not in page
     page = client.html("/-/grep?q=" + quote("<script>"))
     assert "<script>" not in page.split("</form>")[0].split("<form")[1]
     assert 'value="&lt;script&gt;"' in page

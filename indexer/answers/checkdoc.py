@@ -16,7 +16,7 @@ import re
 
 from ..specs import parse_version, sort_key
 from ..tree import WORD_SUFFIXES
-from .docclaims import Claim, Knowledge, read
+from .docclaims import Claim, Knowledge, TooManyClaims, read
 from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
 from .versions import AnswerError, require
 from .which import spans
@@ -532,10 +532,11 @@ def resolve_versions(db, specs: list[str] | tuple[str, ...]) -> list[str]:
 
 def check_document(db, text: str, versions: list[str], name: str = "document") -> dict:
     checker = Checker(db)
-    claims = read(text, checker.knowledge())
-    if len(claims) > MAX_CLAIMS:
-        raise AnswerError(f"{name} makes {len(claims)} claims; at most {MAX_CLAIMS} are checked at once",
-                          "split the document")
+    try:
+        claims = read(text, checker.knowledge(), limit=MAX_CLAIMS)  # stops reading past the cap
+    except TooManyClaims:
+        raise AnswerError(f"{name} makes more than {MAX_CLAIMS} claims; at most {MAX_CLAIMS} are checked at once",
+                          "split the document") from None
     out = {"document": name, "claims": len(claims), "versions": []}
     for v in versions:
         results = [checker.check(c, v) for c in claims]

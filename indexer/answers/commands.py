@@ -32,6 +32,8 @@ def use_color(choice: str) -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
+GREP_TIME_LIMIT = 10.0  # answers.grep.GREP_TIME_LIMIT (not imported: click reads it before any search)
+
 KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
                     help="Only this kind of parser (default: every kind the name has).")
 
@@ -419,9 +421,12 @@ def show(location, at, kind, method, fmt, color, db_path):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help='text: "VERSIONS  path:line:text"; json: [{path, line, text, versions: [...]}] (binary files: '
                    'line and text null, binary true).')
+@click.option("--time-limit", "time_limit", type=click.FloatRange(0, 3600), default=GREP_TIME_LIMIT, show_default=True,
+              metavar="SECONDS", help="Stop a search that takes longer (a pattern with nested repetition can take"
+                                      " exponential time); 0: no limit.")
 @COLOR
 @db_option
-def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
+def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path):
     """Search the stored code of the indexed versions for PATTERN, a POSIX extended regular expression as
     git grep -E reads it. Each matching line is printed once with the versions that hold it, as ranges
     over the indexed versions; the results are those of git grep -n -E over the same tags and paths.
@@ -434,11 +439,12 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, color, db_path):
     """
     from .grep import format_text, search
 
-    res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed)
+    on = fmt == "text" and use_color(color)
+    res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
+                 time_limit=time_limit, mark=None if on else 0)
     if fmt == "json":
         click.echo(json.dumps([m.json() for m in res.matches], indent=1))
     elif res.matches:
-        on = use_color(color)
         click.echo("\n".join(format_text(res, on)), color=on)
     else:
         n = len(res.versions)

@@ -3,9 +3,11 @@ after, file, line) and a line of prose that explains itself."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
-from .model import Change, Diff
+from ..logic import PARTS
+from .model import Change, CodePart, Diff
 from .successors import Successor, successor
 from .versions import require, upstream_refs
 
@@ -96,93 +98,204 @@ def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_c
     return out
 
 
-def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
-    """(kind, name) -> {path: (blob id, shared)} of the files holding each name's code."""
+def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple]]:
+    """(kind, name) -> {path: (blob id, shared, unit id, roles, pieces)} of the files holding each name's
+    code, `pieces` the [part, what, qualname] of the definitions that run for it there."""
     out: dict[tuple[str, str], dict] = {}
-    for kind, name, path, blob, shared in db.execute(
-            "select kind, name, file, blob_id, shared from parser_code_v where version = ?", [version]):
-        out.setdefault((kind, name), {})[path] = (blob, shared)
+    for kind, name, path, blob, shared, unit, roles, pieces in db.execute(
+            "select kind, name, file, blob_id, shared, unit_id, roles, pieces from parser_code_v where version = ?",
+            [version]):
+        out.setdefault((kind, name), {})[path] = (blob, shared, unit, roles, json.loads(pieces) if pieces else [])
     return out
 
 
+class _Uses:
+    """The uses rows of units, read once per unit: (what, qualname) -> (line, end_line, digest)."""
+
+    def __init__(self, db):
+        self.db, self.rows, self.units = db, {}, {}
+
+    def __call__(self, unit: int) -> dict[tuple[str, str], tuple]:
+        if unit not in self.rows:
+            found: dict[tuple[str, str], tuple] = {}
+            for what, q, ln, end, digest in self.db.execute(
+                    "select what, qualname, line, end_line, digest from uses where unit_id = ?", [unit]):
+                found.setdefault((what, q), (ln, end, digest))
+            self.rows[unit] = found
+        return self.rows[unit]
+
+    def digest(self, version: str, key: tuple[str, str, str]) -> str | None:
+        """The digest of a definition (path, what, qualname) at a version, whoever runs it there: a piece
+        that is a name's at one side only but the same code at the other (its file became a parser module,
+        a framework file before, or the other way) did not change."""
+        path, what, qualname = key
+        if (version, path) not in self.units:
+            row = self.db.execute("select unit_id from version_files where version = ? and file = ?",
+                                  [version, path]).fetchone()
+            self.units[(version, path)] = row[0] if row else None
+        unit = self.units[(version, path)]
+        found = self(unit).get((what, qualname)) if unit is not None else None
+        return found[2] if found else None
+
+    def lines(self, unit: int, what: str, qualname: str) -> set[int]:
+        """The lines that are the definition's own: its span without the definitions written inside it (a
+        class's methods and nested classes have rows of their own)."""
+        rows = self(unit)
+        line, end, _ = rows[(what, qualname)]
+        own = set(range(line, end + 1))
+        for (w, _q), (ln, e, _) in rows.items():
+            if w != "import" and (ln, e) != (line, end) and line <= ln and e <= end:
+                own.difference_update(range(ln, e + 1))
+        return own
+
+
+def _pieces(files: dict[str, tuple], uses: _Uses, shared: bool = False) -> dict[tuple[str, str, str], tuple]:
+    """(path, what, qualname) -> (part, digest, unit) of a name's pieces in its own files (or, `shared`,
+    in its shared ones)."""
+    out = {}
+    for path, (_blob, is_shared, unit, _roles, pieces) in files.items():
+        if bool(is_shared) != shared:
+            continue
+        rows = uses(unit)
+        for part, what, q in pieces:
+            if (what, q) in rows:
+                out[(path, what, q)] = (part, rows[(what, q)][2], unit)
+    return out
+
+
+def _display(what: str, qualname: str) -> str:
+    return f"{qualname} (class body)" if what == "class" else qualname
+
+
 def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> list[Change]:
-    """`code-changed` for each name whose own code files changed while its real file stayed, and one
+    """`code-changed` for each name whose code (the definitions that run for it, logic.code_pieces) changed
+    while its real file stayed, by part (imports only, functions, methods, extraction), and one
     `framework-changed` per shared framework file (engine base, abstract parser, adapters) that changed,
-    with the names it affects."""
+    with the names it affects (a shared file holding only helpers a name calls affects it when those
+    changed)."""
     ca, cb = _code(db, a), _code(db, b)
-    out, framework = [], defaultdict(list)
+    uses = _Uses(db)
+    out, framework, helpers = [], defaultdict(list), defaultdict(dict)
     compare = comparer(db, a, b)
     for key in sorted(set(ca) & set(cb)):
         fa, fb = ca[key], cb[key]
         for p in sorted(set(fa) & set(fb)):
             if fa[p][1] and fb[p][1] and fa[p][0] != fb[p][0]:
+                if fa[p][3] == fb[p][3] == "helper" and (fa[p][4] or fb[p][4]):
+                    pa = _pieces({p: fa[p]}, uses, shared=True)
+                    pb = _pieces({p: fb[p]}, uses, shared=True)
+                    changed = [k for k in sorted(set(pa) | set(pb)) if (pa.get(k) or (None, None))[1]
+                               != (pb.get(k) or (None, None))[1]]
+                    if not changed:
+                        continue  # the helpers it calls there did not change
+                    helpers[p].update(dict.fromkeys(_display(k[1], k[2]) for k in changed))
                 framework[p].append(f"{key[1]} ({key[0]})")
     for kind, name in names:
         fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
-        own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
-               and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
-        if not own:
+        pa, pb = _pieces(fa, uses), _pieces(fb, uses)
+        changed = []  # (path, what, qualname, change, part)
+        for k in sorted(set(pa) | set(pb)):
+            if k not in pb:
+                if uses.digest(b, k) != pa[k][1]:
+                    changed.append((*k, "removed", pa[k][0]))
+            elif k not in pa:
+                if uses.digest(a, k) != pb[k][1]:
+                    changed.append((*k, "added", pb[k][0]))
+            elif pa[k][1] != pb[k][1]:
+                changed.append((*k, "changed", pb[k][0]))
+        if not changed:
             continue
-        files = [{"file": p, "blob_a": (fa.get(p) or (None,))[0], "blob_b": (fb.get(p) or (None,))[0],
-                  "compare": compare(p)} for p in own]
-        for f in files:
-            if f["blob_a"] and f["blob_b"]:
-                f.update(_counted(db, a, b, f["blob_a"], f["blob_b"], f["file"], kind, name))
+        paths = list(dict.fromkeys(c[0] for c in changed))
+        files, parts = [], []
+        lines: dict[tuple[str, str], tuple[set, set]] = {}  # (path, part) -> (lines at A, lines at B)
+        for path, what, q, change, part in changed:
+            la, lb = lines.setdefault((path, part), (set(), set()))
+            if change != "added":
+                la |= uses.lines(pa[(path, what, q)][2], what, q)
+            if change != "removed":
+                lb |= uses.lines(pb[(path, what, q)][2], what, q)
+        counts: dict[tuple[str, str], tuple[int, int] | None] = {}
+        for path in paths:
+            blob_a, blob_b = (fa.get(path) or (None,))[0], (fb.get(path) or (None,))[0]
+            f = {"file": path, "blob_a": blob_a, "blob_b": blob_b, "compare": compare(path)}
+            here = {part: v for (p, part), v in lines.items() if p == path}
+            counted = _counted(db, blob_a, blob_b, here)
+            if counted is not None:
+                per_part, f["file_added"], f["file_removed"] = counted
+                counts.update({(path, part): c for part, c in per_part.items()})
+                f["added"] = sum(c[0] for c in per_part.values())
+                f["removed"] = sum(c[1] for c in per_part.values())
+            files.append(f)
+        for part in PARTS:
+            mine = [c for c in changed if c[4] == part]
+            if not mine:
+                continue
+            known = [counts.get((p, part)) for p in dict.fromkeys(c[0] for c in mine)]
+            added = None if None in known else sum(k[0] for k in known)
+            removed = None if None in known else sum(k[1] for k in known)
+            parts.append(CodePart(part=part, names=list(dict.fromkeys(_display(c[1], c[2]) for c in mine)),
+                                  added=added, removed=removed,
+                                  pieces=[{"file": c[0], "what": c[1], "qualname": c[2], "change": c[3]}
+                                          for c in mine]))
         real = mb[(kind, name)]
-        where = ", ".join(f"{f['file']} ({_counts_text(f)})" if f.get("added") is not None else f["file"] for f in files)
         out.append(Change(type="code-changed", subject=f"{name} ({kind})", kind=kind, name=name,
-                          detail=f"code changed in {where}", file=real["real_file"], line=real["real_line"],
-                          files=files, compare=compare(own[0])))
+                          detail=_parts_text(parts, paths), file=real["real_file"], line=real["real_line"],
+                          files=files, parts=parts, compare=compare(paths[0])))
     for p, affected in sorted(framework.items()):
+        called = f" (helpers it calls: {', '.join(helpers[p])})" if helpers.get(p) else ""
         out.append(Change(type="framework-changed", subject=p, file=p, names=affected, compare=compare(p),
-                          detail=f"shared framework code changed; affects {len(affected)} name(s): {', '.join(affected)}"))
+                          detail=f"shared framework code changed{called}; affects {len(affected)} name(s):"
+                                 f" {', '.join(affected)}"))
     return out
 
 
-def _name_classes(db, version: str, kind: str, name: str, path: str) -> list[tuple[int, int]]:
-    """Spans (line, end_line) of the classes holding the name's code in one file at a version: its real,
-    registered and wrapper classes and the classes defining its contract methods."""
-    names = {r[0] for r in db.execute(
-        "select defining_class from parser_methods_v where version = ? and kind = ? and name = ? and file = ?",
-        [version, kind, name, path])}
-    row = db.execute("select real_class, real_file, reg_class, reg_file, wrapper_class, wrapper_file from parser_map_v"
-                     " where version = ? and kind = ? and name = ?", [version, kind, name]).fetchone()
-    if row:
-        names |= {cls for cls, file in zip(row[0::2], row[1::2], strict=True) if cls and file == path}
-    return [(ln, end) for cls, ln, end in db.execute(
-        "select class, line, end_line from classes_v where version = ? and file = ?", [version, path]) if cls in names]
+def _parts_text(parts: list[CodePart], paths: list[str]) -> str:
+    """`imports only: X (+1 -1) in F`, else `code changed in F: functions f, g (+3 -1); methods C.m (+1 -0)`."""
+    def counted(p: CodePart) -> str:
+        return f" (+{p.added} -{p.removed})" if p.added is not None else ""
+
+    def named(p: CodePart) -> str:
+        marks = {"added": " (new)", "removed": " (removed)", "changed": ""}
+        shown = dict.fromkeys(_display(x["what"], x["qualname"]) + marks[x["change"]] for x in p.pieces)
+        return ", ".join(shown)
+
+    where = ", ".join(paths)
+    if [p.part for p in parts] == ["imports"]:
+        return f"imports only: {named(parts[0])}{counted(parts[0])} in {where}"
+    return f"code changed in {where}: " + "; ".join(f"{p.part} {named(p)}{counted(p)}" for p in parts)
 
 
-def _counted(db, a: str, b: str, blob_a: str, blob_b: str, path: str, kind: str, name: str) -> dict:
-    """Lines added and removed in the file, and within the name's classes (`added`, `removed`), compared by
-    the stored line ids (no text read); {} when the code is not stored."""
+def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[set, set]]):
+    """Lines removed and added in each part's lines of a file, and in the whole file, compared by the stored
+    line ids (no text read): ({part: (added, removed)}, file added, file removed); a side without the file
+    counts its part's lines whole. None when the code is not stored."""
+    from .. import code
+
+    if blob_a is None or blob_b is None:
+        if code.line_ids(db, blob_a or blob_b) is None:
+            return None
+        per = {part: (len(lb), len(la)) for part, (la, lb) in lines.items()}
+        total = code.line_ids(db, blob_a or blob_b)
+        return per, (len(total) if blob_b else 0), (len(total) if blob_a else 0)
     cache = db.__dict__.setdefault("_code_opcodes", {})  # names sharing a file compare it once
     if (blob_a, blob_b) not in cache:
         import difflib
 
-        from .. import code
-
-        ia, ib = (code.line_ids(db, x) if x else None for x in (blob_a, blob_b))
+        ia, ib = code.line_ids(db, blob_a), code.line_ids(db, blob_b)
         cache[(blob_a, blob_b)] = None if ia is None or ib is None else [
             op for op in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes() if op[0] != "equal"]
     ops = cache[(blob_a, blob_b)]
     if ops is None:
-        return {}
-    spans_a, spans_b = _name_classes(db, a, kind, name, path), _name_classes(db, b, kind, name, path)
-    out = {"added": 0, "removed": 0, "file_added": 0, "file_removed": 0}
+        return None
+    per = {part: [0, 0] for part in lines}
+    file_added = file_removed = 0
     for _tag, i1, i2, j1, j2 in ops:  # 0-based [i1, i2) removed from A, [j1, j2) added in B
-        out["file_removed"] += i2 - i1
-        out["file_added"] += j2 - j1
-        out["removed"] += sum(1 for n in range(i1 + 1, i2 + 1) if any(lo <= n <= hi for lo, hi in spans_a))
-        out["added"] += sum(1 for n in range(j1 + 1, j2 + 1) if any(lo <= n <= hi for lo, hi in spans_b))
-    return out
-
-
-def _counts_text(f: dict) -> str:
-    text = f"+{f['added']} -{f['removed']} in its classes"
-    if (f["file_added"], f["file_removed"]) != (f["added"], f["removed"]):
-        text += f", +{f['file_added']} -{f['file_removed']} in the file"
-    return text
+        file_removed += i2 - i1
+        file_added += j2 - j1
+        for part, (la, lb) in lines.items():
+            per[part][1] += sum(1 for n in range(i1 + 1, i2 + 1) if n in la)
+            per[part][0] += sum(1 for n in range(j1 + 1, j2 + 1) if n in lb)
+    return {part: tuple(v) for part, v in per.items()}, file_added, file_removed
 
 
 def comparer(db, a: str, b: str):

@@ -14,12 +14,17 @@ link targets, version phrases ("(v0.29.0+)", "since v0.30.0", "removed at v0.25.
     count    a number of names, adapter-importing files, unified names, or files under a path
 
 What cannot be read confidently is kept as `unchecked` with the reason, never guessed.
+
+Reading is linear in the document (a pasted document is untrusted input): no pattern backtracks over
+more than a bounded stretch, and positions are looked up by bisection, never by scanning every token or
+line again; `read` stops as soon as the document makes more claims than it is asked to check.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from .trees import PLACEHOLDER, has_file_suffix, looks_like_path
@@ -52,6 +57,11 @@ COUNT_KINDS = [  # (what, pattern over the counted phrase and what follows it)
                                  r"(?:an?\s+|the(?:ir)?\s+)?adapters?\b", re.I)),
     ("files-under", re.compile(r"^files\s+(?:in|under|below)\s+(?P<path>`[^`]+`|\S+/)", re.I)),
 ]
+# the same patterns anchored by match(text, pos) instead of ^ (a slice of the rest of the text per count,
+# per version phrase or per token made reading quadratic)
+COUNT_KINDS_AT = [(what, re.compile(pat.pattern[1:], pat.flags)) for what, pat in COUNT_KINDS]
+FILES_UNDER_AT = re.compile(r"files\s+(?:in|under|below)\s+`([^`]+)`", re.I)
+NAME_AFTER_AT = re.compile(r"\s*(?:tool\s+|reasoning\s+)?(?:parser\s+)?name\b|\s*(?:tool\s+|reasoning\s+)?parser\b", re.I)
 
 FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<name>[A-Za-z0-9_.\-]+|<[^>]+>)")
 DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
@@ -66,8 +76,35 @@ ALIAS = [
 ]
 ROW_ALIAS = re.compile(r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)?(?:an?\s+)?alias\s+(?:of|for))\s*$", re.I)
 ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?same\s+class\b", re.I)
+ALIAS_TAIL_AT = re.compile(ALIAS_TAIL.pattern[1:], re.I)
+ROW_ALIAS_CORE = re.compile(ROW_ALIAS.pattern.removeprefix("^\\s*(?:").removesuffix(")\\s*$"), re.I)
 CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
                        r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
+# CONNECTOR is ^[\s(]*X?[\s(]*$ with an X that neither starts nor ends with [\s(]: the same as the gap
+# stripped of those runs fully matching X or empty, which never backtracks over a long gap of spaces
+CONNECTOR_CORE = re.compile(CONNECTOR.pattern.removeprefix("^[\\s(]*").removesuffix("[\\s(]*$"), re.I)
+
+
+def _row_alias(masked: str, i: int, j: int, solid: list[int]) -> bool:
+    """ROW_ALIAS.match(masked[i:j]): the phrase neither starts nor ends with a space, so the text without
+    the spaces at its ends must be it (the pattern backtracked over every space of a long cell, for every
+    token in it). `solid`: the offsets of masked's characters that are not spaces, to find those ends."""
+    a, b = bisect_left(solid, i), bisect_left(solid, j)  # the solid characters in [i, j): solid[a:b]
+    if a == b:
+        return ROW_ALIAS_CORE.fullmatch("") is not None
+    return ROW_ALIAS_CORE.fullmatch(masked, solid[a], solid[b - 1] + 1) is not None
+
+
+def _connects(gap: str) -> bool:
+    """CONNECTOR.match(gap), in linear time."""
+    i, j = 0, len(gap)
+    while i < j and (gap[i].isspace() or gap[i] == "("):
+        i += 1
+    while j > i and (gap[j - 1].isspace() or gap[j - 1] == "("):
+        j -= 1
+    return CONNECTOR_CORE.fullmatch(gap, i, j) is not None
+
+
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
 GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
 ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|no)\.$", re.I)
@@ -110,10 +147,12 @@ class Unit:
         return _line_for(offset, self.starts, self.lines)
 
     def cell_of(self, offset: int) -> int | None:
-        for i, (s, e) in enumerate(self.cells):
-            if s <= offset < e:
-                return i
-        return None
+        if not self.cells:
+            return None
+        if not hasattr(self, "_cell_starts"):
+            self._cell_starts = [s for s, _ in self.cells]
+        i = bisect_right(self._cell_starts, offset) - 1
+        return i if i >= 0 and offset < self.cells[i][1] else None
 
 
 class Knowledge:
@@ -231,19 +270,16 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
         if not text[s:e].strip():
             continue
         s += len(text[s:e]) - len(text[s:e].lstrip())
-        sub_starts = [0] + [st - s for st in starts if s < st < e]
-        sub_lines = [_line_for(s, starts, lines)] + [ln for st, ln in zip(starts, lines, strict=True) if s < st < e]
+        lo, hi = bisect_right(starts, s), bisect_left(starts, e)  # the lines starting inside the sentence
+        sub_starts = [0] + [st - s for st in starts[lo:hi]]
+        sub_lines = [_line_for(s, starts, lines)] + lines[lo:hi]
         units_.append(Unit(text[s:e], sub_lines, sub_starts, "prose", heading=heading))
     return units_
 
 
 def _line_for(offset: int, starts: list[int], lines: list[int]) -> int:
-    line = lines[0]
-    for st, ln in zip(starts, lines, strict=True):
-        if st > offset:
-            break
-        line = ln
-    return line
+    """The line of the last start at or before offset (the first line for an offset before every start)."""
+    return lines[max(0, bisect_right(starts, offset) - 1)]
 
 
 def _mask_code(text: str) -> str:
@@ -260,19 +296,46 @@ def tokens(unit: Unit, known: Knowledge) -> list[Token]:
         return out
     for m in re.finditer(r"`([^`]+)`", unit.text):
         out.extend(_span_tokens(m.group(1).strip(), m.start(), m.end(), unit, known))
-    for m in re.finditer(r"\[([^\]]*)\]\(([^)\s]+)[^)]*\)", unit.text):
-        target = m.group(2)
+    span_paths = [t.start for t in out if t.kind == "path"]  # in order: the spans come in order
+    for start, end, target in _links(unit.text):
         g = GITHUB_BLOB.match(target)
         path = g.group("path") if g else (target if not re.match(r"^[a-z]+:|^#|^/", target) else None)
         if path and _repo_path(path.split("#")[0], known):
-            if not any(m.start() <= t.start < m.end() and t.kind == "path" for t in out):  # [`p`](p): once
-                out.append(Token(m.start(), m.end(), "path", path.split("#")[0], unit.line_at(m.start()),
-                                 {"link": True}))
+            if bisect_left(span_paths, start) == bisect_left(span_paths, end):  # [`p`](p): once
+                out.append(Token(start, end, "path", path.split("#")[0], unit.line_at(start), {"link": True}))
     masked = _mask_code(unit.text)
     for m in FLAG.finditer(masked):
         out.append(Token(m.start(), m.end(), "flag", m.group("name"), unit.line_at(m.start()),
                          {"flag": m.group("flag")}))
     return sorted(out, key=lambda t: t.start)
+
+
+def _links(text: str):
+    """(start, end, target) of each Markdown link, as re.finditer(r"\\[([^\\]]*)\\]\\(([^)\\s]+)[^)]*\\)")
+    finds them, in linear time (that pattern backtracks cubically on "[[[...](](](..."): a match from a "["
+    ends at the first "]" after it, which must be followed by "(", a target (no ")" or space) and, past
+    anything but ")", a ")"."""
+    pos, paren, n = 0, -1, len(text)
+    while True:
+        s = text.find("[", pos)
+        if s < 0:
+            return
+        close = text.find("]", s + 1)
+        if close < 0:
+            return
+        t = close + 2
+        if text.startswith("(", close + 1) and t < n and text[t] != ")" and not text[t].isspace():
+            if paren < t:
+                paren = text.find(")", t)
+                if paren < 0:
+                    return  # no ")" from here on: no link either
+            e = t
+            while e < paren and not text[e].isspace():
+                e += 1
+            yield s, paren + 1, text[t:e]
+            pos = paren + 1
+            continue
+        pos = close + 1  # every "[" before this "]" ends at it too: none of them starts a link
 
 
 def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) -> list[Token]:
@@ -353,12 +416,19 @@ def _repo_path(path: str, known: Knowledge) -> bool:
 
 # -- claims ----------------------------------------------------------------------------------------------
 
-def read(text: str, known: Knowledge) -> list[Claim]:
+class TooManyClaims(Exception):
+    """The document makes more claims than `read` was asked to stop at."""
+
+
+def read(text: str, known: Knowledge, limit: int | None = None) -> list[Claim]:
+    """The claims of a document; TooManyClaims as soon as there are more than `limit`."""
     claims: list[Claim] = []
     tables: dict[int, list[str]] = {}
     for u in units(text):
         toks = tokens(u, known)
         claims.extend(_unit_claims(u, toks, known, tables))
+        if limit is not None and len(claims) > limit:
+            raise TooManyClaims()
     plugin = bool(PLUGIN.search(text))  # names a plugin registers are in no registry tpindex reads
     own = set(DOC_REGISTERS.findall(text))  # names the document's own code samples register
     for c in claims:
@@ -386,6 +456,12 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
 
     # parser names: flags, and a parser-names column of a table
     names: dict[int, tuple[str, str]] = {}  # token index -> (name, kind)
+    first_of_cell: dict[int, int] = {}  # cell -> the start of its first token
+    if u.where == "row":
+        for o in toks:
+            c = u.cell_of(o.start)
+            if c is not None and c not in first_of_cell:
+                first_of_cell[c] = o.start
     for i, t in enumerate(toks):
         if t.kind == "flag":
             if PLACEHOLDER.fullmatch(t.value) or t.value.startswith("<"):
@@ -394,8 +470,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
         elif u.where == "row" and t.kind == "symbol":
             col = u.cell_of(t.start)
             kind = _parser_column(u.header, col) if col is not None else None
-            first_in_cell = col is not None and not any(
-                o.start < t.start and u.cell_of(o.start) == col for o in toks)
+            first_in_cell = col is not None and first_of_cell.get(col) == t.start
             if kind and first_in_cell and (kind != "any" or t.value in known.parser_names):
                 if kind == "any" and "reasoning" in u.heading.lower():
                     kind = "reasoning"
@@ -410,7 +485,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
         a = names.get(i, (t.value, "any"))[0]
         b = names.get(i + 1, (nxt.value, "any"))[0]
         if ALIAS[0].match(between) or ALIAS[1].match(between) or \
-                (ALIAS[2].match(between) and ALIAS_TAIL.match(masked[nxt.end:])):
+                (ALIAS[2].match(between) and ALIAS_TAIL_AT.match(masked, nxt.end)):
             kind = names.get(i, names.get(i + 1, (None, "any")))[1]
             out.append(Claim(t.line, "alias", f"`{a}` same class as `{b}`", {"a": a, "b": b, "kind": kind}))
             used.update((i, i + 1))
@@ -419,24 +494,27 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
 
     # a row's notes cell: "same class as `b`", "alias of `b`" (about the row's parser name)
     if u.where == "row" and names:
+        solid = [k for k, c in enumerate(masked) if not c.isspace()]
         row_name = names[min(names)]
         for i, t in enumerate(toks):
             col = u.cell_of(t.start)
             if i in names or col is None or t.kind not in ("symbol", "flag"):
                 continue
-            lead = masked[u.cells[col][0]:t.start]
-            if ROW_ALIAS.match(lead) and t.value != row_name[0]:
+            if _row_alias(masked, u.cells[col][0], t.start, solid) and t.value != row_name[0]:
                 out.append(Claim(t.line, "alias", f"`{row_name[0]}` same class as `{t.value}`",
                                  {"a": row_name[0], "b": t.value, "kind": row_name[1]}))
                 used.add(i)
 
     # version phrases
     row_from = None
+    cand = _Candidates(u, toks)
+    files = [i for i, t in enumerate(toks) if t.kind == "path"]
+    plain = _plain(toks, files)
     for m in VERSION_RE.finditer(masked):
         idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
         kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
         version = version if version.startswith("v") else "v" + version
-        subject = _subject(u, toks, m.start(), m.end())
+        subject = cand.subject(m.start(), m.end())
         line = u.line_at(m.start())
         if subject is None:
             out.append(Claim(line, "unreadable", m.group(0).strip(),
@@ -444,15 +522,14 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             continue
         j, t = subject
         used.add(j)
-        used.update(k for k, o in enumerate(toks) if m.start() <= o.start < m.end())  # "moved to `x` at"
+        used.update(cand.within(m.start(), m.end()))  # "moved to `x` at"
         moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
         subj = _subject_of(t, names.get(j))
         if subj is not None and subj["type"] == "name" and (  # "the `x` name", "parser `x`"
-                re.match(r"^\s*(?:tool\s+|reasoning\s+)?(?:parser\s+)?name\b|^\s*(?:tool\s+|reasoning\s+)?parser\b",
-                         masked[t.end:], re.I) or re.search(r"\bparser\s*$", masked[:t.start], re.I)):
+                NAME_AFTER_AT.match(masked, t.end) or _parser_before(masked, t.start)):
             subj = {"type": "parser", "name": t.value, "kind": "any", "said": True}
         if subj is not None and t.kind == "symbol" and j not in names:
-            paired = _pair(u, toks, j, [k for k, o in enumerate(toks) if o.kind == "path"], masked)
+            paired = _pair(u, toks, j, files, masked, plain)
             if paired:
                 subj["file"] = paired[0]
         if u.where == "row" and kind == "since":
@@ -472,7 +549,6 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
                              {"name": name, "kind": kind, "historical": historical}))
 
     # paths, and symbols paired with a file (in a row about "vX+", they speak of vX and later)
-    files = [i for i, t in enumerate(toks) if t.kind == "path"]
     first = len(out)
     for i, t in enumerate(toks):
         if i in used or i in names:
@@ -489,7 +565,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
         elif t.kind == "grep":
             out.extend(_grep_claims(u, toks, i, files, historical))
         elif t.kind == "symbol" and t.value not in PYTHON_WORDS:
-            f = _pair(u, toks, i, files, masked)
+            f = _pair(u, toks, i, files, masked, plain)
             if f is not None:
                 path, pairing = f
                 out.append(Claim(t.line, "symbol", f"`{t.value}` in `{path}`",
@@ -500,23 +576,101 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             c.data["from_version"] = row_from
 
     # counts
+    versions = _UnitVersions(masked)
     for m in COUNT_NOUNS.finditer(masked):
-        out.append(_count_claim(u, masked, m))
+        out.append(_count_claim(u, masked, m, versions))
     return out
 
 
-def _subject(u: Unit, toks: list[Token], start: int, end: int) -> tuple[int, Token] | None:
-    """The token a version phrase is about: the nearest one before it in the same cell or sentence;
-    failing that, the first one after it (a phrase leading its sentence: "Before v0.13.0, `x` ...")."""
-    cell = u.cell_of(start) if u.where == "row" else None
-    cand = [(i, t) for i, t in enumerate(toks) if t.kind in ("path", "symbol", "flag", "bare-file")]
-    before = [(i, t) for i, t in cand if t.end <= start and (cell is None or u.cell_of(t.start) == cell)]
-    if before:
-        return before[-1]
-    if u.where == "row":  # a version cell: about the row's first name or path
-        return cand[0] if cand else None
-    after = [(i, t) for i, t in cand if t.start >= end]
-    return after[0] if after else None
+def _parser_before(masked: str, end: int) -> bool:
+    """Whether re.search(r"\\bparser\\s*$", masked[:end], re.I) would match, without the slice."""
+    k = end
+    while k > 0 and masked[k - 1].isspace():
+        k -= 1
+    if k < 6 or masked[k - 6:k].lower() != "parser":
+        return False
+    return k == 6 or not (masked[k - 7].isalnum() or masked[k - 7] == "_")
+
+
+class _Candidates:
+    """The tokens a version phrase can be about, with what _subject asks of them found by bisection."""
+
+    def __init__(self, u: Unit, toks: list[Token]):
+        self.u, self.toks = u, toks
+        self.cand = [(i, t) for i, t in enumerate(toks) if t.kind in ("path", "symbol", "flag", "bare-file")]
+        self.starts = [t.start for _, t in self.cand]
+        self.tok_starts = [t.start for t in toks]
+        # a line of code lists its tokens by kind, not in order: it is one line, looked through as it is
+        self.ordered = all(a <= b for a, b in zip(self.tok_starts, self.tok_starts[1:], strict=False))
+
+    def within(self, start: int, end: int):
+        """The indexes of the tokens starting in [start, end)."""
+        if not self.ordered:
+            return [k for k, o in enumerate(self.toks) if start <= o.start < end]
+        return range(bisect_left(self.tok_starts, start), bisect_left(self.tok_starts, end))
+
+    def subject(self, start: int, end: int) -> tuple[int, Token] | None:
+        """The token a version phrase is about: the nearest one before it in the same cell or sentence;
+        failing that, the first one after it (a phrase leading its sentence: "Before v0.13.0, `x` ...")."""
+        u, cand = self.u, self.cand
+        if not self.ordered:
+            cell = u.cell_of(start) if u.where == "row" else None
+            before = [(i, t) for i, t in cand if t.end <= start and (cell is None or u.cell_of(t.start) == cell)]
+            if before:
+                return before[-1]
+            if u.where == "row":
+                return cand[0] if cand else None
+            after = [(i, t) for i, t in cand if t.start >= end]
+            return after[0] if after else None
+        cell = u.cell_of(start) if u.where == "row" else None
+        for j in range(bisect_left(self.starts, start) - 1, -1, -1):  # starting before the phrase, nearest first
+            i, t = cand[j]
+            if cell is not None:
+                c = u.cell_of(t.start)
+                if c is None or c < cell:
+                    if c is not None:
+                        break  # an earlier cell: so are all before it
+                    continue
+                if c != cell:
+                    continue
+            if t.end <= start:
+                return i, t
+        if u.where == "row":  # a version cell: about the row's first name or path
+            return cand[0] if cand else None
+        j = bisect_left(self.starts, end)
+        return cand[j] if j < len(cand) else None
+
+
+class _UnitVersions:
+    """The version phrases _count_claim looks for around each count of a unit, each found once."""
+
+    def __init__(self, masked: str):
+        self.masked = masked
+        self.at = list(AT_VERSION.finditer(masked))
+        self.at_ends = [m.end() for m in self.at]
+        self._next: tuple[int, re.Match | None] | None = None  # (searched from, found)
+        self._bare = None
+
+    def next_at(self, pos: int):
+        """AT_VERSION.search(masked, pos), remembered: the counts of a unit come in order."""
+        if self._next is not None:
+            since, found = self._next
+            if since <= pos and (found is None or found.start() >= pos):
+                return found
+        found = AT_VERSION.search(self.masked, pos)
+        self._next = (pos, found)
+        return found
+
+    def last_before(self, pos: int):
+        """The last match of AT_VERSION.finditer(masked[:pos]) (a version ends where a count may start only
+        after a character no version holds, so the matches ending by pos are the same in the whole text)."""
+        k = bisect_right(self.at_ends, pos)
+        return self.at[k - 1] if k else None
+
+    def bare(self) -> tuple[list[str], bool]:
+        if self._bare is None:
+            self._bare = (BARE_VERSION.findall(self.masked), bool(VERSION_RE.search(self.masked)))
+        return self._bare
 
 
 def _subject_of(t: Token, parser: tuple[str, str] | None) -> dict | None:
@@ -529,19 +683,24 @@ def _subject_of(t: Token, parser: tuple[str, str] | None) -> dict | None:
     return None
 
 
-def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str) -> tuple[str, str] | None:
+def _plain(toks: list[Token], files: list[int]) -> list[Token]:
+    """The path tokens that name one file (no placeholder, no *)."""
+    return [toks[j] for j in files if not PLACEHOLDER.search(toks[j].value) and "*" not in toks[j].value]
+
+
+def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str,
+          plain: list[Token] | None = None) -> tuple[str, str] | None:
     """The file a symbol is named with: its table row's one path; the path right next to it ("`X` in
-    `p`", "`p`: `X`"); or the sentence's one path."""
+    `p`", "`p`: `X`"); or the sentence's one path. `plain`: _plain(toks, files), when the caller has it."""
     t = toks[i]
+    plain = _plain(toks, files) if plain is None else plain
     if u.where == "row":
-        cands = [toks[j] for j in files if not PLACEHOLDER.search(toks[j].value) and "*" not in toks[j].value]
-        return (cands[0].value, "row") if len(cands) == 1 else None
+        return (plain[0].value, "row") if len(plain) == 1 else None
     for j in (i + 1, i - 1):
         if 0 <= j < len(toks) and toks[j].kind == "path":
             a, b = (t, toks[j]) if j > i else (toks[j], t)
-            if CONNECTOR.match(masked[a.end:b.start]) and not PLACEHOLDER.search(toks[j].value):
+            if _connects(masked[a.end:b.start]) and not PLACEHOLDER.search(toks[j].value):
                 return toks[j].value, "next to"
-    plain = [toks[j] for j in files if not PLACEHOLDER.search(toks[j].value) and "*" not in toks[j].value]
     if len(plain) == 1 and len(files) == 1 and u.where == "prose":
         return plain[0].value, "sentence"
     return None
@@ -564,28 +723,27 @@ def _grep_claims(u: Unit, toks: list[Token], i: int, files: list[int], historica
     return out
 
 
-def _count_claim(u: Unit, masked: str, m: re.Match) -> Claim:
+def _count_claim(u: Unit, masked: str, m: re.Match, versions: _UnitVersions) -> Claim:
     n, what = int(m.group("n")), m.group("what")
     line = u.line_at(m.start())
-    real = u.text[m.start("what"):]
-    at = AT_VERSION.search(masked, m.end())
-    before = list(AT_VERSION.finditer(masked[:m.start()]))
+    real_at = m.start("what")
+    at = versions.next_at(m.end())
+    before = versions.last_before(m.start())
     version = None
-    bare = BARE_VERSION.findall(masked)
     if at and at.start() - m.end() < 40:
         version = at.group("v") or at.group("p")
     elif before:
-        version = before[-1].group("v") or before[-1].group("p")
-    elif len(set(bare)) == 1 and not VERSION_RE.search(masked):  # "v0.33.0 registers 58 names"
-        version = bare[0]
+        version = before.group("v") or before.group("p")
+    elif len(set(versions.bare()[0])) == 1 and not versions.bare()[1]:  # "v0.33.0 registers 58 names"
+        version = versions.bare()[0][0]
     if version and not version.startswith("v"):
         version = "v" + version
     text = f"{n} {what}" + (f" at {version}" if version else "")
-    for kind, pat in COUNT_KINDS:
-        c = pat.match(real)
+    for kind, pat in COUNT_KINDS_AT:
+        c = pat.match(u.text, real_at)
         if c is None:
             continue
-        text = f"{n} {' '.join(real[:c.end()].split())}" + (f" at {version}" if version else "")
+        text = f"{n} {' '.join(u.text[real_at:c.end()].split())}" + (f" at {version}" if version else "")
         data = {"n": n, "what": kind, "version": version}
         if kind == "names":
             data["kind"] = (c.group("kind") or "tool").lower()
@@ -594,7 +752,7 @@ def _count_claim(u: Unit, masked: str, m: re.Match) -> Claim:
         elif kind == "adapter-files":
             data["tool_only"] = bool(c.group("tool"))
         elif kind == "files-under":
-            p = re.match(r"^files\s+(?:in|under|below)\s+`([^`]+)`", real, re.I)
+            p = FILES_UNDER_AT.match(u.text, real_at)
             if not p:
                 break
             data["path"] = p.group(1)

@@ -36,6 +36,9 @@ from pathlib import Path
 from ..problems import Problem
 
 DUP_MAX = 32767  # RE_DUP_MAX of the C library
+MAX_PATTERN = 4096  # characters of a pattern: longer ones are refused before any work
+MAX_TRANSLATION = 200_000  # characters of its translation (\\b alone is 8,500; compiling costs ~10 µs each)
+MAX_NESTING = 100  # groups inside groups (the parser and Python's own recurse once per level)
 CLASSES_VERSION = 3  # bump when the class definitions or their form below change (their cache is keyed by it)
 NOT_CHAR = "\U0010ff80-\U0010ffff"  # bytes that are not UTF-8 (indexer.code.INVALID): never matched
 _CLASSES = ("alpha", "digit", "alnum", "upper", "lower", "space", "blank", "punct", "print", "graph", "cntrl",
@@ -84,10 +87,43 @@ class Compiled:
     risky: bool
 
 
-def compile_pattern(pattern: str, icase: bool = False, fixed: bool = False) -> Compiled:
+@dataclass
+class Translated:
+    """A pattern read and translated, not compiled yet (reading is linear in the pattern and capped; the
+    compiling can take long, and happens where the search runs: see grep.search)."""
+
+    pattern: str
+    py: str
+    literal: str | None
+    icase: bool
+    risky: bool
+
+    def compile(self) -> Compiled:
+        try:
+            regex = re.compile(self.py, re.MULTILINE | (re.IGNORECASE if self.icase else 0))
+        except re.error as e:  # not expected: the translation emits valid Python
+            raise PatternError(f"cannot compile {self.pattern!r} ({e})", "simplify the pattern") from None
+        except RecursionError:  # pragma: no cover - MAX_NESTING keeps Python's parser well inside its limit
+            raise PatternError(f"{self.pattern!r} is nested too deeply", "simplify the pattern") from None
+        return Compiled(self.pattern, regex, self.literal, self.icase, self.risky)
+
+
+def translate(pattern: str, icase: bool = False, fixed: bool = False) -> Translated:
+    """Read a pattern as git grep -E (or -F) would, refusing what it would match differently, what is not
+    text, and what is too large to compile quickly (MAX_PATTERN characters, MAX_TRANSLATION translated,
+    MAX_NESTING levels of groups)."""
     if "\n" in pattern:
         raise PatternError("the pattern holds a newline; git grep would read it as several patterns",
                            "search one line at a time, or join them as A|B")
+    from ..code import stored_form
+
+    pattern = stored_form(pattern)  # bytes of the argument that are not UTF-8 match those bytes, as in git grep
+    if any("\ud800" <= c <= "\udfff" for c in pattern):  # a lone surrogate (JSON can carry one): no text
+        raise PatternError("the pattern is not valid Unicode text (it holds a lone surrogate)",
+                           "search for text")
+    if len(pattern) > MAX_PATTERN:
+        raise PatternError(f"the pattern is too large ({len(pattern)} characters; at most {MAX_PATTERN})",
+                           "search for a shorter pattern, or several in turn")
     if fixed:
         node = Node("".join(_literal(c, icase) for c in pattern), exact=pattern, required=[pattern])
         risky = False
@@ -95,12 +131,16 @@ def compile_pattern(pattern: str, icase: bool = False, fixed: bool = False) -> C
         p = _Parser(pattern, icase)
         node = p.parse()
         risky = p.risky
-    try:
-        regex = re.compile(node.py, re.MULTILINE | (re.IGNORECASE if icase else 0))
-    except re.error as e:  # not expected: the translation emits valid Python
-        raise PatternError(f"cannot compile {pattern!r} ({e})", "simplify the pattern") from None
+    if len(node.py) > MAX_TRANSLATION:
+        raise PatternError(f"the pattern is too large: it translates to {len(node.py):,} characters (at most"
+                           f" {MAX_TRANSLATION:,}; \\b, \\w and character classes stand for long lists of characters)",
+                           "use fewer \\b, \\w, \\s and [[:class:]] elements")
     candidates = node.required + ([node.exact] if node.exact else [])
-    return Compiled(pattern, regex, _best_literal(candidates, icase), icase, risky)
+    return Translated(pattern, node.py, _best_literal(candidates, icase), icase, risky)
+
+
+def compile_pattern(pattern: str, icase: bool = False, fixed: bool = False) -> Compiled:
+    return translate(pattern, icase, fixed).compile()
 
 
 def _best_literal(candidates: list[str], icase: bool) -> str | None:
@@ -207,6 +247,8 @@ class _Parser:
             raise self.error(f"{c!r} with nothing to repeat", f"write \\{c} for the character")
         self.i += 1
         if c == "(":
+            if depth >= MAX_NESTING:
+                raise self.error(f"groups nested more than {MAX_NESTING} deep", "simplify the pattern")
             self.groups += 1
             number = self.groups
             inner = self.regex(depth + 1)
@@ -252,6 +294,7 @@ class _Parser:
             self.i += 1
         parts: list[str] = []
         first = True
+        ended = False  # the last element was a class or a range: a "-" after it starts no range
         while True:
             if self.i >= len(self.p):
                 raise self.error("an unmatched [", "close it with ], or write \\[ for the character")
@@ -273,7 +316,12 @@ class _Parser:
                     raise self.error(f"an unknown character class [:{name}:]", "classes: " + ", ".join(_CLASSES))
                 self.i = end + 2
                 parts.append(_class_body(name))
+                ended = True
                 continue
+            if c == "-" and ended and self.p[self.i + 1:self.i + 2] != "]":
+                raise self.error("an invalid range end (a range cannot start at a class or at the end of a range)",
+                                 "put the - last in the brackets for the character")
+            ended = False
             self.i += 1
             if self.peek() == "-" and self.p[self.i + 1:self.i + 2] not in ("]", ""):
                 end_c = self.p[self.i + 1]
@@ -286,6 +334,7 @@ class _Parser:
                     raise self.error(f"the range {c}-{end_c}, whose end comes before its start")
                 self.i += 2
                 parts.append(f"{_in_class(c)}-{_in_class(end_c)}")
+                ended = True
                 continue
             parts.append(_in_class(c))
         body = "".join(parts)

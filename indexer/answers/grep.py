@@ -6,6 +6,12 @@ distinct lines (a literal every match must contain is looked for first, and only
 are matched), the inverted index names the blobs holding the matched lines, their line-id arrays give
 the line numbers, and the files table the (version, path) pairs of those blobs. `tpindex grep` and the
 browser's search page both call `search`.
+
+Every surface searches with a wall-clock limit that really stops it (GREP_TIME_LIMIT unless given): the
+pattern is read and translated here (linear, capped: ere.translate), then compiled and run in a child
+process that is killed at the limit (bounded.py), since one backtracking match can take exponential time
+inside one call of Python's `re`, where nothing else gets a word in. The child also cuts the first `mark`
+matching lines at their matches (for the terminal's colour and the browser's <mark>), for the same reason.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ import functools
 from dataclasses import dataclass, field
 
 from .. import code
-from .ere import Compiled, compile_pattern
+from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
+
+GREP_TIME_LIMIT = 10.0  # seconds a search may take (tpindex grep --time-limit; serve's --time-limit for its own)
 
 
 @dataclass
@@ -25,6 +33,7 @@ class Match:
     line: int | None  # None: a binary file that matches
     text: str | None
     versions: list[str] = field(default_factory=list)  # in version order
+    marks: list[tuple[str, bool]] | None = None  # the text cut at the pattern's matches (see pieces), if asked
 
     @property
     def binary(self) -> bool:
@@ -37,7 +46,7 @@ class Match:
 
 @dataclass
 class Result:
-    pattern: Compiled
+    pattern: Translated
     versions: list[str]  # the versions searched, in version order
     matches: list[Match]
     all_versions: list[str]  # every indexed version, in order (ranges are over these)
@@ -183,18 +192,84 @@ def _chosen_blobs(conn, versions: list[str], keep) -> set[str]:
     return found
 
 
-def search(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-           icase: bool = False, fixed: bool = False, compiled: Compiled | None = None,
-           max_lines: int | None = None) -> Result:
-    """Every matching (path, line, text) with its versions. `max_lines` (the browser's cap) stops after
-    that many distinct matching lines and marks the result truncated."""
-    pat = compiled or compile_pattern(pattern, icase=icase, fixed=fixed)
+@dataclass
+class Plan:
+    """A search read and checked against the database, ready to run where it may be stopped."""
+
+    pattern: Translated
+    file: str  # the database file
+    chosen: list[str]
+    all_versions: list[str]
+    paths: list[str]
+
+
+def plan(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
+         icase: bool = False, fixed: bool = False) -> Plan:
+    """Read the pattern and the versions and paths to search (quick, in the caller's process): a mistake in
+    any is raised here."""
+    pat = translate(pattern, icase=icase, fixed=fixed)
     if not code.present(db):
         raise AnswerError("this database holds no code to search (it was built by an older tpindex)",
                           "build the same versions again: the build stores their code")
-    all_versions = indexed(db)
-    chosen = select_versions(db, tags, at)
-    keep = path_matcher(list(paths or []))
+    return Plan(pat, database_file(db), select_versions(db, tags, at), indexed(db), list(paths or []))
+
+
+def database_file(db) -> str:
+    """The file the search child opens again: the path the reader was opened with (any bytes the file system
+    allows), else the one SQLite names, read as bytes so a name that is not UTF-8 survives."""
+    import os
+
+    if getattr(db, "path", None) is not None:
+        return os.fspath(db.path)
+    conn = getattr(db, "conn", db)
+    factory, conn.text_factory = conn.text_factory, bytes
+    try:
+        return os.fsdecode(next(r[2] for r in conn.execute("pragma database_list") if r[1] == b"main"))
+    finally:
+        conn.text_factory = factory
+
+
+def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None,
+        mark: int | None = 0) -> Result:
+    """Run a planned search in a child process stopped after `time_limit` seconds (None or 0: here, without
+    a limit)."""
+    if not time_limit:
+        from ..store import open_reader
+
+        db = open_reader(p.file)
+        try:
+            return _search(db, p, max_lines, mark)
+        finally:
+            db.conn.close()
+    from . import bounded
+
+    return bounded.run(_search_file, (p, max_lines, mark), time_limit)
+
+
+def _search_file(p: Plan, max_lines, mark) -> Result:
+    """In the child: the search on a connection of its own."""
+    from ..store import open_reader
+
+    db = open_reader(p.file)
+    try:
+        return _search(db, p, max_lines, mark)
+    finally:
+        db.conn.close()
+
+
+def search(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
+           icase: bool = False, fixed: bool = False, max_lines: int | None = None,
+           time_limit: float | None = GREP_TIME_LIMIT, mark: int | None = 0) -> Result:
+    """Every matching (path, line, text) with its versions. `max_lines` (the browser's cap) stops after
+    that many distinct matching lines and marks the result truncated; `mark` matches (None: all) get their
+    text cut at the pattern's matches. Stopped after `time_limit` seconds (bounded.TooSlow)."""
+    return run(plan(db, pattern, tags, at, paths, icase, fixed), time_limit, max_lines, mark)
+
+
+def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
+    pat = p.pattern.compile()
+    chosen, all_versions = p.chosen, p.all_versions
+    keep = path_matcher(p.paths)
     # With fewer versions, read only their blobs' arrays; a path filter alone is applied at the end.
     among = _chosen_blobs(db, chosen, keep) if len(chosen) < len(all_versions) else None
     lines = matching_lines(db, pat, max_lines)
@@ -218,7 +293,11 @@ def search(db, pattern: str, tags: str | None = None, at: str | None = None, pat
     matches = [Match(path, line, display(text) if text else text, sorted(vs, key=order.__getitem__))
                for (path, line, text), vs in found.items()]
     matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
-    return Result(pat, chosen, matches, all_versions, truncated)
+    cut = functools.cache(lambda text: pieces(text, pat))
+    for m in matches[:mark] if mark is not None else matches:
+        if not m.binary:
+            m.marks = cut(m.text)
+    return Result(p.pattern, chosen, matches, all_versions, truncated)
 
 
 # -- text output ----------------------------------------------------------------------------------------
@@ -235,7 +314,7 @@ def format_text(res: Result, color: bool = False) -> list[str]:
             line = f"Binary file {_c(m.path, 'magenta', color)} matches"
         else:
             sep = _c(":", "cyan", color)
-            line = f"{_c(m.path, 'magenta', color)}{sep}{_c(str(m.line), 'green', color)}{sep}{_marked(m.text, res, color)}"
+            line = f"{_c(m.path, 'magenta', color)}{sep}{_c(str(m.line), 'green', color)}{sep}{_marked(m, color)}"
         out.append(f"{click.style(where, fg='yellow') if color else where}  {line}")
     return out
 
@@ -246,12 +325,12 @@ def _c(s: str, fg: str, color: bool) -> str:
     return click.style(s, fg=fg) if color else s
 
 
-def _marked(text: str, res: Result, color: bool) -> str:
-    if not color:
-        return text
+def _marked(m: Match, color: bool) -> str:
+    if not color or m.marks is None:
+        return m.text
     import click
 
-    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in pieces(text, res.pattern))
+    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in m.marks)
 
 
 def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:

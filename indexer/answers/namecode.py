@@ -5,6 +5,8 @@ from the database (answers/source.py)."""
 
 from __future__ import annotations
 
+import json
+
 from .source import diff_paths, show_span
 from .versions import AnswerError, newest, require
 from .which import check_name, parsers_at
@@ -63,15 +65,22 @@ def name_spans(db, name: str, at: str | None = None, kind: str | None = None,
     return out
 
 
-def _own_files(db, version: str, name: str, kind: str) -> dict[str, str]:
-    """path -> roles of the files holding the name's own code (not shared framework files)."""
-    return dict(db.execute("select file, roles from parser_code_v where version = ? and kind = ? and name = ?"
-                           " and shared = 0", [version, kind, name]))
+def _own_files(db, version: str, name: str, kind: str) -> dict[str, frozenset]:
+    """path -> the (what, qualname, digest) of the name's pieces in each file holding its own code (not
+    shared framework files)."""
+    out = {}
+    for path, unit, pieces in db.execute("select file, unit_id, pieces from parser_code_v where version = ? and"
+                                         " kind = ? and name = ? and shared = 0", [version, kind, name]).fetchall():
+        wanted = {(what, q) for _part, what, q in json.loads(pieces or "[]")}
+        out[path] = frozenset((w, q, d) for w, q, d in db.execute(
+            "select what, qualname, digest from uses where unit_id = ?", [unit]) if (w, q) in wanted)
+    return out
 
 
 def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> dict:
     """The name's own code from A to B, file by file: the real file of A against the real file of B (a
-    move is followed), the other files path by path; unchanged files are left out."""
+    move is followed), the other files path by path when the name's code in them changed (a file changed
+    elsewhere, in code the name does not run, is left out); unchanged files are left out."""
     kinds = check_name(db, name, kind)
     a, b = require(db, a), require(db, b)
     pairs: list[tuple[str | None, str | None]] = []
@@ -86,7 +95,7 @@ def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> di
         if real_a or real_b:
             pairs.append((real_a, real_b))
         for path in sorted(set(fa) | set(fb)):
-            if path in (real_a, real_b):
+            if path in (real_a, real_b) or (path in fa and path in fb and fa[path] == fb[path]):
                 continue
             pairs.append((path if path in fa else None, path if path in fb else None))
     if not pairs:

@@ -14,13 +14,18 @@ class AnswerError(Problem):
     """A question the database cannot answer as asked; `hint` says what to ask instead."""
 
 
-def upstream_refs(db, labels: list[str] | None = None) -> tuple[str, dict[str, str]]:
-    """The stored upstream (normalized; vLLM's when none is stored) and the ref that upstream links use for
+def upstream_refs(db, labels: list[str] | None = None) -> tuple[str | None, dict[str, str]]:
+    """The upstream links use (normalized): the reader's `upstream_override` when it has one (serve
+    --upstream), else the stored one, else vLLM's; None (no links) when it is not a valid http(s) URL or
+    template (a database written by hand or by an older tpindex). And the ref that upstream links use for
     each version (every version, or those of `labels`)."""
-    from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for
+    from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, upstream_problem
 
-    row = db.execute("select value from meta where key = 'upstream'").fetchone()
-    upstream = normalize_upstream(row[0] if row and row[0] else DEFAULT_UPSTREAM)
+    upstream = getattr(db, "upstream_override", False)
+    if upstream is False:
+        row = db.execute("select value from meta where key = 'upstream'").fetchone()
+        upstream = str(row[0]) if row and row[0] else DEFAULT_UPSTREAM
+    upstream = None if upstream is None or upstream_problem(upstream) else normalize_upstream(upstream)
     sql, params = "select label, source, commit_id from versions", list(labels or [])
     if labels is not None:
         sql += f" where label in ({', '.join('?' * len(params))})"
@@ -89,6 +94,8 @@ def resolve(label: str, labels: list[str], hint: str | None = None) -> str:
 
 
 def require(db, label: str) -> str:
+    if not label.strip():  # an empty argument ('' from a script's unset variable): no build could index it
+        raise AnswerError("the version label is empty", "name an indexed version (tpindex versions lists them)")
     labels = indexed(db)
     if len(named(label, labels)) == 1:
         return resolve(label, labels)

@@ -14,11 +14,12 @@ from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 10  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
+EXTRACTOR_VERSION = 11  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
 # 6: the code of each parsed blob (indexer/code.py); 7: modules outside the parser packages at scope.MODULE;
 # 8: tests/tool_use/ in the default scope, name checks keep the registered class's hops (versions re-indexed)
 # 9: class_sets and env_defaults (what runs at class creation), sentinels held by properties, f-string patterns
 # 10: signatures and parser calls (the parser contract, issue 28)
+# 11: uses (each definition's digest and the module-level names it reads), imports' end lines
 
 @functools.cache
 def extractor_id() -> str:

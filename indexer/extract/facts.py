@@ -19,6 +19,7 @@ from . import (
     request_settings,
     sentinels,
     signatures,
+    uses,
 )
 from .ts import combined, parser, prime, unprime
 
@@ -39,18 +40,21 @@ KINDS = {
     "signatures": signatures.extract,  # the parser contract: functions' signatures, class attributes
     "parser_calls": parser_calls.extract,  # how vLLM's code constructs and calls parser objects
 }
+# Kinds read from the tree and the facts of the kinds above (KINDS run first)
+DERIVED = {"uses": uses.extract}
 # Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings and plants;
 # a module elsewhere (scope.MODULE) gets every other kind, registrations and name checks included (the
 # serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
 # in vllm/engine/arg_utils.py), with the pattern files those read
-PARSER_KINDS = ("sentinels", "request_settings", "plants")
-PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "plants/")
+PARSER_KINDS = ("sentinels", "request_settings", "plants", "uses")
+PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "plants/", "patterns/uses.scm")
 MARKER_PATTERNS = "patterns/markers.scm"
 MARKER_WORDS = (b"HACK", b"TODO", b"FIXME", b"XXX")  # a file without any has no marker comment
 
 
 def kinds(depth: int) -> tuple[str, ...]:
-    return tuple(KINDS) if depth >= FULL else tuple(k for k in KINDS if k not in PARSER_KINDS)
+    every = (*KINDS, *DERIVED)
+    return every if depth >= FULL else tuple(k for k in every if k not in PARSER_KINDS)
 
 
 def patterns(depth: int, markers: bool) -> tuple[str, ...]:
@@ -86,7 +90,8 @@ def parse(data: bytes, depth: int = FULL) -> dict:
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
         prime(root, patterns(depth, any(w in data for w in MARKER_WORDS)))
         for kind in kinds(depth):
-            out["facts"][kind] = KINDS[kind](root)
+            facts = out["facts"]
+            facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
         out["facts"] = {}

@@ -21,6 +21,7 @@ def _rows(node: Node, kind: str) -> list[dict]:
     cls, fn = enclosing(node)
     base = {
         "line": line(node),
+        "end_line": node.end_point.row + 1,
         "in_function": fn,
         "in_class": cls,
         "type_checking": _under_type_checking(node),

@@ -11,7 +11,7 @@ import json
 from ..scope import FULL, depth_needed, module_of, package_of
 
 # The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
-PARSER_TABLES = frozenset({"sentinels", "request_settings", "plants"})
+PARSER_TABLES = frozenset({"sentinels", "request_settings", "plants", "uses"})
 
 
 def absolute(module: str, level: int, path: str) -> str:
@@ -77,7 +77,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     rows: dict[str, list[dict]] = {k: [] for k in (
         "imports", "classes", "bases", "methods", "class_attrs", "markers", "plants",
         "adapter_bindings", "aliases", "registrations", "name_checks", "sentinels", "request_settings",
-        "class_sets", "env_defaults", "signatures", "parser_calls")}
+        "class_sets", "env_defaults", "signatures", "parser_calls", "uses")}
     for imp in imports:
         rows["imports"].append({"line": imp["line"], "module": imp["abs_module"], "name": imp["name"],
                                 "alias": imp["alias"], "level": imp["level"], "star": int(imp["star"]),
@@ -114,6 +114,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
                            "is_async": int(s["is_async"])} for s in raw_facts.get("signatures", [])]
     rows["parser_calls"] = [{**c, "keywords": _json(c["keywords"]), "star": int(c["star"]), "dstar": int(c["dstar"]),
                              "args": _json(c["args"])} for c in raw_facts.get("parser_calls", [])]
+    rows["uses"] = list(raw_facts.get("uses", []))
     for b in raw_facts.get("adapter_bindings", []):
         rows["adapter_bindings"].append({**b, "parser": names.resolve(b["parser_written"])})
     for a in raw_facts.get("aliases", []):

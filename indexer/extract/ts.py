@@ -58,30 +58,35 @@ def combined(files: tuple[str, ...] | None = None) -> tuple[Query, tuple[str, ..
 class _Primed:
     root: Node | None = None
     found: dict[str, list[dict[str, list[Node]]]] = {}
+    files: frozenset[str] = frozenset()
 
 
 def prime(root: Node, files: tuple[str, ...] | None = None) -> None:
     """Run the pattern files (default: every one) over a tree in one pass; matches()/captures() on this
-    root then read the result."""
+    root then read the result (a pattern file left out runs on its own cursor when asked)."""
     q, owner = combined(files)
     found: dict[str, list] = {}
     for index, caps in QueryCursor(q).matches(root):
         found.setdefault(owner[index], []).append(caps)
-    _Primed.root, _Primed.found = root, found
+    _Primed.root, _Primed.found, _Primed.files = root, found, frozenset(owner)
 
 
 def unprime() -> None:
-    _Primed.root, _Primed.found = None, {}
+    _Primed.root, _Primed.found, _Primed.files = None, {}, frozenset()
+
+
+def _primed(q: Query, node: Node) -> bool:
+    return _Primed.root is not None and _NAMES.get(id(q)) in _Primed.files and node == _Primed.root
 
 
 def matches(q: Query, node: Node) -> list[dict[str, list[Node]]]:
-    if _Primed.root is not None and id(q) in _NAMES and node == _Primed.root:
+    if _primed(q, node):
         return _Primed.found.get(_NAMES[id(q)], [])
     return [caps for _, caps in QueryCursor(q).matches(node)]
 
 
 def captures(q: Query, node: Node) -> dict[str, list[Node]]:
-    if _Primed.root is not None and id(q) in _NAMES and node == _Primed.root:
+    if _primed(q, node):
         merged: dict[str, list[Node]] = {}
         for caps in _Primed.found.get(_NAMES[id(q)], []):
             for name, nodes in caps.items():

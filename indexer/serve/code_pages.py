@@ -224,15 +224,18 @@ async def diff_page(datasette, request):
 
 # -- the search page -----------------------------------------------------------------------------------------
 
-def _marked(text: str, pat) -> Markup:
+def _marked(marks) -> Markup:
     from markupsafe import escape
 
-    from ..answers.grep import pieces
-
-    return Markup("").join(Markup("<mark>%s</mark>") % piece if hit else escape(piece) for piece, hit in pieces(text, pat))
+    return Markup("").join(Markup("<mark>%s</mark>") % piece if hit else escape(piece) for piece, hit in marks)
 
 
 async def grep_page(datasette, request):
+    """The search runs as `tpindex grep` does, in a child process stopped at serve's --time-limit (a pattern
+    with nested repetition can take exponential time): the server only waits for it, in a thread of its
+    own, and every other page answers meanwhile."""
+    import asyncio
+
     database, db_arg = await _database(datasette, request)
     if database is None:
         return db_arg
@@ -243,23 +246,15 @@ async def grep_page(datasette, request):
     ctx = {"database": database, "form": form, "db_arg": db_arg, "result": None, "error": None, "rows": [],
            "more": 0, "truncated": False, "max_rows": MAX_GREP_ROWS}
     if q:
-        from ..answers.ere import compile_pattern
-        from ..answers.grep import search
+        from ..answers import grep
         from ..problems import Problem
 
         paths = [p for p in form["path"].replace(",", " ").split() if p]
+        limit = datasette.setting("sql_time_limit_ms") / 1000
         try:
-            pat = compile_pattern(q, icase=form["i"], fixed=form["F"])
-            if pat.risky:
-                raise _Refused()
-
-            def work(conn):
-                return search(conn, q, tags=form["tags"] or None, paths=paths, compiled=pat, max_lines=MAX_GREP_LINES)
-
-            res = await datasette.get_database(database).execute_fn(work)
-        except _Refused:
-            ctx["error"] = ("this pattern has nested repetition or a back-reference, which can take exponential "
-                            "time; the browser does not run it", "run it with tpindex grep on the command line")
+            planned = await datasette.get_database(database).execute_fn(lambda conn: grep.plan(
+                conn, q, tags=form["tags"] or None, paths=paths, icase=form["i"], fixed=form["F"]))
+            res = await asyncio.to_thread(grep.run, planned, limit, MAX_GREP_LINES, MAX_GREP_ROWS)
         except Problem as e:
             ctx["error"] = (e.message, e.hint)
         else:
@@ -267,10 +262,6 @@ async def grep_page(datasette, request):
             ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated, rows=[{
                 "versions": res.ranges(m), "path": m.path, "line": m.line, "binary": m.binary,
                 "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg),
-                "html": _marked(m.text, pat) if not m.binary else None,
+                "html": _marked(m.marks or [(m.text, False)]) if not m.binary else None,
             } for m in shown])
     return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))
-
-
-class _Refused(Exception):
-    pass

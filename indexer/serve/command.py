@@ -12,13 +12,18 @@ from ..cli import Fail, db_option
 
 DB_NAME = "tpindex"  # the database's name in URLs: /tpindex/which?name=...
 SQL_TIME_LIMIT_MS = 5000
+MAX_VALUE_BYTES = 16 << 20  # the largest string or blob a served query may make (SQLITE_LIMIT_LENGTH)
+MAX_RESULT_BYTES = 64 << 20  # ... and the most its rows may hold together (the stored values are far smaller)
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
-def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_ms: int = SQL_TIME_LIMIT_MS):
+def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_ms: int = SQL_TIME_LIMIT_MS,
+                   host: str | None = None):
     """A Datasette instance serving one tpindex database read-only (the connections open it with
-    mode=ro and are query-only; Datasette 0.65 has no write API and no writable canned query is defined)."""
+    mode=ro and are query-only; Datasette 0.65 has no write API and no writable canned query is defined).
+    SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; /-/mcp
+    answers only requests addressed to a loopback host (or `host`) from a loopback origin."""
     from datasette.app import Datasette
-    from datasette.database import Database
 
     from . import plugin
     from .metadata import metadata
@@ -40,10 +45,107 @@ def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_
     from ..store import read_view
 
     path, immutable = read_view(Path(db_path).resolve())
-    ds.add_database(Database(ds, path=str(path), is_mutable=not immutable), name=DB_NAME)
+    ds.add_database(_database_class()(ds, path=str(path), is_mutable=not immutable), name=DB_NAME)
     if "_memory" in ds.databases:  # added by Datasette when started without files
         ds.remove_database("_memory")
+    _protect_mcp(ds, host)
     return ds
+
+
+def _protect_mcp(ds, host: str | None) -> None:
+    """datasette-mcp builds its app for host 0.0.0.0, which turns the MCP SDK's DNS-rebinding checks off: a
+    web page the operator visits could then reach the tools through a name resolving to 127.0.0.1. Its
+    state is made here first, with the SDK's transport security on: Host and Origin must be loopback (or the
+    address served on, when it is a specific one)."""
+    import datasette_mcp
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = list(LOOPBACK)
+    if host and host not in ("0.0.0.0", "::", ""):
+        hosts.append(f"[{host}]" if ":" in host else host)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for x in hosts for h in (x, f"{x}:*")],
+        allowed_origins=[o for x in hosts for s in ("http", "https") for o in (f"{s}://{x}", f"{s}://{x}:*")])
+    server = datasette_mcp.create_mcp_server(ds)
+    app = server.streamable_http_app(streamable_http_path="/", json_response=True, transport_security=security)
+    datasette_mcp._states[ds] = datasette_mcp._MCPState(server=server, app=app)
+
+
+def _database_class():
+    import contextvars
+    import sqlite3
+
+    from datasette.database import Database, QueryInterrupted
+
+    user_sql = contextvars.ContextVar("tpindex_user_sql", default=False)
+
+    class ServedDatabase(Database):
+        """Datasette's database, with SQL from users bounded: a value may hold at most MAX_VALUE_BYTES
+        (select zeroblob(300000000) returned 1.8 GB and the server grew to 10 GB), all the rows together
+        MAX_RESULT_BYTES. The answers' own reads (execute_fn) are not bounded. Tables that cannot be
+        counted (contentless full-text indexes) are not counted, instead of logging an error per page."""
+
+        async def execute(self, sql, *args, **kwargs):
+            token = user_sql.set(True)
+            try:
+                return await super().execute(sql, *args, **kwargs)
+            finally:
+                user_sql.reset(token)
+
+        async def execute_fn(self, fn):
+            if not user_sql.get():
+                return await super().execute_fn(fn)
+
+            def bounded(conn):
+                old = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+                factory = conn.row_factory
+                conn.row_factory = _counting(factory)
+                try:
+                    return fn(conn)
+                finally:
+                    conn.row_factory = factory
+                    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old)
+
+            return await super().execute_fn(bounded)
+
+        async def table_counts(self, limit=10):
+            if not self.is_mutable and self.cached_table_counts is not None:
+                return self.cached_table_counts
+            counts = {}
+            for table in await self.table_names():
+                if table in _UNCOUNTABLE:
+                    counts[table] = None
+                    continue
+                try:
+                    counts[table] = (await self.execute(f"select count(*) from [{table}]", custom_time_limit=limit,
+                                                        log_sql_errors=False)).rows[0][0]
+                except (QueryInterrupted, sqlite3.DatabaseError):
+                    counts[table] = None
+            if not self.is_mutable:
+                self._cached_table_counts = counts
+            return counts
+
+    return ServedDatabase
+
+
+_UNCOUNTABLE = {"code_index", "tree_words"}  # contentless full-text tables: "does not support scanning"
+
+
+def _counting(factory):
+    total = 0
+
+    def row(cursor, values):
+        nonlocal total
+        total += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in values)
+        if total > MAX_RESULT_BYTES:
+            import sqlite3
+
+            raise sqlite3.DataError(f"the result is larger than {MAX_RESULT_BYTES >> 20} MB; select fewer or"
+                                    " smaller values")
+        return factory(cursor, values) if factory else values
+
+    return row
 
 
 def _register_plugin(plugin) -> None:
@@ -81,7 +183,8 @@ def _check_port(host: str, port: int) -> None:
                    "{line} is used as a template (for hosts other than GitHub); http(s) only, no other "
                    "placeholders.")
 @click.option("--time-limit", "time_limit_ms", default=SQL_TIME_LIMIT_MS, show_default=True,
-              type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query, in milliseconds.")
+              type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query and of any code search (the search page, MCP's grep), in"
+                   " milliseconds.")
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
@@ -95,7 +198,7 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
 
     import uvicorn
 
-    ds = make_datasette(db_path, upstream, time_limit_ms)
+    ds = make_datasette(db_path, upstream, time_limit_ms, host)
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
     click.echo(f"Serving {db_path} read-only at {url}  (parser matrix: {url}-/parser-matrix; Ctrl-C stops)")
     if open_browser:
@@ -103,10 +206,53 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, [url]).start()
-    import signal
-    import sys
+    from ..answers import bounded
 
-    # uvicorn shuts down gracefully on SIGTERM, then raises it again: exit through Python then, so that
-    # what the process leaves behind (a temporary view of a database on read-only media) is removed
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on")
+    bounded.warm()  # a server has threads: its searches fork through the fork server, started now
+    server = _Server(uvicorn.Config(ds.app(), host=host, port=port, log_level="warning", lifespan="on",
+                                    timeout_graceful_shutdown=5))
+    server.run()
+    bounded.stop_all()
+    import signal
+
+    if signal.SIGINT in server.signals:
+        click.echo("interrupted", err=True)
+        raise SystemExit(130)  # Ctrl-C, as every command; SIGTERM (a service manager's stop) is a clean exit
+
+
+def _server_class():
+    import contextlib
+    import signal
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, but a signal only stops it gracefully: uvicorn raises the signal again once
+        stopped (SIGTERM then ended the process with status 143 and a CancelledError traceback of the
+        lifespan, Ctrl-C with status 0); serve exits itself, 0 on SIGTERM and 130 on Ctrl-C. Searches at
+        work are stopped at once, so that their requests do not hold the shutdown up to their time limit."""
+
+        signals: list[int] = []
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            self.signals = []
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig, frame):
+            from ..answers import bounded
+
+            self.signals.append(sig)
+            super().handle_exit(sig, frame)
+            bounded.stop_all()
+
+    return Server
+
+
+def _Server(config):  # noqa: N802 - a class made on first use (uvicorn is imported only by serve)
+    return _server_class()(config)

@@ -40,12 +40,13 @@ async def check_doc_page(datasette, request):
         return error_page
     form = await _form(request)
     text = form.get("doc", "") or ""
+    too_large = request.scope.get("tpindex_form_too_large")  # cut at the plugin's MAX_FORM_BYTES as it was read
     at = (form.get("at", "") or "").strip()[:MAX_QUERY]
     db = datasette.get_database(wanted)
     versions = [r[0] for r in (await db.execute(
         "select label from versions where status = 'complete' order by ord")).rows]
     report, error = None, None
-    if len(text.encode("utf-8", "replace")) > MAX_DOC:
+    if too_large or len(text.encode("utf-8", "replace")) > MAX_DOC:
         error = f"the document is larger than {MAX_DOC // 1000} kB; check it with tpindex check-doc instead"
     elif text.strip():
         def run(conn):
@@ -81,7 +82,7 @@ async def check_doc_page(datasette, request):
                         r["links"].append((f"history of {e['path']}",
                                            where + "?" + urlencode({"db": wanted, "q": e["path"]})))
     return Response.html(await datasette.render_template("tpindex_checkdoc.html", {
-        "database": wanted, "databases": names, "doc": text if len(text) <= MAX_DOC else "", "at": at,
+        "database": wanted, "databases": names, "doc": text if len(text) <= MAX_DOC and not too_large else "", "at": at,
         "versions": versions, "report": report, "error": error, "max_kb": MAX_DOC // 1000,
     }, request=request))
 

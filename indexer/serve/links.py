@@ -89,9 +89,12 @@ def normalize_upstream(url: str) -> str:
     return url[:-4] if url.endswith(".git") else url
 
 
-def source_url(upstream: str, ref: str, path: str, line: int | None = None) -> str:
+def source_url(upstream: str | None, ref: str, path: str, line: int | None = None) -> str | None:
     """The upstream URL of a file (and line) at a ref. An upstream containing `{ref}`, `{path}` and
-    `{line}` is a template (for hosts other than GitHub); otherwise GitHub's /blob/ layout."""
+    `{line}` is a template (for hosts other than GitHub); otherwise GitHub's /blob/ layout. None (no link)
+    for no upstream, or one that is not a valid http(s) URL or template."""
+    if upstream is None or upstream_problem(upstream):
+        return None
     has_line = isinstance(line, int) and line > 0
     if "{" in upstream:
         url = upstream.format(ref=quote(ref, safe=""), path=quote(path), line=line if has_line else "")
@@ -107,10 +110,10 @@ def ref_for(label: str, source: str | None, commit: str | None) -> str:
     return label
 
 
-def compare_url(upstream: str, ref_a: str, ref_b: str, path: str | None = None) -> str | None:
+def compare_url(upstream: str | None, ref_a: str, ref_b: str, path: str | None = None) -> str | None:
     """GitHub's compare view of two refs (at one file's diff when `path` is given); None for an upstream
-    template (other hosts have no common compare layout)."""
-    if "{" in upstream:
+    template (other hosts have no common compare layout), for none, and for one that is not valid."""
+    if upstream is None or "{" in upstream or upstream_problem(upstream):
         return None
     import hashlib
 

@@ -133,12 +133,18 @@ TABLES: dict[str, dict] = {
     },
     "parser_code_v": {
         "description": "The files holding each name's code: its registered, real, engine and composed classes' "
-                       "files and those of every class in their resolution orders that defines a contract method.",
+                       "files, those of every class in their resolution orders that defines a contract method or "
+                       "runs for it, and those holding the functions, constants and helpers it runs (README, "
+                       "What runs for a name).",
         "facets": ["shared", "version"],
-        "columns": {"roles": "why the file holds the name's code: registered, real, engine, wrapper, composed, base",
+        "columns": {"roles": "why the file holds the name's code: registered, real, engine, wrapper, composed, "
+                             "base, helper (only functions, constants or helper classes the name runs)",
                     "shared": "1: a framework file (engine base, abstract parser, adapters) whose classes are no "
                               "name's own; a change there is reported once, with the names it affects",
-                    "blob_id": "git blob id of the file's content at that version", "version_ord": VERSION_ORD},
+                    "pieces": "JSON [[part, what, qualname], ...]: the definitions of the file that run for the "
+                              "name (part: extraction, methods, functions, imports; what: see uses_v)",
+                    "blob_id": "git blob id of the file's content at that version", "unit_id": UNIT,
+                    "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
     "parser_hops_v": {
@@ -267,6 +273,20 @@ TABLES: dict[str, dict] = {
                     "function": "the enclosing method (Class.adjust_request)", "version_ord": VERSION_ORD},
         **PER_VERSION_VIEW,
     },
+    "uses_v": {
+        "description": "Each definition of a parser file (a class's own statements, a method, a module-level "
+                       "function, name or import) with a digest of its code and the module-level names it reads "
+                       "or calls: what the index follows from a name's classes to the code that runs for it.",
+        "facets": ["what", "version"],
+        "columns": {"what": "class (its own statements), method, function, name (a module-level assignment), "
+                            "import (a name a module-level import binds)",
+                    "qualname": "Cls, Cls.method, function, NAME, or the imported name as bound",
+                    "digest": "of its lines without blank and comment-only lines (an import's: of what it "
+                              "imports); equal digests, same code",
+                    "names": "the module-level definitions and imports its code reads or calls, space-separated",
+                    "version_ord": VERSION_ORD},
+        **PER_VERSION_VIEW,
+    },
     "adapter_bindings_v": {
         "description": "Adapters made from a parser class: (ReasoningAdapter, ToolAdapter) = make_adapters(Parser).",
         "facets": ["version"],
@@ -390,6 +410,8 @@ TABLES: dict[str, dict] = {
                   "columns": {"unit_id": UNIT}},
     "request_settings": {"description": "Request settings per unit (see request_settings_v).",
                          "columns": {"unit_id": UNIT}},
+    "uses": {"description": "Definitions and the names they read per unit (see uses_v).", "facets": ["what"],
+             "columns": {"unit_id": UNIT}},
     "aliases": {"description": "Module-level aliases of classes (X = Y) per unit.", "columns": {"unit_id": UNIT}},
     "name_checks": {"description": "Name checks per unit (see name_checks_v).", "columns": {"unit_id": UNIT}},
     "signatures": {"description": "Signatures and class attributes per unit (see signatures_v).", "facets": ["kind"],

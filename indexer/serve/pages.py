@@ -34,9 +34,19 @@ class NotFound(AnswerError):
 
 
 async def run(datasette, database: str, fn):
-    """fn(Reader) in the database's thread."""
+    """fn(Reader) in the database's thread; its links go to the served upstream (serve --upstream, else the
+    stored one; none when that is not a valid URL)."""
+    from .plugin import state, upstream_for
+
+    upstream = upstream_for(datasette, database, await state(datasette, database))
     db = datasette.get_database(database)
-    return await db.execute_fn(lambda conn: fn(Reader(conn)))
+
+    def go(conn):
+        reader = Reader(conn)
+        reader.upstream_override = upstream
+        return fn(reader)
+
+    return await db.execute_fn(go)
 
 
 # ---- a parser name ----------------------------------------------------------------------------------
@@ -58,9 +68,10 @@ class Range:
 class CodeChange:
     version: str
     previous: str
-    files: list[dict]  # {file, compare}
+    files: list[dict]  # {file, status, compare}
     moved: bool = False
     commits: list | None = None  # answers.model.Commit, from a clone (None: no history for these versions)
+    what: str | None = None  # what changed, as `tpindex diff` says it (imports only, functions ..., methods ...)
 
 
 @dataclass
@@ -125,23 +136,37 @@ def _ranges(db, kind: str, name: str) -> list[Range]:
 
 
 def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChange]:
-    """Each version (after the first) where a file holding the name's own code changed, with the files."""
+    """Each version (after the first) where the code that runs for the name changed (`tpindex diff`'s
+    code-changed, with what changed), or where its real file moved (with the own files that differ)."""
+    from ..answers.diff import code_changes
+
+    rows = {r["version"]: r for r in (dict(x) for x in db.query(
+        "select * from parser_map_v where kind = ? and name = ?", [kind, name]))}
     by_version: dict[str, dict[str, tuple[str, int]]] = {}
     for v, path, blob, shared in db.execute(
             "select version, file, blob_id, shared from parser_code_v where kind = ? and name = ?", [kind, name]):
         by_version.setdefault(v, {})[path] = (blob, shared)
-    real = dict(db.execute("select version, real_file from parser_map_v where kind = ? and name = ?", [kind, name]))
     out = []
     for a, b in zip(present, present[1:], strict=False):
-        fa, fb = by_version.get(a, {}), by_version.get(b, {})
-        own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
-               and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
-        if own:
-            compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
-            files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
-                      "compare": compare(p)} for p in own]
-            out.append(CodeChange(b, a, files, moved=(real.get(a) or "") != (real.get(b) or ""),
-                                  commits=range_commits(db, kind, name, a, b)))
+        ra, rb = rows[a], rows[b]
+        if (ra["real_file"] or "") != (rb["real_file"] or "") or ra["impl"] != rb["impl"]:
+            fa, fb = by_version.get(a, {}), by_version.get(b, {})
+            own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
+                   and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
+            if own:
+                compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
+                files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
+                          "compare": compare(p)} for p in own]
+                out.append(CodeChange(b, a, files, moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
+                                          commits=range_commits(db, kind, name, a, b)))
+        elif ra["code_sig"] != rb["code_sig"]:
+            for ch in code_changes(db, a, b, [(kind, name)], {(kind, name): rb}):
+                if ch.type != "code-changed":
+                    continue
+                files = [{"file": f["file"], "compare": f["compare"],
+                          "status": "added" if not f["blob_a"] else "removed" if not f["blob_b"] else "changed"}
+                         for f in ch.files]
+                out.append(CodeChange(b, a, files, what=ch.detail, commits=range_commits(db, kind, name, a, b)))
     return out
 
 

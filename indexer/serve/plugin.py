@@ -114,7 +114,7 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
     """The upstream file links point to; None (files shown without links) when the one stored in the
     database is not a valid one (serve and build refuse those, an older tpindex did not)."""
     config = datasette.plugin_config(PLUGIN, database=database) or {}
-    upstream = config.get("upstream") or st.upstream or DEFAULT_UPSTREAM
+    upstream = str(config.get("upstream") or st.upstream or DEFAULT_UPSTREAM)
     return None if upstream_problem(upstream) else normalize_upstream(upstream)
 
 
@@ -122,8 +122,11 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
 def prepare_jinja2_environment(env, datasette):
     """Our templates, where Datasette puts a plugin package's templates: after --template-dir, before its
     own (this plugin is a module, so Datasette does not find them itself)."""
+    from urllib.parse import quote
+
     from jinja2 import ChoiceLoader, FileSystemLoader
 
+    env.filters["tp_quote"] = lambda s: quote(str(s), safe="")  # a label as one path segment (v0.33.0+local)
     loader = env.loader
     first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None
     if isinstance(first, FileSystemLoader) and first.searchpath:
@@ -255,6 +258,47 @@ async def _page_vars(template, database, request, datasette):
     return out
 
 
+MAX_FORM_BYTES = 3 * 200_000 + 4096  # a check-doc form: the 200 kB document, url-encoded (each byte %XX at worst)
+
+
+@hookimpl
+def asgi_wrapper(datasette):
+    """A form posted to /-/check-doc is read no further than MAX_FORM_BYTES (Datasette's CSRF check and
+    post_vars() read a whole body, 100 MB as well as 2 kB, before the page could look at its size): a
+    declared length over it is refused at once, a longer body is cut there and the page says so."""
+
+    def wrap(app):
+        async def bounded(scope, receive, send):
+            if scope["type"] != "http" or scope.get("method") != "POST" or \
+                    scope.get("path") != datasette.urls.path("/-/check-doc"):
+                return await app(scope, receive, send)
+            length = dict(scope.get("headers") or []).get(b"content-length", b"")
+            if length.isdigit() and int(length) > MAX_FORM_BYTES:
+                body = (f"the document is larger than {MAX_FORM_BYTES // 3000} kB; check it with tpindex check-doc"
+                        " instead").encode()
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]})
+                await send({"type": "http.response.body", "body": body})
+                return None
+            seen = 0
+
+            async def receive_bounded():
+                nonlocal seen
+                message = await receive()
+                if message.get("type") == "http.request":
+                    seen += len(message.get("body", b""))
+                    if seen > MAX_FORM_BYTES:
+                        scope["tpindex_form_too_large"] = True
+                        return {"type": "http.request", "body": b"", "more_body": False}
+                return message
+
+            return await app(scope, receive_bounded, send)
+
+        return bounded
+
+    return wrap
+
+
 @hookimpl
 def register_routes():
     from . import routes
@@ -320,13 +364,25 @@ def register_mcp_tools(datasette, mcp):
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
             raise problem_as_tool_error(Problem(f"database {names[0]!r} is not available"))
 
-        def ask(conn):
+        import asyncio
+
+        from ..store import open_reader
+
+        path = datasette.get_database(names[0]).path
+        limit = datasette.setting("sql_time_limit_ms") / 1000
+
+        def ask():
+            # a connection of its own, in a thread of its own: a search waiting for its child process (up to
+            # the time limit) holds none of Datasette's SQL threads, which the pages need
+            reader = open_reader(path)
             try:
-                return question(Index(conn))
+                return question(Index(reader, time_limit=limit))
             except Problem as e:
                 return e
+            finally:
+                reader.conn.close()
 
-        answer = await datasette.get_database(names[0]).execute_fn(ask)
+        answer = await asyncio.to_thread(ask)
         if isinstance(answer, Problem):
             raise problem_as_tool_error(answer)
         return answer

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from datasette.utils.asgi import Response
 
 from ..answers.versions import AnswerError
@@ -33,7 +35,7 @@ async def parser_route(datasette, request):
     database, err = await _database(datasette, request)
     if err:
         return err
-    kind, name = request.url_vars["kind"], request.url_vars["name"]
+    kind, name = unquote(request.url_vars["kind"]), unquote(request.url_vars["name"])  # raw in the route
     try:
         page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
     except AnswerError as e:
@@ -48,7 +50,7 @@ async def version_route(datasette, request):
     database, err = await _database(datasette, request)
     if err:
         return err
-    label = request.url_vars["label"]
+    label = unquote(request.url_vars["label"])  # the route matches the raw path: v0.33.0%2Blocal
     try:
         page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
     except AnswerError as e:

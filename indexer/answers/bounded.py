@@ -1,0 +1,208 @@
+"""Work with a wall-clock limit that really stops it: run a function in a child process and kill it when the
+limit passes.
+
+A backtracking regular expression can take exponential time inside one C call of Python's `re`, holding the
+GIL: no signal handler, thread or SQL time limit gets a word in, and in a server every other request waits.
+A child process can always be killed, and while it works the parent only waits on a pipe (other threads,
+the event loop, signal handlers all run). The child also gets a memory limit (RLIMIT_AS), so a pattern
+that needs gigabytes fails there with a message instead of exhausting the machine.
+
+A single-threaded process (the command line) forks the child directly (os.fork and a pipe: a few
+milliseconds, and no multiprocessing to import).
+A process with threads (the server, the MCP server) must not fork itself (another thread may hold a lock
+the child then waits on forever, SQLite's allocator mutex for one), so its children are forked by the
+`forkserver` process multiprocessing keeps, single-threaded, started once per process (`warm()`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from ..problems import Problem
+
+MEMORY_LIMIT = 2 << 30  # bytes of address space a child may add to what it starts with
+
+
+class TooSlow(Problem):
+    """The work took longer than its time limit and was stopped."""
+
+
+class TooLarge(Problem):
+    """The work needed more memory than the limit, or its process died."""
+
+
+_PRELOAD = ["indexer.answers.grep", "indexer.store"]
+_running: set = set()  # the children at work, for stop_all
+_lock = threading.Lock()
+
+
+def stop_all() -> None:
+    """Kill every child at work (a server shutting down): the threads waiting for them return at once."""
+    with _lock:
+        procs = list(_running)
+    for proc in procs:
+        if proc.is_alive():
+            proc.kill()
+
+
+def _context():
+    import multiprocessing
+
+    if threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
+def warm() -> None:
+    """Start the fork server now (a process with threads forks its children through it), so that the first
+    search does not wait for it."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
+def _child(conn, fn, args, memory: int, nice: int) -> None:
+    import signal
+
+    if nice:
+        os.nice(nice)  # a server's search gives the CPU to the server's other requests first
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the parent too, which stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + memory, resource.RLIM_INFINITY))
+    except (OSError, ValueError, ImportError):  # no /proc, or limits not allowed: run without
+        pass
+    try:
+        out = ("ok", fn(*args))
+    except Problem as e:
+        out = ("problem", type(e).__name__, e.message, e.hint)
+    except MemoryError:
+        out = ("memory",)
+    except RecursionError:
+        out = ("problem", "Problem", "the work nests too deeply", "simplify what was asked")
+    try:
+        conn.send(out)
+    except MemoryError:
+        conn.send(("memory",))
+    conn.close()
+
+
+def _forked(fn, args, seconds: float, memory: int) -> tuple:
+    """The single-threaded case with os.fork and a pipe: no multiprocessing to import (a tenth of a
+    second of a short command's start) and nothing to start."""
+    import pickle
+    import select
+    import time
+
+    deadline = time.monotonic() + seconds
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            os.close(r)
+
+            class _Conn:
+                def send(self, out):
+                    data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(w, view):]
+
+                def close(self):
+                    os.close(w)
+
+            _child(_Conn(), fn, args, memory, 0)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks, out = [], None
+    try:
+        poller = select.poll()
+        poller.register(r, select.POLLIN | select.POLLHUP)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(max(1, int(left * 1000))):
+                if time.monotonic() >= deadline:
+                    return ("slow",)
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        try:
+            out = pickle.loads(b"".join(chunks)) if chunks else ("died",)
+        except Exception:  # noqa: BLE001 - a child killed while it wrote
+            out = ("died",)
+        return out
+    finally:
+        os.close(r)
+        try:
+            if out is None:
+                os.kill(pid, 9)
+            _, status = os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int = MEMORY_LIMIT):
+    """fn(*args) in a child process, its result (picklable) returned; a Problem it raises is raised again
+    here. Stopped after `seconds` (TooSlow), or when it needs more than `memory` more bytes (TooLarge)."""
+    if threading.active_count() == 1:
+        return _answer(_forked(fn, args, seconds, memory), seconds, what, memory, None)
+    import time
+
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    nice = 0 if ctx.get_start_method() == "fork" else 5  # threads: a server, whose other requests come first
+    proc = ctx.Process(target=_child, args=(send, fn, args, memory, nice), daemon=True)
+    deadline = time.monotonic() + seconds
+    with _lock:
+        proc.start()
+        _running.add(proc)
+    send.close()
+    try:
+        if not receive.poll(max(0.0, deadline - time.monotonic())):
+            out = ("slow",)
+        else:
+            try:
+                out = receive.recv()
+            except (EOFError, OSError):
+                out = ("died",)
+    finally:
+        receive.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        with _lock:
+            _running.discard(proc)
+    return _answer(out, seconds, what, memory, proc.exitcode)
+
+
+def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode):
+    if out[0] == "slow":
+        raise TooSlow(f"{what} took longer than its time limit ({seconds:g} s) and was stopped",
+                      "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested"
+                      " repetition such as (a|aa)* or (.*)*, or give it more time (--time-limit)")
+    if out[0] == "ok":
+        return out[1]
+    if out[0] == "problem":
+        from . import ere, versions
+
+        kinds = {"PatternError": ere.PatternError, "AnswerError": versions.AnswerError}
+        raise kinds.get(out[1], Problem)(out[2], out[3])
+    raise TooLarge(f"{what} needed more than {memory >> 30} GiB of memory and was stopped" if out[0] == "memory"
+                   else f"{what} ended without an answer (its process died{f': exit status {exitcode}' if exitcode else ''})",
+                   "narrow it (a literal in the pattern, fewer versions, a --path)")
