@@ -11,7 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..problems import Problem
+from ..core.problems import Problem
 
 WANTED = ("vllm/*.py", "requirements*.txt", "requirements/*.txt")
 TREES_FORMAT = 1  # bump when what a tree holds changes
