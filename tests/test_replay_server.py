@@ -205,3 +205,11 @@ def test_terminating_tpindex_ends_its_session_and_workers_not_the_server(replay_
     while descendants(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert descendants(pid) == [] and server.running(pid)
+
+
+def test_a_cache_path_too_long_for_a_socket_puts_it_in_a_private_temporary_directory(tmp_path):
+    root = tmp_path / ("c" * 120)
+    path = Path(server.socket_path(root, "0123456789abcdef"))
+    assert len(str(path).encode()) < 108 and path.parent != root / "servers"
+    assert path.parent.stat().st_uid == os.getuid() and path.parent.stat().st_mode & 0o077 == 0
+    assert server.socket_path(root, "0123456789abcdef") == str(path)  # the same cache finds the same socket

@@ -133,9 +133,7 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
             while b"\n" in session.buf:
                 line, session.buf = session.buf.split(b"\n", 1)
                 parts = line.decode().split(" ")
-                if parts[0] == "session":
-                    session.session_pid = int(parts[1])
-                elif parts[0] == "start":
+                if parts[0] == "start":
                     started[parts[1]] = (int(parts[2]), time.monotonic())
                 elif parts[0] == "done":
                     jid, status = parts[1], int(parts[2])

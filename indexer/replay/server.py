@@ -71,6 +71,10 @@ def socket_path(root: Path, k: str) -> str:
         return path
     d = Path(tempfile.gettempdir()) / f"tpindex-{os.getuid()}"
     d.mkdir(mode=0o700, exist_ok=True)
+    st = d.lstat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077 or not d.is_dir() or d.is_symlink():
+        raise ReplayError(f"{d} is not a directory of yours alone, so the replay server's socket cannot go there",
+                          "remove it, or set TPINDEX_REPLAY_CACHE to a shorter path")
     return str(d / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.sock")
 
 
