@@ -20,6 +20,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass, field
 
+from ..core import ranges
 from ..store import code
 from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
@@ -57,22 +58,12 @@ class Result:
         return {v: i for i, v in enumerate(self.all_versions)}
 
     def ranges(self, m: Match) -> str:
-        return _runs(m.versions, self._pos)  # the position map built once per result, not once per match
+        return ranges.runs_text(ranges.runs(m.versions, pos=self._pos))  # positions once per result
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
     """'v0.24.0 - v0.31.0, v0.33.0': runs of versions consecutive in `order`."""
-    return _runs(versions, {v: i for i, v in enumerate(order)})
-
-
-def _runs(versions: list[str], pos: dict[str, int]) -> str:
-    runs: list[list[str]] = []
-    for v in sorted(versions, key=lambda x: pos.get(x, -1)):
-        if runs and pos.get(v, -2) == pos.get(runs[-1][-1], -9) + 1:
-            runs[-1].append(v)
-        else:
-            runs.append([v])
-    return ", ".join(r[0] if len(r) == 1 else f"{r[0]} - {r[-1]}" for r in runs)
+    return ranges.runs_text(ranges.runs(versions, order))
 
 
 def select_versions(db, tags: str | None, at: str | None) -> list[str]:

@@ -7,15 +7,16 @@ import socket
 
 import click
 
+from ..core.problems import Problem
 from ..serve.app import SQL_TIME_LIMIT_MS, _Server, make_datasette
-from .main import Fail, db_option
+from .main import db_option
 
 
 def _check_port(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as e:
-        raise Fail(f"cannot serve on host {host!r} ({e.strerror})", "use --host 127.0.0.1") from None
+        raise Problem(f"cannot serve on host {host!r} ({e.strerror})", "use --host 127.0.0.1") from None
     family, _, _, _, addr = infos[0]
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -23,8 +24,8 @@ def _check_port(host: str, port: int) -> None:
             s.bind(addr)
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
-                raise Fail(f"port {port} on {host} is already in use", "pass another --port") from None
-            raise Fail(f"cannot listen on {host}:{port} ({e.strerror})", "pass another --host or --port") from None
+                raise Problem(f"port {port} on {host} is already in use", "pass another --port") from None
+            raise Problem(f"cannot listen on {host}:{port} ({e.strerror})", "pass another --host or --port") from None
 
 
 @click.command(short_help="Browse the database in Datasette, read-only.")
@@ -47,7 +48,7 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     from ..store.database import connect
 
     if upstream is not None and upstream_problem(upstream):
-        raise Fail(upstream_problem(upstream), UPSTREAM_HINT)
+        raise Problem(upstream_problem(upstream), UPSTREAM_HINT)
     connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong
     _check_port(host, port)
 
