@@ -517,7 +517,7 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
     say = None if quiet else (lambda m: click.echo(m, err=True))
     if stop_server:
         if name or text_file or deltas_file or setup:
-            raise Fail("--stop-server only stops the warm replay server", "run it alone")
+            raise Problem("--stop-server only stops the warm replay server", "run it alone")
         from ..replay import server
         from ..replay.trees import cache_root
 
