@@ -26,7 +26,11 @@ def replay_db(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("replay-cache")
+    from indexer.replay import server
+
+    root = tmp_path_factory.mktemp("replay-cache")
+    yield root
+    server.stop(root)  # the warm server these tests started
 
 
 @pytest.fixture(autouse=True)
@@ -267,7 +271,9 @@ def test_special_tokens_given_replace_the_sentinels(replay_db):
 
 
 def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
-    """SIGTERM to a replaying tpindex (here stuck on a parser that never returns) leaves no child behind."""
+    """SIGTERM to a replaying tpindex (here stuck on a parser that never returns) leaves no child behind: with
+    no warm server (TPINDEX_REPLAY_IDLE=0), the server of the run, its session and the worker all end
+    (tests/test_replay_server.py: with a warm server, the session and the worker)."""
     import os
     import signal
     import subprocess
@@ -277,12 +283,12 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
     out.write_text(CALL)
     exe = str(Path(sys.executable).parent / "tpindex")
     proc = subprocess.Popen([exe, "replay", "spins", "--at", "v0.6.3", "--text", str(out), "--db", str(replay_db),
-                             "--mode", "nonstream", "-q"], env=dict(os.environ), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                             "--mode", "nonstream", "-q"], env={**os.environ, "TPINDEX_REPLAY_IDLE": "0"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     main_py = str(Path(__file__).resolve().parent.parent / "indexer" / "replay" / "child" / "main.py")
 
     def children() -> list[int]:
-        """The replay processes below this tpindex: its child, and the child's workers."""
+        """The replay processes below this tpindex: the server, its session, the session's worker."""
         parent = {}
         for p in Path("/proc").iterdir():
             try:
@@ -290,13 +296,16 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
                     parent[int(p.name)] = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 pass
-        ours = {pid for pid, ppid in parent.items() if ppid == proc.pid}
-        return sorted(ours | {pid for pid, ppid in parent.items() if ppid in ours})
+        out, frontier = [], {proc.pid}
+        while frontier:
+            frontier = {pid for pid, ppid in parent.items() if ppid in frontier}
+            out += sorted(frontier)
+        return out
 
     deadline = time.monotonic() + 60
-    while len(children()) < 2 and time.monotonic() < deadline:  # the child and its worker
+    while len(children()) < 3 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert len(children()) == 2, "the child and its worker never started"
+    assert len(children()) == 3, "the server, its session and its worker never started"
     pids = children()
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)

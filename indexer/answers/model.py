@@ -497,5 +497,5 @@ class Replay(Model):
     versions: list[ReplayVersion]
     changes: list[ReplayChange]
     environment: str
-    timing: dict  # seconds: materialize (trees made now), environment (made now), preload (the fork server's
-    # imports), replay (from the child's start to the last result)
+    timing: dict  # server: started (by this run) or warm; seconds: materialize (trees made now), environment
+    # (made now), preload (the server's imports; 0 when warm), replay (from the run's start to the last result)

@@ -483,12 +483,15 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
               help="Seconds one version may take (wall clock) before its process is killed.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Versions replayed at once (default: CPUs).")
 @click.option("--setup", is_flag=True, help="Only create the replay environment (a virtualenv in the user cache).")
+@click.option("--stop-server", "stop_server", is_flag=True,
+              help="Only stop the warm replay server (it otherwise ends after TPINDEX_REPLAY_IDLE seconds unused, "
+                   "default 300).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text: one version in detail, several as a matrix; json: schema replay; markdown: the matrix.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
 def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, tool_choice, reasoning_parser,
-           tokenizer_file, specials, modes, timeout, jobs, setup, fmt, quiet, db_path):
+           tokenizer_file, specials, modes, timeout, jobs, setup, stop_server, fmt, quiet, db_path):
     """Run the indexed version's own vLLM tool parser (and reasoning parser, and chat-completion serving
     code) on a raw model output, in a child process with time and memory limits: non-streaming, streaming
     (deltas fed as that version's serving loop feeds them) and through serving (finish_reason, the flush of
@@ -502,12 +505,26 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
       tpindex replay hermes --at v0.33.0 --text out.txt
       tpindex replay hermes --tags v0.6.3.. --text out.txt --splits token,char
       tpindex replay --setup
+      tpindex replay --stop-server
+
+    Runs are served by a warm replay server (the packages imported once, kept for later runs): it ends
+    after TPINDEX_REPLAY_IDLE seconds without a run (default 300; 0: no warm server) or on --stop-server.
     """
     import sys
 
     from ..replay import render
 
     say = None if quiet else (lambda m: click.echo(m, err=True))
+    if stop_server:
+        if name or text_file or deltas_file or setup:
+            raise Problem("--stop-server only stops the warm replay server", "run it alone")
+        from ..replay import server
+        from ..replay.trees import cache_root
+
+        pids = server.stop(cache_root())
+        click.echo(f"stopped {len(pids)} replay server{'s' if len(pids) != 1 else ''}"
+                   + (f" (pid {', '.join(map(str, pids))})" if pids else ""))
+        return
     if setup:
         if name or text_file or deltas_file:
             raise Problem("--setup only creates the replay environment", "run it alone, then replay")

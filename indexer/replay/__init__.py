@@ -23,11 +23,13 @@ Pipeline (tpindex side, this package; nothing here imports vLLM):
 4. jobs       (run.py) one job per version: name, text or exact deltas, the splits, the request (tools,
               tool_choice), the reasoning parser, the name's sentinels from the index (the sentinel facts of
               its card) as special tokens, the modes.
-5. runner     (runner.py) ONE child process (the environment's interpreter running child/main.py by path)
-              imports the third-party packages once, then forks one worker per version (at most -j at a
-              time). Each worker moves into its own process group and sets resource limits (address space,
-              CPU seconds); tpindex enforces a wall-clock timeout per worker (kills its process group) and
-              for the whole run (kills the child's group). Results come back as JSON files.
+5. runner     (runner.py, server.py) a replay server (the environment's interpreter running child/main.py by
+              path) imports the third-party packages once and forks a session per run, which forks one
+              worker per version (at most -j at a time). The server stays warm between runs (a Unix socket
+              in the cache; ended when idle, stopped, stale or killed: server.py), so a run pays only its
+              trees' imports. Each worker moves into its own process group and sets resource limits
+              (address space, CPU seconds); tpindex enforces a wall-clock timeout per worker (kills its
+              process group) and for the whole run (kills the session's). Results come back as JSON files.
 6. answer     (run.py) `Replay` (answers/model.py): per version and mode the tool calls (name, arguments
               parsed as JSON), content, reasoning, finish_reason, argument chunks, errors, the stand-ins a
               result touched; and a matrix over the versions marking where each mode's result changes
@@ -51,9 +53,12 @@ through importlib there):
                `extract_tool_calls`/`extract_tool_calls_streaming` (earlier), fed as serving feeds them; and
                the release's own `OpenAIServingChat` full and stream generators driven by a synthetic engine
                output (one delta per step, then an EOS step with finish_reason "stop").
-- main.py      the fork server described in 5.
+- main.py      the server and its sessions described in 5.
+- speed.py     cheaper imports that change no value: a class's source line from one walk of its module,
+               dataclass method code compiled once from texts earlier workers met.
 
-Speed: the third-party imports (pydantic, openai, fastapi: about a second) are paid once per run, not per
-version; each worker pays only its tree's imports (compiled once: `__pycache__` stays in the tree). Trees
-and the environment are made once; a warm run of 59 versions is forks and tree imports on two cores.
+Speed: the third-party imports (pydantic, openai, fastapi: 1.5-3 CPU seconds) are paid once per warm
+server, not per run nor per version; each worker pays only its tree's imports (compiled once: `__pycache__`
+stays in the tree). Trees and the environment are made once; a warm run of 59 versions is forks and tree
+imports on two cores (README, "What a replay costs").
 """

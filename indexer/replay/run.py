@@ -129,9 +129,10 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     timing["environment"] = round(time.monotonic() - t0, 3)
     start = time.monotonic()
     stats: dict = {}
-    preload = root / f"preload-{hashlib.sha256(str(python).encode()).hexdigest()[:12]}.json" if python else None
+    digest = hashlib.sha256(str(python).encode()).hexdigest()[:12]
+    preload = root / f"preload-{digest}.json" if python else None
     results = runner.run(python, job_list, parallel=jobs or os.cpu_count() or 1, timeout=timeout,
-                         preload_file=preload, stats=stats,
+                         preload_file=preload, stats=stats, dataclass_file=root / f"dataclass-{digest}.json", root=root,
                          progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None
                          ) if job_list else {}
     timing["replay"] = round(time.monotonic() - start, 3)

@@ -11,12 +11,13 @@ import json
 import os
 import select
 import signal
-import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-CHILD = Path(__file__).resolve().parent / "child" / "main.py"
+from . import server
+
 PRELOAD = ("pydantic", "openai", "fastapi", "starlette", "partial_json_parser", "regex", "msgspec", "jinja2",
            "yaml", "json", "asyncio", "typing", "inspect", "dataclasses", "email_validator", "prometheus_client",
            "psutil", "aiohttp", "numpy", "openai.types.chat", "pydantic_core", "importlib.metadata")
@@ -24,9 +25,12 @@ MEMORY = 4 << 30  # bytes of address space per worker
 
 
 def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0, memory: int = MEMORY,
-        progress=None, preload_file: Path | None = None, stats: dict | None = None) -> dict[str, dict]:
+        progress=None, preload_file: Path | None = None, stats: dict | None = None,
+        dataclass_file: Path | None = None, root: Path | None = None) -> dict[str, dict]:
     """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}.
-    `preload_file` keeps the installed modules earlier workers imported, for the fork server to import first."""
+    `preload_file` keeps the installed modules earlier workers imported, for the server to import first;
+    `dataclass_file` the texts of dataclass methods they generated, for it to compile first (child/speed.py);
+    `root` the cache whose warm server runs the jobs (server.py; none: a server of this run alone)."""
     if not jobs:
         return {}
     learnt = _read_preload(preload_file)
@@ -37,62 +41,99 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
         j["limits"] = {"memory": memory, "cpu": int(timeout) + 1}
     restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
     try:
-        proc = _start(python, work)
-    except BaseException:
+        return _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work,
+                      dataclass_file)
+    finally:
         restore()
-        raise
-    return _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work)
 
 
-def _start(python: Path, work: Path) -> subprocess.Popen:
-    return subprocess.Popen([str(python), "-X", "utf8", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(work / "child.log", "w"), start_new_session=True, cwd=work,
-                            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "", "VLLM_LOGGING_LEVEL": "ERROR",
-                                 "VLLM_CONFIGURE_LOGGING": "0", "TOKENIZERS_PARALLELISM": "false",
-                                 "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"})
+START_WAIT = 120.0  # seconds for a session's first answer (the server imports what the header adds first)
 
 
-def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt, restore, work) -> dict[str, dict]:
-    # Imports before forking pay off once several rounds of workers share them; with no more jobs than workers
-    # at once, each worker imports (only) what it needs, side by side.
-    preload = list(dict.fromkeys(list(PRELOAD) + learnt)) if len(jobs) > parallel else []
-    header = {"preload": preload, "parallel": parallel}
+def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats) -> server.Session:
+    """A session that answered `ready` (a stale or vanishing warm server is replaced, twice at most)."""
+    t0 = time.monotonic()
+    line = None
+    for _ in range(3):
+        s = server.open_session(python, root, work, preload, dataclass_file, one_run)
+        header = {"parallel": parallel, "preload": [] if s.proc else preload,
+                  "dataclass_file": str(dataclass_file) if dataclass_file and (one_run or not s.proc) else None}
+        try:
+            s.sock.sendall((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)
+                            + '{"end": true}\n').encode())
+            line = _line(s, START_WAIT)
+        except OSError:
+            line = None
+        if line and line.startswith("ready "):
+            s.session_pid = int(line.split()[3])
+            stats["server"] = "started" if s.started else "warm"
+            stats["preload_cpu_seconds"] = float(line.split()[1]) if s.started else 0.0
+            stats["preload_seconds"] = round(time.monotonic() - t0, 3)
+            return s
+        s.sock.close()
+        if s.proc is not None:
+            _killpg(s.proc.pid)
+            s.proc.wait()
+            break
+        server.wait_gone(s.pid)  # a stale server leaves; the next attempt starts a fresh one
+    raise server.ServerFailed(f"no replay server would take the run ({line or 'no answer'})")
+
+
+def _line(s: server.Session, seconds: float) -> str | None:
+    deadline = time.monotonic() + seconds
+    while b"\n" not in s.buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([s.sock], [], [], min(left, 0.5))
+        if ready:
+            chunk = s.sock.recv(65536)
+            if not chunk:
+                return None
+            s.buf += chunk
+    line, s.buf = s.buf.split(b"\n", 1)
+    return line.decode()
+
+
+def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work,
+           dataclass_file=None) -> dict[str, dict]:
+    # A warm server imports everything earlier runs' workers imported, once for many runs. A server of one
+    # run does so only when several rounds of workers share it; with no more jobs than workers at once, each
+    # worker imports (only) what it needs, side by side.
+    preload = list(dict.fromkeys(list(PRELOAD) + learnt))
+    one_run = preload if len(jobs) > parallel else []
     results: dict[str, dict] = {}
-    t_start = time.monotonic()
     started: dict[str, tuple[int, float]] = {}
     killed: set[str] = set()
     overall = time.monotonic() + timeout * (len(jobs) / max(1, parallel) + 2) + 30
-    buf = b""
-    fd = proc.stdout.fileno()
+    session = None
     try:
         try:
-            proc.stdin.write((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)).encode())
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
-        while True:
+            session = _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats)
+        except server.ServerFailed as e:
+            for j in jobs:
+                results[j["id"]] = {"status": "crashed", "seconds": 0.0, "error": {
+                    "type": "Crashed", "message": str(e)[:2000], "where": None}}
+        while session is not None and len(results) < len(jobs):
             now = time.monotonic()
             for jid, (pid, t0) in list(started.items()):
                 if jid not in results and jid not in killed and now - t0 > timeout:
                     _killpg(pid)
                     killed.add(jid)
             if now > overall:
-                _killpg(proc.pid)
                 break
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
+            if b"\n" not in session.buf:
+                ready, _, _ = select.select([session.sock], [], [], 0.2)
+                if not ready:
+                    continue
+                chunk = session.sock.recv(65536)
+                if not chunk:
+                    break
+                session.buf += chunk
+            while b"\n" in session.buf:
+                line, session.buf = session.buf.split(b"\n", 1)
                 parts = line.decode().split(" ")
-                if parts[0] == "ready":
-                    stats["preload_cpu_seconds"] = float(parts[1])
-                    stats["preload_seconds"] = round(time.monotonic() - t_start, 3)
-                elif parts[0] == "start":
+                if parts[0] == "start":
                     started[parts[1]] = (int(parts[2]), time.monotonic())
                 elif parts[0] == "done":
                     jid, status = parts[1], int(parts[2])
@@ -105,10 +146,13 @@ def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt,
         for jid, (pid, _) in started.items():  # workers have process groups of their own
             if jid not in results:
                 _killpg(pid)
-        if proc.poll() is None:
-            _killpg(proc.pid)
-        proc.wait()
-        restore()
+        if session is not None:
+            if session.session_pid and len(results) < len(jobs):
+                _killpg(session.session_pid)  # its workers die with it
+            session.sock.close()  # and a session whose client is gone ends its workers and itself
+            if session.proc is not None:
+                _killpg(session.proc.pid)
+                session.proc.wait()
     for j in jobs:
         if j["id"] not in results:
             results[j["id"]] = {"status": "killed", "error": {"type": "Killed", "message":
@@ -116,6 +160,13 @@ def _serve(proc, jobs, parallel, timeout, progress, preload_file, stats, learnt,
     seen = sorted({m for r in results.values() for m in r.pop("preload", None) or []})
     if preload_file and set(seen) - set(learnt):
         _write_preload(preload_file, sorted(set(seen) | set(learnt)))
+    met = [t for r in results.values() for t in r.pop("dataclass_code", None) or []]
+    if dataclass_file and met:
+        known = _read_preload(dataclass_file)
+        have = set(known)
+        new = [t for t in dict.fromkeys(met) if t not in have]
+        if new:
+            _write_preload(dataclass_file, known + new)
     log = work / "child.log"
     if any(r.get("status") == "crashed" for r in results.values()) and log.is_file():
         for r in results.values():
@@ -177,7 +228,7 @@ def _read_preload(path: Path | None) -> list[str]:
 
 def _write_preload(path: Path, modules: list[str]) -> None:
     try:
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(modules))
         os.replace(tmp, path)
     except OSError:

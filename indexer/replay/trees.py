@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from ..core.problems import Problem
@@ -90,7 +91,8 @@ def materialize(row: dict, root: Path | None = None, notice=None) -> Path:
             blob = blobs / e.blob_id[:2] / e.blob_id[2:]
             if not blob.is_file():
                 blob.parent.mkdir(parents=True, exist_ok=True)
-                part = blob.with_name(blob.name + f".{os.getpid()}.part")
+                # one name per writer (two threads of one process, e.g. the web server's, may write a blob at once)
+                part = blob.with_name(blob.name + f".{os.getpid()}.{threading.get_ident()}.part")
                 part.write_bytes(e.read())
                 os.replace(part, blob)
             target = tmp / e.path

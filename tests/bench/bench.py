@@ -16,8 +16,8 @@ several times (--runs, default 3), and reports medians against the targets (issu
     (f) tree-sitter parse of the unique blobs alone, the floor, for (a) and (d)
     (i) the database size of (a) and (d), and (a) (and, once, (d)) built without the code (--no-code)
     (r) `tpindex replay hermes` on (a)'s database over every version from v0.6.3 (all modes): cold (a fresh
-        replay cache: the environment and the trees made, first run only), warm  <= 15 s; one version
-        (the newest) warm  <= 2 s
+        replay cache: the environment and the trees made, first run only), warm (trees made, the warm
+        replay server running)  <= 15 s; one version (the newest) warm  <= 2 s, and with no warm server
 
 `--markdown RESULTS.json` prints the tables of a results file as the README shows them (the README's
 tables are produced so, never edited by hand). See tests/bench/README.md.
@@ -156,21 +156,34 @@ class Bench:
 
     def replay(self, db: Path, first: bool) -> None:
         """(r): one name over every version from v0.6.3, cold (first run: a fresh replay cache, so the
-        environment and the trees are made) and warm (the user cache, made untimed before the first warm
-        run); one version (the newest) warm."""
+        environment and the trees are made, and its server started) and warm (the user cache, its trees
+        made and its warm server started untimed before the first warm run); one version (the newest) warm,
+        and with no warm server (TPINDEX_REPLAY_IDLE=0: the run imports every package itself). CPU: tpindex's
+        own plus its workers' (a warm server's workers are not tpindex's children)."""
         text = self.work / "replay.txt"
         text.write_text(self.REPLAY_TEXT)
-        cmd = [self.exe, "replay", "hermes", "--text", str(text), "--db", str(db), "-q"]
+        cmd = [self.exe, "replay", "hermes", "--text", str(text), "--db", str(db), "-q", "--format", "json"]
         if first and not self.args.skip_replay_cold:
             cold = self.work / "replay-cold-cache"
             shutil.rmtree(cold, ignore_errors=True)
-            self.record("r_cold", measure.run(cmd + ["--tags", self.REPLAY_SINCE],
-                                              env={**os.environ, "TPINDEX_REPLAY_CACHE": str(cold)}))
+            cold_env = {**os.environ, "TPINDEX_REPLAY_CACHE": str(cold)}
+            self.record("r_cold", self.replay_sample(cmd + ["--tags", self.REPLAY_SINCE], cold_env))
+            measure.run([self.exe, "replay", "--stop-server"], env=cold_env)
             shutil.rmtree(cold, ignore_errors=True)
         if first:
-            measure.run(cmd + ["--tags", self.REPLAY_SINCE])  # untimed: the user cache's trees and environment
-        self.record("r_warm", measure.run(cmd + ["--tags", self.REPLAY_SINCE]))
-        self.record("r_one", measure.run(cmd + ["--at", self.labels[-1]]))
+            measure.run(cmd + ["--tags", self.REPLAY_SINCE])  # untimed: the user cache's trees, its warm server
+        self.record("r_warm", self.replay_sample(cmd + ["--tags", self.REPLAY_SINCE]))
+        self.record("r_one", self.replay_sample(cmd + ["--at", self.labels[-1]]))
+        self.record("r_one_idle0", self.replay_sample(cmd + ["--at", self.labels[-1]],
+                                                      {**os.environ, "TPINDEX_REPLAY_IDLE": "0"}))
+
+    @staticmethod
+    def replay_sample(cmd: list[str], env: dict | None = None) -> measure.Sample:
+        sample = measure.run(cmd, env=env)
+        answer = json.loads(sample.stdout)
+        if answer["timing"].get("server") == "warm":  # the workers ran under the warm server, not tpindex
+            sample.cpu += sum(v.get("cpu_seconds") or 0 for v in answer["versions"])
+        return sample
 
     def prepare_index(self) -> list[str] | None:
         """(j)'s archives in the archive cache (untimed): a download now would be timed otherwise."""
@@ -367,6 +380,7 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
     proc("r_cold", "(r) replay hermes, every version from v0.6.3, cold (environment and trees made)")
     proc("r_warm", "(r) replay hermes, every version from v0.6.3, warm", 15)
     proc("r_one", "(r) replay hermes, one version (the newest), warm", 2)
+    proc("r_one_idle0", "(r) replay hermes, one version (the newest), no warm server (TPINDEX_REPLAY_IDLE=0)")
     size("i_a", "(i) database size of (a), with the code")
     proc("i_a0", "(i) (a) without the code (--no-code)")
     size("i_a0_size", "(i) database size of (a) without the code")

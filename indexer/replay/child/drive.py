@@ -31,6 +31,7 @@ import sys
 import traceback
 import types
 
+import speed
 import standins
 import tokenizer as tk
 
@@ -505,6 +506,7 @@ def _defer_schemas() -> None:
 
 
 def run(job: dict) -> dict:
+    speed.install()  # done by the fork server before forking; here for a worker run alone
     if not job.get("eager_schemas"):
         _defer_schemas()
     recorder = standins.install(job["tree"], job["version"])
