@@ -106,3 +106,11 @@ def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> di
         if d["status"] != "unchanged":
             files.append(d)
     return {"a": a, "b": b, "name": name, "kinds": kinds, "files": files}
+
+
+def name_code_counts(db, a: str, b: str, name: str, kind: str | None = None) -> tuple[int, int]:
+    """Lines added and removed in the name's own code from A to B: the +/- of its diff (name_code_diff)."""
+    from .source import line_counts
+
+    counts = [line_counts(d) for d in name_code_diff(db, a, b, name, kind)["files"]]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)

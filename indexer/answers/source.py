@@ -52,6 +52,21 @@ def _missing(db, version: str, path: str, also: str | None = None) -> AnswerErro
     return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version")
 
 
+def stored_paths(db, version: str) -> frozenset[str]:
+    """The paths of a version whose code the database holds (the ones a source page can show)."""
+    if not code._has_table(db):
+        return frozenset()
+    return frozenset(r[0] for r in db.execute(
+        "select f.path from files f join versions v on v.id = f.version_id join units u on u.id = f.unit_id"
+        " join code_texts t on t.blob_id = u.blob_id where v.label = ?", [version]))
+
+
+def line_counts(d: dict) -> tuple[int, int]:
+    """Lines added and removed by a diff of diff_paths (its hunks' + and - lines)."""
+    lines = [line for h in d.get("hunks") or [] for line in h["lines"]]
+    return sum(1 for x in lines if x[:1] == "+"), sum(1 for x in lines if x[:1] == "-")
+
+
 def load_at(db, version: str, path: str, required: bool = True) -> code.Code | None:
     """The stored code of path at version (version already checked)."""
     blob_id = _blob_at(db, version, path)

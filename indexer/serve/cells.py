@@ -30,8 +30,9 @@ COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COL
 class Urls:
     """The browser's own pages, under Datasette's base URL."""
 
-    def __init__(self, datasette, database: str, several: bool = False):
+    def __init__(self, datasette, database: str, several: bool = False, stored: dict | None = None):
         self.ds, self.database, self.several = datasette, database, several
+        self.stored = stored or {}  # version -> the paths whose code is stored (answers.source.stored_paths)
 
     def _db(self, params: dict) -> dict:
         return {**params, "db": self.database} if self.several else params
@@ -51,6 +52,17 @@ class Urls:
         q = urlencode(self._db({}))
         return self.ds.urls.path(f"-/source/{quote(version, safe='')}/{quote(path)}") + (f"?{q}" if q else "") + (
             f"#L{line}" if line else "")
+
+    def code(self, version: str, path: str | None, line: int | None = None) -> str | None:
+        """The local source page of path at version (at the line); None when its code is not stored there."""
+        if not path or path not in self.stored.get(version, ()):
+            return None
+        return self.source(version, path, line)
+
+    def diff(self, a: str, b: str, name: str | None = None, kind: str | None = None, path: str | None = None) -> str:
+        """The local diff of a name's code (name, kind) or of one file (path) from version a to b."""
+        args = {"a": a, "b": b, **{k: v for k, v in (("name", name), ("kind", kind), ("path", path)) if v}}
+        return self.ds.urls.path("-/diff") + "?" + urlencode(self._db(args))
 
     def class_tree(self, cls: str, version: str) -> str:
         return self.ds.urls.query(self.database, "class_tree") + "?" + urlencode({"version": version, "class": cls})

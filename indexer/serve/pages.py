@@ -72,6 +72,8 @@ class CodeChange:
     moved: bool = False
     commits: list | None = None  # answers.model.Commit, from a clone (None: no history for these versions)
     what: str | None = None  # what changed, as `tpindex diff` says it (imports only, functions ..., methods ...)
+    added: int | None = None  # lines added and removed in the name's code (its diff page's +/-)
+    removed: int | None = None
 
 
 @dataclass
@@ -87,6 +89,7 @@ class ParserPage:
     changes: list[CodeChange]
     asked: str | None = None  # a version asked for where the name is not registered
     other_kinds: list[str] = field(default_factory=list)
+    stored: dict[str, frozenset] = field(default_factory=dict)  # version -> the paths whose code is stored
 
 
 def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
@@ -110,8 +113,26 @@ def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     link = Links(db, version)
     hops = [{**h.to_json(), "url": link(h.file, h.line)} for h in parsers_at(db, name, version, kind)[0].hops]
     ranges = _ranges(db, kind, name)
-    return ParserPage(kind, name, version, card, hops, kinds, present, ranges, _code_changes(db, kind, name, present),
-                      asked, [k for k in kinds if k != kind])
+    changes = _code_changes(db, kind, name, present)
+    return ParserPage(kind, name, version, card, hops, kinds, present, ranges, changes, asked,
+                      [k for k in kinds if k != kind], _stored(db, [version] + [r.last for r in ranges if r.row]))
+
+
+def _stored(db, versions) -> dict[str, frozenset]:
+    from ..answers.source import stored_paths
+
+    return {v: stored_paths(db, v) for v in dict.fromkeys(versions)}
+
+
+def _counted(db, change: CodeChange, kind: str, name: str) -> CodeChange:
+    """The change with the +/- of the name's code diff from its previous version."""
+    from ..answers.namecode import name_code_counts
+
+    try:
+        change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind)
+    except AnswerError:  # no code to compare (not stored): the link stays, without counts
+        pass
+    return change
 
 
 def _ranges(db, kind: str, name: str) -> list[Range]:
@@ -157,8 +178,8 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
                 compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
                 files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
                           "compare": compare(p)} for p in own]
-                out.append(CodeChange(b, a, files, moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
-                                          commits=range_commits(db, kind, name, a, b)))
+                out.append(_counted(db, CodeChange(b, a, files, moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
+                                                   commits=range_commits(db, kind, name, a, b)), kind, name))
         elif ra["code_sig"] != rb["code_sig"]:
             for ch in code_changes(db, a, b, [(kind, name)], {(kind, name): rb}):
                 if ch.type != "code-changed":
@@ -166,7 +187,8 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
                 files = [{"file": f["file"], "compare": f["compare"],
                           "status": "added" if not f["blob_a"] else "removed" if not f["blob_b"] else "changed"}
                          for f in ch.files]
-                out.append(CodeChange(b, a, files, what=ch.detail, commits=range_commits(db, kind, name, a, b)))
+                out.append(_counted(db, CodeChange(b, a, files, what=ch.detail,
+                                                   commits=range_commits(db, kind, name, a, b)), kind, name))
     return out
 
 
@@ -184,6 +206,8 @@ class VersionPage:
     changes: dict | None  # answers.diff.diff(previous, version)
     files: int = 0
     contract: object | None = None  # Index.contract_diff(previous, version): the parser contract's changes
+    stored: dict[str, frozenset] = field(default_factory=dict)  # version -> the paths whose code is stored
+    counts_of: dict = field(default_factory=dict)  # (kind, name) or file -> (added, removed) from the previous version
 
 
 def version_page(db, label: str) -> VersionPage:
@@ -210,8 +234,31 @@ def version_page(db, label: str) -> VersionPage:
     from ..api import Index
 
     contract = Index(db).contract_diff(prev, version) if prev else None
-    return VersionPage(version, prev, nxt, groups, counts, len(rows), diff(db, prev, version) if prev else None,
-                       files, contract)
+    changes = diff(db, prev, version) if prev else None
+    return VersionPage(version, prev, nxt, groups, counts, len(rows), changes, files, contract,
+                       _stored(db, [v for v in (version, prev) if v]), _change_counts(db, prev, version, changes))
+
+
+# changes of a name between two versions that its code diff shows (the name is registered on both sides)
+NAME_CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed", "real-class-changed",
+                     "registered-class-changed")
+
+
+def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
+    """The +/- of each name's code change and of each shared file's change from a to b."""
+    from ..answers.namecode import name_code_counts
+    from ..answers.source import diff_paths, line_counts
+
+    out: dict = {}
+    for ch in changes.changes if changes else []:
+        try:
+            if ch.type in NAME_CODE_CHANGES:
+                out[(ch.kind, ch.name)] = name_code_counts(db, a, b, ch.name, ch.kind)
+            elif ch.type == "framework-changed" and ch.file:
+                out[ch.file] = line_counts(diff_paths(db, a, ch.file, b, ch.file))
+        except AnswerError:  # code not stored: the change is listed without counts
+            pass
+    return out
 
 
 # ---- the search box ---------------------------------------------------------------------------------

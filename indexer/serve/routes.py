@@ -41,6 +41,7 @@ async def parser_route(datasette, request):
     except AnswerError as e:
         return await error(datasette, request, e.message, e.hint)
     urls = await _urls(datasette, database)
+    urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_parser.html", {
         "page": page, "c": page.card, "u": urls, "database": database,
         "title": f"{name} ({kind} parser) at {page.version}"}, request=request))
@@ -56,6 +57,7 @@ async def version_route(datasette, request):
     except AnswerError as e:
         return await error(datasette, request, e.message, e.hint)
     urls = await _urls(datasette, database)
+    urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_version.html", {
         "page": page, "u": urls, "database": database, "title": f"vLLM {page.version}: parser names"},
         request=request))

@@ -1,0 +1,161 @@
+"""The browser keeps the user in the stored code (issue 27): every file:line of every page links to the local
+source page at that version and line, with the upstream link beside it; every "code changed" links to the
+local diff of that name's code with its +/- counts; no page links to the upstream host without a local link
+beside it. Datasette's test client on test_serve's fixture database (see its history there)."""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from test_serve import (
+    BETA_PARSER_LINE,
+    VERSIONS,
+    fixture_db,  # noqa: F401  (a fixture)
+    serve,
+)
+
+UPSTREAM_HOST = "github.com"
+LOCAL = ("/-/source/", "/-/diff?")
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+ROWS = {"li", "p", "dd"}  # what "beside" means: in the same table row, else list item or paragraph
+
+
+@pytest.fixture(scope="module")
+def client(fixture_db):  # noqa: F811  (the fixture imported above)
+    c = serve(fixture_db)
+    yield c
+    c.close()
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict, parent: Node | None):
+        self.tag, self.attrs, self.parent, self.children = tag, attrs, parent, []
+
+    def anchors(self):
+        for ch in self.children:
+            if ch.tag == "a":
+                yield ch
+            yield from ch.anchors()
+
+
+class Tree(HTMLParser):
+    def __init__(self, page: str):
+        super().__init__()
+        self.root = self.at = Node("root", {}, None)
+        self.all: list[Node] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs), self.at)
+        self.at.children.append(node)
+        self.all.append(node)
+        if tag not in VOID:
+            self.at = node
+
+    def handle_endtag(self, tag):
+        n = self.at
+        while n is not None and n.tag != tag:
+            n = n.parent
+        if n is not None and n.parent is not None:
+            self.at = n.parent
+
+
+def upstream_without_local(page: str, only: list[str] | None = None) -> list[str]:
+    """The links to the upstream host with no local source or diff link in the same row, item or paragraph
+    (or, outside those, the same parent element): a change's commits are in its row, beside its diff. Links marked upstream-only (a file whose code the database
+    does not hold) go to `only` instead."""
+    bad = []
+    for a in Tree(page).all:
+        href = a.attrs.get("href") or ""
+        parts = urlsplit(href)
+        if a.tag != "a" or UPSTREAM_HOST not in parts.netloc or parts.path.count("/") < 3:
+            continue  # the repository itself (Datasette's "Data source") is not a link to code
+        if "tpindex-up-only" in (a.attrs.get("class") or "").split():
+            if only is not None:
+                only.append(href)
+            continue
+        box = row = a.parent
+        while row is not None and row.tag != "tr":
+            row = row.parent
+        if row is None:
+            while box.parent is not None and box.tag not in ROWS:
+                box = box.parent
+            box = box if box.tag in ROWS else a.parent
+        else:
+            box = row
+        if not any(any(m in (x.attrs.get("href") or "") for m in LOCAL) for x in box.anchors()):
+            bad.append(href)
+    return bad
+
+
+def pages(client) -> list[str]:
+    names = [("tool", "alpha"), ("tool", "beta"), ("reasoning", "beta"), ("tool", "delta"), ("tool", "gamma")]
+    out = [f"/-/parser/{k}/{n}" for k, n in names] + [f"/-/parser/tool/alpha?v={v}" for v in VERSIONS]
+    out += [f"/-/version/{v}" for v in VERSIONS]
+    out += ["/tpindex/which?name=beta&version=v0.30.0", "/tpindex/history?name=alpha", "/tpindex/parser_map_v",
+            "/-/parser-matrix", "/-/grep?q=parse"]
+    return out  # (the source and diff pages are the local code: their upstream link is the same code's)
+
+
+def test_no_page_links_upstream_without_a_local_link_beside_it(client):
+    seen, only = 0, []
+    for path in pages(client):
+        page = client.html(path)
+        seen += page.count(UPSTREAM_HOST)
+        assert upstream_without_local(page, only) == [], path
+    assert seen > 20  # the pages do link upstream, each beside a local link
+    for href in set(only):  # a file linked upstream only is one whose code the database does not hold
+        m = re.search(r"/blob/([^/]+)/([^#]+)", href)
+        assert client.get(f"/-/source/{m.group(1)}/{m.group(2)}").status_code == 404, href
+
+
+def local_links(page: str) -> list[tuple[str, str]]:
+    """(text, href) of the links to the local source pages."""
+    return [(html.unescape(re.sub(r"<[^>]+>", "", t)), html.unescape(h))
+            for h, t in re.findall(r'<a class="tpindex-src" href="(/-/source/[^"]+)"[^>]*>(.*?)</a>', page)]
+
+
+def test_the_parser_page_links_every_file_line_to_the_local_source_at_its_version(client):
+    page = client.html("/-/parser/tool/beta?v=v0.30.0")
+    card = page[:page.index('id="history"')]
+    assert (f"vllm/parser/beta.py:{BETA_PARSER_LINE}", f"/-/source/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") \
+        in local_links(card)
+    history = page[page.index('id="history"'):page.index('id="changes"')]
+    # the history's rows link at the last version of their range: standalone at v0.29.0
+    assert any(h.startswith("/-/source/v0.29.0/vllm/tool_parsers/beta_tool_parser.py#L") for _, h in local_links(history))
+    # every link to a file of the card is a local one, upstream beside
+    assert all(t.split(":")[0] in h for t, h in local_links(card))
+
+
+def diff_links(page: str) -> list[tuple[str, dict]]:
+    """(text, query) of the links to local diffs."""
+    return [(html.unescape(re.sub(r"<[^>]+>", "", t)).strip(), parse_qs(urlsplit(html.unescape(h)).query))
+            for h, t in re.findall(r'<a class="tpindex-diff" href="(/-/diff\?[^"]+)"[^>]*>(.*?)</a>', page, re.S)]
+
+
+def test_code_changed_links_the_local_diff_of_the_names_code_with_counts(client):
+    page = client.html("/-/parser/tool/alpha")
+    changes = page[page.index('id="changes"'):]
+    found = diff_links(changes)
+    assert found, "the code changes link their diffs"
+    text, q = next((t, q) for t, q in found if q["b"] == ["v0.31.0"] and "name" in q)  # its real file moved
+    assert q["a"] == ["v0.30.0"] and q["name"] == ["alpha"] and q["kind"] == ["tool"]
+    counts = re.fullmatch(r"diff \+(\d+) −(\d+)", text)
+    assert counts, text
+    # the counts are the diff page's own
+    diff = client.html("/-/diff?a=v0.30.0&b=v0.31.0&name=alpha&kind=tool")
+    assert diff.count('<tr class="add">') == int(counts.group(1))
+    assert diff.count('<tr class="del">') == int(counts.group(2))
+
+
+def test_the_version_page_links_real_files_locally_and_code_changes_to_their_diffs(client):
+    page = client.html("/-/version/v0.31.0")
+    names = page[page.index('id="kind-tool"'):page.index('id="changes"')]
+    assert any(h.startswith("/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py#L") for _, h in local_links(names))
+    changes = page[page.index('id="changes"'):]
+    assert any(q.get("name") == ["alpha"] and q["a"] == ["v0.30.0"] and q["b"] == ["v0.31.0"]
+               for _, q in diff_links(changes))
