@@ -159,3 +159,22 @@ def test_the_version_page_links_real_files_locally_and_code_changes_to_their_dif
     changes = page[page.index('id="changes"'):]
     assert any(q.get("name") == ["alpha"] and q["a"] == ["v0.30.0"] and q["b"] == ["v0.31.0"]
                for _, q in diff_links(changes))
+
+
+def test_a_removed_names_page_says_when_it_went_and_what_took_over(client):
+    page = client.html("/-/parser/tool/gamma")
+    banner = re.search(r'<div class="removed" role="note">(.*?)</div>', page, re.S)
+    assert banner, "a banner"
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", banner.group(1))).split())
+    assert text.startswith("gamma is gone: removed in v0.30.0 (last registered in v0.29.0)."), text
+    assert 'class="removed"' not in client.html("/-/parser/tool/beta")
+
+
+def test_the_parser_page_picks_a_version_to_diff_its_code_from(client):
+    page = client.html("/-/parser/tool/alpha?v=v0.31.0")
+    form = re.search(r'<form class="pick since" method="get" action="([^"]+)">(.*?)</form>', page, re.S)
+    assert form and form.group(1) == "/-/diff"
+    assert re.findall(r"<option[^>]*>([^<]+)</option>", form.group(2)) == ["v0.30.0", "v0.29.0", "v0.6.0"]
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', form.group(2)))
+    assert hidden == {"b": "v0.31.0", "name": "alpha", "kind": "tool"}
+    assert client.get("/-/diff?a=v0.29.0&b=v0.31.0&name=alpha&kind=tool").status_code == 200

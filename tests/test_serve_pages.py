@@ -135,7 +135,7 @@ def test_search_lists_several_matches_and_suggests_close_names(client):
     assert r.status_code == 200
     assert hrefs(r.text, "tpindex-name") == [("beta", "/-/parser/tool/beta"), ("beta", "/-/parser/reasoning/beta")]
     r = find(client, "alpah")
-    assert r.status_code == 404 and "No parser name starts with" in r.text
+    assert r.status_code == 404 and "No parser name, class or file matches" in r.text
     assert [t for t, _ in hrefs(r.text, "tpindex-name")] == ["alpha"]
 
 

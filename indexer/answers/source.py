@@ -67,6 +67,49 @@ def line_counts(d: dict) -> tuple[int, int]:
     return sum(1 for x in lines if x[:1] == "+"), sum(1 for x in lines if x[:1] == "-")
 
 
+def _stored_keys(db, blob: str | None) -> list[int] | None:
+    """What diff_paths compares for a blob (its line ids, the last one marked without a final newline), read
+    without the lines' text; [] for no blob (the path is absent); None when its code is not stored or is
+    binary."""
+    if blob is None:
+        return []
+    row = db.execute("select kind, final_newline, lines from code_texts where blob_id = ?", [blob]).fetchone() \
+        if code._has_table(db) else None
+    if row is None or row[0] == "binary":
+        return None
+    keys = list(code.unpack_ids(row[2])) if row[2] else []
+    if keys and not row[1]:
+        keys[-1] = -keys[-1]
+    return keys
+
+
+_COUNTS: dict[tuple, tuple[int, int] | None] = {}  # (blob a, blob b) -> counts: a blob id names its content
+MAX_COUNTS = 20_000
+
+
+def count_paths(db, a: str, path_a: str, b: str, path_b: str) -> tuple[int, int] | None:
+    """The (added, removed) of diff_paths(a, path_a, b, path_b) without building it: its + and - lines; None
+    when a side's code is not stored (or binary)."""
+    blobs = (_blob_at(db, a, path_a), _blob_at(db, b, path_b))
+    if blobs[0] == blobs[1]:
+        return 0, 0
+    if blobs not in _COUNTS:
+        ka, kb = _stored_keys(db, blobs[0]), _stored_keys(db, blobs[1])
+        counts = None
+        if ka is not None and kb is not None:
+            added = removed = 0
+            for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+                if tag in ("replace", "delete"):
+                    removed += a2 - a1
+                if tag in ("replace", "insert"):
+                    added += b2 - b1
+            counts = (added, removed)
+        if len(_COUNTS) >= MAX_COUNTS:
+            _COUNTS.clear()
+        _COUNTS[blobs] = counts
+    return _COUNTS[blobs]
+
+
 def load_at(db, version: str, path: str, required: bool = True) -> code.Code | None:
     """The stored code of path at version (version already checked)."""
     blob_id = _blob_at(db, version, path)

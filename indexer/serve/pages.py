@@ -90,6 +90,8 @@ class ParserPage:
     asked: str | None = None  # a version asked for where the name is not registered
     other_kinds: list[str] = field(default_factory=list)
     stored: dict[str, frozenset] = field(default_factory=dict)  # version -> the paths whose code is stored
+    serve: object | None = None  # answers.serveline.ServeLine (tool parsers)
+    newest: str | None = None  # the newest indexed version
 
 
 def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
@@ -114,8 +116,11 @@ def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     hops = [{**h.to_json(), "url": link(h.file, h.line)} for h in parsers_at(db, name, version, kind)[0].hops]
     ranges = _ranges(db, kind, name)
     changes = _code_changes(db, kind, name, present)
+    from ..api import Index
+
     return ParserPage(kind, name, version, card, hops, kinds, present, ranges, changes, asked,
-                      [k for k in kinds if k != kind], _stored(db, [version] + [r.last for r in ranges if r.row]))
+                      [k for k in kinds if k != kind], _stored(db, [version] + [r.last for r in ranges if r.row]),
+                      Index(db).serve_line(card), indexed(db)[-1])
 
 
 def _stored(db, versions) -> dict[str, frozenset]:
@@ -129,8 +134,8 @@ def _counted(db, change: CodeChange, kind: str, name: str) -> CodeChange:
     from ..answers.namecode import name_code_counts
 
     try:
-        change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind)
-    except AnswerError:  # no code to compare (not stored): the link stays, without counts
+        change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind) or (None, None)
+    except AnswerError:  # no code to compare: the link stays, without counts
         pass
     return change
 
@@ -247,7 +252,7 @@ NAME_CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed", "real-
 def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
     """The +/- of each name's code change and of each shared file's change from a to b."""
     from ..answers.namecode import name_code_counts
-    from ..answers.source import diff_paths, line_counts
+    from ..answers.source import count_paths
 
     out: dict = {}
     for ch in changes.changes if changes else []:
@@ -255,7 +260,7 @@ def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
             if ch.type in NAME_CODE_CHANGES:
                 out[(ch.kind, ch.name)] = name_code_counts(db, a, b, ch.name, ch.kind)
             elif ch.type == "framework-changed" and ch.file:
-                out[ch.file] = line_counts(diff_paths(db, a, ch.file, b, ch.file))
+                out[ch.file] = count_paths(db, a, ch.file, b, ch.file)
         except AnswerError:  # code not stored: the change is listed without counts
             pass
     return out
@@ -268,7 +273,7 @@ def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
 class Found:
     q: str
     target: str | None = None  # ("parser", kind, name) or ("version", label) as a path
-    matches: list[tuple[str, str]] = field(default_factory=list)  # (kind, name)
+    matches: list = field(default_factory=list)  # answers.search.NameHit, best first
     suggestions: list[str] = field(default_factory=list)
 
 
@@ -282,20 +287,15 @@ def find(db, q: str) -> tuple[str, tuple] | Found:
         found = named(label, labels)
         if len(found) == 1:
             return ("version", found[0])
-    names = [(r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map")]
-    names.sort(key=lambda kn: (kn[1].lower(), KIND_ORDER.index(kn[0]) if kn[0] in KIND_ORDER else 9))
-    low = q.lower()
-    exact = [kn for kn in names if kn[1].lower() == low]
-    if exact:
-        return ("parser", *exact[0]) if len({n for _, n in exact}) == 1 and len(exact) == 1 else Found(q, matches=exact)
-    prefix = [kn for kn in names if kn[1].lower().startswith(low)]
-    if len(prefix) == 1:
-        return ("parser", *prefix[0])
-    if prefix:
-        return Found(q, matches=prefix)
-    distinct = sorted({n for _, n in names})
+    from ..api import Index
+
+    hits = Index(db).find_names(q)
+    if len({(h.kind, h.name) for h in hits}) == 1:
+        return ("parser", hits[0].kind, hits[0].name)
+    if hits:
+        return Found(q, matches=hits)
+    distinct = sorted({r[0] for r in db.execute("select distinct name from parser_map")})
     close = difflib.get_close_matches(q, distinct, n=6, cutoff=0.5)
-    close += [n for n in distinct if low in n.lower() and n not in close][: 8 - len(close)]
     return Found(q, suggestions=close)
 
 
