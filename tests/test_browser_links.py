@@ -178,3 +178,44 @@ def test_the_parser_page_picks_a_version_to_diff_its_code_from(client):
     hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', form.group(2)))
     assert hidden == {"b": "v0.31.0", "name": "alpha", "kind": "tool"}
     assert client.get("/-/diff?a=v0.29.0&b=v0.31.0&name=alpha&kind=tool").status_code == 200
+
+
+def clicks(page: str) -> list[tuple[str, str]]:
+    found = re.search(r'class="tpindex-clicks">Try instead: (.*?)</(?:p|div)>', page, re.S)
+    assert found, "the error offers links"
+    return [(html.unescape(t), html.unescape(h)) for h, t in re.findall(r'<a href="([^"]+)">([^<]+)</a>', found.group(1))]
+
+
+def test_web_errors_offer_links_to_close_versions_and_paths_not_command_lines(client):
+    r = client.get("/-/parser/tool/alpha?v=v0.30.5")
+    assert r.status_code == 404 and "v0.30.5 is not indexed" in r.text
+    assert {("at v0.30.0", "/-/parser/tool/alpha?v=v0.30.0"), ("at v0.31.0", "/-/parser/tool/alpha?v=v0.31.0")} \
+        <= set(clicks(r.text))
+    assert "tpindex versions" not in r.text and "tpindex build" not in r.text  # no command line offered
+    r = client.get("/-/version/v0.30.5")
+    assert r.status_code == 404 and ("at v0.31.0", "/-/version/v0.31.0") in clicks(r.text)
+    # a file that is not in the version asked for: the versions that hold it, close paths
+    r = client.get("/-/source/v0.31.0/vllm/tool_parsers/alpha_tool_parser.py")
+    assert r.status_code == 404 and "--at" not in r.text
+    offered = clicks(r.text)
+    assert ("at v0.30.0", "/-/source/v0.30.0/vllm/tool_parsers/alpha_tool_parser.py") in offered
+    assert ("vllm/tool_parsers/alpha_parser.py", "/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py") in offered
+    for text, href in offered:
+        assert client.get(href).status_code == 200, (text, href)
+    r = client.get("/-/parser/tool/alpah")
+    assert ("alpha", "/-/find?q=alpha") in clicks(r.text)
+
+
+def test_the_home_page_links_the_tools_and_diff_without_parameters_is_a_form(client):
+    home = client.html("/")
+    tools = re.search(r'<nav class="tpindex-tools"[^>]*>(.*?)</nav>', home, re.S).group(1)
+    linked = re.findall(r'<a href="([^"]+)">', tools)
+    assert linked == ["/-/diff", "/-/grep", "/-/where", "/-/check-doc", "/-/replay"]
+    for href in linked:
+        assert client.get(href).status_code == 200, href
+    form = client.html("/-/diff")
+    assert '<form class="tp-diff-form" method="get" action="/-/diff">' in form
+    options = re.findall(r'<select id="d-a" name="a">(.*?)</select>', form, re.S)[0]
+    assert re.findall(r"<option[^>]*>([^<]+)</option>", options) == VERSIONS[::-1]
+    assert "<option selected>v0.30.0</option>" in options  # the two newest, preselected
+    assert client.get("/-/diff?a=v0.30.0").status_code == 400  # half a question: the form, saying what is missing

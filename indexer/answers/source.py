@@ -49,7 +49,8 @@ def _missing(db, version: str, path: str, also: str | None = None) -> AnswerErro
         hints.append(f"did you mean {', '.join(close)}?")
     if where:
         hints.append(f"or ask --at {where[-1]}" if not also else f"or compare versions from {where[0]} to {where[-1]}")
-    return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version")
+    return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version"
+                       ).offering(version, where[-3:], path, close)
 
 
 def stored_paths(db, version: str) -> frozenset[str]:

@@ -66,9 +66,13 @@ async def _database(datasette, request):
     return wanted, (wanted if len(names) > 1 else None)
 
 
-async def _error(datasette, request, title: str, message: str, hint: str | None = None, status: int = 400):
+async def _error(datasette, request, title: str, message: str, hint: str | None = None, status: int = 400, e=None):
+    from .errors import choices
+
+    clicks = choices(request, e) if e is not None else []
     return Response.html(await datasette.render_template(
-        "tpindex_code_error.html", {"title": title, "message": message, "hint": hint}, request=request), status=status)
+        "tpindex_code_error.html", {"title": title, "message": message, "hint": None if clicks else hint,
+                                    "clicks": clicks}, request=request), status=status)
 
 
 async def _upstream(datasette, database: str, version: str, path: str, line: int | None = None) -> str:
@@ -111,7 +115,7 @@ async def source_page(datasette, request):
     try:
         v, c, holding, blobs = await datasette.get_database(database).execute_fn(work)
     except Problem as e:
-        return await _error(datasette, request, "No such file", e.message, e.hint, status=404)
+        return await _error(datasette, request, "No such file", e.message, e.hint, status=404, e=e)
     from ..answers.source import highlight
 
     shown = c.lines[:MAX_SOURCE_LINES]
@@ -175,10 +179,15 @@ async def diff_page(datasette, request):
     path_a = (args.get("path_a") or args.get("path") or "").strip()
     path_b = (args.get("path_b") or args.get("path") or "").strip()
     name, kind = (args.get("name") or "").strip()[:200], (args.get("kind") or "").strip()[:20]
-    if not (a and b and (path_a or path_b or name)):
-        return await _error(datasette, request, "Diff", "a diff needs two versions and a path (or a parser name)",
-                            "e.g. /-/diff?a=v0.30.0&b=v0.31.0&path=vllm/tool_parsers/hermes_tool_parser.py, or "
-                            "/-/diff?a=v0.30.0&b=v0.31.0&name=hermes")
+    if not (a and b and (path_a or path_b or name)):  # a form to ask one, filled with what was given
+        from ..answers.versions import indexed
+
+        versions = await datasette.get_database(database).execute_fn(indexed)
+        form = {"a": a or (versions[-2] if len(versions) > 1 else ""), "b": b or (versions[-1] if versions else ""),
+                "name": name, "kind": kind, "path": path_a or path_b}
+        return Response.html(await datasette.render_template("tpindex_diff_form.html", {
+            "database": database, "db_arg": db_arg, "versions": versions, "form": form,
+            "partial": bool(a or b or path_a or path_b or name)}, request=request), status=400 if (a or b) else 200)
 
     def work(conn):
         from .. import code
@@ -201,7 +210,7 @@ async def diff_page(datasette, request):
     try:
         diffs = await datasette.get_database(database).execute_fn(work)
     except Problem as e:
-        return await _error(datasette, request, "Diff", e.message, e.hint, status=404)
+        return await _error(datasette, request, "Diff", e.message, e.hint, status=404, e=e)
     from ..answers.source import highlight
 
     files = []

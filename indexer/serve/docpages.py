@@ -121,7 +121,10 @@ async def where_page(datasette, request):
         try:
             ans, u.stored = await db.execute_fn(run)
         except Problem as e:
-            error = (e.message, e.hint)
+            from .errors import choices
+
+            clicks = choices(request, e)
+            error = (e.message, None if clicks else e.hint, clicks)
     if ans:
         st = await state(datasette, wanted)
         upstream = upstream_for(datasette, wanted, st)

@@ -221,7 +221,7 @@ def version_page(db, label: str) -> VersionPage:
     try:
         version = require(db, label)
     except AnswerError as e:
-        raise NotFound(e.message, e.hint) from None
+        raise NotFound(e.message, e.hint).offering(e.asked, e.versions) from None
     labels = indexed(db)
     i = labels.index(version)
     prev, nxt = (labels[i - 1] if i else None), (labels[i + 1] if i + 1 < len(labels) else None)
