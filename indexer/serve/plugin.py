@@ -388,3 +388,6 @@ def register_mcp_tools(datasette, mcp):
         return answer
 
     register(mcp, run)
+    from ..mcp_tools import SERVED_INSTRUCTIONS
+
+    mcp._lowlevel_server.instructions = SERVED_INSTRUCTIONS  # the curated tools first, SQL for the rest
