@@ -62,6 +62,7 @@ class Range:
     moved: bool = False
     real_url: str | None = None
     reg_url: str | None = None
+    since: str | None = None  # the version before the range (its code's diff starts there)
 
 
 @dataclass
@@ -144,7 +145,7 @@ def _ranges(db, kind: str, name: str) -> list[Range]:
     """The ranges of `tpindex which --all` (the same grouping, gaps where the name is absent), each linked at
     its last version."""
     out: list[Range] = []
-    prev = None
+    prev, prev_last = None, None
     for r in history(db, name, kind).kinds[0].ranges:
         p = r.parser
         row = None if p is None else {"impl": p.impl, "real_class": p.real_class, "real_file": p.real_file,
@@ -153,10 +154,11 @@ def _ranges(db, kind: str, name: str) -> list[Range]:
         page = Range(r.first, r.last, r.versions, row, code_changed=r.code_changed)
         if p is not None:
             page.moved = prev is not None and (prev.real_file or "") != (p.real_file or "")
+            page.since = prev_last
             link = Links(db, r.last)
             page.real_url = link(p.real_file, p.real_line)
             page.reg_url = link(p.registered_file, p.registered_line)
-            prev = p
+            prev, prev_last = p, r.last
         out.append(page)
     return out
 
