@@ -219,3 +219,16 @@ def test_the_home_page_links_the_tools_and_diff_without_parameters_is_a_form(cli
     assert re.findall(r"<option[^>]*>([^<]+)</option>", options) == VERSIONS[::-1]
     assert "<option selected>v0.30.0</option>" in options  # the two newest, preselected
     assert client.get("/-/diff?a=v0.30.0").status_code == 400  # half a question: the form, saying what is missing
+
+
+def test_plants_and_markers_say_whose_code_holds_them(client):
+    from test_serve import canned
+
+    plants = canned(client, "plants_by_version", version="v0.30.0")
+    assert [(r["file"], r["tool_parsers"], r["reasoning_parser_names"]) for r in plants] == [
+        ("vllm/tool_parsers/alpha_tool_parser.py", "alpha", None)]
+    markers = {r["file"]: r for r in canned(client, "marker_sites", version="v0.30.0", kind="", q="")}
+    assert markers["vllm/parser/beta.py"]["tool_parsers"] == "beta"  # the engine file: beta's real code
+    assert markers["vllm/parser/beta.py"]["reasoning_parser_names"] == "beta"
+    page = client.html("/tpindex/marker_sites?version=v0.30.0&kind=&q=")
+    assert '<a class="tpindex-name" href="/-/parser/reasoning/beta?v=v0.30.0">beta</a>' in page

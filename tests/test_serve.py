@@ -505,20 +505,20 @@ def test_canned_queries_bind_their_parameters(client, fixture_db, value):
 
 # -- upstream links ----------------------------------------------------------------------------------
 
-LINK = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>([^<]*)</a>')
-UP = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>([^<]*)</a>&nbsp;<a class="tpindex-up" href="([^"]+)"')
+LINK = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>')  # a path may wrap at <wbr>
+UP = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>&nbsp;<a class="tpindex-up" href="([^"]+)"')
 DIFF = re.compile(r'<a class="tpindex-diff" href="([^"]+)"')
 GH = "https://github.com/vllm-project/vllm/blob"
 
 
 def links(page: str) -> list[tuple[str, str]]:
     """(file, where it links): the stored code of Python files under vllm/, upstream for the others."""
-    return [(text, href.replace("&amp;", "&")) for href, text in LINK.findall(page)]
+    return [(text.replace("<wbr>", ""), href.replace("&amp;", "&")) for href, text in LINK.findall(page)]
 
 
 def upstream_links(page: str) -> list[tuple[str, str]]:
     """(file, its upstream link beside the source link)."""
-    return [(text, up.replace("&amp;", "&")) for _, text, up in UP.findall(page)]
+    return [(text.replace("<wbr>", ""), up.replace("&amp;", "&")) for _, text, up in UP.findall(page)]
 
 
 def src(version: str, path: str, line: int | None = None) -> str:

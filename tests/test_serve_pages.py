@@ -31,8 +31,8 @@ def client(fixture_db):  # noqa: F811  (the fixture imported above)
 
 def hrefs(page: str, cls: str) -> list[tuple[str, str]]:
     """(text, href) of the links of a class."""
-    found = re.findall(rf'<a class="{cls}" href="([^"]+)"[^>]*>([^<]*)</a>', page)
-    return [(html.unescape(t), html.unescape(h)) for h, t in found]
+    found = re.findall(rf'<a class="{cls}" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>', page)  # may wrap at <wbr>
+    return [(html.unescape(t.replace("<wbr>", "")), html.unescape(h)) for h, t in found]
 
 
 def title(page: str) -> str:

@@ -22,8 +22,9 @@ CLASS_COLUMNS = {"class", "real_class", "reg_class", "defining_class", "wrapper_
 VERSION_COLUMNS = {"version", "first_version", "last_version", "became_unified", "removed_in", "a", "b"}
 VERSION_LIST_COLUMNS = {"real_file_changed_in", "code_changed_in"}
 NAME_LIST_COLUMNS = {"alias_of"}
-# columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers)
-COLUMN_KINDS = {"tool_parsers": "tool"}
+# columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers; the
+# names whose own code holds a plant or a marker)
+COLUMN_KINDS = {"tool_parsers": "tool", "reasoning_parser_names": "reasoning"}
 COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COLUMNS | set(COLUMN_KINDS) | {"name", "notes"}
 
 
@@ -82,6 +83,15 @@ def _a(href: str, text: str, cls: str, title: str | None = None) -> Markup:
     return Markup('<a class="{}" href="{}">{}</a>').format(cls, href, text)
 
 
+def _breakable(cls: str) -> Markup:
+    """A long class name that may wrap where a word starts (Glm47MoeParser<wbr>ReasoningAdapter)."""
+    import re
+
+    if len(cls) < 20:
+        return escape(cls)
+    return Markup("<wbr>").join(escape(p) for p in re.split(r"(?<=[a-z0-9])(?=[A-Z][a-z])", cls))
+
+
 def _list(values: str, one) -> Markup:
     parts = [p.strip() for p in values.split(",")]
     return Markup(", ").join(one(p) if p else escape(p) for p in parts)
@@ -101,7 +111,7 @@ def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | No
     if column != "name" and list_kind in KINDS:
         return _list(value, lambda n: _a(urls.parser(list_kind, n, version), n, "tpindex-name"))
     if column in CLASS_COLUMNS and version and value.replace(".", "").replace("_", "").isalnum():
-        return _a(urls.class_tree(value, version), value, "tpindex-class", f"class tree of {value} at {version}")
+        return _a(urls.class_tree(value, version), _breakable(value), "tpindex-class", f"class tree of {value} at {version}")
     if column in VERSION_COLUMNS and value in labels:
         return _a(urls.version(value), value, "tpindex-version")
     if column in VERSION_LIST_COLUMNS:

@@ -192,8 +192,8 @@ def render_cell(row, value, column, table, database, datasette):
         db_arg = database if len(await tpindex_databases(datasette)) > 1 else None
         out = Markup('<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
                      '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>').format(
-            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version, value,
-            up, where, version)
+            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version,
+            Markup("/<wbr>").join(value.split("/")), up, where, version)  # a long path wraps after a slash
         sides = diff_columns(column, row.keys())
         if sides and (column == sides[3] or not row[sides[3]]):
             a, b, path_a, path_b = (row[c] for c in sides)
