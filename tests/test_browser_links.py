@@ -232,3 +232,22 @@ def test_plants_and_markers_say_whose_code_holds_them(client):
     assert markers["vllm/parser/beta.py"]["reasoning_parser_names"] == "beta"
     page = client.html("/tpindex/marker_sites?version=v0.30.0&kind=&q=")
     assert '<a class="tpindex-name" href="/-/parser/reasoning/beta?v=v0.30.0">beta</a>' in page
+
+
+def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_directories(client):
+    from test_serve import BETA_PARSER
+
+    page = client.html("/-/source/v0.30.0/vllm/parser/beta.py")
+    implements = re.search(r'<p class="tp-implements">(.*?)</p>', page, re.S).group(1)
+    assert ("tool", "beta") in [(k, n) for k, n in re.findall(r'href="/-/parser/(\w+)/(\w+)\?v=v0\.30\.0"', implements)]
+    assert ("reasoning", "beta") in re.findall(r'href="/-/parser/(\w+)/(\w+)\?v=v0\.30\.0"', implements)
+    outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S).group(1)
+    line = BETA_PARSER_LINE
+    assert f'<a href="#L{line}"><code>class BetaParser</code></a>' in outline
+    assert f'<a href="#L{line + 1}"><code>parse</code></a>' in outline and "def parse" in BETA_PARSER
+    assert 'class="tp-parent" href="/-/source/v0.30.0/vllm/parser"' in page
+    listing = client.html("/-/source/v0.30.0/vllm/parser")
+    files = re.findall(r'<a class="tpindex-src" href="(/-/source/v0\.30\.0/[^"]+)">', listing)
+    assert "/-/source/v0.30.0/vllm/parser/beta.py" in files and "/-/source/v0.30.0/vllm/parser/engine/registered_adapters.py" in files
+    assert all(client.get(f).status_code == 200 for f in files)
+    assert client.get("/-/source/v0.30.0/vllm/nowhere").status_code == 404

@@ -323,3 +323,32 @@ def as_code_diff(d: dict):
     return CodeDiff(a=d["a"], b=d["b"], status=d["status"], path_a=d["path_a"], path_b=d["path_b"],
                     blob_a=d["blob_a"], blob_b=d["blob_b"], binary=bool(d.get("binary")),
                     hunks=[Hunk(**h) for h in d["hunks"]])
+
+
+def file_outline(db, version: str, path: str) -> dict:
+    """What a source page shows beside the code of path at version: its classes with their methods (lines),
+    and the parser names it implements (`implements`: kind, name and the roles the file plays for it, as
+    parser_code records them: registered, real, engine, wrapper, base, helper)."""
+    unit = db.execute("select f.unit_id from files f join versions v on v.id = f.version_id"
+                      " where v.label = ? and f.path = ?", [version, path]).fetchone()
+    classes = []
+    if unit:
+        methods: dict[str, list[dict]] = {}
+        for cls, name, line in db.execute("select class, name, line from methods where unit_id = ? order by line",
+                                          [unit[0]]):
+            methods.setdefault(cls, []).append({"name": name, "line": line})
+        classes = [{"name": q, "line": line, "methods": methods.get(q, [])} for q, line in db.execute(
+            "select qualname, line from classes where unit_id = ? order by line", [unit[0]])]
+    implements = [{"kind": k, "name": n, "roles": r} for k, n, r in db.execute(
+        "select kind, name, roles from parser_code_v where version = ? and file = ? order by"
+        " case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, name", [version, path])]
+    return {"classes": classes, "implements": implements}
+
+
+def directory(db, version: str, path: str) -> list[str] | None:
+    """The paths of version under the directory path (in scope), or None when path is no directory of it."""
+    prefix = path.rstrip("/") + "/"
+    found = [r[0] for r in db.execute(
+        "select f.path from files f join versions v on v.id = f.version_id where v.label = ? and f.path like ?"
+        " escape '\\' order by f.path", [version, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"])]
+    return found or None

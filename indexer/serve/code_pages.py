@@ -92,6 +92,12 @@ def _css() -> str:
 
 # -- the source page -----------------------------------------------------------------------------------------
 
+def _blob_at_version(conn, version: str, path: str):
+    from ..answers.source import _blob_at
+
+    return _blob_at(conn, version, path)
+
+
 async def source_page(datasette, request):
     database, db_arg = await _database(datasette, request)
     if database is None:
@@ -99,24 +105,33 @@ async def source_page(datasette, request):
     version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
 
     def work(conn):
-        from ..answers.source import load_at
+        from ..answers.source import directory, file_outline, load_at
         from ..answers.versions import require
 
         v = require(conn, version)
+        if _blob_at_version(conn, v, path) is None:
+            listing = directory(conn, v, path)
+            if listing is not None:  # a directory: its files, each linked
+                return v, None, listing, None, None
         c = load_at(conn, v, path)
         blobs = dict(conn.execute(  # version -> blob of the path, in version order: the versions holding it
             "select v.label, u.blob_id from files f join versions v on v.id = f.version_id"
             " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete' order by v.ord",
             [path]).fetchall())
-        return v, c, list(blobs), blobs
+        return v, c, list(blobs), blobs, file_outline(conn, v, path)
 
     from ..problems import Problem
 
     try:
-        v, c, holding, blobs = await datasette.get_database(database).execute_fn(work)
+        v, c, holding, blobs, outline = await datasette.get_database(database).execute_fn(work)
     except Problem as e:
         return await _error(datasette, request, "No such file", e.message, e.hint, status=404, e=e)
+    if c is None:  # a directory
+        return Response.html(await datasette.render_template("tpindex_directory.html", {
+            "database": database, "version": v, "path": path.rstrip("/"), "files": holding,
+            "href": lambda p: source_href(datasette, v, p, db=db_arg)}, request=request))
     from ..answers.source import highlight
+    from .cells import Urls
 
     shown = c.lines[:MAX_SOURCE_LINES]
     rows = list(zip(range(1, len(shown) + 1), highlight(shown, path, "html"), strict=True)) if c.kind != "binary" else []
@@ -133,6 +148,8 @@ async def source_page(datasette, request):
         "next": next_v and {"version": next_v, "changed": blobs.get(next_v) != c.blob_id,
                             "diff": diff_href(datasette, v, next_v, path, path, db_arg)},
         "grep": grep_href(datasette, db_arg, at=v, path=path),
+        "outline": outline, "parent": source_href(datasette, v, path.rsplit("/", 1)[0], db=db_arg) if "/" in path else None,
+        "parser": lambda kind, name: Urls(datasette, database, bool(db_arg)).parser(kind, name, v),
     }
     return Response.html(await datasette.render_template("tpindex_source.html", ctx, request=request))
 
