@@ -251,3 +251,20 @@ def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_dir
     assert "/-/source/v0.30.0/vllm/parser/beta.py" in files and "/-/source/v0.30.0/vllm/parser/engine/registered_adapters.py" in files
     assert all(client.get(f).status_code == 200 for f in files)
     assert client.get("/-/source/v0.30.0/vllm/nowhere").status_code == 404
+
+
+def test_search_rows_merge_a_line_that_only_moved_and_show_code_flush_left(client):
+    from indexer.answers.grep import Match, Result
+    from indexer.serve.code_pages import _grep_rows
+
+    vs = ["v0.29.0", "v0.30.0", "v0.31.0"]
+    text = "        return delta"
+    moved = [Match("vllm/x.py", 12, text, ["v0.31.0"], [("        ", False), ("return delta", True)]),
+             Match("vllm/x.py", 9, text, ["v0.29.0", "v0.30.0"], [("        ", False), ("return delta", True)]),
+             Match("vllm/x.py", 3, "import re", ["v0.31.0"], [("import re", False)])]
+    rows = _grep_rows(client.ds, Result(None, vs, moved, vs), moved, None)
+    assert [(r["path"], [(a["line"], a["versions"]) for a in r["at"]]) for r in rows] == [
+        ("vllm/x.py", [(9, "v0.29.0 - v0.30.0"), (12, "v0.31.0")]),  # one row, its line per range, first by version
+        ("vllm/x.py", [(3, "v0.31.0")])]
+    assert str(rows[0]["html"]) == "<mark>return delta</mark>"
+    assert rows[0]["at"][1]["href"] == "/-/source/v0.31.0/vllm/x.py#L12"

@@ -256,6 +256,38 @@ def _marked(marks) -> Markup:
     return Markup("").join(Markup("<mark>%s</mark>") % piece if hit else escape(piece) for piece, hit in marks)
 
 
+def _unindented(marks):
+    """The marked pieces of a line without its leading whitespace (the page shows code flush left)."""
+    out, leading = [], True
+    for piece, hit in marks:
+        if leading and not hit:
+            piece = piece.lstrip()
+            if not piece:
+                continue
+        leading = False
+        out.append((piece, hit))
+    return out
+
+
+def _grep_rows(datasette, res, shown, db_arg) -> list[dict]:
+    """One row per (path, text): a line that only moved is one row, with its line number per range of
+    versions, each linked to the line at the range's last version; in a path, rows by their first version."""
+    order = {v: i for i, v in enumerate(res.versions)}
+    groups: dict[tuple, list] = {}
+    for m in shown:
+        groups.setdefault((m.path, m.text, m.binary), []).append(m)
+    rows = []
+    for (path, _, binary), ms in groups.items():
+        ms.sort(key=lambda m: order.get(m.versions[0], 0))
+        rows.append({"path": path, "binary": binary, "first": order.get(ms[0].versions[0], 0),
+                     "line": ms[0].line or 0,
+                     "at": [{"line": m.line, "versions": res.ranges(m),
+                             "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg)} for m in ms],
+                     "html": _marked(_unindented(ms[0].marks or [(ms[0].text, False)])) if not binary else None})
+    rows.sort(key=lambda r: (r["path"], r["first"], r["line"]))
+    return rows
+
+
 async def grep_page(datasette, request):
     """The search runs as `tpindex grep` does, in a child process stopped at serve's --time-limit (a pattern
     with nested repetition can take exponential time): the server only waits for it, in a thread of its
@@ -285,9 +317,6 @@ async def grep_page(datasette, request):
             ctx["error"] = (e.message, e.hint)
         else:
             shown = res.matches[:MAX_GREP_ROWS]
-            ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated, rows=[{
-                "versions": res.ranges(m), "path": m.path, "line": m.line, "binary": m.binary,
-                "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg),
-                "html": _marked(m.marks or [(m.text, False)]) if not m.binary else None,
-            } for m in shown])
+            ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated,
+                       rows=_grep_rows(datasette, res, shown, db_arg))
     return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))
