@@ -118,6 +118,12 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
     return None if upstream_problem(upstream) else normalize_upstream(upstream)
 
 
+def _breakable_path(path) -> Markup:
+    from markupsafe import escape
+
+    return Markup("/<wbr>").join(escape(p) for p in str(path).split("/"))
+
+
 @hookimpl
 def prepare_jinja2_environment(env, datasette):
     """Our templates, where Datasette puts a plugin package's templates: after --template-dir, before its
@@ -127,6 +133,7 @@ def prepare_jinja2_environment(env, datasette):
     from jinja2 import ChoiceLoader, FileSystemLoader
 
     env.filters["tp_quote"] = lambda s: quote(str(s), safe="")  # a label as one path segment (v0.33.0+local)
+    env.filters["tp_path"] = _breakable_path  # a path that may wrap after a slash
     loader = env.loader
     first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None
     if isinstance(first, FileSystemLoader) and first.searchpath:
