@@ -228,6 +228,9 @@ def version_page(db, label: str) -> VersionPage:
     i = labels.index(version)
     prev, nxt = (labels[i - 1] if i else None), (labels[i + 1] if i + 1 < len(labels) else None)
     rows = [dict(r) for r in db.query("select * from parser_map_v where version = ? order by name", [version])]
+    link = Links(db, version)
+    for r in rows:  # the real file upstream, beside its local link
+        r["real_url"] = link(r["real_file"], r["real_line"])
     groups, counts = [], {}
     for kind in KIND_ORDER + tuple(sorted({r["kind"] for r in rows} - set(KIND_ORDER))):
         mine = [r for r in rows if r["kind"] == kind]
