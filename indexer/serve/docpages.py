@@ -14,7 +14,7 @@ MAX_QUERY = 300
 
 
 async def _database(datasette, request):
-    from .plugin import served_database
+    from .state import served_database
 
     wanted, names, why = await served_database(datasette, request)
     if why:
@@ -31,9 +31,9 @@ async def _form(request) -> dict:
 
 
 async def check_doc_page(datasette, request):
-    from ..problems import Problem
-    from .links import source_url
-    from .plugin import state, upstream_for
+    from ..core.links import source_url
+    from ..core.problems import Problem
+    from .state import state, upstream_for
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:
@@ -51,7 +51,7 @@ async def check_doc_page(datasette, request):
     elif text.strip():
         def run(conn):
             from ..answers import checkdoc
-            from ..store import Reader
+            from ..store.database import Reader
 
             reader = Reader(conn)
             chosen = checkdoc.resolve_versions(reader, [at] if at else [])
@@ -97,10 +97,10 @@ async def check_doc_page(datasette, request):
 async def where_page(datasette, request):
     """`tpindex where` as a page: a symbol's definitions per range of versions (or at one version), a path's
     history with its moves, each definition linked to its line in the stored code (upstream beside it)."""
-    from ..problems import Problem
+    from ..core.links import source_url
+    from ..core.problems import Problem
     from .cells import Urls
-    from .links import source_url
-    from .plugin import state, upstream_for
+    from .state import state, upstream_for
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:
@@ -113,7 +113,7 @@ async def where_page(datasette, request):
         def run(conn):
             from ..answers import where
             from ..answers.source import stored_paths
-            from ..store import Reader
+            from ..store.database import Reader
 
             ans = where.where(Reader(conn), q, at or None, all_=not at)
             return ans, {v: stored_paths(conn, v) for v in _linked_versions(ans)}
