@@ -458,7 +458,7 @@ def test_a_package_index_database_says_why_it_cannot_answer(monkeypatch, tmp_pat
     assert "no commits" in e.value.message
 
 
-def test_a_database_of_the_schema_before_history_says_so_and_diffs_without_commits(clone, tmp_path):
+def test_a_database_of_the_schema_before_history_is_refused_until_a_build_migrates_it(clone, tmp_path):
     import sqlite3
 
     repo, db, c = clone
@@ -470,12 +470,11 @@ def test_a_database_of_the_schema_before_history_says_so_and_diffs_without_commi
             conn.execute(f"drop table {table}")
         conn.execute("update meta set value = '6' where key = 'schema_version'")
     conn.close()
-    for args in (["log", "alpha", "v0.20.0", "v0.21.0"], ["contains", "#101"]):
+    # readers refuse a schema they cannot read, naming the build that migrates it (issue 22)
+    for args in (["log", "alpha", "v0.20.0", "v0.21.0"], ["contains", "#101"], ["diff", "v0.20.0", "v0.21.0"]):
         r = tpindex(*args, "--db", old, ok=False)
-        assert r.exit_code == 2 and "built by an older tpindex" in r.output, r.output
-        assert f"Hint: store them: tpindex build --repo {repo}" in r.output
-    changes = json.loads(tpindex("diff", "v0.20.0", "v0.21.0", "--format", "json", "--db", old, ok=False).output)
-    assert {ch["commits"] is None for ch in changes["changes"]} == {True}
+        assert r.exit_code == 2 and "built by an older tpindex (schema 6" in r.output, r.output
+        assert f"Hint: run tpindex build --db {old}" in r.output
     stats = build_tags(repo, old, "v0.20.0..")  # migrates and walks, re-indexes nothing
     assert stats.versions_added == stats.versions_reindexed == [] and stats.commits == len(stored(db)["commits"])
     assert stored(old) == stored(db)

@@ -222,3 +222,22 @@ if __name__ == "__main__":
     print("\n".join(violations()))
     for c in cycles(graph()[1]):
         print("cycle:", " <-> ".join(c))
+
+
+def test_the_readme_layout_names_every_package_and_module():
+    """The README's layout section lists every package, and every module of the layered packages."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    missing = []
+    for p in sorted(PACKAGE.iterdir()):
+        if p.name.startswith("_"):
+            continue
+        if p.is_dir() and (p / "__init__.py").exists():
+            if f"indexer/{p.name}/" not in section:
+                missing.append(f"indexer/{p.name}/")
+            if p.name in ("core", "store", "resolve", "build", "render", "cli", "serve", "mcp"):
+                missing += [f"indexer/{p.name}/{m.name}" for m in sorted(p.glob("*.py"))
+                            if not m.name.startswith("_") and m.name not in section]
+        elif p.suffix == ".py" and f"indexer/{p.name}" not in section:
+            missing.append(f"indexer/{p.name}")
+    assert not missing, f"the README's layout section does not name {missing}"

@@ -582,7 +582,8 @@ def test_upstream_comes_from_the_build_and_serve_time_wins(tmp_path):
 
 
 def test_link_rules():
-    from indexer.core.links import link_columns, looks_like_path, ref_for, source_url
+    from indexer.core.links import link_columns, ref_for, source_url
+    from indexer.core.paths import is_linkable_file
 
     keys = ["version", "file", "line", "reg_file", "reg_line", "real_file_a", "real_line_a", "a", "parent_file"]
     assert link_columns("file", keys) == ("version", "line")
@@ -593,7 +594,7 @@ def test_link_rules():
     assert link_columns("name", keys) is None
     assert link_columns("real_file", ["last_version", "real_file", "real_line"]) == ("last_version", "real_line")
     assert link_columns("file", ["file", "line"]) is None
-    assert looks_like_path("vllm/x.py") and not looks_like_path("two words.py") and not looks_like_path(None)
+    assert is_linkable_file("vllm/x.py") and not is_linkable_file("two words.py") and not is_linkable_file(None)
     assert source_url("https://h/o/r", "v1.0.0", "a b/c.py", 3) == "https://h/o/r/blob/v1.0.0/a%20b/c.py#L3"
     assert source_url("https://h/{ref}/{path}#L{line}", "v1", "c.py") == "https://h/v1/c.py"
     assert ref_for("v0.30.0", "pypi", "sha256...") == "v0.30.0"

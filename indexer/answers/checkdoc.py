@@ -11,28 +11,28 @@ One function, `check_document`, serves the command and the browser page.
 
 from __future__ import annotations
 
-import difflib
 import re
 
+from ..core import ranges
+from ..core.paths import has_file_suffix
 from ..core.specs import parse_version, sort_key
+from ..core.suggest import close_names
 from ..extract.words import WORD_SUFFIXES
 from .docclaims import Claim, Knowledge, TooManyClaims, read
-from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
+from .trees import PLACEHOLDER, Def, TreeIndex, to_glob
 from .versions import AnswerError, require
-from .which import spans
 
 STATUSES = ("ok", "stale", "wrong", "unchecked")
 MAX_CLAIMS = 2000
 KEYWORDS = frozenset("def class async return import from self cls lambda".split())
 
 
-def _span(vs: list[str]) -> str:
-    return vs[0] if len(vs) == 1 else f"{vs[0]} - {vs[-1]}"
+_span = ranges.span
 
 
 def _runs(present: list[str], order: list[str]) -> str:
     """Versions as ranges of consecutive indexed versions: "v0.30.0 - v0.31.0, v0.33.0"."""
-    return ", ".join(_span([a, b] if a != b else [a]) for a, b in spans(order, set(present)))
+    return ranges.runs_text(ranges.runs(present, order))
 
 
 class Checker:
@@ -283,7 +283,7 @@ class Checker:
                                 f" registers {name}", []
         if not present:
             names = sorted({n for v in self.versions for (_, n) in self.parser_map(v)})
-            close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+            close = close_names(name, names, n=3, cutoff=0.6)
             return "wrong", f"no {'' if kind == 'any' else kind + ' '}parser named {name} in any indexed version " \
                             f"({_span(self.versions)})" + (f"; close: {', '.join(close)}" if close else ""), []
         earlier = [v for v in present if self._before(v, version)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from ..core.kinds import ChangeType
 from ..resolve.logic import PARTS
 from .model import Change, CodePart, Diff
 from .successors import Successor, successor
@@ -58,43 +59,43 @@ def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_c
                           after=after, file=row["real_file"], line=row["real_line"]))
 
     if ra is None:
-        add("name-added", f"registered in {rb['reg_file'] or rb['registry_file']}; {rb['impl']} ->"
+        add(ChangeType.NAME_ADDED, f"registered in {rb['reg_file'] or rb['registry_file']}; {rb['impl']} ->"
             f" {rb['real_file'] or rb['reason']}", after=rb["impl"])
         return out
     if rb is None and target is not None:  # its class or real file continues under one new name
         shared = f" {succ.what}" if succ.what else ""
-        add("name-renamed", f"renamed to {target['name']} (same {succ.by}{shared}; {target['impl']} ->"
+        add(ChangeType.NAME_RENAMED, f"renamed to {target['name']} (same {succ.by}{shared}; {target['impl']} ->"
             f" {target['real_file'] or target['reason']})", before=name, after=target["name"], row=target)
         out[-1].successors, out[-1].successors_by = succ.names, succ.by
         return out
     if rb is None:
-        add("name-removed", f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}"
+        add(ChangeType.NAME_REMOVED, f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}"
             + (f"; {succ.phrase()}" if succ else ""), before=ra["impl"])
         if succ:
             out[-1].successors, out[-1].successors_by = succ.names, succ.by
         return out
     if ra["impl"] != rb["impl"]:
         moved = f" (real file {ra['real_file']} -> {rb['real_file']})" if ra["real_file"] != rb["real_file"] else ""
-        add("impl-changed", f"{ra['impl']} -> {rb['impl']}{moved}", ra["impl"], rb["impl"])
+        add(ChangeType.IMPL_CHANGED, f"{ra['impl']} -> {rb['impl']}{moved}", ra["impl"], rb["impl"])
     elif ra["real_file"] != rb["real_file"]:
-        add("real-file-changed", f"{ra['real_file']} -> {rb['real_file']}", ra["real_file"], rb["real_file"])
+        add(ChangeType.REAL_FILE_CHANGED, f"{ra['real_file']} -> {rb['real_file']}", ra["real_file"], rb["real_file"])
     was = f"{ra['reg_module']}.{ra['reg_class']}"
     now = f"{rb['reg_module']}.{rb['reg_class']}"
     if was != now:
-        add("registered-class-changed", f"{was} -> {now}", was, now)
+        add(ChangeType.REGISTERED_CLASS_CHANGED, f"{was} -> {now}", was, now)
     if ra["real_class"] != rb["real_class"] and ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"]:
-        add("real-class-changed", f"{ra['real_class']} -> {rb['real_class']}", ra["real_class"], rb["real_class"])
+        add(ChangeType.REAL_CLASS_CHANGED, f"{ra['real_class']} -> {rb['real_class']}", ra["real_class"], rb["real_class"])
     if (ra["wrapper_class"], ra["wrapper_file"]) != (rb["wrapper_class"], rb["wrapper_file"]):
-        add("wrapper-changed", f"wrapped by {ra['wrapper_class'] or 'nothing'} -> {rb['wrapper_class'] or 'nothing'}",
+        add(ChangeType.WRAPPER_CHANGED, f"wrapped by {ra['wrapper_class'] or 'nothing'} -> {rb['wrapper_class'] or 'nothing'}",
             ra["wrapper_class"], rb["wrapper_class"])
     if ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"] and ra["code_sig"] != rb["code_sig"]:
         code_changed.append(key)
     alias_a = set(filter(None, (ra["alias_of"] or "").split(", ")))
     alias_b = set(filter(None, (rb["alias_of"] or "").split(", ")))
     for n in sorted(alias_b - alias_a):
-        add("alias-added", f"now shares its class with {n}", None, n)
+        add(ChangeType.ALIAS_ADDED, f"now shares its class with {n}", None, n)
     for n in sorted(alias_a - alias_b):
-        add("alias-removed", f"no longer shares its class with {n}", n, None)
+        add(ChangeType.ALIAS_REMOVED, f"no longer shares its class with {n}", n, None)
     return out
 
 
@@ -238,12 +239,12 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
                                   pieces=[{"file": c[0], "what": c[1], "qualname": c[2], "change": c[3]}
                                           for c in mine]))
         real = mb[(kind, name)]
-        out.append(Change(type="code-changed", subject=f"{name} ({kind})", kind=kind, name=name,
+        out.append(Change(type=ChangeType.CODE_CHANGED, subject=f"{name} ({kind})", kind=kind, name=name,
                           detail=_parts_text(parts, paths), file=real["real_file"], line=real["real_line"],
                           files=files, parts=parts, compare=compare(paths[0])))
     for p, affected in sorted(framework.items()):
         called = f" (helpers it calls: {', '.join(helpers[p])})" if helpers.get(p) else ""
-        out.append(Change(type="framework-changed", subject=p, file=p, names=affected, compare=compare(p),
+        out.append(Change(type=ChangeType.FRAMEWORK_CHANGED, subject=p, file=p, names=affected, compare=compare(p),
                           detail=f"shared framework code changed{called}; affects {len(affected)} name(s):"
                                  f" {', '.join(affected)}"))
     return out
@@ -330,7 +331,7 @@ def _file_changes(db, a: str, b: str, type_: str, sql: str, detail, value) -> li
         for row in sorted(this):
             extra = len(this[row]) - len(other.get(row, []))
             for line in (this[row][-extra:] if extra > 0 else []):
-                out.append(Change(type=f"{type_}-{suffix}", subject=row[0], detail=detail(row), file=row[0], line=line,
+                out.append(Change(type=ChangeType(f"{type_}-{suffix}"), subject=row[0], detail=detail(row), file=row[0], line=line,
                                   before=value(row) if suffix == "removed" else None,
                                   after=value(row) if suffix == "added" else None))
     return out
@@ -348,13 +349,13 @@ def _class_changes(db, a: str, b: str) -> list[Change]:
         moved = next((x for x in added if x[0] == file and x[1].split(".")[-1] == cls.split(".")[-1]), None)
         if moved:
             added.remove(moved)
-            out.append(Change(type="class-moved", subject=file, detail=f"class {cls} -> {moved[1]}", file=file,
+            out.append(Change(type=ChangeType.CLASS_MOVED, subject=file, detail=f"class {cls} -> {moved[1]}", file=file,
                               line=cb[moved][0], before=cls, after=moved[1]))
         else:
-            out.append(Change(type="class-removed", subject=file, detail=f"class {cls}", file=file,
+            out.append(Change(type=ChangeType.CLASS_REMOVED, subject=file, detail=f"class {cls}", file=file,
                               line=ca[(file, cls)][0], before=cls))
     for file, cls in added:
-        out.append(Change(type="class-added", subject=file, detail=f"class {cls}", file=file, line=cb[(file, cls)][0],
+        out.append(Change(type=ChangeType.CLASS_ADDED, subject=file, detail=f"class {cls}", file=file, line=cb[(file, cls)][0],
                           after=cls))
     bases_sql = ("select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from"
                  " (select * from class_hierarchy where version = ? order by file, class, pos) group by file, class")
@@ -362,7 +363,7 @@ def _class_changes(db, a: str, b: str) -> list[Change]:
     bb = {(r[0], r[1]): (r[2], r[3]) for r in db.execute(bases_sql, [b])}
     for key in sorted(set(ba) & set(bb)):
         if ba[key] != bb[key][0]:
-            out.append(Change(type="class-rebased", subject=key[0], detail=f"class {key[1]}: bases {ba[key]} -> {bb[key][0]}",
+            out.append(Change(type=ChangeType.CLASS_REBASED, subject=key[0], detail=f"class {key[1]}: bases {ba[key]} -> {bb[key][0]}",
                               file=key[0], line=bb[key][1], before=ba[key], after=bb[key][0]))
     return sorted(out, key=lambda c: (c.type != "class-moved", c.type, c.file, c.line or 0))
 

@@ -27,7 +27,8 @@ import shlex
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from .trees import PLACEHOLDER, has_file_suffix, looks_like_path
+from ..core.paths import has_file_suffix, names_a_path
+from .trees import PLACEHOLDER
 
 VERSION = r"(?:v\d+\.\d+(?:\.\d+)*|0\.\d+\.\d+)(?:\.post\d+)?"  # v0.29.0, v0.21, 0.29.0 (not "ROCm 7.0")
 VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
@@ -345,7 +346,7 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
         return [Token(start, end, "flag", f.group("name"), line, {"flag": f.group("flag")}) for f in flags]
     if re.match(r"^(?:git\s+grep|grep|rg)\s", code):
         return [_grep_token(code, start, end, line, known)]
-    if looks_like_path(code) and " " not in code:
+    if names_a_path(code) and " " not in code:
         path, _, suffix = code.partition(":")
         path = path.split("#L")[0]
         if suffix and IDENT.match(suffix) and not suffix.isdigit():
@@ -399,7 +400,7 @@ def _code_line_tokens(unit: Unit, known: Knowledge) -> list[Token]:
         if g and g.start(1) <= m.start() < g.end(1):
             continue
         p = m.group(1).rstrip(".,:;")
-        if _repo_path(p, known) and (looks_like_path(p) or p.endswith("/")):
+        if _repo_path(p, known) and (names_a_path(p) or p.endswith("/")):
             out.append(Token(m.start(), m.end(), "path", p, line, {"code": True}))
     return out
 

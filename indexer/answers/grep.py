@@ -20,6 +20,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass, field
 
+from ..core import ranges
 from ..store import code
 from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
@@ -57,22 +58,12 @@ class Result:
         return {v: i for i, v in enumerate(self.all_versions)}
 
     def ranges(self, m: Match) -> str:
-        return _runs(m.versions, self._pos)  # the position map built once per result, not once per match
+        return ranges.runs_text(ranges.runs(m.versions, pos=self._pos))  # positions once per result
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
     """'v0.24.0 - v0.31.0, v0.33.0': runs of versions consecutive in `order`."""
-    return _runs(versions, {v: i for i, v in enumerate(order)})
-
-
-def _runs(versions: list[str], pos: dict[str, int]) -> str:
-    runs: list[list[str]] = []
-    for v in sorted(versions, key=lambda x: pos.get(x, -1)):
-        if runs and pos.get(v, -2) == pos.get(runs[-1][-1], -9) + 1:
-            runs[-1].append(v)
-        else:
-            runs.append([v])
-    return ", ".join(r[0] if len(r) == 1 else f"{r[0]} - {r[-1]}" for r in runs)
+    return ranges.runs_text(ranges.runs(versions, order))
 
 
 def select_versions(db, tags: str | None, at: str | None) -> list[str]:
@@ -215,8 +206,18 @@ def plan(db, pattern: str, tags: str | None = None, at: str | None = None, paths
 
 
 def database_file(db) -> str:
+    """The file the search child opens again: the path the reader was opened with (any bytes the file system
+    allows), else the one SQLite names, read as bytes so a name that is not UTF-8 survives."""
+    import os
+
+    if getattr(db, "path", None) is not None:
+        return os.fspath(db.path)
     conn = getattr(db, "conn", db)
-    return next(r[2] for r in conn.execute("pragma database_list") if r[1] == "main")
+    factory, conn.text_factory = conn.text_factory, bytes
+    try:
+        return os.fsdecode(next(r[2] for r in conn.execute("pragma database_list") if r[1] == b"main"))
+    finally:
+        conn.text_factory = factory
 
 
 def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None,

@@ -15,10 +15,6 @@ from .which import check_name, parsers_at
 ROLE_ORDER = ("engine", "composed", "registered", "wrapper")
 
 
-def looks_like_path(text: str) -> bool:
-    return "/" in text or text.endswith((".py", ".jinja")) or ":" in text
-
-
 def _class_end(db, version: str, file: str, cls: str, line: int) -> int | None:
     row = db.execute("select end_line from classes_v where version = ? and file = ? and class = ? and line = ?",
                      [version, file, cls, line]).fetchone()

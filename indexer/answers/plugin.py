@@ -33,6 +33,7 @@ import json
 import zlib
 from collections.abc import Callable
 
+from ..core import ranges as version_ranges
 from ..extract.locate import Names, absolute
 from ..resolve.classgraph import Cls, Version, class_at, lookup, mro, resolve_method
 from .contract import POSITIONAL, _callable, _Facts, contract, public, signature_text
@@ -729,17 +730,9 @@ def _shadow_changes(db, report: PluginVersion, since: str, plugin: Plugin) -> No
 
 # -- text and Markdown ----------------------------------------------------------------------------------------
 
-def _span(versions: list[str]) -> str:
-    return versions[0] if len(versions) == 1 else f"{versions[0]} - {versions[-1]}"
+_span = version_ranges.span
 
 
 def ranges(labels: list[str], chosen: list[str]) -> list[list[str]]:
     """`chosen` as runs of consecutive versions of `labels`."""
-    out: list[list[str]] = []
-    pos = {v: i for i, v in enumerate(labels)}
-    for v in chosen:
-        if out and pos[v] == pos[out[-1][-1]] + 1:
-            out[-1].append(v)
-        else:
-            out.append([v])
-    return out
+    return version_ranges.runs(chosen, labels)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from ..core.suggest import close_names
 from ..store import code
 from .versions import AnswerError, require
 
@@ -35,9 +36,8 @@ def _missing(db, version: str, path: str, also: str | None = None) -> AnswerErro
 
     paths = [r[0] for r in db.execute(
         "select f.path from files f join versions v on v.id = f.version_id where v.label = ?", [version])]
-    close = difflib.get_close_matches(path, paths, n=4, cutoff=0.6)
     base = path.rsplit("/", 1)[-1]
-    close += [p for p in paths if p.rsplit("/", 1)[-1] == base and p not in close][:4 - len(close)]
+    close = close_names(path, paths, n=4, cutoff=0.6, also=lambda p: p.rsplit("/", 1)[-1] == base)
     where = present_in(db, path)
     at = f"{version} or {also}" if also else version
     if where:

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from .versions import AnswerError
 
 TOP_KINDS = ("class", "function")
-FILE_SUFFIXES = frozenset("""py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
-ts html css lock in png svg jpg""".split())
 PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")  # <name>, {x}: one path part of a pattern
 
 
@@ -334,18 +332,6 @@ def require_tree(index: TreeIndex) -> None:
     if not index.tree_versions():
         raise AnswerError("no version in this database was indexed with --tree, so it knows neither every path nor"
                           " any definition", "index with the whole tree: tpindex build ... --tree (make index does)")
-
-
-def has_file_suffix(path: str) -> bool:
-    """Its last part ends with a known file suffix (`x.py`, `a/b.md`), not an image name or a directory."""
-    last = path.rstrip("/").rsplit("/", 1)[-1]
-    return "." in last and last.rsplit(".", 1)[1].lower() in FILE_SUFFIXES
-
-
-def looks_like_path(text: str) -> bool:
-    """A path (`vllm/x.py`, `docs/`, `AGENTS.md`, `vllm/x.py:Name`), not a symbol (`Foo.bar`, `vllm.x.f`)."""
-    head = text.split(":", 1)[0]
-    return "/" in head or has_file_suffix(head)
 
 
 def to_glob(path: str) -> str:

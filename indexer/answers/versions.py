@@ -7,6 +7,7 @@ import shlex
 
 from ..core.problems import Problem
 from ..core.specs import ambiguous, named, parse_version, sort_key
+from ..core.suggest import close_names
 from .model import VersionInfo
 
 
@@ -63,9 +64,7 @@ def nearest(label: str, labels: list[str], n: int = 3) -> list[str]:
     v = parse_version(label)
     ordered = sorted((x for x in labels if parse_version(x) is not None), key=sort_key)
     if v is None or not ordered:
-        import difflib
-
-        return difflib.get_close_matches(label, labels, n=n, cutoff=0.4) or labels[-n:]
+        return close_names(label, labels, n=n, cutoff=0.4) or labels[-n:]
     below = [x for x in ordered if parse_version(x) < v]
     above = [x for x in ordered if parse_version(x) > v]
     out: list[str] = []

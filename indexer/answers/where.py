@@ -4,7 +4,9 @@ name) and removals. Reads what `build --tree` records."""
 
 from __future__ import annotations
 
-from .trees import Def, TreeIndex, looks_like_path, module_path_candidates, require_tree, to_glob
+from ..core.paths import names_a_path
+from ..core.ranges import span
+from .trees import Def, TreeIndex, module_path_candidates, require_tree, to_glob
 from .versions import AnswerError, require
 
 SHOW = 20  # definitions or files listed before "... and N more"
@@ -13,7 +15,7 @@ SHOW = 20  # definitions or files listed before "... and N more"
 def parse_symbol(index: TreeIndex, query: str) -> dict:
     """`Name`, `Class.method`, `pkg.mod.Class.method` (the longest module prefix that is a file in some
     version) or `path.py:Name` -> {name, qualname (or None: any), file (or None: any), module_path}."""
-    if ":" in query and looks_like_path(query):
+    if ":" in query and names_a_path(query):
         path, _, qual = query.partition(":")
         return {"name": qual.rpartition(".")[2], "qualname": qual, "file": path}
     parts = query.split(".")
@@ -60,7 +62,7 @@ def where(db, query: str, at: str | None = None, all_: bool = False) -> dict:
     version = None
     if not all_:
         version = require(db, at) if at else index.tree_versions()[-1]
-    if looks_like_path(query) and ":" not in query:
+    if names_a_path(query) and ":" not in query:
         return path_answer(index, query, version)
     spec = parse_symbol(index, query)
     if "module_path" in spec:
@@ -110,7 +112,7 @@ def _span(versions: list[str]) -> str | None:
     vs = list(dict.fromkeys(versions))
     if not vs:
         return None
-    return vs[0] if len(vs) == 1 else f"{vs[0]} - {vs[-1]}"
+    return span(vs)
 
 
 def _removed_in(index: TreeIndex, history: list[dict]) -> str | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
-
+from ..core import ranges
+from ..core.suggest import close_names
 from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
@@ -26,8 +26,7 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
     """The kinds the name is registered as in some indexed version (only `kind`, when given)."""
     names = known_names(db)
     if name not in names:
-        close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
-        close += [n for n in names if name in n and n not in close][:5 - len(close)]
+        close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
         hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)
     kinds = kinds_of(db, name)
@@ -40,19 +39,11 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
 
 def spans(versions: list[str], present: set[str]) -> list[tuple[str, str]]:
     """Runs of consecutive indexed versions in `present`, as (first, last)."""
-    out: list[tuple[str, str]] = []
-    run: list[str] = []
-    for v in versions + [None]:
-        if v in present:
-            run.append(v)
-        elif run:
-            out.append((run[0], run[-1]))
-            run = []
-    return out
+    return [(r[0], r[-1]) for r in ranges.runs([v for v in versions if v in present], versions)]
 
 
 def span_text(runs: list[tuple[str, str]]) -> str:
-    return ", ".join(a if a == b else f"{a} – {b}" for a, b in runs) or "no indexed version"
+    return ranges.runs_text([[a] if a == b else [a, b] for a, b in runs], sep=" – ", empty="no indexed version")
 
 
 def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:

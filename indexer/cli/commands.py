@@ -115,10 +115,10 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
             click.echo(rc.format_text(result, textfmt.output_width()))
         raise SystemExit(1 if result.breaking else 0)
     if code_path:
-        from ..answers.namecode import looks_like_path
         from ..answers.source import format_diff
+        from ..core.paths import is_path_argument
 
-        if looks_like_path(code_path):
+        if is_path_argument(code_path):
             diffs, named = [ix.code_diff(a, b, code_path)], None
         else:
             named = ix.name_code_diff(a, b, code_path, kind)
@@ -371,12 +371,12 @@ def show(location, at, kind, method, fmt, color, db_path):
     NAME --method M      the method M (extract_tool_calls_streaming, parse, ...) as NAME resolves it
                          through the class hierarchy: the class whose definition is used
     Syntax colour on a terminal, plain in a pipe."""
-    from ..answers.namecode import looks_like_path
     from ..answers.source import format_show, parse_location
+    from ..core.paths import is_path_argument
     from ..store import code
 
     ix = index(db_path)
-    if looks_like_path(location):
+    if is_path_argument(location):
         if kind or method:
             raise Problem("--kind and --method go with a parser NAME, not a PATH", "drop them, or give a name")
         path, start, end = parse_location(location)

@@ -105,9 +105,9 @@ class LazyGroup(click.Group):
         """A mistyped command suggests the closest ones."""
         name = args[0] if args else None
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
-            import difflib
+            from ..core.suggest import close_names
 
-            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.5)
+            close = close_names(name, self.list_commands(ctx), n=3, cutoff=0.5)
             hint = f"did you mean {' or '.join(close)}?" if close else "tpindex --help lists the commands"
             raise Problem(f"no such command {name!r}", hint)
         return super().resolve_command(ctx, args)
@@ -365,9 +365,9 @@ def schema(name):
     try:
         click.echo(json.dumps(load(name), indent=2))
     except KeyError:
-        import difflib
+        from ..core.suggest import close_names
 
-        close = difflib.get_close_matches(name, names(), n=3, cutoff=0.4)
+        close = close_names(name, names(), n=3, cutoff=0.4)
         raise Problem(f"no schema named {name!r}", f"did you mean {' or '.join(close)}?" if close else
                    f"one of: {', '.join(names())}") from None
 

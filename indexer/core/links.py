@@ -52,11 +52,6 @@ def diff_columns(column: str, keys) -> tuple[str, str, str, str] | None:
     return cols if all(c in set(keys) for c in cols) else None
 
 
-def looks_like_path(value) -> bool:
-    return (isinstance(value, str) and 0 < len(value) < 500 and "://" not in value and not value.startswith("/")
-            and "." in value.rsplit("/", 1)[-1] and not any(c.isspace() for c in value))
-
-
 def upstream_problem(url: str) -> str | None:
     """What is wrong with an upstream URL or template (None when it is fine): links are http(s) only, and
     a template uses only {ref}, {path} and {line}."""

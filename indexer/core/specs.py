@@ -13,12 +13,13 @@ as versions are ignored by ranges.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
+
+from .suggest import close_names
 
 
 class SpecError(ValueError):
@@ -73,7 +74,7 @@ class Selection:
 
 def closest(word: str, names: Iterable[str], n: int = 3) -> list[str]:
     names = list(names)
-    close = difflib.get_close_matches(word, names, n=n, cutoff=0.5)
+    close = close_names(word, names, n=n, cutoff=0.5)
     if not close:
         v = parse_version(word)
         versions = sorted((x for x in names if parse_version(x)), key=sort_key)

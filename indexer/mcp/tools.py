@@ -146,9 +146,9 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "(`target` a path). Unchanged files are left out."))
     async def code_diff(a: str, b: str, target: str, kind: Kind | None = None,
                         ctx: Context | None = None) -> CallToolResult:
-        from ..answers.namecode import looks_like_path
+        from ..core.paths import is_path_argument
 
-        if looks_like_path(target):
+        if is_path_argument(target):
             d = await run(ctx, lambda ix: ix.code_diff(a, b, target))
             from ..answers.model import NameCodeDiff
 

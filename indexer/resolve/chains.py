@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.kinds import HopKind, ImplKind
 from .classgraph import ADAPTER_SUFFIXES, MAX_HOPS, Cls, Hop, Version, class_at, find_symbol, mro, split
 from .logic import (
     Logic,
@@ -34,7 +35,7 @@ from .logic import (
 
 @dataclass
 class Resolution:
-    impl: str = "standalone"
+    impl: ImplKind = ImplKind.STANDALONE
     hops: list[Hop] = field(default_factory=list)
     real: Hop | None = None
     adapter: str | None = None
@@ -51,13 +52,13 @@ def resolve_class(v: Version, module: str, cls: str) -> Resolution:
         res.reg_key = (found[1], found[2])
         return _adapter(v, res, found[1], found[2])
     if found[0] != "class":
-        res.impl, res.reason = "unresolved", found[1] if found[0] is None else f"{cls} in {module} is not a class"
+        res.impl, res.reason = ImplKind.UNRESOLVED, found[1] if found[0] is None else f"{cls} in {module} is not a class"
         return res
     _, mod, name = found
     res.reexport = bool(res.hops)
     res.reg_key = (mod, name)
     m = v.module(mod)
-    here = Hop("class", name, mod, m["path"], m["classes"][name]["line"])
+    here = Hop(HopKind.CLASS, name, mod, m["path"], m["classes"][name]["line"])
     res.hops.append(here)
     # walk the bases breadth-first for an adapter or a class-based dispatch; keep only the path to it
     queue, seen = [(mod, name, [])], set()
@@ -71,14 +72,14 @@ def resolve_class(v: Version, module: str, cls: str) -> Resolution:
             engine, line = cm["engines"][cname]
             res.hops.extend(path)
             res.adapter = cname
-            res.hops.append(Hop("engine attribute", cname, cmod, cm["path"], line))
+            res.hops.append(Hop(HopKind.ENGINE_ATTRIBUTE, cname, cmod, cm["path"], line))
             full = engine if engine.startswith("vllm.") else _written_in(v, cmod, engine)
-            return _to_real(v, res, full, "unified", engine, cmod)
+            return _to_real(v, res, full, ImplKind.UNIFIED, engine, cmod)
         if cname in cm["dispatch"]:
             real_written, line = cm["dispatch"][cname]
             res.hops.extend(path)
-            res.hops.append(Hop("unified_parser_cls", cname, cmod, cm["path"], line))
-            return _to_real(v, res, _written_in(v, cmod, real_written), "unified", real_written, cmod)
+            res.hops.append(Hop(HopKind.UNIFIED_PARSER_CLS, cname, cmod, cm["path"], line))
+            return _to_real(v, res, _written_in(v, cmod, real_written), ImplKind.UNIFIED, real_written, cmod)
         for written, resolved in cm["bases"].get(cname, []):
             resolved = resolved or v.resolve_in(cmod, written.split("[")[0])
             if not resolved:
@@ -91,7 +92,7 @@ def resolve_class(v: Version, module: str, cls: str) -> Resolution:
                 return _adapter(v, res, bmod, bname)
             if found[0] == "class":
                 bm = v.module(found[1])
-                hop = Hop("base", found[2], found[1], bm["path"], bm["classes"][found[2]]["line"])
+                hop = Hop(HopKind.BASE, found[2], found[1], bm["path"], bm["classes"][found[2]]["line"])
                 queue.append((found[1], found[2], path + sub_hops + [hop]))
     res.real = here
     return res
@@ -103,18 +104,18 @@ def _adapter(v: Version, res: Resolution, bmod: str, bname: str) -> Resolution:
     found = find_symbol(v, bmod, bname, hops)
     res.hops.extend(hops)
     if found[0] != "binding":
-        res.impl = "unresolved"
+        res.impl = ImplKind.UNRESOLVED
         res.reason = (found[1] if found[0] is None else
                       f"adapter {bname} in {found[1]} is a class, not made by make_adapters()")
         return res
     _, amod, aname = found
     am = v.module(amod)
     parser, line = am["bindings"][aname]
-    res.hops.append(Hop("adapter", aname, amod, am["path"], line))
+    res.hops.append(Hop(HopKind.ADAPTER, aname, amod, am["path"], line))
     if not parser:
-        res.impl, res.reason = "unresolved", f"make_adapters() argument in {amod} is not an imported or local class"
+        res.impl, res.reason = ImplKind.UNRESOLVED, f"make_adapters() argument in {amod} is not an imported or local class"
         return res
-    return _to_real(v, res, parser, "unified")
+    return _to_real(v, res, parser, ImplKind.UNIFIED)
 
 
 def _written_in(v: Version, mod: str, written: str) -> str | None:
@@ -122,19 +123,19 @@ def _written_in(v: Version, mod: str, written: str) -> str | None:
     return v.resolve_in(mod, written) or (written if "." in written and written.split(".")[0] == "vllm" else None)
 
 
-def _to_real(v: Version, res: Resolution, full: str | None, impl: str, written: str = "", mod: str = "") -> Resolution:
+def _to_real(v: Version, res: Resolution, full: str | None, impl: ImplKind, written: str = "", mod: str = "") -> Resolution:
     if not full:
-        res.impl, res.reason = "unresolved", f"{written} in {mod} is neither imported nor defined there"
+        res.impl, res.reason = ImplKind.UNRESOLVED, f"{written} in {mod} is neither imported nor defined there"
         return res
     rmod, rname = split(full, v)
     hops: list[Hop] = []
     found = find_symbol(v, rmod, rname, hops)
     res.hops.extend(hops)
     if found[0] != "class":
-        res.impl, res.reason = "unresolved", found[1] if found[0] is None else f"{rname} is not a class"
+        res.impl, res.reason = ImplKind.UNRESOLVED, found[1] if found[0] is None else f"{rname} is not a class"
         return res
     rm = v.module(found[1])
-    res.real = Hop("real", found[2], found[1], rm["path"], rm["classes"][found[2]]["line"])
+    res.real = Hop(HopKind.REAL, found[2], found[1], rm["path"], rm["classes"][found[2]]["line"])
     res.hops.append(res.real)
     res.impl = impl
     return res
@@ -184,9 +185,9 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
         seen.add((kind, name))
         if form == "cli-choices":
             res = _name_check(v, checks[(kind, name)], form) if (kind, name) in checks else Resolution(
-                impl="unresolved", reason="no branch of the serving code picks a class for this name")
+                impl=ImplKind.UNRESOLVED, reason="no branch of the serving code picks a class for this name")
         elif not module or not cls:
-            res = Resolution(impl="unresolved", reason="the registration names no module or class")
+            res = Resolution(impl=ImplKind.UNRESOLVED, reason="the registration names no module or class")
         else:
             res = resolve_class(v, module, cls)
         n = Named(kind, name, form, path, line, module, cls, res)
@@ -226,7 +227,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "wrapper_class": wrapper.name if wrapper else None, "wrapper_file": wrapper.path if wrapper else None,
             "wrapper_line": wrapper.line if wrapper else None, "notes": notes_json(logic.notes), "code_sig": sig,
         })
-        hops = [Hop("registered", n.cls, n.module, n.registry_file, n.registry_line)] + res.hops
+        hops = [Hop(HopKind.REGISTERED, n.cls, n.module, n.registry_file, n.registry_line)] + res.hops
         hop_rows.extend((version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
                         for i, h in enumerate(hops))
         key = (version_id, n.kind, n.name)
@@ -277,13 +278,13 @@ def _compositions(v: Version, names: list[Named], checks: dict, class_checks: li
             order = {_norm(c.name) for c in mro(v, n.reg)}
             pick = next((p for kind, tested, p in class_checks if kind == n.kind and _norm(tested) in order), None)
             if pick is not None:
-                n.composed = _name_check(v, [pick], n.form, hop="class-check")
+                n.composed = _name_check(v, [pick], n.form, hop=HopKind.CLASS_CHECK)
                 continue
             u = unified.get(n.name)
-            if u is not None and u.res.impl != "unresolved":
-                n.composed = Resolution(impl="name-check", hops=[
-                    Hop("unified-registry", u.cls, u.module, u.registry_file, u.registry_line)],
-                    real=Hop("real", u.reg.name, u.reg.module, u.reg.path, u.reg.line), reg_key=u.reg.key)
+            if u is not None and u.res.impl != ImplKind.UNRESOLVED:
+                n.composed = Resolution(impl=ImplKind.NAME_CHECK, hops=[
+                    Hop(HopKind.UNIFIED_REGISTRY, u.cls, u.module, u.registry_file, u.registry_line)],
+                    real=Hop(HopKind.REAL, u.reg.name, u.reg.module, u.reg.path, u.reg.line), reg_key=u.reg.key)
                 n.composed.hops.append(n.composed.real)
 
 
@@ -300,14 +301,14 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
         if picked is not None:
             logic.roles["registered"] = picked
             standalone(v, n.kind, picked, registered, logic, n.name)
-    elif composed is not None and comp.impl != "unresolved" and not delegates(v, composed, n.kind):
+    elif composed is not None and comp.impl != ImplKind.UNRESOLVED and not delegates(v, composed, n.kind):
         n.res = res = _registered_then(res, comp)  # the composed class does the work itself
         if n.reg is not None:
             logic.roles["registered"] = n.reg
         logic.roles["composed"] = composed
         logic.real = composed
         logic.streaming = streaming_of(v, composed, "engine", logic)
-    elif res.impl == "unified":
+    elif res.impl == ImplKind.UNIFIED:
         engine = class_at(v, res.real.module, res.real.cls)
         logic.roles.update({"registered": n.reg, "engine": engine})
         logic.real = engine
@@ -317,16 +318,16 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
             logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}) around it; the"
                                f" engine class declared on the registered adapter, {engine.name}, does the parsing")
             res.hops = _composition_hops(comp, composed) + res.hops
-    elif comp is not None and comp.impl == "unresolved":
+    elif comp is not None and comp.impl == ImplKind.UNRESOLVED:
         n.res = comp
         if n.reg is not None:
             logic.roles["registered"] = n.reg
-    elif res.impl != "unresolved" and n.reg is not None:
+    elif res.impl != ImplKind.UNRESOLVED and n.reg is not None:
         logic.roles["registered"] = n.reg
         standalone(v, n.kind, n.reg, registered, logic, n.name)
         if logic.inherited_from is not None:
             d = logic.inherited_from
-            res.hops.append(Hop("real", d.name, d.module, d.path, d.line))
+            res.hops.append(Hop(HopKind.REAL, d.name, d.module, d.path, d.line))
         if composed is not None:
             logic.roles["wrapper"] = composed
             logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}), a wrapper that"
@@ -347,10 +348,10 @@ def _registered_then(reg: Resolution, comp: Resolution) -> Resolution:
     registered class keeps its file and line, the chain its class hop) and with its re-export flag."""
     lead: list[Hop] = []
     for h in reg.hops:
-        if h.hop not in ("reexport", "alias", "class"):
+        if h.hop not in (HopKind.REEXPORT, HopKind.ALIAS, HopKind.CLASS):
             break
         lead.append(h)
-        if h.hop == "class":
+        if h.hop == HopKind.CLASS:
             break
     comp.hops = lead + comp.hops
     comp.reexport, comp.reg_key = reg.reexport, reg.reg_key or comp.reg_key
@@ -359,14 +360,14 @@ def _registered_then(reg: Resolution, comp: Resolution) -> Resolution:
 
 def _composition_hops(comp: Resolution, wrapper: Cls) -> list[Hop]:
     """The composition's hops with its class shown as a wrapper (where the wrapper class is defined)."""
-    return [h for h in comp.hops if h.hop != "real"] + [Hop("wrapper", wrapper.name, wrapper.module, wrapper.path,
+    return [h for h in comp.hops if h.hop != HopKind.REAL] + [Hop(HopKind.WRAPPER, wrapper.name, wrapper.module, wrapper.path,
                                                             wrapper.line)]
 
 
-def _name_check(v: Version, picks: list, form: str, hop: str = "name-check") -> Resolution:
+def _name_check(v: Version, picks: list, form: str, hop: HopKind = HopKind.NAME_CHECK) -> Resolution:
     cls, module, path, line, fmod = picks[0]
-    res = Resolution(impl="name-check" if form != "cli-choices" else "dispatch")
-    res.hops.append(Hop(hop if form != "cli-choices" else "dispatch", cls, fmod, path, line))
+    res = Resolution(impl=ImplKind.NAME_CHECK if form != "cli-choices" else ImplKind.DISPATCH)
+    res.hops.append(Hop(hop if form != "cli-choices" else HopKind.DISPATCH, cls, fmod, path, line))
     full = _written_in(v, fmod, cls) if module is None else f"{module}.{cls}"
     return _to_real(v, res, full, res.impl, cls, fmod)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.kinds import HopKind
+
 ADAPTER_SUFFIXES = ("ParserToolAdapter", "ParserReasoningAdapter")
 ENGINE_ATTR = "_parser_engine_cls"  # an adapter declared by hand names its parser engine class here
 MAX_HOPS = 12
@@ -14,7 +16,7 @@ MAX_HOPS = 12
 
 @dataclass
 class Hop:
-    hop: str
+    hop: HopKind
     cls: str | None
     module: str | None
     file: str | None
@@ -148,7 +150,7 @@ def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int 
         resolved, written, line = m["aliases"][name]
         if not resolved:
             return None, f"{name} in {module} is an alias of {written}, which is neither imported nor defined there"
-        hops.append(Hop("alias", name, module, m["path"], line))
+        hops.append(Hop(HopKind.ALIAS, name, module, m["path"], line))
         return find_symbol(v, *split(resolved, v), hops, depth + 1)
     if name in m["imports"] and depth < MAX_HOPS:
         src_mod, src_name, line = m["imports"][name]
@@ -158,7 +160,7 @@ def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int 
             if sub in v.files:  # `from pkg import submodule`
                 return None, f"{module} imports module {sub}, not a class"
             return None, f"{name} is imported in {module} from {src_mod}, which is not a file of this version in scope"
-        hops.append(Hop("reexport", name, module, m["path"], line))
+        hops.append(Hop(HopKind.REEXPORT, name, module, m["path"], line))
         return find_symbol(v, target, src_name, hops, depth + 1)
     return None, f"{name} is not defined in {module}"
 

@@ -14,7 +14,6 @@ answers modules (card, which, diff) do the work, as for the command line.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from ..answers.card import Card, Links, cards
@@ -23,6 +22,7 @@ from ..answers.history import range_commits
 from ..answers.versions import AnswerError, indexed, nearest, require, resolve
 from ..answers.which import check_name, history, parsers_at
 from ..core.specs import named
+from ..core.suggest import close_names
 from ..store.database import Reader
 
 KIND_ORDER = ("tool", "reasoning", "engine")
@@ -300,7 +300,7 @@ def find(db, q: str) -> tuple[str, tuple] | Found:
     if hits:
         return Found(q, matches=hits)
     distinct = sorted({r[0] for r in db.execute("select distinct name from parser_map")})
-    close = difflib.get_close_matches(q, distinct, n=6, cutoff=0.5)
+    close = close_names(q, distinct, n=6, cutoff=0.5)
     return Found(q, suggestions=close)
 
 
@@ -325,8 +325,7 @@ def which_empty(db, name: str, version: str) -> dict | None:
         "select distinct version from parser_map_v where name = ? order by version_ord", [name])]
     if not present:
         distinct = [r[0] for r in db.execute("select distinct name from parser_map order by name")]
-        close = difflib.get_close_matches(name, distinct, n=5, cutoff=0.5)
-        close += [n for n in distinct if name.lower() in n.lower() and n not in close][: 5 - len(close)]
+        close = close_names(name, distinct, n=5, cutoff=0.5, also=lambda n: name.lower() in n.lower())
         return {"why": f"no parser is named {name!r} in any indexed version", "names": close, "versions": [],
                 "present": []}
     if at not in present:

@@ -28,9 +28,9 @@ from markupsafe import Markup
 from ..core.links import (
     diff_columns,
     link_columns,
-    looks_like_path,
     source_url,
 )
+from ..core.paths import is_linkable_file
 from ..core.scope import parsed
 from . import canned, cells, code_pages, matrix
 from .state import served_database, state, tpindex_databases, upstream_for
@@ -89,7 +89,7 @@ def canned_queries(datasette, database, actor):
 def render_cell(row, value, column, table, database, datasette):
     if not isinstance(value, str) or not hasattr(row, "keys"):
         return None
-    cols = link_columns(column, row.keys()) if looks_like_path(value) else None
+    cols = link_columns(column, row.keys()) if is_linkable_file(value) else None
     if cols is None:
         if column not in cells.COLUMNS:
             return None
