@@ -160,6 +160,20 @@ class Index:
         d = name_code_diff(self.db, a, b, name, kind)
         return NameCodeDiff(a=d["a"], b=d["b"], name=name, kinds=d["kinds"], files=[as_code_diff(f) for f in d["files"]])
 
+    def serve_line(self, card) -> object:
+        """The `vllm serve ... --tool-call-parser NAME [--reasoning-parser R] [--chat-template T]` line of a
+        tool parser's card, R from the pairing the code shows (answers/serveline.py); None for another kind."""
+        from .answers.serveline import serve_line
+
+        return serve_line(self.db, card)
+
+    def find_names(self, query: str) -> list:
+        """The parser names a model name, parser name (any case or punctuation), prefix, class or file name
+        means, best first, each with how it matched (answers/search.py)."""
+        from .answers.search import find_names
+
+        return find_names(self.db, query)
+
     def where(self, query: str, at: str | None = None, all_versions: bool = False) -> dict:
         """Where a symbol is defined (or mentioned), or whether a path exists, at a version or across every
         version indexed with --tree (schema `where`)."""

@@ -117,8 +117,9 @@ PLUGIN = "from vllm.tool_parsers import ToolParser\n\n\nclass Mine(ToolParser):\
 async def session_checks(session, db) -> dict:
     from mcp.types import Tool
 
-    await session.initialize()
+    init = await session.initialize()
     tools: dict[str, Tool] = {t.name: t for t in (await session.list_tools()).tools}
+    assert init.instructions  # read by the served test from session.instructions
     for name, (arguments, cli) in CALLS.items():
         tool = tools[name]
         assert tool.description and len(tool.description) > 60
@@ -164,7 +165,25 @@ async def session_checks(session, db) -> dict:
     assert bad.is_error and "b" in bad.content[0].text
     bad = await session.call_tool("which", {"name": "beta", "version": "v9.9.9"})
     assert bad.is_error and "v9.9.9 is not indexed" in bad.content[0].text
+    await strict_and_bounded(session, tools)
     return tools
+
+
+async def strict_and_bounded(session, tools) -> None:
+    """An argument a tool does not take is an error naming the ones it takes (issue 27); a long answer is
+    bounded and says so, with the total."""
+    for name in CALLS:
+        assert tools[name].input_schema.get("additionalProperties") is False, name
+    bad = await session.call_tool("which", {"name": "beta", "at": "v0.25.0"})  # the parameter is `version`
+    assert bad.is_error and "takes no argument 'at'" in bad.content[0].text and "version" in bad.content[0].text
+    whole = await session.call_tool("show", {"path": "vllm/parser/beta.py", "version": "v0.25.0"})
+    assert whole.structured_content["truncated"] is False
+    total = whole.structured_content["line_count"]
+    assert total > 2
+    cut = await session.call_tool("show", {"path": "vllm/parser/beta.py", "version": "v0.25.0", "max_lines": 2})
+    got = cut.structured_content
+    jsonschema.Draft202012Validator(tools["show"].output_schema).validate(got)
+    assert got["truncated"] is True and got["line_count"] == total and got["end"] == 2 and len(got["lines"]) == 2
 
 
 def test_mcp_over_stdio(db, tmp_path):
@@ -214,6 +233,9 @@ def test_mcp_over_streamable_http_from_serve(db, served):
         async with streamable_http_client(served) as streams, ClientSession(streams[0], streams[1]) as session:
             tools = await session_checks(session, db)
             assert {"execute_sql", "get_database_schema", "list_databases"} <= set(tools)
+            # the served instructions send agents to the curated tools first, SQL for the rest
+            text = session.instructions
+            assert text.index("`which`") < text.index("`card`") < text.index("execute_sql")
             ok = await session.call_tool("execute_sql", {"database": "tpindex", "sql": "select count(*) as n from versions"})
             assert not ok.is_error and ok.structured_content["rows"] == [{"n": 3}]
             for sql in ("delete from versions", "update versions set label = 'x'", "drop table versions",

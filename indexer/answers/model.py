@@ -294,6 +294,7 @@ class Shown(Model):
     end: int
     final_newline: bool
     lines: list[Line]
+    truncated: bool = False  # the lines asked for went past a limit (MCP's max_lines): `end` is where they stop
 
 
 @dataclass

@@ -73,10 +73,9 @@ def _own_files(db, version: str, name: str, kind: str) -> dict[str, frozenset]:
     return out
 
 
-def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> dict:
-    """The name's own code from A to B, file by file: the real file of A against the real file of B (a
-    move is followed), the other files path by path when the name's code in them changed (a file changed
-    elsewhere, in code the name does not run, is left out); unchanged files are left out."""
+def _name_code_pairs(db, a: str, b: str, name: str, kind: str | None) -> tuple[str, str, list, list[tuple]]:
+    """(a, b, kinds, [(path at A or None, path at B or None)]) of the name's own code: its real files, then
+    its other own files whose code in them changed."""
     kinds = check_name(db, name, kind)
     a, b = require(db, a), require(db, b)
     pairs: list[tuple[str | None, str | None]] = []
@@ -96,9 +95,29 @@ def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> di
             pairs.append((path if path in fa else None, path if path in fb else None))
     if not pairs:
         raise AnswerError(f"{name!r} is registered at neither {a} nor {b}", "tpindex which NAME --all says where")
+    return a, b, kinds, list(dict.fromkeys(pairs))  # each pair once, in order
+
+
+def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> dict:
+    """The name's own code from A to B, file by file: the real file of A against the real file of B (a
+    move is followed), the other files path by path when the name's code in them changed (a file changed
+    elsewhere, in code the name does not run, is left out); unchanged files are left out."""
+    a, b, kinds, pairs = _name_code_pairs(db, a, b, name, kind)
     files = []
-    for pa, pb in dict.fromkeys(pairs):  # each pair once, in order
+    for pa, pb in pairs:
         d = diff_paths(db, a, pa or pb, b, pb or pa)  # a side without the file reads the other side's path
         if d["status"] != "unchanged":
             files.append(d)
     return {"a": a, "b": b, "name": name, "kinds": kinds, "files": files}
+
+
+def name_code_counts(db, a: str, b: str, name: str, kind: str | None = None) -> tuple[int, int] | None:
+    """Lines added and removed in the name's own code from A to B: the +/- of its diff (name_code_diff),
+    counted from the stored line ids alone; None when some of that code is not stored."""
+    from .source import count_paths
+
+    a, b, _, pairs = _name_code_pairs(db, a, b, name, kind)
+    counts = [count_paths(db, a, pa or pb, b, pb or pa) for pa, pb in pairs]
+    if any(c is None for c in counts):
+        return None
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)

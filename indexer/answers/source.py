@@ -49,7 +49,66 @@ def _missing(db, version: str, path: str, also: str | None = None) -> AnswerErro
         hints.append(f"did you mean {', '.join(close)}?")
     if where:
         hints.append(f"or ask --at {where[-1]}" if not also else f"or compare versions from {where[0]} to {where[-1]}")
-    return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version")
+    return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version"
+                       ).offering(version, where[-3:], path, close)
+
+
+def stored_paths(db, version: str) -> frozenset[str]:
+    """The paths of a version whose code the database holds (the ones a source page can show)."""
+    if not code._has_table(db):
+        return frozenset()
+    return frozenset(r[0] for r in db.execute(
+        "select f.path from files f join versions v on v.id = f.version_id join units u on u.id = f.unit_id"
+        " join code_texts t on t.blob_id = u.blob_id where v.label = ?", [version]))
+
+
+def line_counts(d: dict) -> tuple[int, int]:
+    """Lines added and removed by a diff of diff_paths (its hunks' + and - lines)."""
+    lines = [line for h in d.get("hunks") or [] for line in h["lines"]]
+    return sum(1 for x in lines if x[:1] == "+"), sum(1 for x in lines if x[:1] == "-")
+
+
+def _stored_keys(db, blob: str | None) -> list[int] | None:
+    """What diff_paths compares for a blob (its line ids, the last one marked without a final newline), read
+    without the lines' text; [] for no blob (the path is absent); None when its code is not stored or is
+    binary."""
+    if blob is None:
+        return []
+    row = db.execute("select kind, final_newline, lines from code_texts where blob_id = ?", [blob]).fetchone() \
+        if code._has_table(db) else None
+    if row is None or row[0] == "binary":
+        return None
+    keys = list(code.unpack_ids(row[2])) if row[2] else []
+    if keys and not row[1]:
+        keys[-1] = -keys[-1]
+    return keys
+
+
+_COUNTS: dict[tuple, tuple[int, int] | None] = {}  # (blob a, blob b) -> counts: a blob id names its content
+MAX_COUNTS = 20_000
+
+
+def count_paths(db, a: str, path_a: str, b: str, path_b: str) -> tuple[int, int] | None:
+    """The (added, removed) of diff_paths(a, path_a, b, path_b) without building it: its + and - lines; None
+    when a side's code is not stored (or binary)."""
+    blobs = (_blob_at(db, a, path_a), _blob_at(db, b, path_b))
+    if blobs[0] == blobs[1]:
+        return 0, 0
+    if blobs not in _COUNTS:
+        ka, kb = _stored_keys(db, blobs[0]), _stored_keys(db, blobs[1])
+        counts = None
+        if ka is not None and kb is not None:
+            added = removed = 0
+            for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+                if tag in ("replace", "delete"):
+                    removed += a2 - a1
+                if tag in ("replace", "insert"):
+                    added += b2 - b1
+            counts = (added, removed)
+        if len(_COUNTS) >= MAX_COUNTS:
+            _COUNTS.clear()
+        _COUNTS[blobs] = counts
+    return _COUNTS[blobs]
 
 
 def load_at(db, version: str, path: str, required: bool = True) -> code.Code | None:
@@ -259,3 +318,32 @@ def as_code_diff(d: dict):
     return CodeDiff(a=d["a"], b=d["b"], status=d["status"], path_a=d["path_a"], path_b=d["path_b"],
                     blob_a=d["blob_a"], blob_b=d["blob_b"], binary=bool(d.get("binary")),
                     hunks=[Hunk(**h) for h in d["hunks"]])
+
+
+def file_outline(db, version: str, path: str) -> dict:
+    """What a source page shows beside the code of path at version: its classes with their methods (lines),
+    and the parser names it implements (`implements`: kind, name and the roles the file plays for it, as
+    parser_code records them: registered, real, engine, wrapper, base, helper)."""
+    unit = db.execute("select f.unit_id from files f join versions v on v.id = f.version_id"
+                      " where v.label = ? and f.path = ?", [version, path]).fetchone()
+    classes = []
+    if unit:
+        methods: dict[str, list[dict]] = {}
+        for cls, name, line in db.execute("select class, name, line from methods where unit_id = ? order by line",
+                                          [unit[0]]):
+            methods.setdefault(cls, []).append({"name": name, "line": line})
+        classes = [{"name": q, "line": line, "methods": methods.get(q, [])} for q, line in db.execute(
+            "select qualname, line from classes where unit_id = ? order by line", [unit[0]])]
+    implements = [{"kind": k, "name": n, "roles": r} for k, n, r in db.execute(
+        "select kind, name, roles from parser_code_v where version = ? and file = ? order by"
+        " case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, name", [version, path])]
+    return {"classes": classes, "implements": implements}
+
+
+def directory(db, version: str, path: str) -> list[str] | None:
+    """The paths of version under the directory path (in scope), or None when path is no directory of it."""
+    prefix = path.rstrip("/") + "/"
+    found = [r[0] for r in db.execute(
+        "select f.path from files f join versions v on v.id = f.version_id where v.label = ? and f.path like ?"
+        " escape '\\' order by f.path", [version, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"])]
+    return found or None

@@ -12,7 +12,21 @@ from .model import VersionInfo
 
 
 class AnswerError(Problem):
-    """A question the database cannot answer as asked; `hint` says what to ask instead."""
+    """A question the database cannot answer as asked; `hint` says what to ask instead. A surface that can
+    offer choices (the browser's links) reads `asked` (the version asked for) and `versions` (indexed versions
+    to ask instead), `asked_path` and `paths` (paths to ask instead), `names` (parser names to ask instead)."""
+
+    asked: str | None = None
+    versions: tuple[str, ...] = ()
+    asked_path: str | None = None
+    paths: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+
+    def offering(self, asked: str | None = None, versions=(), asked_path: str | None = None, paths=(),
+                 names=()) -> AnswerError:
+        self.asked, self.versions, self.asked_path = asked, tuple(versions), asked_path
+        self.paths, self.names = tuple(paths), tuple(names)
+        return self
 
 
 def upstream_refs(db, labels: list[str] | None = None) -> tuple[str | None, dict[str, str]]:
@@ -87,9 +101,9 @@ def resolve(label: str, labels: list[str], hint: str | None = None) -> str:
         return found[0]
     if found:
         raise AnswerError(ambiguous(label, found), "tpindex versions lists them")
-    near = ", ".join(nearest(label.strip(), labels)) or "none"
-    raise AnswerError(f"version {label.strip()} is not indexed; nearest indexed: {near}",
-                      hint or "tpindex versions lists what is indexed")
+    close = nearest(label.strip(), labels)
+    raise AnswerError(f"version {label.strip()} is not indexed; nearest indexed: {', '.join(close) or 'none'}",
+                      hint or "tpindex versions lists what is indexed").offering(label.strip(), close)
 
 
 def require(db, label: str) -> str:

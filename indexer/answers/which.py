@@ -28,7 +28,7 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
     if name not in names:
         close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
         hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
-        raise AnswerError(f"no parser named {name!r} in any indexed version", hint)
+        raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)
     kinds = kinds_of(db, name)
     if kind and kind not in kinds:
         are = " and ".join(KIND_WORDS.get(k, k) for k in kinds)

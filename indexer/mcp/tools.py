@@ -29,10 +29,16 @@ INSTRUCTIONS = (
     "says which versions hold a commit or a pull request; `contract_diff` and "
     "`check_plugin` answer plugin authors (what changed in the contract their plugins depend on, and whether a "
     "plugin's source works at each version); `replay` runs a version's own parser on a raw model output.")
+# served at /-/mcp beside datasette-mcp's SQL tools, whose own instructions send agents to SQL first
+SERVED_INSTRUCTIONS = INSTRUCTIONS + (
+    " Ask these tools first: they resolve what SQL over the raw tables gets wrong (registrations through stubs, "
+    "adapters and wrappers; versions as every command reads them). Only for what none of them answers, use the "
+    "SQL tools on the tpindex database: list_databases, get_database_schema, then execute_sql (read-only).")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 # replay reads the database only, but runs a version's code in a child process and may create its environment
 REPLAY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 Kind = Literal["tool", "reasoning", "engine"]
+MAX_SHOW_LINES = 2000  # lines of code one `show` answer holds at most
 # runs a question against an Index (the transport decides where and how); -> the answer
 Runner = Callable[..., Awaitable[object]]
 
@@ -111,10 +117,20 @@ def register(mcp: MCPServer, run: Runner) -> None:
     @mcp.tool(annotations=READ_ONLY, description=(
         "The code of one file of a vLLM version, with line numbers, from the database: `path` such as "
         "vllm/tool_parsers/hermes_tool_parser.py or examples/tool_chat_template_hermes.jinja, lines `start`..`end` (default: the whole file), `version` "
-        "(default: the newest indexed)."))
+        "(default: the newest indexed). At most `max_lines` lines (default 2000): past them `truncated` is true, "
+        "`end` the last line given and `line_count` the file's total; ask the next lines with `start`."))
     async def show(path: str, version: str | None = None, start: int | None = None, end: int | None = None,
-                   ctx: Context | None = None) -> CallToolResult:
-        return _result(await run(ctx, lambda ix: ix.show(path, version, start, end)))
+                   max_lines: int = MAX_SHOW_LINES, ctx: Context | None = None) -> CallToolResult:
+        limit = max(1, min(max_lines, MAX_SHOW_LINES))
+
+        def bounded(ix):
+            shown = ix.show(path, version, start, end)
+            if len(shown.lines) > limit:
+                shown.lines, shown.truncated = shown.lines[:limit], True
+                shown.end = shown.lines[-1].line
+            return shown
+
+        return _result(await run(ctx, bounded))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "The code that really implements a vLLM parser name at a version: the class whose code does the "
@@ -253,6 +269,38 @@ def register(mcp: MCPServer, run: Runner) -> None:
                                                            modes=modes)))
 
     _publish_schemas(mcp)
+    _strict_arguments(mcp, list(SCHEMAS))
+
+
+def _strict_arguments(mcp: MCPServer, tools: list[str]) -> None:
+    """An argument a tool does not take is an error, not ignored (`which` with `at` instead of `version`
+    answered for the newest version): each tool's input schema says `additionalProperties: false`, and its
+    argument model refuses other names, saying which it takes."""
+    from pydantic import ConfigDict, model_validator
+
+    for name in tools:
+        tool = mcp._tool_manager.get_tool(name)
+        base = tool.fn_metadata.arg_model
+        taken = sorted(f.alias or n for n, f in base.model_fields.items())
+
+        def refuse(cls, data, _tool=name, _taken=taken):
+            if isinstance(data, dict):
+                unknown = sorted(set(data) - set(_taken))
+                if unknown:
+                    import difflib
+
+                    close = {u: difflib.get_close_matches(u, _taken, n=1, cutoff=0.5) for u in unknown}
+                    meant = "; ".join(f"did you mean {c[0]!r} for {u!r}?" for u, c in close.items() if c)
+                    raise ValueError(f"{_tool} takes no argument {', '.join(map(repr, unknown))}; its arguments are "
+                                     f"{', '.join(_taken) or 'none'}" + (f" ({meant})" if meant else ""))
+            return data
+
+        strict = type(base.__name__, (base,), {
+            "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
+            "refuse_unknown": model_validator(mode="before")(classmethod(refuse)),
+            "__module__": base.__module__})
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = {**tool.parameters, "additionalProperties": False}
 
 
 SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all", "diff": "diff", "export": "export",

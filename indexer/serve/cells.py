@@ -22,16 +22,18 @@ CLASS_COLUMNS = {"class", "real_class", "reg_class", "defining_class", "wrapper_
 VERSION_COLUMNS = {"version", "first_version", "last_version", "became_unified", "removed_in", "a", "b"}
 VERSION_LIST_COLUMNS = {"real_file_changed_in", "code_changed_in"}
 NAME_LIST_COLUMNS = {"alias_of"}
-# columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers)
-COLUMN_KINDS = {"tool_parsers": "tool"}
+# columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers; the
+# names whose own code holds a plant or a marker)
+COLUMN_KINDS = {"tool_parsers": "tool", "reasoning_parser_names": "reasoning"}
 COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COLUMNS | set(COLUMN_KINDS) | {"name", "notes"}
 
 
 class Urls:
     """The browser's own pages, under Datasette's base URL."""
 
-    def __init__(self, datasette, database: str, several: bool = False):
+    def __init__(self, datasette, database: str, several: bool = False, stored: dict | None = None):
         self.ds, self.database, self.several = datasette, database, several
+        self.stored = stored or {}  # version -> the paths whose code is stored (answers.source.stored_paths)
 
     def _db(self, params: dict) -> dict:
         return {**params, "db": self.database} if self.several else params
@@ -52,6 +54,17 @@ class Urls:
         return self.ds.urls.path(f"-/source/{quote(version, safe='')}/{quote(path)}") + (f"?{q}" if q else "") + (
             f"#L{line}" if line else "")
 
+    def code(self, version: str, path: str | None, line: int | None = None) -> str | None:
+        """The local source page of path at version (at the line); None when its code is not stored there."""
+        if not path or path not in self.stored.get(version, ()):
+            return None
+        return self.source(version, path, line)
+
+    def diff(self, a: str, b: str, name: str | None = None, kind: str | None = None, path: str | None = None) -> str:
+        """The local diff of a name's code (name, kind) or of one file (path) from version a to b."""
+        args = {"a": a, "b": b, **{k: v for k, v in (("name", name), ("kind", kind), ("path", path)) if v}}
+        return self.ds.urls.path("-/diff") + "?" + urlencode(self._db(args))
+
     def class_tree(self, cls: str, version: str) -> str:
         return self.ds.urls.query(self.database, "class_tree") + "?" + urlencode({"version": version, "class": cls})
 
@@ -68,6 +81,15 @@ def _a(href: str, text: str, cls: str, title: str | None = None) -> Markup:
     if title:
         return Markup('<a class="{}" href="{}" title="{}">{}</a>').format(cls, href, title, text)
     return Markup('<a class="{}" href="{}">{}</a>').format(cls, href, text)
+
+
+def _breakable(cls: str) -> Markup:
+    """A long class name that may wrap where a word starts (Glm47MoeParser<wbr>ReasoningAdapter)."""
+    import re
+
+    if len(cls) < 20:
+        return escape(cls)
+    return Markup("<wbr>").join(escape(p) for p in re.split(r"(?<=[a-z0-9])(?=[A-Z][a-z])", cls))
 
 
 def _list(values: str, one) -> Markup:
@@ -89,7 +111,7 @@ def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | No
     if column != "name" and list_kind in KINDS:
         return _list(value, lambda n: _a(urls.parser(list_kind, n, version), n, "tpindex-name"))
     if column in CLASS_COLUMNS and version and value.replace(".", "").replace("_", "").isalnum():
-        return _a(urls.class_tree(value, version), value, "tpindex-class", f"class tree of {value} at {version}")
+        return _a(urls.class_tree(value, version), _breakable(value), "tpindex-class", f"class tree of {value} at {version}")
     if column in VERSION_COLUMNS and value in labels:
         return _a(urls.version(value), value, "tpindex-version")
     if column in VERSION_LIST_COLUMNS:

@@ -66,9 +66,13 @@ async def _database(datasette, request):
     return wanted, (wanted if len(names) > 1 else None)
 
 
-async def _error(datasette, request, title: str, message: str, hint: str | None = None, status: int = 400):
+async def _error(datasette, request, title: str, message: str, hint: str | None = None, status: int = 400, e=None):
+    from .errors import choices
+
+    clicks = choices(request, e) if e is not None else []
     return Response.html(await datasette.render_template(
-        "tpindex_code_error.html", {"title": title, "message": message, "hint": hint}, request=request), status=status)
+        "tpindex_code_error.html", {"title": title, "message": message, "hint": None if clicks else hint,
+                                    "clicks": clicks}, request=request), status=status)
 
 
 async def _upstream(datasette, database: str, version: str, path: str, line: int | None = None) -> str:
@@ -88,6 +92,12 @@ def _css() -> str:
 
 # -- the source page -----------------------------------------------------------------------------------------
 
+def _blob_at_version(conn, version: str, path: str):
+    from ..answers.source import _blob_at
+
+    return _blob_at(conn, version, path)
+
+
 async def source_page(datasette, request):
     database, db_arg = await _database(datasette, request)
     if database is None:
@@ -95,24 +105,33 @@ async def source_page(datasette, request):
     version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
 
     def work(conn):
-        from ..answers.source import load_at
+        from ..answers.source import directory, file_outline, load_at
         from ..answers.versions import require
 
         v = require(conn, version)
+        if _blob_at_version(conn, v, path) is None:
+            listing = directory(conn, v, path)
+            if listing is not None:  # a directory: its files, each linked
+                return v, None, listing, None, None
         c = load_at(conn, v, path)
         blobs = dict(conn.execute(  # version -> blob of the path, in version order: the versions holding it
             "select v.label, u.blob_id from files f join versions v on v.id = f.version_id"
             " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete' order by v.ord",
             [path]).fetchall())
-        return v, c, list(blobs), blobs
+        return v, c, list(blobs), blobs, file_outline(conn, v, path)
 
     from ..core.problems import Problem
 
     try:
-        v, c, holding, blobs = await datasette.get_database(database).execute_fn(work)
+        v, c, holding, blobs, outline = await datasette.get_database(database).execute_fn(work)
     except Problem as e:
-        return await _error(datasette, request, "No such file", e.message, e.hint, status=404)
+        return await _error(datasette, request, "No such file", e.message, e.hint, status=404, e=e)
+    if c is None:  # a directory
+        return Response.html(await datasette.render_template("tpindex_directory.html", {
+            "database": database, "version": v, "path": path.rstrip("/"), "files": holding,
+            "href": lambda p: source_href(datasette, v, p, db=db_arg)}, request=request))
     from ..answers.source import highlight
+    from .cells import Urls
 
     shown = c.lines[:MAX_SOURCE_LINES]
     rows = list(zip(range(1, len(shown) + 1), highlight(shown, path, "html"), strict=True)) if c.kind != "binary" else []
@@ -129,6 +148,8 @@ async def source_page(datasette, request):
         "next": next_v and {"version": next_v, "changed": blobs.get(next_v) != c.blob_id,
                             "diff": diff_href(datasette, v, next_v, path, path, db_arg)},
         "grep": grep_href(datasette, db_arg, at=v, path=path),
+        "outline": outline, "parent": source_href(datasette, v, path.rsplit("/", 1)[0], db=db_arg) if "/" in path else None,
+        "parser": lambda kind, name: Urls(datasette, database, bool(db_arg)).parser(kind, name, v),
     }
     return Response.html(await datasette.render_template("tpindex_source.html", ctx, request=request))
 
@@ -175,10 +196,15 @@ async def diff_page(datasette, request):
     path_a = (args.get("path_a") or args.get("path") or "").strip()
     path_b = (args.get("path_b") or args.get("path") or "").strip()
     name, kind = (args.get("name") or "").strip()[:200], (args.get("kind") or "").strip()[:20]
-    if not (a and b and (path_a or path_b or name)):
-        return await _error(datasette, request, "Diff", "a diff needs two versions and a path (or a parser name)",
-                            "e.g. /-/diff?a=v0.30.0&b=v0.31.0&path=vllm/tool_parsers/hermes_tool_parser.py, or "
-                            "/-/diff?a=v0.30.0&b=v0.31.0&name=hermes")
+    if not (a and b and (path_a or path_b or name)):  # a form to ask one, filled with what was given
+        from ..answers.versions import indexed
+
+        versions = await datasette.get_database(database).execute_fn(indexed)
+        form = {"a": a or (versions[-2] if len(versions) > 1 else ""), "b": b or (versions[-1] if versions else ""),
+                "name": name, "kind": kind, "path": path_a or path_b}
+        return Response.html(await datasette.render_template("tpindex_diff_form.html", {
+            "database": database, "db_arg": db_arg, "versions": versions, "form": form,
+            "partial": bool(a or b or path_a or path_b or name)}, request=request), status=400 if (a or b) else 200)
 
     def work(conn):
         from ..answers.source import diff_paths
@@ -201,7 +227,7 @@ async def diff_page(datasette, request):
     try:
         diffs = await datasette.get_database(database).execute_fn(work)
     except Problem as e:
-        return await _error(datasette, request, "Diff", e.message, e.hint, status=404)
+        return await _error(datasette, request, "Diff", e.message, e.hint, status=404, e=e)
     from ..answers.source import highlight
 
     files = []
@@ -228,6 +254,38 @@ def _marked(marks) -> Markup:
     from markupsafe import escape
 
     return Markup("").join(Markup("<mark>%s</mark>") % piece if hit else escape(piece) for piece, hit in marks)
+
+
+def _unindented(marks):
+    """The marked pieces of a line without its leading whitespace (the page shows code flush left)."""
+    out, leading = [], True
+    for piece, hit in marks:
+        if leading and not hit:
+            piece = piece.lstrip()
+            if not piece:
+                continue
+        leading = False
+        out.append((piece, hit))
+    return out
+
+
+def _grep_rows(datasette, res, shown, db_arg) -> list[dict]:
+    """One row per (path, text): a line that only moved is one row, with its line number per range of
+    versions, each linked to the line at the range's last version; in a path, rows by their first version."""
+    order = {v: i for i, v in enumerate(res.versions)}
+    groups: dict[tuple, list] = {}
+    for m in shown:
+        groups.setdefault((m.path, m.text, m.binary), []).append(m)
+    rows = []
+    for (path, _, binary), ms in groups.items():
+        ms.sort(key=lambda m: order.get(m.versions[0], 0))
+        rows.append({"path": path, "binary": binary, "first": order.get(ms[0].versions[0], 0),
+                     "line": ms[0].line or 0,
+                     "at": [{"line": m.line, "versions": res.ranges(m),
+                             "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg)} for m in ms],
+                     "html": _marked(_unindented(ms[0].marks or [(ms[0].text, False)])) if not binary else None})
+    rows.sort(key=lambda r: (r["path"], r["first"], r["line"]))
+    return rows
 
 
 async def grep_page(datasette, request):
@@ -259,9 +317,6 @@ async def grep_page(datasette, request):
             ctx["error"] = (e.message, e.hint)
         else:
             shown = res.matches[:MAX_GREP_ROWS]
-            ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated, rows=[{
-                "versions": res.ranges(m), "path": m.path, "line": m.line, "binary": m.binary,
-                "href": source_href(datasette, m.versions[-1], m.path, m.line, db_arg),
-                "html": _marked(m.marks or [(m.text, False)]) if not m.binary else None,
-            } for m in shown])
+            ctx.update(result=res, more=len(res.matches) - len(shown), truncated=res.truncated,
+                       rows=_grep_rows(datasette, res, shown, db_arg))
     return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))

@@ -66,21 +66,28 @@ async def check_doc_page(datasette, request):
         upstream = upstream_for(datasette, wanted, st)
         which = datasette.urls.query(wanted, "which")
         where = datasette.urls.path("-/where")
+        from ..answers.source import stored_paths
+        from .cells import Urls
+
+        evidence = [e for v in report["versions"] for r in v["results"] for e in r["evidence"]]
+        wanted_versions = sorted({e["version"] for e in evidence if e["type"] == "source"})
+        stored = await db.execute_fn(lambda conn: {v: stored_paths(conn, v) for v in wanted_versions})
+        u = Urls(datasette, wanted, len(names) > 1, stored)
         for v in report["versions"]:
             for r in v["results"]:
-                r["links"] = []
+                r["links"] = []  # (label, local link or None, upstream link or None)
                 for e in r["evidence"]:
                     if e["type"] == "source":
                         ref = await st.ref(db, e["version"])
                         label = f"{e['file']}:{e['line']}" if e.get("line") else e["file"]
-                        r["links"].append((f"{label} at {e['version']}",
+                        r["links"].append((f"{label} at {e['version']}", u.code(e["version"], e["file"], e.get("line")),
                                            source_url(upstream, ref, e["file"], e.get("line"))))
                     elif e["type"] == "parser":
                         r["links"].append((f"which {e['name']} at {e['version']}",
-                                           which + "?" + urlencode({"name": e["name"], "version": e["version"]})))
+                                           which + "?" + urlencode({"name": e["name"], "version": e["version"]}), None))
                     elif e["type"] == "path":
                         r["links"].append((f"history of {e['path']}",
-                                           where + "?" + urlencode({"db": wanted, "q": e["path"]})))
+                                           where + "?" + urlencode({"db": wanted, "q": e["path"]}), None))
     return Response.html(await datasette.render_template("tpindex_checkdoc.html", {
         "database": wanted, "databases": names, "doc": text if len(text) <= MAX_DOC and not too_large else "", "at": at,
         "versions": versions, "report": report, "error": error, "max_kb": MAX_DOC // 1000,
@@ -88,26 +95,65 @@ async def check_doc_page(datasette, request):
 
 
 async def where_page(datasette, request):
+    """`tpindex where` as a page: a symbol's definitions per range of versions (or at one version), a path's
+    history with its moves, each definition linked to its line in the stored code (upstream beside it)."""
+    from ..core.links import source_url
     from ..core.problems import Problem
+    from .cells import Urls
+    from .state import state, upstream_for
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:
         return error_page
     q = (request.args.get("q") or "").strip()[:MAX_QUERY]
     at = (request.args.get("at") or "").strip()[:MAX_QUERY]
-    lines, error = None, None
+    ans, error, u = None, None, Urls(datasette, wanted, len(names) > 1)
+    db = datasette.get_database(wanted)
     if q:
         def run(conn):
             from ..answers import where
+            from ..answers.source import stored_paths
             from ..store.database import Reader
 
             ans = where.where(Reader(conn), q, at or None, all_=not at)
-            return where.format_text(ans)
+            return ans, {v: stored_paths(conn, v) for v in _linked_versions(ans)}
 
         try:
-            lines = await datasette.get_database(wanted).execute_fn(run)
+            ans, u.stored = await db.execute_fn(run)
         except Problem as e:
-            error = e.message + (f" ({e.hint})" if e.hint else "")
+            from .errors import choices
+
+            clicks = choices(request, e)
+            error = (e.message, None if clicks else e.hint, clicks)
+    if ans:
+        st = await state(datasette, wanted)
+        upstream = upstream_for(datasette, wanted, st)
+        for version, d in _definitions(ans):
+            d["local"] = u.code(version, d["file"], d["line"])
+            d["up"] = source_url(upstream, await st.ref(db, version), d["file"], d["line"])
+            d["version"] = version
     return Response.html(await datasette.render_template("tpindex_where.html", {
-        "database": wanted, "databases": names, "q": q, "at": at, "lines": lines, "error": error,
+        "database": wanted, "databases": names, "q": q, "at": at, "ans": ans, "error": error, "u": u,
+        "where": lambda query, version=None: datasette.urls.path("-/where") + "?" + urlencode(
+            {**({"db": wanted} if len(names) > 1 else {}), "q": query, **({"at": version} if version else {})}),
     }, request=request))
+
+
+def _definitions(ans: dict):
+    """(version it is linked at, definition) of a where answer: at its version, or each range's last."""
+    if "version" in ans:
+        for d in ans.get("definitions") or []:
+            yield ans["version"], d
+    for s in ans.get("history") or []:
+        if isinstance(s, dict) and "definitions" in s:
+            for d in s["definitions"]:
+                yield s["last"], d
+
+
+def _linked_versions(ans: dict) -> list[str]:
+    out = [v for v, _ in _definitions(ans)]
+    out += [v for v in (ans.get("version"), ans.get("mentions_version")) if v]
+    if ans.get("kind") == "path":  # a path present in a range links to its code at the range's end
+        histories = [ans.get("history") or []] + list((ans.get("histories") or {}).values())
+        out += [s["last"] for h in histories for s in h if s.get("present")]
+    return list(dict.fromkeys(out))

@@ -10,9 +10,9 @@ DESCRIPTION_HTML = """
 per version: the tool- and reasoning-parser registries, the file and class that really implement each
 registered name (following stubs, re-exports, adapters and name checks), imports of adapters, classes and
 their bases, HACK/TODO comments and known workaround patterns ("plants").</p>
-<p>Type a parser name (or its start, or a version) in the search box to open its page: everything about it
-at a version (files, classes, streaming, sentinels, chat template, tests), its history and its code
-changes. Or start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
+<p>Type a model (GLM-4.7, Qwen3-Coder), a parser name (or its start) or a version in the search box to open
+its page: everything about it at a version (files, classes, streaming, sentinels, chat template, tests, the
+<code>vllm serve</code> line), its history and its code changes. Or start with a question below, or the <a href="/-/parser-matrix">parser matrix</a> (names &times; versions).
 Every file with a line links to that line in the stored code at that version (&#x2197;: upstream), and
 the <a href="/-/grep">code search</a> greps every indexed version at once. The database is read-only; any
 <code>select</code> may be run against the views (they take <code>where version = 'v0.32.0'</code> and hide

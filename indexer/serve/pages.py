@@ -62,6 +62,7 @@ class Range:
     moved: bool = False
     real_url: str | None = None
     reg_url: str | None = None
+    since: str | None = None  # the version before the range (its code's diff starts there)
 
 
 @dataclass
@@ -72,6 +73,8 @@ class CodeChange:
     moved: bool = False
     commits: list | None = None  # answers.model.Commit, from a clone (None: no history for these versions)
     what: str | None = None  # what changed, as `tpindex diff` says it (imports only, functions ..., methods ...)
+    added: int | None = None  # lines added and removed in the name's code (its diff page's +/-)
+    removed: int | None = None
 
 
 @dataclass
@@ -87,6 +90,9 @@ class ParserPage:
     changes: list[CodeChange]
     asked: str | None = None  # a version asked for where the name is not registered
     other_kinds: list[str] = field(default_factory=list)
+    stored: dict[str, frozenset] = field(default_factory=dict)  # version -> the paths whose code is stored
+    serve: object | None = None  # answers.serveline.ServeLine (tool parsers)
+    newest: str | None = None  # the newest indexed version
 
 
 def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
@@ -110,15 +116,36 @@ def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     link = Links(db, version)
     hops = [{**h.to_json(), "url": link(h.file, h.line)} for h in parsers_at(db, name, version, kind)[0].hops]
     ranges = _ranges(db, kind, name)
-    return ParserPage(kind, name, version, card, hops, kinds, present, ranges, _code_changes(db, kind, name, present),
-                      asked, [k for k in kinds if k != kind])
+    changes = _code_changes(db, kind, name, present)
+    from ..api import Index
+
+    return ParserPage(kind, name, version, card, hops, kinds, present, ranges, changes, asked,
+                      [k for k in kinds if k != kind], _stored(db, [version] + [r.last for r in ranges if r.row]),
+                      Index(db).serve_line(card), indexed(db)[-1])
+
+
+def _stored(db, versions) -> dict[str, frozenset]:
+    from ..answers.source import stored_paths
+
+    return {v: stored_paths(db, v) for v in dict.fromkeys(versions)}
+
+
+def _counted(db, change: CodeChange, kind: str, name: str) -> CodeChange:
+    """The change with the +/- of the name's code diff from its previous version."""
+    from ..answers.namecode import name_code_counts
+
+    try:
+        change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind) or (None, None)
+    except AnswerError:  # no code to compare: the link stays, without counts
+        pass
+    return change
 
 
 def _ranges(db, kind: str, name: str) -> list[Range]:
     """The ranges of `tpindex which --all` (the same grouping, gaps where the name is absent), each linked at
     its last version."""
     out: list[Range] = []
-    prev = None
+    prev, prev_last = None, None
     for r in history(db, name, kind).kinds[0].ranges:
         p = r.parser
         row = None if p is None else {"impl": p.impl, "real_class": p.real_class, "real_file": p.real_file,
@@ -127,10 +154,11 @@ def _ranges(db, kind: str, name: str) -> list[Range]:
         page = Range(r.first, r.last, r.versions, row, code_changed=r.code_changed)
         if p is not None:
             page.moved = prev is not None and (prev.real_file or "") != (p.real_file or "")
+            page.since = prev_last
             link = Links(db, r.last)
             page.real_url = link(p.real_file, p.real_line)
             page.reg_url = link(p.registered_file, p.registered_line)
-            prev = p
+            prev, prev_last = p, r.last
         out.append(page)
     return out
 
@@ -157,8 +185,8 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
                 compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
                 files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
                           "compare": compare(p)} for p in own]
-                out.append(CodeChange(b, a, files, moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
-                                          commits=range_commits(db, kind, name, a, b)))
+                out.append(_counted(db, CodeChange(b, a, files, moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
+                                                   commits=range_commits(db, kind, name, a, b)), kind, name))
         elif ra["code_sig"] != rb["code_sig"]:
             for ch in code_changes(db, a, b, [(kind, name)], {(kind, name): rb}):
                 if ch.type != "code-changed":
@@ -166,7 +194,8 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
                 files = [{"file": f["file"], "compare": f["compare"],
                           "status": "added" if not f["blob_a"] else "removed" if not f["blob_b"] else "changed"}
                          for f in ch.files]
-                out.append(CodeChange(b, a, files, what=ch.detail, commits=range_commits(db, kind, name, a, b)))
+                out.append(_counted(db, CodeChange(b, a, files, what=ch.detail,
+                                                   commits=range_commits(db, kind, name, a, b)), kind, name))
     return out
 
 
@@ -184,6 +213,8 @@ class VersionPage:
     changes: dict | None  # answers.diff.diff(previous, version)
     files: int = 0
     contract: object | None = None  # Index.contract_diff(previous, version): the parser contract's changes
+    stored: dict[str, frozenset] = field(default_factory=dict)  # version -> the paths whose code is stored
+    counts_of: dict = field(default_factory=dict)  # (kind, name) or file -> (added, removed) from the previous version
 
 
 def version_page(db, label: str) -> VersionPage:
@@ -192,11 +223,14 @@ def version_page(db, label: str) -> VersionPage:
     try:
         version = require(db, label)
     except AnswerError as e:
-        raise NotFound(e.message, e.hint) from None
+        raise NotFound(e.message, e.hint).offering(e.asked, e.versions) from None
     labels = indexed(db)
     i = labels.index(version)
     prev, nxt = (labels[i - 1] if i else None), (labels[i + 1] if i + 1 < len(labels) else None)
     rows = [dict(r) for r in db.query("select * from parser_map_v where version = ? order by name", [version])]
+    link = Links(db, version)
+    for r in rows:  # the real file upstream, beside its local link
+        r["real_url"] = link(r["real_file"], r["real_line"])
     groups, counts = [], {}
     for kind in KIND_ORDER + tuple(sorted({r["kind"] for r in rows} - set(KIND_ORDER))):
         mine = [r for r in rows if r["kind"] == kind]
@@ -210,8 +244,31 @@ def version_page(db, label: str) -> VersionPage:
     from ..api import Index
 
     contract = Index(db).contract_diff(prev, version) if prev else None
-    return VersionPage(version, prev, nxt, groups, counts, len(rows), diff(db, prev, version) if prev else None,
-                       files, contract)
+    changes = diff(db, prev, version) if prev else None
+    return VersionPage(version, prev, nxt, groups, counts, len(rows), changes, files, contract,
+                       _stored(db, [v for v in (version, prev) if v]), _change_counts(db, prev, version, changes))
+
+
+# changes of a name between two versions that its code diff shows (the name is registered on both sides)
+NAME_CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed", "real-class-changed",
+                     "registered-class-changed")
+
+
+def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
+    """The +/- of each name's code change and of each shared file's change from a to b."""
+    from ..answers.namecode import name_code_counts
+    from ..answers.source import count_paths
+
+    out: dict = {}
+    for ch in changes.changes if changes else []:
+        try:
+            if ch.type in NAME_CODE_CHANGES:
+                out[(ch.kind, ch.name)] = name_code_counts(db, a, b, ch.name, ch.kind)
+            elif ch.type == "framework-changed" and ch.file:
+                out[ch.file] = count_paths(db, a, ch.file, b, ch.file)
+        except AnswerError:  # code not stored: the change is listed without counts
+            pass
+    return out
 
 
 # ---- the search box ---------------------------------------------------------------------------------
@@ -221,7 +278,7 @@ def version_page(db, label: str) -> VersionPage:
 class Found:
     q: str
     target: str | None = None  # ("parser", kind, name) or ("version", label) as a path
-    matches: list[tuple[str, str]] = field(default_factory=list)  # (kind, name)
+    matches: list = field(default_factory=list)  # answers.search.NameHit, best first
     suggestions: list[str] = field(default_factory=list)
 
 
@@ -235,19 +292,15 @@ def find(db, q: str) -> tuple[str, tuple] | Found:
         found = named(label, labels)
         if len(found) == 1:
             return ("version", found[0])
-    names = [(r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map")]
-    names.sort(key=lambda kn: (kn[1].lower(), KIND_ORDER.index(kn[0]) if kn[0] in KIND_ORDER else 9))
-    low = q.lower()
-    exact = [kn for kn in names if kn[1].lower() == low]
-    if exact:
-        return ("parser", *exact[0]) if len({n for _, n in exact}) == 1 and len(exact) == 1 else Found(q, matches=exact)
-    prefix = [kn for kn in names if kn[1].lower().startswith(low)]
-    if len(prefix) == 1:
-        return ("parser", *prefix[0])
-    if prefix:
-        return Found(q, matches=prefix)
-    distinct = sorted({n for _, n in names})
-    close = close_names(q, distinct, n=6, cutoff=0.5, also=lambda n: low in n.lower(), limit=8)
+    from ..api import Index
+
+    hits = Index(db).find_names(q)
+    if len({(h.kind, h.name) for h in hits}) == 1:
+        return ("parser", hits[0].kind, hits[0].name)
+    if hits:
+        return Found(q, matches=hits)
+    distinct = sorted({r[0] for r in db.execute("select distinct name from parser_map")})
+    close = close_names(q, distinct, n=6, cutoff=0.5)
     return Found(q, suggestions=close)
 
 

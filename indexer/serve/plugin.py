@@ -39,6 +39,12 @@ from .state import served_database, state, tpindex_databases, upstream_for
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
+def _breakable_path(path) -> Markup:
+    from markupsafe import escape
+
+    return Markup("/<wbr>").join(escape(p) for p in str(path).split("/"))
+
+
 @hookimpl
 def prepare_jinja2_environment(env, datasette):
     """Our templates, where Datasette puts a plugin package's templates: after --template-dir, before its
@@ -48,6 +54,7 @@ def prepare_jinja2_environment(env, datasette):
     from jinja2 import ChoiceLoader, FileSystemLoader
 
     env.filters["tp_quote"] = lambda s: quote(str(s), safe="")  # a label as one path segment (v0.33.0+local)
+    env.filters["tp_path"] = _breakable_path  # a path that may wrap after a slash
     loader = env.loader
     first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None
     if isinstance(first, FileSystemLoader) and first.searchpath:
@@ -113,8 +120,8 @@ def render_cell(row, value, column, table, database, datasette):
         db_arg = database if len(await tpindex_databases(datasette)) > 1 else None
         out = Markup('<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
                      '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>').format(
-            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version, value,
-            up, where, version)
+            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version,
+            Markup("/<wbr>").join(value.split("/")), up, where, version)  # a long path wraps after a slash
         sides = diff_columns(column, row.keys())
         if sides and (column == sides[3] or not row[sides[3]]):
             a, b, path_a, path_b = (row[c] for c in sides)
@@ -310,3 +317,6 @@ def register_mcp_tools(datasette, mcp):
         return answer
 
     register(mcp, run)
+    from ..mcp.tools import SERVED_INSTRUCTIONS
+
+    mcp._lowlevel_server.instructions = SERVED_INSTRUCTIONS  # the curated tools first, SQL for the rest

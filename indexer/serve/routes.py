@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from datasette.utils.asgi import Response
 
@@ -20,9 +20,14 @@ async def _database(datasette, request):
     return (None, await error(datasette, request, why, None, 404)) if why else (wanted, None)
 
 
-async def error(datasette, request, message: str, hint: str | None, status: int = 404) -> Response:
+async def error(datasette, request, message: str, hint: str | None, status: int = 404, e=None) -> Response:
+    """The message, and what to click instead (errors.py) in place of the command line's hint when there is."""
+    from .errors import choices
+
+    clicks = choices(request, e, lambda q: datasette.urls.path("-/find") + "?" + urlencode({"q": q})) if e else []
     return Response.html(await datasette.render_template("tpindex_message.html", {
-        "title": message, "message": message, "hint": hint}, request=request), status=status)
+        "title": message, "message": message, "hint": None if clicks else hint, "clicks": clicks},
+        request=request), status=status)
 
 
 async def _urls(datasette, database: str) -> Urls:
@@ -39,8 +44,9 @@ async def parser_route(datasette, request):
     try:
         page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
     except AnswerError as e:
-        return await error(datasette, request, e.message, e.hint)
+        return await error(datasette, request, e.message, e.hint, e=e)
     urls = await _urls(datasette, database)
+    urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_parser.html", {
         "page": page, "c": page.card, "u": urls, "database": database,
         "title": f"{name} ({kind} parser) at {page.version}"}, request=request))
@@ -54,8 +60,9 @@ async def version_route(datasette, request):
     try:
         page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
     except AnswerError as e:
-        return await error(datasette, request, e.message, e.hint)
+        return await error(datasette, request, e.message, e.hint, e=e)
     urls = await _urls(datasette, database)
+    urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_version.html", {
         "page": page, "u": urls, "database": database, "title": f"vLLM {page.version}: parser names"},
         request=request))
