@@ -16,7 +16,8 @@ from .versions import AnswerError
 TOP_KINDS = ("class", "function")
 FILE_SUFFIXES = frozenset("""py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
 ts html css lock in png svg jpg""".split())
-PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")  # <name>, {x}: one path part of a pattern
+# <name>, {x}, a lone capital letter starting a file name (`X_tool_parser.py`), your_*: one path part of a pattern
+PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}|(?:(?<=/)|^)[A-Z](?=[_.-])|(?<![A-Za-z0-9])[Yy]our_\w+")
 
 
 @dataclass(frozen=True)
