@@ -202,3 +202,11 @@ def test_the_claim_limit_says_where_reading_stopped(tree_db, tmp_path):  # noqa:
     r = tpindex("check-doc", doc, "--db", tree_db, ok=False)
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "more than 2000 claims" in r.output and "line 4001" in r.output, r.output
+
+
+def test_a_parser_names_column_of_a_reasoning_page_names_reasoning_parsers(tmp_path):
+    from indexer.answers.docclaims import Knowledge, read
+
+    text = "# Reasoning outputs\n\n## Supported models\n\n| Model | Parser Name |\n|---|---|\n| M | `alpha` |\n"
+    [claim] = read(text, Knowledge({"vllm"}, {"alpha"}))
+    assert (claim.kind, claim.data["name"], claim.data["kind"]) == ("parser", "alpha", "reasoning")

@@ -157,6 +157,7 @@ class Unit:
     cells: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each cell (rows)
     header: list[str] = field(default_factory=list)
     heading: str = ""
+    title: str = ""  # the document's first level-1 heading ("Reasoning Outputs")
 
     def line_at(self, offset: int) -> int:
         return _line_for(offset, self.starts, self.lines)
@@ -184,7 +185,7 @@ def units(text: str) -> list[Unit]:
     lines = text.splitlines()
     out: list[Unit] = []
     para: list[tuple[int, str]] = []
-    heading = ""
+    heading = title = ""
     fence = None
     i = 0
 
@@ -222,6 +223,8 @@ def units(text: str) -> list[Unit]:
         elif stripped.startswith("#"):
             flush()
             heading = stripped.lstrip("#").strip()
+            if not title and re.match(r"#\s", stripped):
+                title = heading
             out.append(Unit(heading, [n], [0], "heading", heading=heading))
         elif re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", raw) or stripped.startswith(">"):
             flush()
@@ -230,6 +233,8 @@ def units(text: str) -> list[Unit]:
             para.append((n, stripped))
         i += 1
     flush()
+    for u in out:
+        u.title = title
     return out
 
 
@@ -541,7 +546,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             kind = _parser_column(u.header, col) if col is not None else None
             first_in_cell = col is not None and first_of_cell.get(col) == t.start
             if kind and first_in_cell and (kind != "any" or t.value in known.parser_names):
-                if kind == "any" and "reasoning" in u.heading.lower():
+                if kind == "any" and "reasoning" in f"{u.heading} {u.title}".lower():
                     kind = "reasoning"
                 names[i] = (t.value, kind)
 
