@@ -210,3 +210,13 @@ def test_a_parser_names_column_of_a_reasoning_page_names_reasoning_parsers(tmp_p
     text = "# Reasoning outputs\n\n## Supported models\n\n| Model | Parser Name |\n|---|---|\n| M | `alpha` |\n"
     [claim] = read(text, Knowledge({"vllm"}, {"alpha"}))
     assert (claim.kind, claim.data["name"], claim.data["kind"]) == ("parser", "alpha", "reasoning")
+
+
+def test_a_path_shortened_with_dots_is_the_file_ending_so(tree_db, tmp_path):  # noqa: F811
+    # "grep `x` in `.../serve/api_utils.py`": the one file of the tree whose path ends with serve/api_utils.py
+    text = "To find it, grep `setup_env` in `.../serve/api_utils.py` (a deprecated shim re-exports it).\n"
+    v31, v33 = check(tree_db, tmp_path, text, "v0.31.0", "v0.33.0")
+    assert [(k, c, s) for k, c, s, _ in v31] == [
+        ("symbol", "grep `setup_env` in `.../serve/api_utils.py`", "ok"), ("path", "`.../serve/api_utils.py`", "ok")]
+    assert v31[0][3].startswith("mentioned in vllm/entrypoints/serve/api_utils.py")
+    assert v33[0][2] == "stale" and "since v0.32.0 (last at v0.31.0)" in v33[0][3], v33

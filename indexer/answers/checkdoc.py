@@ -90,7 +90,7 @@ class Checker:
                 return "unchecked", f"{version} was indexed without --tree", []
             if any(path in ix.paths(v) for v in ix.tree_versions()):  # a file at the top: a plain path
                 return self._path({**data, "bare": False}, version)
-            hits = ix.by_file_name(version, path)
+            hits = self._by_tail(version, path)
             if hits:
                 return "ok", "at " + ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else ""), \
                     [_src(version, h) for h in hits[:3]]
@@ -170,7 +170,7 @@ class Checker:
         if not ix.has_tree[version]:
             return "unchecked", f"{version} was indexed without --tree: its definitions and mentions are unknown", []
         sym, where = data["symbol"], data["file"].rstrip("/")
-        if "/" not in where:  # a bare file name: the one file of that name, as a path claim resolves it
+        if _bare(where):  # a bare file name: the one file of that name, as a path claim resolves it
             where = self._bare_file(where, version)
             if where.startswith("?"):
                 return "unchecked", where[1:], []
@@ -233,15 +233,23 @@ class Checker:
             return "unchecked", never + "; the sentence may not pair them", also
         return "wrong", never, also
 
+    def _by_tail(self, version: str, name: str) -> list[str]:
+        """The paths of a version a bare name names: `cli_args.py` by its file name, `.../serve/api_utils.py`
+        by the end of the path."""
+        if name.startswith(".../"):
+            tail = name[3:]
+            return sorted(p for p in self.index.paths(version) if p.endswith(tail))
+        return self.index.by_file_name(version, name)
+
     def _bare_file(self, name: str, version: str) -> str:
         """The path of a bare file name: the file at the top of the tree, else the one file of that name at the
         version, else in the --tree versions; "?reason" when it names none or several."""
         ix = self.index
         if any(name in ix.paths(v) for v in ix.tree_versions()):
             return name
-        hits = ix.by_file_name(version, name) if ix.has_tree[version] else []
+        hits = self._by_tail(version, name) if ix.has_tree[version] else []
         if not hits:
-            hits = sorted({h for v in ix.tree_versions() for h in ix.by_file_name(v, name)})
+            hits = sorted({h for v in ix.tree_versions() for h in self._by_tail(v, name)})
         if len(hits) == 1:
             return hits[0]
         if not hits:
@@ -488,7 +496,7 @@ class Checker:
         if subject["type"] == "path":
             path = subject["path"]
             if subject.get("bare") and not any(path in ix.paths(v) for v in ix.tree_versions()):
-                return (lambda v: bool(ix.by_file_name(v, path)) if ix.has_tree[v] else None), f"file name {path}"
+                return (lambda v: bool(self._by_tail(v, path)) if ix.has_tree[v] else None), f"file name {path}"
             if PLACEHOLDER.search(path) or "*" in path:
                 glob = to_glob(path)
                 return (lambda v: bool(ix.glob(v, glob)) if ix.has_tree[v] else None), f"pattern {path}"
@@ -502,7 +510,7 @@ class Checker:
         if not where and not re.search(r"[_.A-Z]", name):
             return None, f"`{name}` is a plain word, not clearly a symbol or a parser name"
         defs = [d for d in ix.defs(simple) if d.qualname == name or d.qualname.endswith("." + name)]
-        if where and "/" not in where:
+        if where and _bare(where):
             where = self._bare_file(where, self.versions[-1])
             if where.startswith("?"):
                 return None, where[1:]
@@ -525,6 +533,11 @@ class Checker:
         if a in self.versions and b in self.versions:
             return self.versions.index(a) < self.versions.index(b)
         return sort_key(a) < sort_key(b)
+
+
+def _bare(path: str) -> bool:
+    """A file name without its directory (`cli_args.py`) or with only the end of it (`.../serve/api_utils.py`)."""
+    return "/" not in path or path.startswith(".../")
 
 
 def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:

@@ -344,7 +344,7 @@ def _prose_greps(toks: list[Token], masked: str) -> None:
                                    (grep is not None and re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", gap))):
             t.kind, t.extra = "grep", {"paths": [], "fixed": True, "prose": True}
             grep = k
-        elif t.kind == "path" and grep is not None and not t.extra.get("link") and \
+        elif t.kind in ("path", "bare-file") and grep is not None and not t.extra.get("link") and \
                 re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap):
             for o in toks[grep:k]:
                 if o.kind == "grep" and o.extra.get("prose"):
@@ -390,6 +390,8 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
             _command_paths(code, start, line, known)
     if re.match(r"^(?:git\s+grep|grep|rg)\s", code):
         return [_grep_token(code, start, end, line, known)]
+    if re.fullmatch(r"(?:\.\.\.|…)/[\w./-]+", code) and has_file_suffix(code):  # `.../serve/api_utils.py`
+        return [Token(start, end, "bare-file", ".../" + code.split("/", 1)[1], line)]
     if looks_like_path(code) and " " not in code:
         path, _, suffix = code.partition(":")
         path = path.split("#L")[0]
