@@ -119,6 +119,7 @@ QUALIFIER_AT = re.compile(r"[ \t]*(?:on|that|which|with|without|using|whose|exce
 # "same file", "the same module", "there": the file of the row or sentence before
 SAME_FILE = re.compile(r"\b(?:same\s+(?:file|module|path)|(?<=\S\s)there\b(?!\s+(?:is|are|was|were|will|would|have|"
                        r"has|had|exists?|remains?)\b))", re.I)
+MAX_PROSE_GREP = 8  # patterns, and paths, of one grep written in prose
 PROSE_GREP = re.compile(r"\b(?:git\s+grep|grep|rg)(?:\s+(?:for|-\w+))*\s*$", re.I)
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
 GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
@@ -337,20 +338,20 @@ def tokens(unit: Unit, known: Knowledge) -> list[Token]:
 def _prose_greps(toks: list[Token], masked: str) -> None:
     """"grep `x`", "grep for `x`, `y` in `p` and `q`": the names are grep patterns (fixed strings) over the
     paths that follow them. A grep written in prose has only code spans for its words."""
-    prev_end, grep = 0, None
-    for k, t in enumerate(toks):
+    prev_end, group, paths = 0, [], 0  # the greps of the current phrase (a few: a document is untrusted)
+    for t in toks:
         gap = masked[prev_end:t.start]
-        if t.kind == "symbol" and (PROSE_GREP.search(gap[-40:]) or
-                                   (grep is not None and re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", gap))):
+        if t.kind == "symbol" and not paths and (PROSE_GREP.search(gap[-40:]) or (
+                group and re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", gap))):
             t.kind, t.extra = "grep", {"paths": [], "fixed": True, "prose": True}
-            grep = k
-        elif t.kind in ("path", "bare-file") and grep is not None and not t.extra.get("link") and \
+            group = (group + [t])[-MAX_PROSE_GREP:]
+        elif t.kind in ("path", "bare-file") and group and not t.extra.get("link") and paths < MAX_PROSE_GREP and \
                 re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap):
-            for o in toks[grep:k]:
-                if o.kind == "grep" and o.extra.get("prose"):
-                    o.extra["paths"].append(t.value)
+            paths += 1
+            for o in group:
+                o.extra["paths"].append(t.value)
         else:
-            grep = None
+            group, paths = [], 0
         prev_end = t.end
 
 
@@ -830,10 +831,8 @@ def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str,
 def _grep_claims(u: Unit, toks: list[Token], i: int, files: list[int], historical: bool) -> list[Claim]:
     t = toks[i]
     paths = t.extra["paths"]
-    if not paths:
-        near = [toks[j] for j in files if j != i]
-        if len(near) == 1:
-            paths = [near[0].value]
+    if not paths and len(files) == 1 and files[0] != i:  # the one path of the unit (a scan per grep was quadratic)
+        paths = [toks[files[0]].value]
     if not paths:
         return [Claim(t.line, "unreadable", f"`grep {t.value}`", {"reason": "a grep with no repository path"})]
     out = []
