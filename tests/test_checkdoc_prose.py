@@ -220,3 +220,13 @@ def test_a_path_shortened_with_dots_is_the_file_ending_so(tree_db, tmp_path):  #
         ("symbol", "grep `setup_env` in `.../serve/api_utils.py`", "ok"), ("path", "`.../serve/api_utils.py`", "ok")]
     assert v31[0][3].startswith("mentioned in vllm/entrypoints/serve/api_utils.py")
     assert v33[0][2] == "stale" and "since v0.32.0 (last at v0.31.0)" in v33[0][3], v33
+
+
+def test_a_symbol_the_sentence_only_may_pair_with_a_file_is_never_stale(tree_db, tmp_path):  # noqa: F811
+    # vLLM's reasoning page: "You can add a new `ReasoningParser` similar to [vllm/reasoning/...](...)" says
+    # nothing of where ReasoningParser is; parse_delta leaves serving.py at v0.33.0, the sentence stays true
+    text = "A parser's `parse_delta` is called as in [the server](vllm/entrypoints/chat/serving.py).\n"
+    v32, v33 = check(tree_db, tmp_path, text, "v0.32.0", "v0.33.0")
+    assert [(k, s) for k, _, s, _ in v32] == [("symbol", "ok"), ("path", "ok")]
+    assert [(k, s) for k, _, s, _ in v33] == [("symbol", "unchecked"), ("path", "ok")]
+    assert "since v0.33.0" in v33[0][3] and "the sentence may not pair them" in v33[0][3]
