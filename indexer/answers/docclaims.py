@@ -78,7 +78,7 @@ ROW_ALIAS = re.compile(r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)
 ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?same\s+class\b", re.I)
 ALIAS_TAIL_AT = re.compile(ALIAS_TAIL.pattern[1:], re.I)
 ROW_ALIAS_CORE = re.compile(ROW_ALIAS.pattern.removeprefix("^\\s*(?:").removesuffix(")\\s*$"), re.I)
-CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
+CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:now\s+|still\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
                        r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
 # CONNECTOR is ^[\s(]*X?[\s(]*$ with an X that neither starts nor ends with [\s(]: the same as the gap
 # stripped of those runs fully matching X or empty, which never backtracks over a long gap of spaces
