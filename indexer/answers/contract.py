@@ -30,7 +30,7 @@ import json
 import re
 from collections import defaultdict
 
-from ..classgraph import Cls, Version, bases, class_at, find_symbol, lookup, methods, mro, split
+from ..resolve.classgraph import Cls, Version, bases, class_at, find_symbol, lookup, methods, mro, split
 from .contract_model import (
     Attribute,
     CallSite,
@@ -596,7 +596,7 @@ def _call_changes(ca: Contract, cb: Contract, out: list) -> None:
 def format_text(d: ContractDiff, width: int | None = None) -> str:
     """One line per change (wrapped under itself on a terminal of `width` columns): a `!` for a change that
     breaks plugins, its type, subject and explanation, and its file:line at A -> at B."""
-    from .textfmt import hanging
+    from ..render.text import hanging
 
     if not d.changes:
         lines = [f"contract {d.a} -> {d.b}: no contract change"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from ..logic import PARTS
+from ..resolve.logic import PARTS
 from .model import Change, CodePart, Diff
 from .successors import Successor, successor
 from .versions import require, upstream_refs
@@ -269,7 +269,7 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
     """Lines removed and added in each part's lines of a file, and in the whole file, compared by the stored
     line ids (no text read): ({part: (added, removed)}, file added, file removed); a side without the file
     counts its part's lines whole. None when the code is not stored."""
-    from .. import code
+    from ..store import code
 
     if blob_a is None or blob_b is None:
         if code.line_ids(db, blob_a or blob_b) is None:
@@ -300,7 +300,7 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
 
 def comparer(db, a: str, b: str):
     """path -> the upstream compare link of A and B at that file (None when the upstream has none)."""
-    from ..serve.links import compare_url
+    from ..core.links import compare_url
 
     upstream, refs = upstream_refs(db, [a, b])
     return lambda path: compare_url(upstream, refs.get(a, a), refs.get(b, b), path)
@@ -308,7 +308,7 @@ def comparer(db, a: str, b: str):
 
 def upstream_linker(db):
     """(version, file, line) -> the upstream URL of that line at that version."""
-    from ..serve.links import source_url
+    from ..core.links import source_url
 
     upstream, refs = upstream_refs(db)
     return lambda version, file, line=None: source_url(upstream, refs.get(version, version), file, line)
@@ -370,7 +370,7 @@ def _class_changes(db, a: str, b: str) -> list[Change]:
 # -- text and Markdown -------------------------------------------------------------------------------------
 
 def format_text(d: Diff, width: int | None = None) -> str:
-    from . import textfmt
+    from ..render import text as textfmt
 
     if not d.changes:
         return f"no changes between {d.a} and {d.b}"

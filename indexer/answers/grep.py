@@ -20,7 +20,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass, field
 
-from .. import code
+from ..store import code
 from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
 
@@ -84,7 +84,7 @@ def select_versions(db, tags: str | None, at: str | None) -> list[str]:
     if at:
         return [require(db, at)]
     if tags:
-        from ..specs import SpecError, select
+        from ..core.specs import SpecError, select
 
         try:
             chosen = select(tags, all_versions, pre=True)
@@ -224,7 +224,7 @@ def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | No
     """Run a planned search in a child process stopped after `time_limit` seconds (None or 0: here, without
     a limit)."""
     if not time_limit:
-        from ..store import open_reader
+        from ..store.database import open_reader
 
         db = open_reader(p.file)
         try:
@@ -238,7 +238,7 @@ def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | No
 
 def _search_file(p: Plan, max_lines, mark) -> Result:
     """In the child: the search on a connection of its own."""
-    from ..store import open_reader
+    from ..store.database import open_reader
 
     db = open_reader(p.file)
     try:

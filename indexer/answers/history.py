@@ -144,7 +144,7 @@ def _rows(db, sql: str, ids) -> list[tuple]:
 
 
 def _commits(db, ids: list[int], upstream: str, files: dict[int, list[CommitFile]] | None = None) -> list[Commit]:
-    from ..serve.links import commit_url, pull_url
+    from ..core.links import commit_url, pull_url
 
     found = {r[0]: r for r in _rows(db, "select id, sha, date, author, subject, pr, parents from commits"
                                         " where id in ({})", ids)}
@@ -324,7 +324,7 @@ def _commit_line(c: Commit) -> str:
 
 
 def format_log(ans: Log, width: int | None = None) -> list[str]:
-    from . import textfmt
+    from ..render import text as textfmt
 
     lines: list[str] = []
     what = "its code and the shared framework files" if ans.framework else "its code"
@@ -384,7 +384,7 @@ def format_log_markdown(ans: Log) -> str:
 
 
 def format_contains(ans: Contains, all_versions: list[str], width: int | None = None) -> list[str]:
-    from . import textfmt
+    from ..render import text as textfmt
 
     def ranges(labels):
         return span_text(spans(all_versions, set(labels)))

@@ -33,8 +33,8 @@ import json
 import zlib
 from collections.abc import Callable
 
-from ..classgraph import Cls, Version, class_at, lookup, mro, resolve_method
 from ..extract.locate import Names, absolute
+from ..resolve.classgraph import Cls, Version, class_at, lookup, mro, resolve_method
 from .contract import POSITIONAL, _callable, _Facts, contract, public, signature_text
 from .contract_model import (
     Contract,
@@ -227,7 +227,7 @@ class At:
                 [self.vid, name, self.vid, name]):
             out.append((f"{module} (defined)", path, line))
         if self.index.has_tree[self.version]:
-            from ..scope import module_of
+            from ..core.scope import module_of
 
             out += [(f"{module_of(d.path)} (defined)", d.path, d.line) for d in self.index.defs(name)
                     if d.version == self.version and d.qualname == name and d.path.endswith(".py")]
@@ -385,7 +385,7 @@ def check_plugin(db, data: bytes, path: str, tags: str | None = None, since: str
 
 
 def _versions(db, tags: str | None) -> list[str]:
-    from ..specs import SpecError, select
+    from ..core.specs import SpecError, select
 
     labels = indexed(db)
     if not labels:
@@ -708,7 +708,7 @@ def _registrations(plugin: Plugin, at: At) -> list[Finding]:
 
 def _shadow_changes(db, report: PluginVersion, since: str, plugin: Plugin) -> None:
     """Add to each shadow finding the versions after `since` (up to this one) where the built-in's code changed."""
-    from ..specs import sort_key
+    from ..core.specs import sort_key
 
     for f in report.findings:
         if f.what != "shadow":
@@ -755,7 +755,7 @@ def _key(pv: PluginVersion) -> tuple:
 def format_text(r: PluginReport, width: int | None = None) -> str:
     """The compatible versions, then each range of versions with the same findings, one finding a line
     (wrapped under itself on a terminal of `width` columns)."""
-    from .textfmt import hanging
+    from ..render.text import hanging
 
     p = r.plugin
     labels = [v.version for v in r.versions]

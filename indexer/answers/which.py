@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import textfmt
+from ..render import text as textfmt
 from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require

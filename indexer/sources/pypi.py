@@ -138,7 +138,7 @@ class Release:
 
 def sdist_version(filename: str) -> str | None:
     """"0.30.0" for "vllm-0.30.0.tar.gz"; None for wheels, other archives and other projects."""
-    from ..specs import parse_version
+    from ..core.specs import parse_version
 
     stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else None
     if stem is None or not stem.lower().startswith(PROJECT + "-"):
@@ -261,7 +261,7 @@ class PypiSource:
 
     def ref(self, name: str) -> VersionRef:
         """The version, with its archive downloaded (or found in the cache) and verified."""
-        from ..specs import sort_key
+        from ..core.specs import sort_key
 
         release = self._release(name)
         _, sha256 = self.archive(release.label)
@@ -314,7 +314,7 @@ class PypiSource:
         return self._verified[label]
 
     def _release(self, name: str) -> Release:
-        from ..specs import closest
+        from ..core.specs import closest
 
         releases = self.releases()
         label = name if name.startswith("v") else "v" + name

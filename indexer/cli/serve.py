@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..cli import Fail, db_option
+from .main import Fail, db_option
 
 DB_NAME = "tpindex"  # the database's name in URLs: /tpindex/which?name=...
 SQL_TIME_LIMIT_MS = 5000
@@ -25,8 +25,8 @@ def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_
     answers only requests addressed to a loopback host (or `host`) from a loopback origin."""
     from datasette.app import Datasette
 
-    from . import plugin
-    from .metadata import metadata
+    from ..serve import plugin
+    from ..serve.metadata import metadata
 
     _register_plugin(plugin)
     ds = Datasette(
@@ -42,7 +42,7 @@ def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_
     # Mutable (mode=ro) rather than immutable: a build finishing while serving shows up, and a database
     # in WAL mode is read through its WAL. Where SQLite cannot read it so (a read-only directory without
     # the WAL index), an immutable view that still holds what is in the WAL (store.read_view).
-    from ..store import read_view
+    from ..store.database import read_view
 
     path, immutable = read_view(Path(db_path).resolve())
     ds.add_database(_database_class()(ds, path=str(path), is_mutable=not immutable), name=DB_NAME)
@@ -188,8 +188,8 @@ def _check_port(host: str, port: int) -> None:
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
-    from ..store import connect
-    from .links import UPSTREAM_HINT, upstream_problem
+    from ..core.links import UPSTREAM_HINT, upstream_problem
+    from ..store.database import connect
 
     if upstream is not None and upstream_problem(upstream):
         raise Fail(upstream_problem(upstream), UPSTREAM_HINT)

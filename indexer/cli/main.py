@@ -39,20 +39,20 @@ class LazyGroup(click.Group):
     """Commands living in other modules are imported only when they run (fast start-up)."""
 
     lazy = {
-        "which": "indexer.answers.commands:which",
-        "card": "indexer.answers.commands:card",
-        "diff": "indexer.answers.commands:diff",
-        "export": "indexer.answers.commands:export",
-        "show": "indexer.answers.commands:show",
-        "grep": "indexer.answers.commands:grep",
-        "serve": "indexer.serve.command:serve",
-        "check": "indexer.check:check",
-        "where": "indexer.answers.commands:where",
-        "check-doc": "indexer.answers.commands:check_doc",
-        "log": "indexer.answers.history_commands:log",
-        "contains": "indexer.answers.history_commands:contains",
-        "check-plugin": "indexer.answers.commands:check_plugin",
-        "replay": "indexer.answers.commands:replay",
+        "which": "indexer.cli.commands:which",
+        "card": "indexer.cli.commands:card",
+        "diff": "indexer.cli.commands:diff",
+        "export": "indexer.cli.commands:export",
+        "show": "indexer.cli.commands:show",
+        "grep": "indexer.cli.commands:grep",
+        "serve": "indexer.cli.serve:serve",
+        "check": "indexer.cli.check:check",
+        "where": "indexer.cli.commands:where",
+        "check-doc": "indexer.cli.commands:check_doc",
+        "log": "indexer.cli.history:log",
+        "contains": "indexer.cli.history:contains",
+        "check-plugin": "indexer.cli.commands:check_plugin",
+        "replay": "indexer.cli.commands:replay",
     }
 
     def main(self, *args, **kwargs):
@@ -74,7 +74,7 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         import sqlite3
 
-        from .problems import Problem
+        from ..core.problems import Problem
 
         try:
             return super().invoke(ctx)
@@ -84,7 +84,7 @@ class LazyGroup(click.Group):
             click.echo("interrupted", err=True)
             raise SystemExit(130) from None
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
-            from .store import is_damaged
+            from ..store.database import is_damaged
 
             if not is_damaged(e):
                 raise
@@ -198,9 +198,9 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
     """
     import sqlite3
 
-    from .build import build as run_build
-    from .scope import Scope
-    from .specs import SpecError, select
+    from ..build.pipeline import build as run_build
+    from ..core.scope import Scope
+    from ..core.specs import SpecError, select
 
     dirs = [p for p in paths if not any(c in p for c in "*?[")]
     includes = tuple(includes) + tuple(p for p in paths if p not in dirs)
@@ -214,7 +214,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
         raise Fail("--tags selects versions of a repository or the package index; --path DIR is one version",
                    "drop --tags (use --label to name the directory's version)")
     if upstream is not None:
-        from .serve.links import UPSTREAM_HINT, upstream_problem
+        from ..core.links import UPSTREAM_HINT, upstream_problem
 
         if upstream_problem(upstream):
             raise Fail(upstream_problem(upstream), UPSTREAM_HINT)
@@ -225,7 +225,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
                    f"create it (mkdir -p {db_file.parent}) or pass another --db")
     if not os.access(db_file.parent, os.W_OK) or (db_file.exists() and not os.access(db_file, os.W_OK)):
         raise Fail(f"cannot write {db_file}", "check its permissions or pass another --db")
-    from .store import check_target
+    from ..store.database import check_target
 
     check_target(db_file)  # a file that is not ours is refused before anything is downloaded or written
     try:
@@ -235,7 +235,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
                    ) from None
     try:
         if dirs:
-            from .sources.directory import DirectorySource
+            from ..sources.directory import DirectorySource
 
             source = DirectorySource(dirs[0], label, scope=the_scope)
             versions = [source.ref(source.names()[0])]
@@ -243,11 +243,11 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
             if not spec:
                 raise Fail("--tags is required", "e.g. --tags v0.30.0..v0.32.0 (see tpindex build --help)")
             if from_pypi:
-                from .sources.pypi import PypiSource
+                from ..sources.pypi import PypiSource
 
                 source = PypiSource(cache_dir=cache_dir, progress=not quiet and sys.stderr.isatty())
             else:
-                from .sources.git import GitSource, NotARepository
+                from ..sources.git import GitSource, NotARepository
 
                 try:
                     source = GitSource(repo)
@@ -287,7 +287,7 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
         raise Fail(str(e), f"{hint}; versions indexed before the failure are kept" if hint else
                    "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
-        from .store import is_damaged
+        from ..store.database import is_damaged
 
         if is_damaged(e):
             raise Fail(f"{db_file} is damaged ({e})", f"rebuild it into another --db (tpindex check --db {db_file}"
@@ -315,7 +315,7 @@ def versions(fmt, db_path):
     (complete, or building while a build writes it)."""
     import json
 
-    from .api import Index
+    from ..api import Index
 
     infos = Index(db_path).versions()
     if fmt == "json":
@@ -335,10 +335,10 @@ def mcp(db_path):
     """Serve tpindex's tools to a local agent over stdio (the Model Context Protocol): versions, which,
     which_history, diff, export, ... with structured output following `tpindex schema`. Read-only. Configure
     your MCP client to run: tpindex mcp --db PATH (see the README, "Use from other tools")."""
-    from .store import connect
+    from ..store.database import connect
 
     connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong, before stdio
-    from .mcp_tools import run_stdio, stdio_server
+    from ..mcp.tools import run_stdio, stdio_server
 
     run_stdio(stdio_server(db_path))
 
@@ -350,7 +350,7 @@ def schema(name):
     contract tools can rely on. Without NAME, list the schemas and the contract version."""
     import json
 
-    from .schemas import CONTRACT, load, names
+    from ..schemas import CONTRACT, load, names
 
     if not name:
         click.echo(f"JSON contract v{CONTRACT}; schemas: {', '.join(names())}")

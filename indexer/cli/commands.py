@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..cli import Fail, db_option
+from .main import Fail, db_option
 
 
 def index(db_path: str):
@@ -50,8 +50,8 @@ KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"])
 def which(name, at, all_, kind, fmt, db_path):
     """Which file really implements parser NAME: the chain from the registration to the class whose code
     does the parsing, with file:line for every hop, and notes on inherited methods, stubs and wrappers."""
-    from . import textfmt
-    from . import which as w
+    from ..answers import which as w
+    from ..render import text as textfmt
 
     if at and all_:
         raise Fail("--at and --all ask different questions", "use one of them")
@@ -93,8 +93,8 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
-    from . import diff as d
-    from . import textfmt
+    from ..answers import diff as d
+    from ..render import text as textfmt
 
     ix = index(db_path)
     if kind and not code_path:
@@ -102,7 +102,7 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     if contract:
         if code_path:
             raise Fail("--contract and --code ask different questions", "use one of them")
-        from . import contract as c
+        from ..answers import contract as c
 
         result = ix.contract_diff(a, b)
         if fmt == "json":
@@ -113,8 +113,8 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
             click.echo(c.format_text(result, textfmt.output_width()))
         raise SystemExit(1 if result.breaking else 0)
     if code_path:
-        from .namecode import looks_like_path
-        from .source import format_diff
+        from ..answers.namecode import looks_like_path
+        from ..answers.source import format_diff
 
         if looks_like_path(code_path):
             diffs, named = [ix.code_diff(a, b, code_path)], None
@@ -154,7 +154,7 @@ def export(at, fmt, output, db_path):
     """The parser index of a version: kind, name, impl, registered file and class, real file and class,
     adapter, aliases, stub, re-export, parent parser, chat templates and tests (where the scope holds
     them). Sorted by kind and name; the same database gives the same bytes."""
-    from .export import render
+    from ..answers.export import render
 
     ex = index(db_path).export(at)
     text = render(ex.version, ex.parsers, fmt)
@@ -170,7 +170,7 @@ def write_output(path: str, text: str, db_path: str) -> None:
     import errno
     import os
 
-    from ..store import SQLITE_MAGIC
+    from ..store.database import SQLITE_MAGIC
 
     target = os.path.abspath(path)
     if os.path.isdir(target):
@@ -225,8 +225,8 @@ def card(name, at, all_, kind, fmt, db_path):
     wrapper classes and code files with lines, streaming, contract methods, behaviour attributes, what
     adjust_request sets, sentinels (token strings, non-ASCII characters named), the parser of the same
     name in the other registry, chat templates and tests, plants and markers, lifecycle, upstream links."""
-    from . import card as c
-    from .card import CardSet
+    from ..answers import card as c
+    from ..answers.card import CardSet
 
     if all_ and name:
         raise Fail("--all describes every name; NAME describes one", "drop NAME or --all")
@@ -265,7 +265,7 @@ def where(query, at, all_, fmt, db_path):
     gone from a version says where it went: the same content at a new path, the file now holding most of
     its definitions, or the one new file with its name. Needs a database built with --tree.
     """
-    from . import where as w
+    from ..answers import where as w
 
     if at and all_:
         raise Fail("--at and --all ask different questions", "use one of them")
@@ -291,7 +291,7 @@ def check_doc(document, at, fmt, db_path):
     Exit status 0 when nothing is stale or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
-    from . import checkdoc
+    from ..answers import checkdoc
 
     try:
         with click.open_file(document, encoding="utf-8", errors="replace") as f:
@@ -330,8 +330,8 @@ def check_plugin(plugin, tags, since, fmt, db_path):
     - for standard input. Imports of modules outside the scope are checked only at versions built with
     --tree; constructors against serving's calls only where the scope holds them (build --include).
     """
-    from . import plugin as p
-    from . import textfmt
+    from ..answers import plugin as p
+    from ..render import text as textfmt
 
     try:
         with click.open_file(plugin, "rb") as f:
@@ -369,9 +369,9 @@ def show(location, at, kind, method, fmt, color, db_path):
     NAME --method M      the method M (extract_tool_calls_streaming, parse, ...) as NAME resolves it
                          through the class hierarchy: the class whose definition is used
     Syntax colour on a terminal, plain in a pipe."""
-    from .. import code
-    from .namecode import looks_like_path
-    from .source import format_show, parse_location
+    from ..answers.namecode import looks_like_path
+    from ..answers.source import format_show, parse_location
+    from ..store import code
 
     ix = index(db_path)
     if looks_like_path(location):
@@ -437,7 +437,7 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Only Python files
     under vllm/ are stored (templates and tests are not searched).
     """
-    from .grep import format_text, search
+    from ..answers.grep import format_text, search
 
     on = fmt == "text" and use_color(color)
     res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,

@@ -13,3 +13,7 @@ class Problem(Exception):
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message + (f"; {hint}" if hint else ""))
         self.message, self.hint = message, hint
+
+
+class BuildError(Problem):
+    """A build that cannot start."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..cli import db_option
 from .commands import KIND, dumps, index
+from .main import db_option
 
 
 @click.command(short_help="The commits between two versions that touched a parser name's code.")
@@ -30,7 +30,8 @@ def log(name, a, b, kind, framework, all_parents, fmt, db_path):
     moved is followed), oldest first, each with its id, date, subject, pull request and the lines added and
     removed in those files. Needs a database built from a git clone (build --repo); the clone itself is not
     read."""
-    from . import history, textfmt
+    from ..answers import history
+    from ..render import text as textfmt
 
     ans = index(db_path).log(name, a, b, kind, framework, all_parents)
     if fmt == "json":
@@ -53,8 +54,9 @@ def contains(target, fmt, db_path):
     ("... (#N)", "Merge pull request #N ..."), a fix cherry-picked onto a release branch included. Needs a
     database built from a git clone (build --repo); the clone itself is not read. Exit status 0 when an
     indexed version holds it, 1 when none does, 2 on error."""
-    from . import history, textfmt
-    from .versions import indexed
+    from ..answers import history
+    from ..answers.versions import indexed
+    from ..render import text as textfmt
 
     ix = index(db_path)
     ans = ix.contains(target)
