@@ -160,7 +160,7 @@ GUIDE = "# Guide\n\n" + "".join(f"Step {i}: read the parser notes and run the ch
 
 @pytest.fixture(scope="module")
 def twice_db(tmp_path_factory):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     root = tmp_path_factory.mktemp("twice")
     history = {
