@@ -164,7 +164,7 @@ def test_exit_status_and_formats(tree_db, doc, tmp_path):  # noqa: F811
     good = tmp_path / "good.md"
     good.write_text("The registry is in `vllm/tool_parsers/__init__.py`; start with `--tool-call-parser alpha`.\n")
     r = tpindex("check-doc", good, "--db", tree_db)
-    assert r.exit_code == 0 and r.output.startswith(f"{good} at v0.33.0: 2 claim(s): 2 ok, 0 stale, 0 wrong")
+    assert r.exit_code == 0 and r.output.startswith(f"{good} at v0.33.0: 2 claim(s): 2 ok, 0 stale, 0 too-new, 0 wrong")
     r = tpindex("check-doc", doc, "--format", "markdown", "--at", "v0.30.0..v0.31.0", "--db", tree_db, ok=False)
     assert r.exit_code == 1
     assert r.output.count("| line | status | kind | claim | finding |") == 2 and "### " in r.output

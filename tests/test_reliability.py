@@ -680,6 +680,9 @@ ADVERSARIAL_DOCS = {
     "a long gap of spaces": "`hermes`" + " " * 170_000 + "`vllm/tool_parsers/x.py` since v0.30.0",
     "one table row of tokens": "| name | file |\n|---|---|\n| " + "`hermes` `vllm/a.py` " * 8_000 + " |\n",
     "claims past the cap": "`hermes` is in `vllm/tool_parsers/hermes_tool_parser.py`.\n\n" * 2_600,
+    # a grep written in prose over many names and paths (a scan of the unit's paths per grep was quadratic)
+    "one prose grep of many names in many files": "grep " + ", ".join(f"`a{i}`" for i in range(5_500)) + " in "
+                                                   + " and ".join(f"`vllm/p{i}.py`" for i in range(5_500)),
 }
 
 

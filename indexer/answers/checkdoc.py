@@ -3,6 +3,7 @@
 Each claim gets a status at each version:
     ok         true at that version (evidence attached)
     stale      true once, not at that version: what is true instead, and since when
+    too-new    not true yet at that version: true from a later version (the document is ahead of it)
     wrong      never true in any indexed version (a version claim: with the true version)
     unchecked  the index cannot tell (why: a version without --tree, a version not indexed, a phrase it
                cannot read, a pairing it is not sure of)
@@ -22,7 +23,7 @@ from .docclaims import Claim, Knowledge, TooManyClaims, read
 from .trees import PLACEHOLDER, Def, TreeIndex, to_glob
 from .versions import AnswerError, require
 
-STATUSES = ("ok", "stale", "wrong", "unchecked")
+STATUSES = ("ok", "stale", "too-new", "wrong", "unchecked")
 MAX_CLAIMS = 2000
 KEYWORDS = frozenset("def class async return import from self cls lambda".split())
 
@@ -72,6 +73,10 @@ class Checker:
                 status, message, evidence = "unchecked", f"its table row speaks of {since} and later", []
             else:
                 status, message, evidence = fn(claim.data, version)
+                if claim.kind == "symbol" and claim.data.get("pairing") == "sentence" and status in ("stale", "too-new"):
+                    # only the sentence pairs them ("add a `ReasoningParser` similar to [x.py](...)"): what is
+                    # no longer in the file may never have been claimed to be there
+                    status, message = "unchecked", message + "; the sentence may not pair them"
         except AnswerError as e:
             status, message, evidence = "unchecked", e.message, []
         return {"line": claim.line, "kind": claim.kind, "claim": claim.text, "status": status, "message": message,
@@ -89,7 +94,7 @@ class Checker:
                 return "unchecked", f"{version} was indexed without --tree", []
             if any(path in ix.paths(v) for v in ix.tree_versions()):  # a file at the top: a plain path
                 return self._path({**data, "bare": False}, version)
-            hits = ix.by_file_name(version, path)
+            hits = self._by_tail(version, path)
             if hits:
                 return "ok", "at " + ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else ""), \
                     [_src(version, h) for h in hits[:3]]
@@ -122,7 +127,7 @@ class Checker:
         if earlier:
             return "stale", self._gone(ix.path_history(path), earlier[-1], version), \
                 [_src(earlier[-1], path), _hist(path)]
-        return "stale", f"not yet at {version}: first at {present[0]}", [_src(present[0], path)]
+        return "too-new", f"not yet at {version}: first at {present[0]}", [_src(present[0], path)]
 
     def _gone(self, hist: list[dict], last: str, version: str) -> str:
         """"moved to X at vY (by ...)" / "removed at vY", for the absence right after version `last`; a move
@@ -161,7 +166,7 @@ class Checker:
             nxt = self.versions[self.versions.index(earlier[-1]) + 1]
             return "stale", f"matches nothing since {nxt} (last matched at {earlier[-1]}: " \
                             f"{ix.glob(earlier[-1], glob)[0]})", [_hist(path)]
-        return "stale", f"matches nothing at {version}; first matches at {matched[0]}", []
+        return "too-new", f"matches nothing at {version}; first matches at {matched[0]}", []
 
     # symbols named with a file
     def _symbol(self, data: dict, version: str):
@@ -169,6 +174,10 @@ class Checker:
         if not ix.has_tree[version]:
             return "unchecked", f"{version} was indexed without --tree: its definitions and mentions are unknown", []
         sym, where = data["symbol"], data["file"].rstrip("/")
+        if _bare(where):  # a bare file name: the one file of that name, as a path claim resolves it
+            where = self._bare_file(where, version)
+            if where.startswith("?"):
+                return "unchecked", where[1:], []
         words = self._words(sym, data)
         if isinstance(words, str):
             return "unchecked", words, []
@@ -222,15 +231,41 @@ class Checker:
             return "stale", f"not in {where} since {nxt} (last at {earlier[-1]})" + elsewhere, \
                 [*also, _src(earlier[-1], where)]
         if true_in:
-            return "stale", f"not in {where} at {version}; there from {true_in[0]}" + elsewhere, also
+            return "too-new", f"not in {where} at {version}; there from {true_in[0]}" + elsewhere, also
         never = f"`{sym}` is in {where} in no indexed --tree version ({_span(tree_vs)})" + elsewhere
-        if data["pairing"] == "sentence" or data.get("historical"):
+        if data["pairing"] in ("sentence", "reference") or data.get("historical"):
             return "unchecked", never + "; the sentence may not pair them", also
         return "wrong", never, also
+
+    def _by_tail(self, version: str, name: str) -> list[str]:
+        """The paths of a version a bare name names: `cli_args.py` by its file name, `.../serve/api_utils.py`
+        by the end of the path."""
+        if name.startswith(".../"):
+            tail = name[3:]
+            return sorted(p for p in self.index.paths(version) if p.endswith(tail))
+        return self.index.by_file_name(version, name)
+
+    def _bare_file(self, name: str, version: str) -> str:
+        """The path of a bare file name: the file at the top of the tree, else the one file of that name at the
+        version, else in the --tree versions; "?reason" when it names none or several."""
+        ix = self.index
+        if any(name in ix.paths(v) for v in ix.tree_versions()):
+            return name
+        hits = self._by_tail(version, name) if ix.has_tree[version] else []
+        if not hits:
+            hits = sorted({h for v in ix.tree_versions() for h in self._by_tail(v, name)})
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            return f"?{name} is a bare file name that is in no file of an indexed --tree version"
+        return f"?{name} is a bare file name of {len(hits)} files ({', '.join(hits[:3])}" + \
+            (" ..." if len(hits) > 3 else "") + "): which one is meant cannot be told"
 
     def _words(self, sym: str, data: dict) -> list[str] | str:
         """The identifiers a file must use for a mention; a reason (str) when the claim cannot be read."""
         if data.get("grep"):
+            if PLACEHOLDER.search(sym) or re.search(r"<[^<>]*>", sym):
+                return f"the grep pattern `{sym}` holds a placeholder, not checked"
             if not data.get("fixed") and re.search(r"[\\^$*+?()\[\]{}|]", sym.replace(r"\.", ".")):
                 return f"the grep pattern `{sym}` is a regular expression, not checked"
             words = [w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sym) if w not in KEYWORDS]
@@ -293,7 +328,7 @@ class Checker:
             gone = self.versions[self.versions.index(earlier[-1]) + 1]
             return "stale", f"not registered at {version}: removed at {gone} (last at {earlier[-1]})", \
                 [_parser(earlier[-1], name)]
-        return "stale", f"not registered at {version}: first at {present[0]}", [_parser(present[0], name)]
+        return "too-new", f"not registered at {version}: first at {present[0]}", [_parser(present[0], name)]
 
     def _alias(self, data: dict, version: str):
         a, b, kind = data["a"], data["b"], data["kind"]
@@ -315,7 +350,8 @@ class Checker:
         if not when:
             return "wrong", f"never the same class in an indexed version; {now}", \
                 [_parser(version, n) for n, r in ((a, ra), (b, rb)) if r]
-        return "stale", f"the same class in {_runs(when, self.versions)}, not at {version}: {now}", \
+        status = "stale" if any(self._before(v, version) for v in when) else "too-new"
+        return status, f"the same class in {_runs(when, self.versions)}, not at {version}: {now}", \
             [_parser(when[-1], a)]
 
     # counts
@@ -333,7 +369,8 @@ class Checker:
             return "wrong", f"{got} at {at}, not {n}", []
         held = [v for v in self.versions if self.count(data, v) == n]
         if held:
-            return "stale", f"{got} at {version}; {n} in {_runs(held, self.versions)}", []
+            status = "stale" if any(self._before(v, version) for v in held) else "too-new"
+            return status, f"{got} at {version}; {n} in {_runs(held, self.versions)}", []
         return "wrong", f"{got} at {version}; {n} in no indexed version", []
 
     def count(self, data: dict, version: str) -> int | None:
@@ -362,6 +399,9 @@ class Checker:
 
     # version claims
     def _version(self, data: dict, version: str):
+        if data.get("predicate"):
+            return "unchecked", f"the version phrase may be about \"{data['predicate']}\", not about the name or path " \
+                                "being there; tpindex does not check that by version", []
         subject, claimed = data["subject"], data["version"]
         pres, what = self._presence(subject)
         if pres is None:
@@ -424,7 +464,7 @@ class Checker:
                 return "unchecked", f"consistent (last at {last}, absent at {gone}), but {claimed} is not indexed", \
                     evidence
             if phrase == "moved":
-                return self._moved(subject, last, claimed, data.get("to"), evidence)
+                return self._moved(subject, last, claimed, data.get("to"), evidence, version)
             return "ok", f"removed at {claimed} (last at {last})", evidence
         if phrase == "until":
             if not [v for v in have if not before(v) or v == claimed]:
@@ -435,15 +475,23 @@ class Checker:
             return "ok", f"last at {claimed}", evidence
         return "unchecked", f"cannot check {phrase!r}", []
 
-    def _moved(self, subject: dict, last: str, at: str, to: str | None, evidence: list):
+    def _moved(self, subject: dict, last: str, at: str, to: str | None, evidence: list, version: str | None = None):
         if subject["type"] == "path":
             moves = self.index.successors(last, at, subject["path"])
             if not moves:
                 return "wrong", f"removed at {at}, not moved: no new file holds its content or its definitions", evidence
             if to and to.rstrip("/") not in {m.to for m in moves}:
                 return "wrong", f"moved at {at} to {moves[0].to}, not to {to}", evidence
-            m = moves[0]
-            return "ok", f"moved at {at} to {m.describe()}", evidence
+            m = next((m for m in moves if to and m.to == to.rstrip("/")), moves[0])
+            now = ""
+            if version is not None and self._before(at, version):
+                chain = self.index.onward(m.to, at, version)
+                if chain.removed_at:
+                    now = f"; then removed at {chain.removed_at}"
+                elif chain.hops:
+                    now = f"; now at {chain.final(m)} (" + ", then ".join(
+                        f"at {h.at} to {h.move.describe()}" for h in chain.hops) + ")"
+            return "ok", f"moved at {at} to {m.describe()}{now}", evidence
         return "ok", f"gone from its file at {at} (last at {last})", evidence
 
     def _presence(self, subject: dict):
@@ -451,6 +499,8 @@ class Checker:
         ix = self.index
         if subject["type"] == "path":
             path = subject["path"]
+            if subject.get("bare") and not any(path in ix.paths(v) for v in ix.tree_versions()):
+                return (lambda v: bool(self._by_tail(v, path)) if ix.has_tree[v] else None), f"file name {path}"
             if PLACEHOLDER.search(path) or "*" in path:
                 glob = to_glob(path)
                 return (lambda v: bool(ix.glob(v, glob)) if ix.has_tree[v] else None), f"pattern {path}"
@@ -464,6 +514,10 @@ class Checker:
         if not where and not re.search(r"[_.A-Z]", name):
             return None, f"`{name}` is a plain word, not clearly a symbol or a parser name"
         defs = [d for d in ix.defs(simple) if d.qualname == name or d.qualname.endswith("." + name)]
+        if where and _bare(where):
+            where = self._bare_file(where, self.versions[-1])
+            if where.startswith("?"):
+                return None, where[1:]
         if where:
             def in_file(v: str) -> bool | None:
                 if not ix.has_tree[v]:
@@ -483,6 +537,11 @@ class Checker:
         if a in self.versions and b in self.versions:
             return self.versions.index(a) < self.versions.index(b)
         return sort_key(a) < sort_key(b)
+
+
+def _bare(path: str) -> bool:
+    """A file name without its directory (`cli_args.py`) or with only the end of it (`.../serve/api_utils.py`)."""
+    return "/" not in path or path.startswith(".../")
 
 
 def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:
@@ -534,15 +593,16 @@ def check_document(db, text: str, versions: list[str], name: str = "document") -
     checker = Checker(db)
     try:
         claims = read(text, checker.knowledge(), limit=MAX_CLAIMS)  # stops reading past the cap
-    except TooManyClaims:
-        raise AnswerError(f"{name} makes more than {MAX_CLAIMS} claims; at most {MAX_CLAIMS} are checked at once",
-                          "split the document") from None
+    except TooManyClaims as e:
+        raise AnswerError(f"{name} makes more than {MAX_CLAIMS} claims (reading stopped at line {e.line}); at most "
+                          f"{MAX_CLAIMS} are checked at once, and none was",
+                          f"split the document before line {e.line} and check the parts one by one") from None
     out = {"document": name, "claims": len(claims), "versions": []}
     for v in versions:
         results = [checker.check(c, v) for c in claims]
         counts = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
         out["versions"].append({"version": v, "counts": counts, "results": results})
-    out["failed"] = any(r["counts"]["stale"] or r["counts"]["wrong"] for r in out["versions"])
+    out["failed"] = any(r["counts"]["stale"] or r["counts"]["too-new"] or r["counts"]["wrong"] for r in out["versions"])
     return out
 
 

@@ -68,7 +68,7 @@ FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<na
 DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
 PLUGIN = re.compile(r"--(?:tool|reasoning)-parser-plugin\b")
 HISTORICAL = re.compile(r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
-                        r"legacy|deprecated|was removed|were removed|moved from|renamed from|old (?:location|path)|"
+                        r"legacy|was removed|were removed|moved from|renamed from|old (?:location|path)|"
                         r"historically|once lived|back then)\b", re.I)
 ALIAS = [
     re.compile(r"^\s*(?:is|are)\s+(?:registered\s+(?:to|as)\s+|implemented\s+by\s+)?(?:the\s+)?same\s+class\s+as\s*$", re.I),
@@ -79,7 +79,7 @@ ROW_ALIAS = re.compile(r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)
 ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?same\s+class\b", re.I)
 ALIAS_TAIL_AT = re.compile(ALIAS_TAIL.pattern[1:], re.I)
 ROW_ALIAS_CORE = re.compile(ROW_ALIAS.pattern.removeprefix("^\\s*(?:").removesuffix(")\\s*$"), re.I)
-CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
+CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:now\s+|still\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
                        r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
 # CONNECTOR is ^[\s(]*X?[\s(]*$ with an X that neither starts nor ends with [\s(]: the same as the gap
 # stripped of those runs fully matching X or empty, which never backtracks over a long gap of spaces
@@ -106,6 +106,22 @@ def _connects(gap: str) -> bool:
     return CONNECTOR_CORE.fullmatch(gap, i, j) is not None
 
 
+# what a version phrase can qualify besides the existence of a name or path (issue 26): "since v0.24.0, `x` is
+# unified" is about becoming unified, "(own class v0.32.0+)" about the class; tpindex checks none of them by version
+PREDICATE = re.compile(r"\b(?:unified|own\s+class|same\s+class|class(?:es)?\s+of\s+(?:its|their)\s+own|alias(?:es|ed)?|"
+                       r"shar(?:e|es|ed|ing)|moved|renamed|removed|default(?:s|ed)?|fail(?:s|ed|ing)?|startup|stubs?|"
+                       r"re-?export\w*|deprecated|adapters?|engine|supports?|supported|required|enabled|disabled|"
+                       r"switch(?:ed|es)?|became|becomes|turned|replaced|dispatch\w*|picked|composed|wrap\w*|"
+                       r"delegat\w*|inherit\w*|subclass\w*)\b", re.I)
+# words after a counted noun that narrow the set ("19 names on the unified-parser path", "the 2 names that share
+# a class"): the count is of that set, not of every name
+QUALIFIER_AT = re.compile(r"[ \t]*(?:on|that|which|with|without|using|whose|except|excluding|besides|via|behind|"
+                          r"backed|like|such|other|where|beyond|outside|among)\b(?P<rest>[^.;:]{0,80})", re.I)
+# "same file", "the same module", "there": the file of the row or sentence before
+SAME_FILE = re.compile(r"\b(?:same\s+(?:file|module|path)|(?<=\S\s)there\b(?!\s+(?:is|are|was|were|will|would|have|"
+                       r"has|had|exists?|remains?)\b))", re.I)
+MAX_PROSE_GREP = 8  # patterns, and paths, of one grep written in prose
+PROSE_GREP = re.compile(r"\b(?:git\s+grep|grep|rg)(?:\s+(?:for|-\w+))*\s*$", re.I)
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
 GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
 ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|no)\.$", re.I)
@@ -143,6 +159,7 @@ class Unit:
     cells: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each cell (rows)
     header: list[str] = field(default_factory=list)
     heading: str = ""
+    title: str = ""  # the document's first level-1 heading ("Reasoning Outputs")
 
     def line_at(self, offset: int) -> int:
         return _line_for(offset, self.starts, self.lines)
@@ -170,7 +187,7 @@ def units(text: str) -> list[Unit]:
     lines = text.splitlines()
     out: list[Unit] = []
     para: list[tuple[int, str]] = []
-    heading = ""
+    heading = title = ""
     fence = None
     i = 0
 
@@ -208,6 +225,8 @@ def units(text: str) -> list[Unit]:
         elif stripped.startswith("#"):
             flush()
             heading = stripped.lstrip("#").strip()
+            if not title and re.match(r"#\s", stripped):
+                title = heading
             out.append(Unit(heading, [n], [0], "heading", heading=heading))
         elif re.match(r"^\s*(?:[-*+]|\d+[.)])\s+", raw) or stripped.startswith(">"):
             flush()
@@ -216,6 +235,8 @@ def units(text: str) -> list[Unit]:
             para.append((n, stripped))
         i += 1
     flush()
+    for u in out:
+        u.title = title
     return out
 
 
@@ -301,6 +322,8 @@ def tokens(unit: Unit, known: Knowledge) -> list[Token]:
     for start, end, target in _links(unit.text):
         g = GITHUB_BLOB.match(target)
         path = g.group("path") if g else (target if not re.match(r"^[a-z]+:|^#|^/", target) else None)
+        if path and not g:
+            path = re.sub(r"^(?:\.\.?/)+", "", path)
         if path and _repo_path(path.split("#")[0], known):
             if bisect_left(span_paths, start) == bisect_left(span_paths, end):  # [`p`](p): once
                 out.append(Token(start, end, "path", path.split("#")[0], unit.line_at(start), {"link": True}))
@@ -308,7 +331,29 @@ def tokens(unit: Unit, known: Knowledge) -> list[Token]:
     for m in FLAG.finditer(masked):
         out.append(Token(m.start(), m.end(), "flag", m.group("name"), unit.line_at(m.start()),
                          {"flag": m.group("flag")}))
-    return sorted(out, key=lambda t: t.start)
+    out.sort(key=lambda t: t.start)
+    _prose_greps(out, masked)
+    return out
+
+
+def _prose_greps(toks: list[Token], masked: str) -> None:
+    """"grep `x`", "grep for `x`, `y` in `p` and `q`": the names are grep patterns (fixed strings) over the
+    paths that follow them. A grep written in prose has only code spans for its words."""
+    prev_end, group, paths = 0, [], 0  # the greps of the current phrase (a few: a document is untrusted)
+    for t in toks:
+        gap = masked[prev_end:t.start]
+        if t.kind == "symbol" and not paths and (PROSE_GREP.search(gap[-40:]) or (
+                group and re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", gap))):
+            t.kind, t.extra = "grep", {"paths": [], "fixed": True, "prose": True}
+            group = (group + [t])[-MAX_PROSE_GREP:]
+        elif t.kind in ("path", "bare-file") and group and not t.extra.get("link") and paths < MAX_PROSE_GREP and \
+                re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap):
+            paths += 1
+            for o in group:
+                o.extra["paths"].append(t.value)
+        else:
+            group, paths = [], 0
+        prev_end = t.end
 
 
 def _links(text: str):
@@ -343,9 +388,12 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
     line = unit.line_at(start)
     flags = list(FLAG.finditer(code))
     if flags:
-        return [Token(start, end, "flag", f.group("name"), line, {"flag": f.group("flag")}) for f in flags]
+        return [Token(start, end, "flag", f.group("name"), line, {"flag": f.group("flag")}) for f in flags] + \
+            _command_paths(code, start, line, known)
     if re.match(r"^(?:git\s+grep|grep|rg)\s", code):
         return [_grep_token(code, start, end, line, known)]
+    if re.fullmatch(r"(?:\.\.\.|…)/[\w./-]+", code) and has_file_suffix(code):  # `.../serve/api_utils.py`
+        return [Token(start, end, "bare-file", ".../" + code.split("/", 1)[1], line)]
     if names_a_path(code) and " " not in code:
         path, _, suffix = code.partition(":")
         path = path.split("#L")[0]
@@ -360,7 +408,18 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
         return [Token(start, end, "other", code, line)]
     if IDENT.match(code):
         return [Token(start, end, "symbol", code.removesuffix("()"), line)]
-    return [Token(start, end, "other", code, line)]
+    return [Token(start, end, "other", code, line)] + (_command_paths(code, start, line, known) if " " in code else [])
+
+
+def _command_paths(code: str, start: int, line: int, known: Knowledge) -> list[Token]:
+    """The repository paths among the words of a command in a code span (a path a command names)."""
+    out = []
+    for m in re.finditer(r"[^\s=\"']+", code):
+        p = m.group(0).rstrip(".,;:")
+        if _repo_path(p, known) and has_file_suffix(p) and not p.startswith("-"):
+            s = start + 1 + m.start()  # the span starts with its tick
+            out.append(Token(s, s + len(p), "path", p, line, {"code": True}))
+    return out
 
 
 def _grep_token(code: str, start: int, end: int, line: int, known: Knowledge) -> Token:
@@ -386,7 +445,12 @@ def _grep_token(code: str, start: int, end: int, line: int, known: Knowledge) ->
         else:
             paths.append(w)
     return Token(start, end, "grep", pattern or "", line,
-                 {"paths": [p for p in paths if _repo_path(p, known)], "fixed": fixed})
+                 {"paths": [p for p in paths if _repo_path(p, known) or _bare_file(p)], "fixed": fixed})
+
+
+def _bare_file(p: str) -> bool:
+    """`cli_args.py`: a file name without its directory, resolved against the tree by checkdoc."""
+    return "/" not in p and has_file_suffix(p) and not PLACEHOLDER.search(p) and "*" not in p
 
 
 def _code_line_tokens(unit: Unit, known: Knowledge) -> list[Token]:
@@ -418,18 +482,31 @@ def _repo_path(path: str, known: Knowledge) -> bool:
 # -- claims ----------------------------------------------------------------------------------------------
 
 class TooManyClaims(Exception):
-    """The document makes more claims than `read` was asked to stop at."""
+    """The document makes more claims than `read` was asked to stop at; `line`: where reading stopped."""
+
+    def __init__(self, line: int):
+        super().__init__(line)
+        self.line = line
 
 
 def read(text: str, known: Knowledge, limit: int | None = None) -> list[Claim]:
     """The claims of a document; TooManyClaims as soon as there are more than `limit`."""
     claims: list[Claim] = []
     tables: dict[int, list[str]] = {}
+    before: str | None = None  # the one file of the row or sentence before ("same file", "there")
     for u in units(text):
         toks = tokens(u, known)
+        ref = None
+        if before and u.where in ("row", "prose") and not any(t.kind in ("path", "bare-file") for t in toks) \
+                and SAME_FILE.search(_mask_code(u.text)):
+            ref = before
+            end = len(u.text.rstrip())
+            toks.append(Token(end, end, "path", ref, u.line_at(end), {"reference": True}))
         claims.extend(_unit_claims(u, toks, known, tables))
+        own = {t.value for t in toks if t.kind == "path" and not PLACEHOLDER.search(t.value) and "*" not in t.value}
+        before = own.pop() if len(own) == 1 else (ref if ref else None) if u.where != "heading" else None
         if limit is not None and len(claims) > limit:
-            raise TooManyClaims()
+            raise TooManyClaims(claims[limit].line)
     plugin = bool(PLUGIN.search(text))  # names a plugin registers are in no registry tpindex reads
     own = set(DOC_REGISTERS.findall(text))  # names the document's own code samples register
     for c in claims:
@@ -473,7 +550,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
             kind = _parser_column(u.header, col) if col is not None else None
             first_in_cell = col is not None and first_of_cell.get(col) == t.start
             if kind and first_in_cell and (kind != "any" or t.value in known.parser_names):
-                if kind == "any" and "reasoning" in u.heading.lower():
+                if kind == "any" and "reasoning" in f"{u.heading} {u.title}".lower():
                     kind = "reasoning"
                 names[i] = (t.value, kind)
 
@@ -509,8 +586,10 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
     # version phrases
     row_from = None
     cand = _Candidates(u, toks)
-    files = [i for i, t in enumerate(toks) if t.kind == "path"]
+    files = [i for i, t in enumerate(toks) if t.kind in ("path", "bare-file")]
     plain = _plain(toks, files)
+    aliased = set(used)  # the names of a "same class" claim
+    preds = _Predicates(masked)
     for m in VERSION_RE.finditer(masked):
         idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
         kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
@@ -522,6 +601,12 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
                              {"reason": "a version phrase with no name or path it is about"}))
             continue
         j, t = subject
+        predicate = "same class" if j in aliased else preds.of(u, m)
+        if predicate:  # about the predicate, not about the name's or path's existence: its other claims stand
+            out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
+                             {"phrase": kind, "version": version, "predicate": predicate,
+                              "subject": _subject_of(t, names.get(j))}))
+            continue
         used.add(j)
         used.update(cand.within(m.start(), m.end()))  # "moved to `x` at"
         moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
@@ -554,9 +639,12 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
     for i, t in enumerate(toks):
         if i in used or i in names:
             continue
+        if t.kind == "path" and t.extra.get("reference"):
+            continue  # the file of the unit before: claimed there
         if t.kind == "path":
             out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical,
-                                                               "in_code": u.where == "code"}))
+                                                               "in_code": u.where == "code" or
+                                                               bool(t.extra.get("code"))}))
         elif t.kind == "bare-file":
             out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "bare": True, "historical": historical}))
         elif t.kind == "qualified":
@@ -581,6 +669,34 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
     for m in COUNT_NOUNS.finditer(masked):
         out.append(_count_claim(u, masked, m, versions))
     return out
+
+
+class _Predicates:
+    """The PREDICATE words of a unit, found once; per version phrase, the one it may qualify is looked up
+    by bisection (a scan of the sentence per phrase made reading quadratic)."""
+
+    def __init__(self, masked: str):
+        self.found = list(PREDICATE.finditer(masked))
+        self.starts = [p.start() for p in self.found]
+        self.ends = [p.end() for p in self.found]
+
+    def of(self, u: Unit, m: re.Match) -> str | None:
+        """A predicate word in the phrase's sentence, or its cell of a table row, outside the phrase."""
+        lo, hi = 0, None
+        if u.where == "row":
+            c = u.cell_of(m.start())
+            if c is not None:
+                lo, hi = u.cells[c]
+        k = bisect_left(self.starts, lo)  # the first starting in the cell
+        if k < len(self.found) and self.ends[k] <= m.start():
+            return self._word(k)
+        k = bisect_left(self.starts, m.end())  # the first after the phrase
+        if k < len(self.found) and (hi is None or self.ends[k] <= hi):
+            return self._word(k)
+        return None
+
+    def _word(self, k: int) -> str:
+        return " ".join(self.found[k].group(0).lower().split())
 
 
 def _parser_before(masked: str, end: int) -> bool:
@@ -677,7 +793,9 @@ class _UnitVersions:
 def _subject_of(t: Token, parser: tuple[str, str] | None) -> dict | None:
     if parser is not None:
         return {"type": "parser", "name": parser[0], "kind": parser[1]}
-    if t.kind in ("path", "bare-file"):
+    if t.kind == "bare-file":
+        return {"type": "path", "path": t.value, "bare": True}
+    if t.kind == "path":
         return {"type": "path", "path": t.value}
     if t.kind == "symbol":
         return {"type": "name", "name": t.value}  # a parser name or a symbol: checkdoc decides
@@ -695,25 +813,27 @@ def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str,
     `p`", "`p`: `X`"); or the sentence's one path. `plain`: _plain(toks, files), when the caller has it."""
     t = toks[i]
     plain = _plain(toks, files) if plain is None else plain
+
+    def how(o: Token, pairing: str) -> tuple[str, str]:
+        return o.value, "reference" if o.extra.get("reference") else pairing
+
     if u.where == "row":
-        return (plain[0].value, "row") if len(plain) == 1 else None
+        return how(plain[0], "row") if len(plain) == 1 else None
     for j in (i + 1, i - 1):
-        if 0 <= j < len(toks) and toks[j].kind == "path":
+        if 0 <= j < len(toks) and toks[j].kind in ("path", "bare-file") and not toks[j].extra.get("reference"):
             a, b = (t, toks[j]) if j > i else (toks[j], t)
             if _connects(masked[a.end:b.start]) and not PLACEHOLDER.search(toks[j].value):
                 return toks[j].value, "next to"
     if len(plain) == 1 and len(files) == 1 and u.where == "prose":
-        return plain[0].value, "sentence"
+        return how(plain[0], "sentence")
     return None
 
 
 def _grep_claims(u: Unit, toks: list[Token], i: int, files: list[int], historical: bool) -> list[Claim]:
     t = toks[i]
     paths = t.extra["paths"]
-    if not paths:
-        near = [toks[j] for j in files if j != i]
-        if len(near) == 1:
-            paths = [near[0].value]
+    if not paths and len(files) == 1 and files[0] != i:  # the one path of the unit (a scan per grep was quadratic)
+        paths = [toks[files[0]].value]
     if not paths:
         return [Claim(t.line, "unreadable", f"`grep {t.value}`", {"reason": "a grep with no repository path"})]
     out = []
@@ -745,6 +865,15 @@ def _count_claim(u: Unit, masked: str, m: re.Match, versions: _UnitVersions) -> 
         if c is None:
             continue
         text = f"{n} {' '.join(u.text[real_at:c.end()].split())}" + (f" at {version}" if version else "")
+        q = QUALIFIER_AT.match(masked, c.end())
+        if q and kind == "names" and re.search(r"\b(?:unified|standalone|name-check)\b", q.group("rest"), re.I):
+            impl = re.search(r"\b(?:unified|standalone|name-check)\b", q.group("rest"), re.I).group(0).lower()
+            return Claim(line, "count", f"{n} {impl} names" + (f" at {version}" if version else ""),
+                         {"n": n, "what": "impl", "impl": impl, "version": version})
+        if q:
+            return Claim(line, "unreadable", f"{n} {what}" + (f" at {version}" if version else ""),
+                         {"reason": f"the count is of a qualified set (\"{' '.join(q.group(0).split())}\"), "
+                                    "which tpindex does not count"})
         data = {"n": n, "what": kind, "version": version}
         if kind == "names":
             data["kind"] = (c.group("kind") or "tool").lower()

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from .versions import AnswerError
 
 TOP_KINDS = ("class", "function")
-PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}")  # <name>, {x}: one path part of a pattern
+# <name>, {x}, a lone capital letter starting a file name (`X_tool_parser.py`), your_*: one path part of a pattern
+PLACEHOLDER = re.compile(r"<[^<>/]+>|\{[^{}/]+\}|(?:(?<=/)|^)[A-Z](?=[_.-])|(?<![A-Za-z0-9])[Yy]our_\w+")
 
 
 @dataclass(frozen=True)

@@ -288,9 +288,10 @@ def check_doc(document, at, fmt, db_path):
     exist, symbols are defined or mentioned in the files they are named with, parser names are registered,
     aliases are one class, version claims ("(v0.29.0+)", "since", "removed at", "moved at", "before") and
     counts ("54 tool parser names at v0.32.0") hold. Each claim: ok, stale (true once; what is true now and
-    since when), wrong (never true; the true version) or unchecked (why).
+    since when), too-new (true only from a later version), wrong (never true; the true version) or
+    unchecked (why).
 
-    Exit status 0 when nothing is stale or wrong, 1 when something is, 2 on error. Paths and symbols need
+    Exit status 0 when nothing is stale, too-new or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
     from ..answers import checkdoc

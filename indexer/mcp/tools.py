@@ -168,8 +168,8 @@ def register(mcp: MCPServer, run: Runner) -> None:
     @mcp.tool(annotations=READ_ONLY, description=(
         "Check an operator reference about vLLM (Markdown text: a runbook, a skill file, a pointer map) against "
         "the index: its paths, symbols named with files, parser names, aliases, version claims ((v0.29.0+), "
-        "since, removed at, moved at) and counts, each ok, stale (with what is true now and since when), wrong "
-        "or unchecked (why), at `versions` (default: the newest indexed)."))
+        "since, removed at, moved at) and counts, each ok, stale (with what is true now and since when), too-new "
+        "(true only from a later version), wrong or unchecked (why), at `versions` (default: the newest indexed)."))
     async def check_doc(document: str, versions: list[str] | None = None,
                         ctx: Context | None = None) -> CallToolResult:
         if len(document) > 200_000:

@@ -165,12 +165,12 @@ WHERE = {
 }
 _CLAIM = {"type": "object", "required": ["line", "kind", "claim", "status", "message", "evidence"], "properties": {
     "line": _INT, "kind": _STR, "claim": _STR,
-    "status": {"type": "string", "enum": ["ok", "stale", "wrong", "unchecked"]}, "message": _STR,
+    "status": {"type": "string", "enum": ["ok", "stale", "too-new", "wrong", "unchecked"]}, "message": _STR,
     "evidence": {"type": "array", "items": {"type": "object"}}}}
 CHECK_DOC = {
     "type": "object",
-    "description": "Each claim of a Markdown document checked at each version: ok, stale, wrong or unchecked; "
-                   "`failed` when any is stale or wrong.",
+    "description": "Each claim of a Markdown document checked at each version: ok, stale, too-new, wrong or "
+                   "unchecked; `failed` when any is stale, too-new or wrong.",
     "required": ["document", "claims", "versions", "failed"],
     "properties": {
         "document": _STR, "claims": _INT, "failed": {"type": "boolean"},
