@@ -233,6 +233,7 @@ PATTERNS = [
     ("MAGIC", []), ("payload", ["-i"]),                # binary files only
     ("no newline at the end$", []), ("pass", ["-i", "-F"]),
     ("required_and_named", ["-F", "-i"]),
+    ("(HACK|FIXME|TODO)", []), ("(hack|todo)", ["-i"]),  # broad: many lines in many files
     ("this matches nothing at all", []),              # an empty result
     ("a)", []), ("", []),
 ]
@@ -243,6 +244,19 @@ def test_grep_equals_git_grep(fixture, pattern, flags):
     repo, db = fixture
     expected = git_grep(repo, pattern, flags, TAGS)
     assert ours(db, pattern, flags) == expected
+
+
+@pytest.mark.parametrize("per_block", [0, 1 << 20])
+def test_candidate_blobs_asked_by_groups_of_blocks_or_block_by_block_give_the_same_lines(fixture, monkeypatch,
+                                                                                          per_block):
+    """code.holding asks the inverted index block by block (few blocks) or in groups (many): either way the
+    lines git grep finds."""
+    from indexer import code
+
+    repo, db = fixture
+    monkeypatch.setattr(code, "PER_BLOCK_QUERIES", per_block)
+    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", []), ("^", [])):
+        assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
 
 
 def test_the_index_block_size_is_the_one_the_database_was_built_with(tmp_path, monkeypatch):
