@@ -234,6 +234,7 @@ PATTERNS = [
     ("no newline at the end$", []), ("pass", ["-i", "-F"]),
     ("required_and_named", ["-F", "-i"]),
     ("(HACK|FIXME|TODO)", []), ("(hack|todo)", ["-i"]),  # broad: many lines in many files
+    ("x(HACK|FIXME)+|\\<(tool|None)\\>", []), ("(İstanbul|ılık)", ["-i"]), ("(ab|cd)\\1|^$", []),
     ("this matches nothing at all", []),              # an empty result
     ("a)", []), ("", []),
 ]
@@ -466,3 +467,17 @@ def test_check_finds_parsed_files_whose_code_is_missing(fixture, tmp_path):
     conn.close()
     r = tpindex("check", "--db", copy, ok=False)
     assert r.exit_code == 1 and "have no stored code" in r.output and GAMMA in r.output
+
+
+def test_an_alternation_of_texts_gives_the_prefilter_its_texts():
+    """A pattern with no one required text but alternatives that each require one: every matching line holds
+    one of them, and only the lines holding one are matched (grep._scan); an alternative requiring no text
+    (a single character, an empty one) leaves the prefilter out."""
+    from indexer.answers.ere import translate
+
+    assert translate("(HACK|FIXME|TODO)").any_of == ["FIXME", "HACK", "TODO"]
+    assert translate("x(HACK|FIXME)+").any_of == ["FIXME", "HACK"]
+    assert translate("(Hack|todo)", icase=True).any_of == ["hack", "todo"]
+    for pattern in ("HACK|x", "(HACK|FIXME)*", "(HACK|)", "(a|bc)d"):
+        assert translate(pattern).any_of is None, pattern
+    assert translate("(foo|bar)baz").literal == "baz"
