@@ -123,8 +123,9 @@ def parse_args(argv):
 
 
 class Bench:
-    def __init__(self, args, repo: Path, labels: list[str], work: Path):
+    def __init__(self, args, repo: Path, labels: list[str], work: Path, path: Path | None = None, env=None):
         self.args, self.repo, self.labels, self.work = args, repo, labels, work
+        self.path, self.env = path, env or {}
         self.exe = tpindex_exe()
         self.samples: dict[str, list[dict]] = {}
         self.checks: dict[str, list[dict]] = {}  # (h): tpindex grep's results beside git grep's, per run
@@ -142,6 +143,15 @@ class Bench:
         self.samples.setdefault(key, []).append(row)
         wall = row.get("wall", row.get("parse_s"))
         log(f"    {key:<10} {wall:8.3f} s")
+        self.save()
+
+    def save(self) -> None:
+        """The samples so far into the results file (`partial`): a run cut short keeps what it measured."""
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"environment": {**self.env, "loadavg_end": os.getloadavg()},
+                                             "runs": self.args.runs, "partial": True, "checks": self.checks,
+                                             "samples": self.samples}, indent=1, default=str))
 
     def floor(self, scope: str, extract: bool) -> dict:
         cmd = [sys.executable, str(HERE / "floor.py"), "--repo", str(self.repo), "--tags", self.args.tags,
@@ -274,6 +284,7 @@ class Bench:
                             "--db", str(db), "-q"])
 
     def run(self) -> None:
+        """Issue 30's figures first (a run cut short keeps them: see save)."""
         newest, others = self.labels[-1], self.labels[:-1]
         a_db, c_base, c_db, j_db = self.work / "a.db", self.work / "c-base.db", self.work / "c.db", self.work / "j.db"
         if others:
@@ -284,6 +295,7 @@ class Bench:
             log(f"run {i}/{self.args.runs}")
             self.record("a", self.build(a_db))
             self.size("i_a", a_db)
+            self.record("f_a", self.floor("default", extract=i == 1))
             self.grep("default", a_db)
             self.record("b", self.build(a_db, fresh=False))
             self.record("g_which", measure.run([self.exe, "which", self.args.name, "--db", str(a_db)]))
@@ -295,26 +307,26 @@ class Bench:
                     p.unlink()
                 shutil.copyfile(c_base, c_db)
                 self.record("c", self.build(c_db, tags=newest, fresh=False))
+            if not self.args.skip_all_scope:
+                d_db = self.work / "d.db"
+                self.record("d", self.build(d_db, "--scope", "all"))
+                self.size("i_d", d_db)
+                self.grep("all", d_db)
+            if not self.args.skip_tree:
+                self.record("k", self.build(self.work / "k.db", "--tree"))
+            if not self.args.skip_serve:
+                self.serve(a_db)
             if index_labels:
                 self.record("j", self.index(j_db))
                 self.record("g_where", measure.run([self.exe, "where", self.args.symbol, "--db", str(j_db)],
                                                    ok=(0, 1)))
-            if not self.args.skip_serve:
-                self.serve(a_db)
-            if not self.args.skip_tree:
-                self.record("k", self.build(self.work / "k.db", "--tree"))
             if not self.args.skip_replay:
                 self.replay(a_db, first=i == 1)
             if not self.args.skip_extras:
                 self.record("e", self.build(self.work / "e.db", "--no-dedup"))
                 self.record("i_a0", self.build(self.work / "a0.db", "--no-code"))
                 self.size("i_a0_size", self.work / "a0.db")
-            self.record("f_a", self.floor("default", extract=i == 1))
             if not self.args.skip_all_scope:
-                d_db = self.work / "d.db"
-                self.record("d", self.build(d_db, "--scope", "all"))
-                self.size("i_d", d_db)
-                self.grep("all", d_db)
                 self.record("f_d", self.floor("all", extract=i == 1 and not self.args.skip_extras))
                 if i == 1 and not self.args.skip_extras:  # once: the code's cost in the slowest build
                     self.record("i_d0", self.build(self.work / "d0.db", "--scope", "all", "--no-code"))
@@ -649,7 +661,8 @@ def heading(results: dict) -> str:
     return (f"{len(labels)} tags {labels[0]}..{labels[-1]}, median of {results['runs']} run(s), {env['cpus']} CPU(s),"
             f" Python {env['python']}, tree-sitter {env['tree_sitter']}, load average"
             f" {env['loadavg_start'][0]:.1f} at start, {env['loadavg_end'][0]:.1f} at end;"
-            f" commit {(env.get('project_commit') or '?')[:10]}{' (uncommitted changes)' if env.get('project_dirty') else ''}")
+            f" commit {(env.get('project_commit') or '?')[:10]}{' (uncommitted changes)' if env.get('project_dirty') else ''}"
+            + ("; a run cut short (the figures it measured)" if results.get("partial") else ""))
 
 
 def markdown_text(path: Path) -> str:
@@ -716,14 +729,14 @@ def main(argv=None) -> int:
     log(f"benchmarking {len(labels)} tag(s) {labels[0]} .. {labels[-1]} of {repo}, {args.runs} run(s)")
     env = environment(repo, labels)
     jobs = os.cpu_count() or 1
+    path = args.json or cache_dir() / "results" / time.strftime("bench-%Y%m%d-%H%M%S.json")
     with tempfile.TemporaryDirectory(prefix="tpindex-bench-") as work:
-        bench = Bench(args, repo, labels, Path(work))
+        bench = Bench(args, repo, labels, Path(work), path, env)
         try:
             bench.run()
         except measure.CommandFailed as e:
             sys.exit(f"bench: {e}")
     env["loadavg_end"] = os.getloadavg()
-    path = args.json or cache_dir() / "results" / time.strftime("bench-%Y%m%d-%H%M%S.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     # the measurements first: whatever happens while they are summarised, a long run is never lost
     path.write_text(json.dumps({"environment": env, "runs": args.runs, "checks": bench.checks,
