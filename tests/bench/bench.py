@@ -606,6 +606,7 @@ def _verdict(met) -> str:
 
 
 def markdown(head: list[str], lines: list[list[str]], left: tuple[int, ...]) -> str:
+    lines = [[str(c).replace("|", "\\|") for c in cells] for cells in lines]  # a pattern's | is no cell border
     widths = [max(len(str(c)) for c in col) for col in zip(head, *lines, strict=True)]
     fmt = "| " + " | ".join(f"{{:{'<' if i in left else '>'}{w}}}" for i, w in enumerate(widths)) + " |"
     out = [fmt.format(*head), "|" + "|".join(("-" * (w + 2)) if i in left else ("-" * (w + 1) + ":")
