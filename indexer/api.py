@@ -9,7 +9,7 @@ classes (indexer/answers/model.py); `.to_json()` gives the JSON contract of inde
     print(ans.parsers[0].real_file)          # vllm/parser/glm47_moe.py
     print(ix.diff("v0.31.0", "v0.32.0").changes[0].type)
 
-Errors a user can fix raise `indexer.problems.Problem` (message + hint).
+Errors a user can fix raise `indexer.core.problems.Problem` (message + hint).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Index:
     def __init__(self, db: str | Path | sqlite3.Connection | object, time_limit: float | None = None):
         """A database path (opened read-only), an open sqlite3 connection, or a store.Reader. `time_limit`:
         the seconds a search may take unless its call says (default answers.grep.GREP_TIME_LIMIT)."""
-        from .store import Reader, connect
+        from .store.database import Reader, connect
 
         self.time_limit = time_limit
         if isinstance(db, (str, Path)):

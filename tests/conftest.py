@@ -92,10 +92,10 @@ def rows(db_path: Path, sql: str, params=()) -> list[tuple]:
 
 def build_tags(repo: Path, db_path: Path, spec: str, pre: bool = False, scope=None, jobs: int = 1):
     """Select versions by spec in a git repository and build them; -> BuildStats."""
-    from indexer.build import build
-    from indexer.scope import Scope
+    from indexer.build.pipeline import build
+    from indexer.core.scope import Scope
+    from indexer.core.specs import select
     from indexer.sources.git import GitSource
-    from indexer.specs import select
 
     source = GitSource(repo)
     chosen = select(spec, source.names(), pre=pre, is_ref=source.is_ref)
@@ -105,7 +105,7 @@ def build_tags(repo: Path, db_path: Path, spec: str, pre: bool = False, scope=No
 
 def tpindex(*args: str, ok: bool = True):
     """Run the CLI in-process; asserts exit code 0 unless ok=False."""
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     if ok:

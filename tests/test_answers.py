@@ -79,3 +79,30 @@ def test_export_formats_are_golden_and_stable(db, fmt, ext):
     first = tpindex("export", "--at", "v0.25.0", "--format", fmt, "--db", db).output
     assert first == tpindex("export", "--at", "v0.25.0", "--format", fmt, "--db", db).output
     golden(f"export_v0.25.0.{ext}", first)
+
+
+@pytest.mark.parametrize("args,name", [
+    (("card", "alpha", "--at", "v0.24.0"), "card_alpha_v0.24.0.txt"),
+    (("card", "delta", "--at", "v0.24.0", "--format", "json"), "card_delta_v0.24.0.json"),
+    (("card", "beta", "--format", "markdown"), "card_beta.md"),
+    (("card", "--all", "--at", "v0.25.0", "--format", "markdown"), "card_all_v0.25.0.md"),
+])
+def test_card_is_golden(db, args, name):
+    golden(name, tpindex(*args, "--db", db).output)
+
+
+@pytest.mark.parametrize("args,name", [
+    (("grep", "class .*Parser", "--color", "never"), "grep_class_parser.txt"),
+    (("grep", "def ", "-F", "--path", "vllm/tool_parsers", "--format", "json"), "grep_def_tool_parsers.json"),
+])
+def test_grep_is_golden(db, args, name):
+    golden(name, tpindex(*args, "--db", db).output)
+
+
+@pytest.mark.parametrize("args,name", [
+    (("show", "alpha", "--at", "v0.24.0", "--color", "never"), "show_alpha_v0.24.0.txt"),
+    (("show", "delta", "--at", "v0.24.0", "--format", "json"), "show_delta_v0.24.0.json"),
+    (("show", "vllm/tool_parsers/__init__.py:1-8", "--at", "v0.25.0", "--color", "never"), "show_init_v0.25.0.txt"),
+])
+def test_show_is_golden(db, args, name):
+    golden(name, tpindex(*args, "--db", db).output)

@@ -196,14 +196,14 @@ def test_newer_schema_is_refused(repo, built, tmp_path):
 def test_older_schema_is_migrated(repo, built, tmp_path, monkeypatch):
     """A tpindex one schema ahead (a made-up migration adds a column): a build migrates a database of the
     current schema in place and keeps its versions."""
-    import indexer.store
+    import indexer.store.database
 
-    now = indexer.store.SCHEMA_VERSION
+    now = indexer.store.database.SCHEMA_VERSION
     db = tmp_path / "older.db"
     db.write_bytes(built.read_bytes())
-    monkeypatch.setattr(indexer.store, "SCHEMA_VERSION", now + 1)
-    monkeypatch.setattr(indexer.store, "MIGRATIONS",
-                        {**indexer.store.MIGRATIONS, now: "alter table versions add column note text;"})
+    monkeypatch.setattr(indexer.store.database, "SCHEMA_VERSION", now + 1)
+    monkeypatch.setattr(indexer.store.database, "MIGRATIONS",
+                        {**indexer.store.database.MIGRATIONS, now: "alter table versions add column note text;"})
     out = tpindex("check", "--db", db, ok=False)
     assert out.exit_code == 1 and f"schema version {now}" in out.output and "migrates" in out.output
     tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")

@@ -88,7 +88,7 @@ def cards_server(browser, tmp_path):
 def serve(db, tmp_path):
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli", "serve", "--db", str(db), "--host", "127.0.0.1",
+    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli.main", "serve", "--db", str(db), "--host", "127.0.0.1",
                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/"
     try:

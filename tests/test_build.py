@@ -192,7 +192,7 @@ CROSSING_SCOPE = ("scripts/*.py",)
 
 
 def crossing_build(repo, db, spec: str):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     return build_tags(repo, db, spec, scope=Scope.named("default", CROSSING_SCOPE))
 
@@ -252,7 +252,7 @@ MODULES = {
 
 
 def modules_build(repo, db, spec: str):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     return build_tags(repo, db, spec, scope=Scope.named("default", (f"{OUTSIDE}/*.py",)))
 
@@ -286,7 +286,7 @@ def as_an_older_tpindex_left_it(db, blob: str, version: str) -> None:
     path, and the version resolved without them."""
     import sqlite3
 
-    from indexer.store import FACT_TABLES
+    from indexer.store.database import FACT_TABLES
 
     conn = sqlite3.connect(db)
     conn.execute("update blobs set status = 'not-parsed', size = 0, error_count = 0, first_error_line = null,"

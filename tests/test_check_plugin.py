@@ -29,7 +29,7 @@ def plugin_db(eras_repo, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tree_db(eras_repo, tmp_path_factory):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     db = tmp_path_factory.mktemp("plugin-tree") / "i.db"
     build_tags(eras_repo, db, "v0.10.0..", scope=Scope.named("default", tree=True))

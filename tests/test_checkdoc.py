@@ -256,3 +256,12 @@ def test_counts_of_names_by_implementation_and_of_files(tree_db, tmp_path):  # n
         ("1 unified parser names at v0.31.0", "wrong", "0 at v0.31.0, not 1"),
         ("`vllm/tool_parsers/`", "ok", "a directory of 4 files"),
         ("4 files in `vllm/tool_parsers/` at v0.33.0", "ok", "4 at v0.33.0")]
+
+
+@pytest.mark.parametrize("fmt,name", [("text", "check_doc.txt"), ("json", "check_doc.json"),
+                                      ("markdown", "check_doc.md")])
+def test_check_doc_is_golden(tree_db, doc, fmt, name):  # noqa: F811
+    from test_answers import golden
+
+    r = tpindex("check-doc", doc, "--at", "v0.31.0", "--at", "v0.33.0", "--format", fmt, "--db", tree_db, ok=False)
+    golden(name, r.output.replace(str(doc), "DOC"))

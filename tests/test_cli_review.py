@@ -168,7 +168,7 @@ def test_which_all_json_links_the_last_version_of_a_range(logic):
 
 
 def test_lines_fit_a_terminal_and_stay_whole_in_a_pipe(unified_db, monkeypatch):  # noqa: F811
-    import indexer.answers.textfmt as textfmt
+    import indexer.render.text as textfmt
 
     piped = tpindex("which", "beta", "--at", "v0.25.0", "--db", unified_db).output
     assert max(len(line) for line in piped.splitlines()) > 100  # the registered hop, whole
@@ -182,7 +182,7 @@ def test_lines_fit_a_terminal_and_stay_whole_in_a_pipe(unified_db, monkeypatch):
 
 
 def test_shorten_middle_keeps_the_file_name():
-    from indexer.answers.textfmt import shorten_middle
+    from indexer.render.text import shorten_middle
 
     s = shorten_middle("vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py", 40)
     assert len(s) == 40 and s.endswith("hermes_tool_parser.py") and "…" in s
@@ -202,7 +202,7 @@ def test_a_mistyped_command_suggests_the_closest():
 
 
 def test_tpindex_db_sets_the_default_database(unified_db):  # noqa: F811
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     r = CliRunner().invoke(main, ["versions"], env={"TPINDEX_DB": str(unified_db)})
     assert r.exit_code == 0 and "v0.25.0" in r.output
@@ -212,8 +212,8 @@ def test_tpindex_db_sets_the_default_database(unified_db):  # noqa: F811
 def test_progress_names_the_version_being_written(tmp_path):
     from test_logic import TREE
 
-    from indexer.build import build
-    from indexer.scope import Scope
+    from indexer.build.pipeline import build
+    from indexer.core.scope import Scope
     from indexer.sources.git import GitSource
 
     repo = make_repo(tmp_path / "repo", {"v1": TREE, "v2": {}})

@@ -114,8 +114,8 @@ def git_bytes(repo: Path, *args: str) -> subprocess.CompletedProcess:
 # -- storage ----------------------------------------------------------------------------------------------
 
 def test_every_parsed_blob_is_stored_once_and_reads_back_as_git_has_it(fixture):
-    from indexer import code
-    from indexer.store import connect
+    from indexer.store import code
+    from indexer.store.database import connect
 
     repo, db = fixture
     conn = connect(db, create=False, readonly=True).conn
@@ -151,7 +151,7 @@ def test_a_build_reuses_stored_code_and_an_older_database_gets_its_code_on_the_n
     build_tags(repo, db, "v0.3.0")  # only gamma and the changed file are new
     assert rows(db, "select count(*) from code_texts")[0][0] == before + 2
     # make it look like a database of the schema before the code tables: no code, an older extractor
-    from indexer.store import SCHEMA_VERSION
+    from indexer.store.database import SCHEMA_VERSION
 
     conn = sqlite3.connect(db)
     conn.executescript("drop table code_texts; drop table code_lines; drop table code_index;"
@@ -252,7 +252,7 @@ def test_candidate_blobs_asked_by_groups_of_blocks_or_block_by_block_give_the_sa
                                                                                           per_block):
     """code.holding asks the inverted index block by block (few blocks) or in groups (many): either way the
     lines git grep finds."""
-    from indexer import code
+    from indexer.store import code
 
     repo, db = fixture
     monkeypatch.setattr(code, "PER_BLOCK_QUERIES", per_block)
@@ -261,7 +261,7 @@ def test_candidate_blobs_asked_by_groups_of_blocks_or_block_by_block_give_the_sa
 
 
 def test_the_index_block_size_is_the_one_the_database_was_built_with(tmp_path, monkeypatch):
-    from indexer import code
+    from indexer.store import code
 
     repo = make_repo(tmp_path / "repo", HISTORY)
     db = tmp_path / "shift.db"

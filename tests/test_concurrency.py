@@ -64,13 +64,13 @@ def test_readers_inside_an_open_write_see_only_complete_versions(fixture_repo, r
     """Each version's transaction is held open (its rows written, its status still 'building') while
     `which`, `versions`, `check`, `diff`, a plain read-only connection and Datasette read: they answer
     at once from the versions committed before it, complete and in order."""
-    import indexer.resolve
-    from indexer.serve.command import DB_NAME, make_datasette
+    import indexer.resolve.chains
+    from indexer.serve.app import DB_NAME, make_datasette
 
     _, want = reference
     labels = list(want)
     db = tmp_path / "r.db"
-    real = indexer.resolve.resolve_version
+    real = indexer.resolve.chains.resolve_version
     seen: list[list[str]] = []
 
     def resolve_then_read(*args, **kwargs):
@@ -102,7 +102,7 @@ def test_readers_inside_an_open_write_see_only_complete_versions(fixture_repo, r
         seen.append(done)
         return out
 
-    monkeypatch.setattr(indexer.resolve, "resolve_version", resolve_then_read)
+    monkeypatch.setattr(indexer.resolve.chains, "resolve_version", resolve_then_read)
     tpindex("build", "--repo", fixture_repo, "--tags", SPEC, "--pre", "-j", "2", "--db", db, "-q")
     assert len(seen) == N
     assert per_version(db) == want
@@ -110,10 +110,10 @@ def test_readers_inside_an_open_write_see_only_complete_versions(fixture_repo, r
 
 def test_a_reader_process_inside_an_open_write(fixture_repo, reference, tmp_path, monkeypatch):  # noqa: F811
     """The same for `tpindex which` as a separate process (its own SQLite library state)."""
-    import indexer.resolve
+    import indexer.resolve.chains
 
     db = tmp_path / "p.db"
-    real = indexer.resolve.resolve_version
+    real = indexer.resolve.chains.resolve_version
     outputs = []
 
     def resolve_then_read(*args, **kwargs):
@@ -126,7 +126,7 @@ def test_a_reader_process_inside_an_open_write(fixture_repo, reference, tmp_path
             outputs.append(None)
         return out
 
-    monkeypatch.setattr(indexer.resolve, "resolve_version", resolve_then_read)
+    monkeypatch.setattr(indexer.resolve.chains, "resolve_version", resolve_then_read)
     tpindex("build", "--repo", fixture_repo, "--tags", SPEC, "--pre", "--db", db, "-q")
     labels = list(reference[1])
     for i in (1, N - 1):
@@ -141,7 +141,7 @@ def test_a_reader_process_inside_an_open_write(fixture_repo, reference, tmp_path
 def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # noqa: F811
     """Readers poll as fast as they can while a build runs: every version they see is complete with all
     its rows (the counts of the clean build), versions appear in order, and no read is ever refused."""
-    from indexer.serve.command import DB_NAME, make_datasette
+    from indexer.serve.app import DB_NAME, make_datasette
 
     want_rows, want = reference
     db = tmp_path / "live.db"
@@ -175,7 +175,7 @@ def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # 
 # -- two builds -------------------------------------------------------------------------------------------------
 
 def test_second_build_is_refused_while_one_holds_the_lock(fixture_repo, reference, tmp_path):  # noqa: F811
-    from indexer.build import BuildLock
+    from indexer.build.pipeline import BuildLock
 
     db = tmp_path / "l.db"
     tpindex("build", "--repo", fixture_repo, "--tags", "v0.6.3", "--db", db, "-q")
@@ -194,7 +194,7 @@ def test_second_build_is_refused_while_one_holds_the_lock(fixture_repo, referenc
 def test_a_build_through_a_link_to_a_database_being_built_is_refused(fixture_repo, reference, tmp_path):  # noqa: F811
     """The lock is the real file's: a second build reaching the database through a symbolic link is
     refused with the same message, not failed later on a busy database."""
-    from indexer.build import BuildLock
+    from indexer.build.pipeline import BuildLock
 
     db = tmp_path / "real.db"
     tpindex("build", "--repo", fixture_repo, "--tags", "v0.6.3", "--db", db, "-q")

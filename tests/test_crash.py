@@ -199,7 +199,7 @@ def dump(db_path: Path) -> dict[str, list]:
 def code_dump(conn) -> dict[str, list]:
     """The code tables without their line ids (which follow the order builds met the lines): each blob's
     text, every distinct line, and whether the inverted index names exactly each blob's blocks."""
-    from indexer import code
+    from indexer.store import code
 
     texts = sorted(json.dumps([b, k, n, e, code.read_text(conn, b)]) for b, k, n, e in
                    conn.execute("select blob_id, kind, size, final_newline from code_texts"))
@@ -245,15 +245,15 @@ def connect(*args, **kwargs):
     conn.set_trace_callback(trace)
     return conn
 
-import indexer.store
-indexer.store.sqlite3 = type(sys)("sqlite3_traced")
-indexer.store.sqlite3.__dict__.update(sqlite3.__dict__)
-indexer.store.sqlite3.connect = connect
+import indexer.store.database
+indexer.store.database.sqlite3 = type(sys)("sqlite3_traced")
+indexer.store.database.sqlite3.__dict__.update(sqlite3.__dict__)
+indexer.store.database.sqlite3.connect = connect
 
-from indexer.build import build
-from indexer.scope import Scope
+from indexer.build.pipeline import build
+from indexer.core.scope import Scope
 from indexer.sources.git import GitSource
-from indexer.specs import select
+from indexer.core.specs import select
 
 source = GitSource(repo)
 chosen = select(spec, source.names(), pre=True, is_ref=source.is_ref)
@@ -345,7 +345,7 @@ def test_killed_at_a_statement_then_rebuilt(fixture_repo, clean, tmp_path, trial
 
 def tpindex_exe() -> list[str]:
     exe = Path(sys.executable).parent / "tpindex"
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from indexer.cli import main; main()"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from indexer.cli.main import main; main()"]
 
 
 def complete_versions(db: Path) -> int:
@@ -557,16 +557,16 @@ def test_archive_unreadable_during_the_build_keeps_earlier_versions(fake_index, 
 def limit_pages(monkeypatch, pages: int) -> None:
     """Builds open their database with `pragma max_page_count`: past it SQLite fails every write with
     SQLITE_FULL ("database or disk is full"), exactly as on a full disk."""
-    import indexer.store
+    import indexer.store.database
 
-    real = indexer.store.connect
+    real = indexer.store.database.connect
 
     def connect(*args, **kwargs):
         db = real(*args, **kwargs)
         db.execute(f"pragma max_page_count = {pages}")
         return db
 
-    monkeypatch.setattr(indexer.store, "connect", connect)
+    monkeypatch.setattr(indexer.store.database, "connect", connect)
 
 
 def git_build(repo, db, ok=True, jobs=2):
@@ -598,7 +598,7 @@ def test_disk_full_during_a_build_keeps_complete_versions(fixture_repo, clean, t
 def traced_connect(kill_at: int, counter: list[int]):
     """store.connect with every SQL statement SQLite runs counted (executescript's too), and a SIGKILL
     just before statement number kill_at."""
-    import indexer.store
+    import indexer.store.database
 
     real = sqlite3.connect
 
@@ -616,8 +616,8 @@ def traced_connect(kill_at: int, counter: list[int]):
     shim = type(sys)("sqlite3_traced")
     shim.__dict__.update(sqlite3.__dict__)
     shim.connect = connect
-    indexer.store.sqlite3 = shim
-    return indexer.store.connect
+    indexer.store.database.sqlite3 = shim
+    return indexer.store.database.connect
 
 
 def killed_in_child(fn) -> int:
@@ -634,11 +634,11 @@ def killed_in_child(fn) -> int:
 def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
     """Kill store.connect (with `migrate` as the schema version and migrations) at every statement it
     runs on the database `prepare` writes; after each, a normal connect works. -> number of kills."""
-    import indexer.store
+    import indexer.store.database
 
     def child(path, kill_at, counter):
         if migrate:
-            indexer.store.SCHEMA_VERSION, indexer.store.MIGRATIONS = migrate["version"], migrate["migrations"]
+            indexer.store.database.SCHEMA_VERSION, indexer.store.database.MIGRATIONS = migrate["version"], migrate["migrations"]
         traced_connect(kill_at, counter)(path).conn.close()
 
     def count_statements():
@@ -659,11 +659,11 @@ def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (kill_at, status)
         if migrate:
             with pytest.MonkeyPatch.context() as m:
-                m.setattr(indexer.store, "SCHEMA_VERSION", migrate["version"])
-                m.setattr(indexer.store, "MIGRATIONS", migrate["migrations"])
-                indexer.store.connect(db).conn.close()
+                m.setattr(indexer.store.database, "SCHEMA_VERSION", migrate["version"])
+                m.setattr(indexer.store.database, "MIGRATIONS", migrate["migrations"])
+                indexer.store.database.connect(db).conn.close()
         else:
-            indexer.store.connect(db).conn.close()
+            indexer.store.database.connect(db).conn.close()
     return total
 
 
@@ -683,7 +683,7 @@ def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
     exactly once."""
     from conftest import rows
 
-    from indexer.store import MIGRATIONS, SCHEMA_VERSION
+    from indexer.store.database import MIGRATIONS, SCHEMA_VERSION
 
     _, _, clean_db = clean
     migrate = {"version": SCHEMA_VERSION + 1, "migrations": {
@@ -716,7 +716,7 @@ def test_parser_worker_killed(fixture_repo, clean, tmp_path, monkeypatch):
 
     want, _, _ = clean
     db = tmp_path / "t.db"
-    monkeypatch.setattr("indexer.build.parse", parse_or_die)
+    monkeypatch.setattr("indexer.build.pipeline.parse", parse_or_die)
     result = git_build(fixture_repo, db, ok=False, jobs=2)
     monkeypatch.undo()
     assert_user_error(result, "worker")
@@ -762,10 +762,10 @@ else:
 
     threading.Thread(target=killer, daemon=True).start()
 
-from indexer.build import build
-from indexer.scope import Scope
+from indexer.build.pipeline import build
+from indexer.core.scope import Scope
 from indexer.sources.git import GitSource
-from indexer.specs import select
+from indexer.core.specs import select
 
 source = GitSource(repo)
 chosen = select("v0.6.3..", source.names(), pre=True, is_ref=source.is_ref)

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer import store
 from indexer.extract import parse
 from indexer.extract.locate import locate
+from indexer.store import database as store
 
 STATUSES = {"ok", "syntax-errors", "nul-bytes", "not-utf8", "extract-failed"}
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=300,

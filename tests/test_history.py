@@ -178,7 +178,7 @@ def test_builds_in_any_order_store_the_same_history(clone, tmp_path, order):
 
 @pytest.mark.parametrize("first", ["v0.20.0..", "v0.20.0..v0.21.0"])  # then every tag, new ones too
 def test_a_wider_scope_adds_its_paths_to_the_stored_commits(clone, tmp_path, first):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     repo, db, c = clone
     widened, wide = tmp_path / "widened.db", tmp_path / "wide.db"
@@ -451,7 +451,7 @@ def test_a_package_index_database_says_why_it_cannot_answer(monkeypatch, tmp_pat
         assert "--tags v0.30.0,v0.32.0" in r.output
     # through the query layer and MCP alike
     from indexer.api import Index
-    from indexer.problems import Problem
+    from indexer.core.problems import Problem
 
     with pytest.raises(Problem) as e:
         Index(db).contains("#52418")

@@ -101,7 +101,7 @@ DOC = textwrap.dedent(f"""\
 
 @pytest.fixture(scope="module")
 def tree_db(tmp_path_factory):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     repo = make_repo(tmp_path_factory.mktemp("moves") / "repo", HISTORY)
     db = tmp_path_factory.mktemp("moves-db") / "tree.db"

@@ -117,7 +117,7 @@ def export(db) -> dict[str, dict]:
 
 
 def test_the_scope_records_tests_under_tests_tool_use():
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     scope = Scope.named("default")
     assert scope.matches("tests/tool_use/test_kimi_k3_tool_parser.py")

@@ -72,7 +72,7 @@ REAL = {
 def pypi():
     from indexer.sources.pypi import PackageIndexError, PypiSource
 
-    source = PypiSource(progress=False)
+    source = PypiSource(progress=None)
     try:
         source.names()
     except PackageIndexError as e:

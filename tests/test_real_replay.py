@@ -45,7 +45,7 @@ SPECIALS = {"mistral": ["[TOOL_CALLS]"]}
 def pypi():
     from indexer.sources.pypi import PackageIndexError, PypiSource
 
-    source = PypiSource(progress=False)
+    source = PypiSource(progress=None)
     try:
         source.names()
     except PackageIndexError as e:

@@ -157,7 +157,7 @@ def test_readers_refuse_a_schema_they_cannot_read_and_say_how_to_migrate(built, 
     assert r.exit_code == 1 and "schema version 1" in r.output, r.output
 
     from indexer.api import Index
-    from indexer.problems import Problem
+    from indexer.core.problems import Problem
 
     with pytest.raises(Problem, match="schema 1"):
         Index(db)
@@ -688,7 +688,7 @@ def test_check_doc_reads_adversarial_documents_in_linear_time(built, name):
     """Each document is under the 200 kB cap; reading it must end (a bound of minutes that became
     seconds of linear work, generous for a loaded machine), with a report or the claims cap's refusal."""
     from indexer.api import Index
-    from indexer.problems import Problem
+    from indexer.core.problems import Problem
 
     text = ADVERSARIAL_DOCS[name]
     assert len(text.encode()) <= 200_000

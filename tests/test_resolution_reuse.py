@@ -43,8 +43,8 @@ for tag, files in CROSSING.items():
 
 
 def build(repo, db, spec: str, reuse: bool, monkeypatch):
-    from indexer import build as builder
-    from indexer.scope import Scope
+    from indexer.build import pipeline as builder
+    from indexer.core.scope import Scope
 
     monkeypatch.setattr(builder, "REUSE_RESOLUTION", reuse)
     return build_tags(repo, db, spec, scope=Scope.named("default", CROSSING_SCOPE))

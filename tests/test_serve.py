@@ -229,8 +229,8 @@ DELTA_CLASS_LINE = line_of(DELTA_PARSER, "class DeltaParser")
 
 def build_fixture(root: Path, upstream: str | None = None) -> Path:
     """The repository and its database under root, built by the real pipeline; -> the database path."""
-    from indexer.build import build
-    from indexer.scope import Scope
+    from indexer.build.pipeline import build
+    from indexer.core.scope import Scope
     from indexer.sources.git import GitSource
 
     repo = make_repo(root / "repo", HISTORY)
@@ -282,7 +282,7 @@ def fixture_db(tmp_path_factory) -> Path:
 
 
 def serve(db: Path, **kw) -> Client:
-    from indexer.serve.command import make_datasette
+    from indexer.serve.app import make_datasette
 
     return Client(make_datasette(db, **kw))
 
@@ -581,7 +581,7 @@ def test_upstream_comes_from_the_build_and_serve_time_wins(tmp_path):
 
 
 def test_link_rules():
-    from indexer.serve.links import link_columns, looks_like_path, ref_for, source_url
+    from indexer.core.links import link_columns, looks_like_path, ref_for, source_url
 
     keys = ["version", "file", "line", "reg_file", "reg_line", "real_file_a", "real_line_a", "a", "parent_file"]
     assert link_columns("file", keys) == ("version", "line")
@@ -772,7 +772,7 @@ def test_sql_has_a_time_limit(fixture_db):
         assert r.status_code == 400 and "too long" in r.text
     finally:
         c.close()
-    from indexer.serve.command import SQL_TIME_LIMIT_MS
+    from indexer.serve.app import SQL_TIME_LIMIT_MS
 
     assert client_setting(fixture_db) == SQL_TIME_LIMIT_MS
 
@@ -1096,9 +1096,9 @@ def test_code_pages_respect_datasette_permissions(fixture_db):
 def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypatch):
     """The database is served mutable so that a build finishing meanwhile shows up: its version's cells
     are linked to the version page too, once the labels the plugin read have aged (LABELS_TTL)."""
-    from indexer.build import build
-    from indexer.scope import Scope
-    from indexer.serve import plugin
+    from indexer.build.pipeline import build
+    from indexer.core.scope import Scope
+    from indexer.serve import state
     from indexer.sources.git import GitSource
 
     source = GitSource(make_repo(tmp_path / "repo", HISTORY))
@@ -1111,7 +1111,7 @@ def test_a_version_built_while_serving_gets_its_cells_linked(tmp_path, monkeypat
         link = f'href="/-/version/{VERSIONS[-1]}"'
         page = f"/tpindex/parser_map_v?version={VERSIONS[-1]}"
         build(db, source, [source.ref(VERSIONS[-1])], Scope.named("default"), jobs=1)
-        monkeypatch.setattr(plugin, "LABELS_TTL", 0.0, raising=False)
+        monkeypatch.setattr(state, "LABELS_TTL", 0.0)
         assert link in client.html(page)
     finally:
         client.close()

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import build_tags, make_repo, rows
 from eras import lazy_registry, tool_names
 
-from indexer.scope import Scope
+from indexer.core.scope import Scope
 from indexer.sources import git_blob_id
 from indexer.sources.directory import DirectorySource, metadata_version, version_from_file
 
@@ -117,7 +117,7 @@ def test_label_from_dist_info_next_to_an_installed_package(tmp_path):
 def test_missing_label_says_to_pass_label(tmp_path):
     with pytest.raises(ValueError, match="pass --label"):
         DirectorySource(unpacked(tmp_path, pkg_info=None))
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     result = CliRunner().invoke(main, ["build", "--path", str(tmp_path / "vllm-src"), "--db", str(tmp_path / "x.db")])
     assert result.exit_code == 2
@@ -154,7 +154,7 @@ def test_commit_is_stable_and_follows_in_scope_content(tmp_path):
 
 
 def test_cli_build_skips_an_unchanged_directory_and_reindexes_a_changed_one(tmp_path):
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     pkg, db = installed(tmp_path), tmp_path / "index.db"
 
@@ -178,7 +178,7 @@ def test_both_layouts_and_git_give_identical_rows(tmp_path):
     repo = make_repo(tmp_path / "repo", {"v0.30.0": files})
     git_db = tmp_path / "git.db"
     build_tags(repo, git_db, "v0.30.0")
-    from indexer.build import build
+    from indexer.build.pipeline import build
 
     tree_db, pkg_db = tmp_path / "tree.db", tmp_path / "pkg.db"
     scope = Scope.named("default")
@@ -213,7 +213,7 @@ def test_version_file_forms(tmp_path):
 def test_scope_patterns_stay_inside_the_tree(tmp_path, pattern):
     """--include (or --path GLOB) patterns are paths inside the tree: '..' and absolute ones are refused
     before anything is read or written."""
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     root = unpacked(tmp_path / "in")
     write(tmp_path, {"outside/leak.py": b"SECRET = 1\n", "in/secret.py": b"SECRET = 2\n"})

@@ -19,8 +19,9 @@ from click.testing import CliRunner
 from conftest import build_tags, make_repo, rows
 from eras import lazy_registry, tool_names
 
-from indexer.build import build
-from indexer.scope import Scope
+from indexer.build.pipeline import build
+from indexer.core.scope import Scope
+from indexer.core.specs import select
 from indexer.sources import git_blob_id
 from indexer.sources.pypi import (
     PYPI,
@@ -30,7 +31,6 @@ from indexer.sources.pypi import (
     releases_from_html,
     sdist_version,
 )
-from indexer.specs import select
 
 INIT = lazy_registry("tool", {"alpha": ("alpha_tool_parser", "AlphaToolParser"),
                               "alpha_alias": ("alpha_tool_parser", "AlphaToolParser")}, inline=True).encode()
@@ -180,11 +180,11 @@ def released(index):
 
 
 def source(index, cache: Path) -> PypiSource:
-    return PypiSource(cache_dir=cache, progress=False, index_url=index.url)
+    return PypiSource(cache_dir=cache, progress=None, index_url=index.url)
 
 
 def cli_build(monkeypatch, index, *args):
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     monkeypatch.setenv("PIP_INDEX_URL", index.url)
     return CliRunner().invoke(main, ["build", "--from-pypi", "-q", "-j", "1", *map(str, args)])
@@ -321,7 +321,7 @@ def test_unreadable_archive_names_the_version(index, tmp_path):
 
 
 def test_unreachable_index_is_a_clear_error(monkeypatch, tmp_path):
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
     result = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", tmp_path / "x.db",
@@ -395,7 +395,7 @@ def test_cli_build_twice_second_downloads_nothing_and_skips(monkeypatch, release
     assert sorted(released.downloads()) == ["/files/vllm-0.30.0.tar.gz", "/files/vllm-0.32.0.tar.gz"]
     assert rows(db, "select label, ref, source from versions order by ord") == [
         ("v0.30.0", "vllm-0.30.0.tar.gz", "pypi"), ("v0.32.0", "vllm-0.32.0.tar.gz", "pypi")]
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     second = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0..v0.32.0", "--db", str(db),
                                        "--cache-dir", str(cache)])
@@ -409,7 +409,7 @@ def test_unreachable_index_falls_back_to_the_cached_archives(monkeypatch, releas
     that is not cached is still a clear error."""
     db, cache = tmp_path / "index.db", tmp_path / "cache"
     assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
     offline = tmp_path / "offline.db"
@@ -583,7 +583,7 @@ def test_a_damaged_archive_on_the_index_is_refused_or_indexed_whole(monkeypatch,
 
 
 def test_offline_a_cached_archive_is_used_only_against_its_recorded_sha256(monkeypatch, released, tmp_path):
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     db, cache = tmp_path / "index.db", tmp_path / "cache"
     assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0

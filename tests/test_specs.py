@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import commit, make_repo, rows, tpindex
 
-from indexer.specs import SpecError, parse_version, select, sort_key
+from indexer.core.specs import SpecError, parse_version, select, sort_key
 
 TAGS = ["v0.9.0", "v0.10.0", "v0.2.0", "v0.6.1.post1", "v0.6.1", "v0.7.0rc1", "v0.7.0", "v0.7.1.dev3",
         "v0.8.0b1", "nightly", "v0.11.0a2", "v0.11.0"]

@@ -8,7 +8,7 @@ import pytest
 from conftest import build_tags, make_repo, rows, tpindex
 from test_where import HISTORY, TP, parser, registry, repo, tree_db  # noqa: F401 (fixtures)
 
-from indexer.scope import Scope
+from indexer.core.scope import Scope
 
 
 def test_every_file_of_the_tree_is_recorded(tree_db):  # noqa: F811
@@ -102,7 +102,7 @@ def test_light_and_full_extraction_give_the_same_definitions(data):
 
 
 def test_identifiers_are_indexed_case_sensitively():
-    from indexer.tree import encode_word, encode_words
+    from indexer.extract.words import encode_word, encode_words
 
     words = set(encode_words(b"class ToolParser: x_Y = config.Config  # TODO\n'hermes'").split())
     assert words == {"class", "$tool$parser", "x_$y", "config", "$config", "$t$o$d$o", "hermes"}
@@ -110,16 +110,16 @@ def test_identifiers_are_indexed_case_sensitively():
 
 
 def test_parsed_blobs_derive_their_definitions_without_a_second_parse(repo, tmp_path, monkeypatch):  # noqa: F811
-    import indexer.tree
+    import indexer.build.tree
 
     seen = []
-    real = indexer.tree.light
+    real = indexer.build.tree.light
 
     def spy(data, defs, words):
         seen.append((data, defs))
         return real(data, defs, words)
 
-    monkeypatch.setattr(indexer.tree, "light", spy)
+    monkeypatch.setattr(indexer.build.tree, "light", spy)
     db = tmp_path / "t.db"
     build_tags(repo, db, "v0.30.0", scope=Scope.named("default", tree=True), jobs=1)
     parsed_light = {d for d, defs in seen if defs}

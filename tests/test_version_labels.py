@@ -41,7 +41,7 @@ def repo(tmp_path_factory):
 @pytest.fixture(scope="module")
 def db(repo, tmp_path_factory):
     """v0.30.0 - v0.32.0 indexed with --tree (v0.33.0 is in the repository, not indexed)."""
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     path = tmp_path_factory.mktemp("labels-db") / "index.db"
     build_tags(repo, path, "v0.30.0..v0.32.0", scope=Scope.named("default", tree=True))
@@ -78,7 +78,7 @@ def test_a_short_label_names_the_one_equal_version_in_every_command(db, label):
 def test_check_doc_at_a_short_label(db):
     from click.testing import CliRunner
 
-    from indexer.cli import main
+    from indexer.cli.main import main
 
     r = CliRunner().invoke(main, ["check-doc", "-", "--at", "v0.31", "--at", "v0.30..v0.31", "--format", "json",
                                   "--db", str(db)], input="Use `--tool-call-parser alpha`.\n")
@@ -172,7 +172,7 @@ def test_canned_questions_resolve_short_labels(client):
 
 
 def test_mcp_arguments_resolve_short_labels(db):
-    from indexer.mcp_tools import stdio_server
+    from indexer.mcp.tools import stdio_server
 
     server = stdio_server(str(db))
     got = asyncio.run(server.call_tool("which", {"name": "alpha", "version": "v0.31"}))

@@ -167,7 +167,7 @@ def repo(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tree_db(repo, tmp_path_factory):
-    from indexer.scope import Scope
+    from indexer.core.scope import Scope
 
     db = tmp_path_factory.mktemp("where-db") / "tree.db"
     build_tags(repo, db, "v0.30.0..v0.33.0", scope=Scope.named("default", tree=True), jobs=2)
@@ -294,3 +294,14 @@ def test_where_json_follows_its_schema(tree_db, args):
     r = tpindex("where", *args, "--format", "json", "--db", tree_db, ok=False)
     if r.exit_code == 0:
         jsonschema.Draft202012Validator(load("where")).validate(json.loads(r.output))
+
+
+@pytest.mark.parametrize("args,name", [
+    (("make_arg_parser", "--all"), "where_make_arg_parser_all.txt"),
+    (("setup_env", "--all", "--format", "json"), "where_setup_env_all.json"),
+    (("vllm/entrypoints/chat/serving.py", "--all"), "where_serving_all.txt"),
+])
+def test_where_is_golden(tree_db, args, name):
+    from test_answers import golden
+
+    golden(name, where(tree_db, *args).output)

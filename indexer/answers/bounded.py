@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import threading
 
-from ..problems import Problem
+from ..core.problems import Problem
 
 MEMORY_LIMIT = 2 << 30  # bytes of address space a child may add to what it starts with
 
@@ -32,7 +32,7 @@ class TooLarge(Problem):
     """The work needed more memory than the limit, or its process died."""
 
 
-_PRELOAD = ["indexer.answers.grep", "indexer.store"]
+_PRELOAD = ["indexer.answers.grep", "indexer.store.database"]
 _running: set = set()  # the children at work, for stop_all
 _lock = threading.Lock()
 

@@ -34,7 +34,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..serve.links import source_url
+from ..core.links import source_url
 from .matching import for_version
 from .model import Model
 from .successors import Maps, Successor, links
@@ -225,7 +225,7 @@ def _card(version: str, r: dict, link: Links) -> Card:
 def _streaming_method(c: Card) -> dict | None:
     """The streaming method as the side that does the parsing resolves it (engine, composed, else
     registered), for the name's kind (logic.STREAMING)."""
-    from ..logic import STREAMING
+    from ..resolve.logic import STREAMING
 
     for role in ("engine", "composed", "registered"):
         for name in STREAMING[c.kind]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..specs import parse_version, sort_key
-from ..tree import WORD_SUFFIXES
+from ..core.specs import parse_version, sort_key
+from ..extract.words import WORD_SUFFIXES
 from .docclaims import Claim, Knowledge, TooManyClaims, read
 from .trees import PLACEHOLDER, Def, TreeIndex, has_file_suffix, to_glob
 from .versions import AnswerError, require
@@ -511,7 +511,7 @@ def _hist(path: str) -> dict:
 
 def resolve_versions(db, specs: list[str] | tuple[str, ...]) -> list[str]:
     """--at values (each a version or a spec: A..B, lists, globs) -> indexed versions, in order."""
-    from ..specs import SpecError, select
+    from ..core.specs import SpecError, select
     from .versions import indexed, newest
 
     if not specs:

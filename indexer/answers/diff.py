@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from ..logic import PARTS
+from ..resolve.logic import PARTS
 from .model import Change, CodePart, Diff
 from .successors import Successor, successor
 from .versions import require, upstream_refs
@@ -269,7 +269,7 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
     """Lines removed and added in each part's lines of a file, and in the whole file, compared by the stored
     line ids (no text read): ({part: (added, removed)}, file added, file removed); a side without the file
     counts its part's lines whole. None when the code is not stored."""
-    from .. import code
+    from ..store import code
 
     if blob_a is None or blob_b is None:
         if code.line_ids(db, blob_a or blob_b) is None:
@@ -300,7 +300,7 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
 
 def comparer(db, a: str, b: str):
     """path -> the upstream compare link of A and B at that file (None when the upstream has none)."""
-    from ..serve.links import compare_url
+    from ..core.links import compare_url
 
     upstream, refs = upstream_refs(db, [a, b])
     return lambda path: compare_url(upstream, refs.get(a, a), refs.get(b, b), path)
@@ -308,7 +308,7 @@ def comparer(db, a: str, b: str):
 
 def upstream_linker(db):
     """(version, file, line) -> the upstream URL of that line at that version."""
-    from ..serve.links import source_url
+    from ..core.links import source_url
 
     upstream, refs = upstream_refs(db)
     return lambda version, file, line=None: source_url(upstream, refs.get(version, version), file, line)
@@ -368,45 +368,3 @@ def _class_changes(db, a: str, b: str) -> list[Change]:
 
 
 # -- text and Markdown -------------------------------------------------------------------------------------
-
-def format_text(d: Diff, width: int | None = None) -> str:
-    from . import textfmt
-
-    if not d.changes:
-        return f"no changes between {d.a} and {d.b}"
-    lines = [f"{len(d.changes)} change(s) from {d.a} to {d.b}:"]
-    pad = max(len(c.type) for c in d.changes) + 2
-    for c in d.changes:
-        lines += textfmt.table([(c.type.ljust(pad - 2), f"{c.subject}: {c.detail}")], width, indent="")
-        for k in c.commits or ():
-            lines += textfmt.hanging(" " * pad + f"commit {k.sha[:10]} ", k.subject, width)
-    return "\n".join(lines)
-
-
-def format_markdown(d: Diff, source_url=None) -> str:
-    """A table for issues and pull requests; `source_url(version, file, line)` links files upstream."""
-    lines = [f"# Changes from {d.a} to {d.b}", ""]
-    if not d.changes:
-        return "\n".join(lines + ["No changes."])
-    lines += ["| change | kind | name | before | after | where | detail |", "|---|---|---|---|---|---|---|"]
-
-    def esc(s):
-        return "" if s is None else str(s).replace("|", "\\|").replace("\n", " ")
-
-    for c in d.changes:
-        where = ""
-        if c.file:
-            at = d.a if c.type.endswith("-removed") else d.b
-            label = f"{c.file}:{c.line}" if c.line else c.file
-            url = source_url(at, c.file, c.line) if source_url else None
-            where = f"[{esc(label)}]({url})" if url else esc(label)
-        if c.compare:
-            where += f" ([compare]({c.compare}))"
-        detail = esc(c.detail)
-        if c.commits:
-            from .history import md_commit
-
-            detail += "<br>" + "<br>".join(md_commit(k) for k in c.commits)
-        lines.append(f"| {c.type} | {esc(c.kind)} | {esc(c.name)} | {esc(c.before)} | {esc(c.after)} | {where} |"
-                     f" {detail} |")
-    return "\n".join(lines)

@@ -16,7 +16,7 @@ reads them as the letter), the buffer anchors \\` and \\', equivalence classes [
 symbols [[.a.]], ranges with a non-ASCII end (the C library refuses them too), a pattern spanning lines.
 
 Assumptions (the tests run git grep with LC_ALL=C.UTF-8): text is UTF-8; a byte that is not is stored as
-a private-use character (indexer.code.INVALID), which no pattern element matches (the C library matches
+a private-use character (indexer.store.code.INVALID), which no pattern element matches (the C library matches
 no character there either); character classes of non-ASCII characters follow the C library's C.UTF-8
 tables as far as Unicode categories tell them (see _class_body); -i folds case
 as Python does (simple case folding; ß does not match ss), except that a literal i or I never matches the
@@ -33,14 +33,14 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..problems import Problem
+from ..core.problems import Problem
 
 DUP_MAX = 32767  # RE_DUP_MAX of the C library
 MAX_PATTERN = 4096  # characters of a pattern: longer ones are refused before any work
 MAX_TRANSLATION = 200_000  # characters of its translation (\\b alone is 8,500; compiling costs ~10 µs each)
 MAX_NESTING = 100  # groups inside groups (the parser and Python's own recurse once per level)
 CLASSES_VERSION = 3  # bump when the class definitions or their form below change (their cache is keyed by it)
-NOT_CHAR = "\U0010ff80-\U0010ffff"  # bytes that are not UTF-8 (indexer.code.INVALID): never matched
+NOT_CHAR = "\U0010ff80-\U0010ffff"  # bytes that are not UTF-8 (indexer.store.code.INVALID): never matched
 _CLASSES = ("alpha", "digit", "alnum", "upper", "lower", "space", "blank", "punct", "print", "graph", "cntrl",
             "xdigit")
 
@@ -119,7 +119,7 @@ def translate(pattern: str, icase: bool = False, fixed: bool = False) -> Transla
     if "\n" in pattern:
         raise PatternError("the pattern holds a newline; git grep would read it as several patterns",
                            "search one line at a time, or join them as A|B")
-    from ..code import stored_form
+    from ..store.code import stored_form
 
     pattern = stored_form(pattern)  # bytes of the argument that are not UTF-8 match those bytes, as in git grep
     if any("\ud800" <= c <= "\udfff" for c in pattern):  # a lone surrogate (JSON can carry one): no text

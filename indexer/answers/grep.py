@@ -20,7 +20,7 @@ import fnmatch
 import functools
 from dataclasses import dataclass, field
 
-from .. import code
+from ..store import code
 from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
 
@@ -84,7 +84,7 @@ def select_versions(db, tags: str | None, at: str | None) -> list[str]:
     if at:
         return [require(db, at)]
     if tags:
-        from ..specs import SpecError, select
+        from ..core.specs import SpecError, select
 
         try:
             chosen = select(tags, all_versions, pre=True)
@@ -246,7 +246,7 @@ def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | No
     """Run a planned search in a child process stopped after `time_limit` seconds (None or 0: here, without
     a limit)."""
     if not time_limit:
-        from ..store import open_reader
+        from ..store.database import open_reader
 
         db = open_reader(p.file)
         try:
@@ -260,7 +260,7 @@ def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | No
 
 def _search_file(p: Plan, max_lines, mark) -> Result:
     """In the child: the search on a connection of its own."""
-    from ..store import open_reader
+    from ..store.database import open_reader
 
     db = open_reader(p.file)
     try:
@@ -313,36 +313,6 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
 
 
 # -- text output ----------------------------------------------------------------------------------------
-
-def format_text(res: Result, color: bool = False) -> list[str]:
-    import click
-
-    spans = [res.ranges(m) for m in res.matches]
-    width = min(max(map(len, spans), default=0), 34)  # a long list of ranges pushes its own line only
-    out = []
-    for m, span in zip(res.matches, spans, strict=True):
-        where = span.ljust(width)
-        if m.binary:
-            line = f"Binary file {_c(m.path, 'magenta', color)} matches"
-        else:
-            sep = _c(":", "cyan", color)
-            line = f"{_c(m.path, 'magenta', color)}{sep}{_c(str(m.line), 'green', color)}{sep}{_marked(m, color)}"
-        out.append(f"{click.style(where, fg='yellow') if color else where}  {line}")
-    return out
-
-
-def _c(s: str, fg: str, color: bool) -> str:
-    import click
-
-    return click.style(s, fg=fg) if color else s
-
-
-def _marked(m: Match, color: bool) -> str:
-    if not color or m.marks is None:
-        return m.text
-    import click
-
-    return "".join(click.style(piece, fg="red", bold=True) if hit else piece for piece, hit in m.marks)
 
 
 def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:

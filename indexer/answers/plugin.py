@@ -33,8 +33,8 @@ import json
 import zlib
 from collections.abc import Callable
 
-from ..classgraph import Cls, Version, class_at, lookup, mro, resolve_method
 from ..extract.locate import Names, absolute
+from ..resolve.classgraph import Cls, Version, class_at, lookup, mro, resolve_method
 from .contract import POSITIONAL, _callable, _Facts, contract, public, signature_text
 from .contract_model import (
     Contract,
@@ -227,7 +227,7 @@ class At:
                 [self.vid, name, self.vid, name]):
             out.append((f"{module} (defined)", path, line))
         if self.index.has_tree[self.version]:
-            from ..scope import module_of
+            from ..core.scope import module_of
 
             out += [(f"{module_of(d.path)} (defined)", d.path, d.line) for d in self.index.defs(name)
                     if d.version == self.version and d.qualname == name and d.path.endswith(".py")]
@@ -385,7 +385,7 @@ def check_plugin(db, data: bytes, path: str, tags: str | None = None, since: str
 
 
 def _versions(db, tags: str | None) -> list[str]:
-    from ..specs import SpecError, select
+    from ..core.specs import SpecError, select
 
     labels = indexed(db)
     if not labels:
@@ -708,7 +708,7 @@ def _registrations(plugin: Plugin, at: At) -> list[Finding]:
 
 def _shadow_changes(db, report: PluginVersion, since: str, plugin: Plugin) -> None:
     """Add to each shadow finding the versions after `since` (up to this one) where the built-in's code changed."""
-    from ..specs import sort_key
+    from ..core.specs import sort_key
 
     for f in report.findings:
         if f.what != "shadow":
@@ -743,68 +743,3 @@ def ranges(labels: list[str], chosen: list[str]) -> list[list[str]]:
         else:
             out.append([v])
     return out
-
-
-def _key(pv: PluginVersion) -> tuple:
-    import re
-
-    return pv.compatible, tuple((f.what, f.subject, f.status, re.sub(r"(:\d+|v\d[\w.]*)", "", f.message))
-                                for f in pv.findings if f.status != "ok")
-
-
-def format_text(r: PluginReport, width: int | None = None) -> str:
-    """The compatible versions, then each range of versions with the same findings, one finding a line
-    (wrapped under itself on a terminal of `width` columns)."""
-    from .textfmt import hanging
-
-    p = r.plugin
-    labels = [v.version for v in r.versions]
-    classes = ", ".join(c.name for c in p.classes) or "no class"
-    names = ", ".join(f"{g.name} ({g.kind})" for g in p.registrations) or "nothing"
-    lines = [f"{p.path}: {classes}; registers {names}; checked at {len(labels)} version(s) {_span(labels)}"]
-    comp = "; ".join(_span(g) for g in ranges(labels, r.compatible)) or "none"
-    lines.append(f"compatible: {comp}" + (f" (first compatible {r.first_compatible}, last compatible "
-                                          f"{r.last_compatible})" if r.compatible else ""))
-    if r.broken:
-        lines.append(f"broken: {'; '.join(_span(g) for g in ranges(labels, r.broken))}")
-    groups: list[list[PluginVersion]] = []
-    for pv in r.versions:
-        if groups and _key(groups[-1][-1]) == _key(pv):
-            groups[-1].append(pv)
-        else:
-            groups.append([pv])
-    for g in groups:
-        last = g[-1]
-        ok = sum(f.status == "ok" for f in last.findings)
-        lines.append("")
-        lines.append(f"{_span([x.version for x in g])}: {'compatible' if last.compatible else 'BROKEN'} ({ok} check(s) ok"
-                     + (", lines as at " + last.version if len(g) > 1 else "") + ")")
-        for f in last.findings:
-            if f.status == "ok":
-                continue
-            at_line = f" (plugin line {f.plugin_line})" if f.plugin_line else ""
-            lines += hanging(f"  {f.status:<9} {f.what:<12} ", f"{f.subject}{at_line}: {f.message}", width)
-    lines += [f"note: {n}" for n in r.notes]
-    return "\n".join(lines)
-
-
-def format_markdown(r: PluginReport) -> str:
-    labels = [v.version for v in r.versions]
-    out = [f"### `{r.plugin.path}` against the parser contract, {_span(labels)}", "",
-           f"Compatible: {'; '.join(_span(g) for g in ranges(labels, r.compatible)) or 'none'}"
-           + (f" (first {r.first_compatible}, last {r.last_compatible})." if r.compatible else "."), "",
-           "| version | compatible | broken | warnings | unchecked |", "|---|---|---|---|---|"]
-    for pv in r.versions:
-        counts = {s: sum(f.status == s for f in pv.findings) for s in ("broken", "warning", "unchecked")}
-        out.append(f"| {pv.version} | {'yes' if pv.compatible else 'no'} | {counts['broken']} | {counts['warning']} | "
-                   f"{counts['unchecked']} |")
-    for pv in r.versions:
-        bad = [f for f in pv.findings if f.status in ("broken", "warning")]
-        if not bad:
-            continue
-        out += ["", f"#### {pv.version}", "", "| status | check | subject | plugin line | finding |", "|---|---|---|---|---|"]
-        for f in bad:
-            out.append(f"| {f.status} | {f.what} | `{f.subject}` | {f.plugin_line or ''} | "
-                       f"{f.message.replace('|', '/')} |")
-    out += [""] + [f"- note: {n}" for n in r.notes] if r.notes else []
-    return "\n".join(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from .. import code
+from ..store import code
 from .versions import AnswerError, require
 
 CONTEXT = 3  # lines of context around each change, as diff -u and git diff
@@ -61,7 +61,7 @@ def load_at(db, version: str, path: str, required: bool = True) -> code.Code | N
         return None
     found = code.load(db, blob_id)
     if found is None:
-        from ..scope import parsed
+        from ..core.scope import parsed
 
         if parsed(path):
             raise AnswerError(f"the code of {path} at {version} is not stored in this database (it was built by an "

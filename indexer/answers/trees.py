@@ -120,7 +120,7 @@ class TreeIndex:
 
     def _scope(self, version: str):
         if version not in self._scopes:
-            from ..scope import Scope
+            from ..core.scope import Scope
 
             label = self.scope_label[version]
             name, _, extra = label.partition("+")
@@ -179,7 +179,7 @@ class TreeIndex:
 
     # -- mentions -------------------------------------------------------------------------------------
     def _mention_keys(self, word: str) -> set[int]:
-        from ..tree import encode_word
+        from ..extract.words import encode_word
 
         if word not in self._mentions:
             self._mentions[word] = {r[0] for r in self.db.execute(

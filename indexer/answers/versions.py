@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shlex
 
-from ..problems import Problem
-from ..specs import ambiguous, named, parse_version, sort_key
+from ..core.problems import Problem
+from ..core.specs import ambiguous, named, parse_version, sort_key
 from .model import VersionInfo
 
 
@@ -19,7 +19,7 @@ def upstream_refs(db, labels: list[str] | None = None) -> tuple[str | None, dict
     --upstream), else the stored one, else vLLM's; None (no links) when it is not a valid http(s) URL or
     template (a database written by hand or by an older tpindex). And the ref that upstream links use for
     each version (every version, or those of `labels`)."""
-    from ..serve.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, upstream_problem
+    from ..core.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, upstream_problem
 
     upstream = getattr(db, "upstream_override", False)
     if upstream is False:

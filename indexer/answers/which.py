@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 
-from . import textfmt
 from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
@@ -152,34 +151,6 @@ def _listed(text: str | None) -> list[str]:
 
 # -- text -------------------------------------------------------------------------------------------------
 
-def format_chain(p: Parser, width: int | None = None) -> list[str]:
-    lines = [f"{p.name} ({p.kind} parser) at {p.version}: {p.impl}"]
-    rows = []
-    for h in p.hops:
-        where = f"{h.file}:{h.line}" if h.file else "(no file)"
-        what = h.class_ or ""
-        if h.hop == "registered":
-            what = registered_text(p, h)
-        rows.append((h.hop, where, what))
-    lines += textfmt.table(rows, width)
-    if p.impl == "unresolved":
-        lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
-    else:
-        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
-                                 width)
-    notes = list(p.notes)
-    if p.stub:
-        notes.append("registered file is a stub (no methods of its own)")
-    if p.reexport:
-        notes.append("registered module only re-exports the class")
-    if p.aliases:
-        notes.append(f"same class as: {', '.join(p.aliases)}")
-    if p.parent_class:
-        notes.append(f"subclasses parser {p.parent_class} ({p.parent_file})")
-    for n in notes:
-        lines += textfmt.hanging("  note: ", n, width)
-    return lines
-
 
 CHOICE_FLAGS = {"tool": "--tool-call-parser", "reasoning": "--reasoning-parser"}
 
@@ -219,20 +190,6 @@ def describe(p: Parser | None) -> str:
         via += f", wrapped by {p.wrapper_class}"
     where = p.registered_file or f"{p.registry_file} ({p.form})"
     return f"{p.impl}: {p.real_file} ({p.real_class}){via}{_streaming_elsewhere(p)}; registered in {where}"
-
-
-def format_history(h: History, width: int | None = None) -> list[str]:
-    lines = []
-    for k in h.kinds:
-        lines.append(f"{h.name} ({k.kind} parser)")
-        rows = []
-        for r in k.ranges:
-            span = r.first if r.first == r.last else f"{r.first} – {r.last}"
-            rows.append((span, ("code changed; " if r.code_changed else "") + describe(r.parser)))
-        lines += textfmt.table(rows, width)
-        if k.lifecycle:
-            lines += textfmt.hanging("  lifecycle: ", "; ".join(lifecycle_facts(k.lifecycle)), width)
-    return lines
 
 
 def lifecycle_facts(life: Lifecycle) -> list[str]:

@@ -34,7 +34,7 @@ def parse(data: bytes, depth: int | None = None) -> dict:
     well it parsed. Never raises for any input bytes.
 
     (tree-sitter is imported on the first call: commands that parse nothing start faster.)"""
-    from ..scope import FULL
+    from ..core.scope import FULL
     from .facts import parse as parse_blob
 
     return parse_blob(data, FULL if depth is None else depth)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..scope import FULL
+from ..core.scope import FULL
 from . import (
     adapters,
     aliases,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ..scope import FULL, depth_needed, module_of, package_of
+from ..core.scope import FULL, depth_needed, module_of, package_of
 
 # The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
 PARSER_TABLES = frozenset({"sentinels", "request_settings", "plants", "uses"})

@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..problems import Problem
+from ..core.problems import Problem
 
 WANTED = ("vllm/*.py", "requirements*.txt", "requirements/*.txt")
 TREES_FORMAT = 1  # bump when what a tree holds changes

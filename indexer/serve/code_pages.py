@@ -58,7 +58,7 @@ def grep_href(datasette, db: str | None = None, **args) -> str:
 
 async def _database(datasette, request):
     """(database name, the db= to put in links or None) after the permission checks; or an error Response."""
-    from .plugin import served_database
+    from .state import served_database
 
     wanted, names, why = await served_database(datasette, request)
     if why:
@@ -72,8 +72,8 @@ async def _error(datasette, request, title: str, message: str, hint: str | None 
 
 
 async def _upstream(datasette, database: str, version: str, path: str, line: int | None = None) -> str:
-    from .links import source_url
-    from .plugin import state, upstream_for
+    from ..core.links import source_url
+    from .state import state, upstream_for
 
     st = await state(datasette, database)
     ref = await st.ref(datasette.get_database(database), version)
@@ -106,7 +106,7 @@ async def source_page(datasette, request):
             [path]).fetchall())
         return v, c, list(blobs), blobs
 
-    from ..problems import Problem
+    from ..core.problems import Problem
 
     try:
         v, c, holding, blobs = await datasette.get_database(database).execute_fn(work)
@@ -181,14 +181,14 @@ async def diff_page(datasette, request):
                             "/-/diff?a=v0.30.0&b=v0.31.0&name=hermes")
 
     def work(conn):
-        from .. import code
         from ..answers.source import diff_paths
+        from ..store import code
 
         if path_a or path_b:
             diffs = [diff_paths(conn, a, path_a or path_b, b, path_b or path_a)]
         else:
             from ..answers.namecode import name_code_diff
-            from ..store import Reader
+            from ..store.database import Reader
 
             diffs = name_code_diff(Reader(conn), a, b, name, kind if kind in ("tool", "reasoning", "engine")
                                    else None)["files"]
@@ -196,7 +196,7 @@ async def diff_page(datasette, request):
         return [(d, *(code.read_lines(conn, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
                 for d in diffs]
 
-    from ..problems import Problem
+    from ..core.problems import Problem
 
     try:
         diffs = await datasette.get_database(database).execute_fn(work)
@@ -247,7 +247,7 @@ async def grep_page(datasette, request):
            "more": 0, "truncated": False, "max_rows": MAX_GREP_ROWS}
     if q:
         from ..answers import grep
-        from ..problems import Problem
+        from ..core.problems import Problem
 
         paths = [p for p in form["path"].replace(",", " ").split() if p]
         limit = datasette.setting("sql_time_limit_ms") / 1000

@@ -14,7 +14,7 @@ MAX_QUERY = 300
 
 
 async def _database(datasette, request):
-    from .plugin import served_database
+    from .state import served_database
 
     wanted, names, why = await served_database(datasette, request)
     if why:
@@ -31,9 +31,9 @@ async def _form(request) -> dict:
 
 
 async def check_doc_page(datasette, request):
-    from ..problems import Problem
-    from .links import source_url
-    from .plugin import state, upstream_for
+    from ..core.links import source_url
+    from ..core.problems import Problem
+    from .state import state, upstream_for
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:
@@ -51,7 +51,7 @@ async def check_doc_page(datasette, request):
     elif text.strip():
         def run(conn):
             from ..answers import checkdoc
-            from ..store import Reader
+            from ..store.database import Reader
 
             reader = Reader(conn)
             chosen = checkdoc.resolve_versions(reader, [at] if at else [])
@@ -88,7 +88,7 @@ async def check_doc_page(datasette, request):
 
 
 async def where_page(datasette, request):
-    from ..problems import Problem
+    from ..core.problems import Problem
 
     wanted, names, error_page = await _database(datasette, request)
     if error_page:
@@ -99,7 +99,7 @@ async def where_page(datasette, request):
     if q:
         def run(conn):
             from ..answers import where
-            from ..store import Reader
+            from ..store.database import Reader
 
             ans = where.where(Reader(conn), q, at or None, all_=not at)
             return where.format_text(ans)

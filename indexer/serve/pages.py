@@ -22,8 +22,8 @@ from ..answers.diff import comparer
 from ..answers.history import range_commits
 from ..answers.versions import AnswerError, indexed, nearest, require, resolve
 from ..answers.which import check_name, history, parsers_at
-from ..specs import named
-from ..store import Reader
+from ..core.specs import named
+from ..store.database import Reader
 
 KIND_ORDER = ("tool", "reasoning", "engine")
 IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")
@@ -36,7 +36,7 @@ class NotFound(AnswerError):
 async def run(datasette, database: str, fn):
     """fn(Reader) in the database's thread; its links go to the served upstream (serve --upstream, else the
     stored one; none when that is not a valid URL)."""
-    from .plugin import state, upstream_for
+    from .state import state, upstream_for
 
     upstream = upstream_for(datasette, database, await state(datasette, database))
     db = datasette.get_database(database)

@@ -11,7 +11,7 @@ MAX_FIELD = 200
 
 
 async def replay_page(datasette, request):
-    from ..problems import Problem
+    from ..core.problems import Problem
     from .docpages import _database, _form
 
     wanted, names, error_page = await _database(datasette, request)
@@ -32,7 +32,7 @@ async def replay_page(datasette, request):
         def run(conn):
             from ..api import Index
             from ..replay.render import format_text
-            from ..store import Reader
+            from ..store.database import Reader
 
             ans = Index(Reader(conn)).replay(name, tags=tags or None, text=text,
                                              splits=[s.strip() for s in splits.split(",") if s.strip()])

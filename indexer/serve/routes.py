@@ -14,7 +14,7 @@ from .cells import Urls
 
 async def _database(datasette, request):
     """(database name, None) or (None, an error response)."""
-    from .plugin import served_database
+    from .state import served_database
 
     wanted, _, why = await served_database(datasette, request)
     return (None, await error(datasette, request, why, None, 404)) if why else (wanted, None)
@@ -26,7 +26,7 @@ async def error(datasette, request, message: str, hint: str | None, status: int 
 
 
 async def _urls(datasette, database: str) -> Urls:
-    from .plugin import tpindex_databases
+    from .state import tpindex_databases
 
     return Urls(datasette, database, several=len(await tpindex_databases(datasette)) > 1)
 

@@ -66,7 +66,7 @@ class DirectorySource:
         return False
 
     def ref(self, name: str) -> VersionRef:
-        from ..specs import sort_key
+        from ..core.specs import sort_key
 
         if name != self.label:
             raise ValueError(f"{self.root} holds one version, {self.label}, not {name}")
@@ -179,14 +179,14 @@ def metadata_version(path: Path) -> str | None:
 
 
 def _default_scope():
-    from ..scope import Scope
+    from ..core.scope import Scope
 
     return Scope.named("all")
 
 
 def _every_file():
     """A scope of every path ('*' matches across '/'; its one root is the whole directory)."""
-    from ..scope import Scope
+    from ..core.scope import Scope
 
     return Scope(("*",), "every-file")
 

@@ -76,7 +76,7 @@ class GitSource:
         return self._commit_of(name) is not None
 
     def ref(self, name: str) -> VersionRef:
-        from ..specs import sort_key
+        from ..core.specs import sort_key
 
         commit = self.tags().get(name) or self._commit_of(name)
         if commit is None:

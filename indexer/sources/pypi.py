@@ -138,7 +138,7 @@ class Release:
 
 def sdist_version(filename: str) -> str | None:
     """"0.30.0" for "vllm-0.30.0.tar.gz"; None for wheels, other archives and other projects."""
-    from ..specs import parse_version
+    from ..core.specs import parse_version
 
     stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else None
     if stem is None or not stem.lower().startswith(PROJECT + "-"):
@@ -217,8 +217,10 @@ class _NoBar:
 class PypiSource:
     kind = "pypi"
 
-    def __init__(self, cache_dir: str | Path | None = None, progress: bool = False, index_url: str | None = None,
-                 opener: Callable | None = None):
+    def __init__(self, cache_dir: str | Path | None = None, progress: Callable | None = None,
+                 index_url: str | None = None, opener: Callable | None = None):
+        """`progress(total, label)`: a download's progress bar (a context manager with `update(n)`), from
+        the presenting layer; None: no bar."""
         self.index_url = (index_url or configured_index_url()).rstrip("/")
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
         self.offline: str | None = None  # why the index could not be read, when working from the cache
@@ -261,7 +263,7 @@ class PypiSource:
 
     def ref(self, name: str) -> VersionRef:
         """The version, with its archive downloaded (or found in the cache) and verified."""
-        from ..specs import sort_key
+        from ..core.specs import sort_key
 
         release = self._release(name)
         _, sha256 = self.archive(release.label)
@@ -314,7 +316,7 @@ class PypiSource:
         return self._verified[label]
 
     def _release(self, name: str) -> Release:
-        from ..specs import closest
+        from ..core.specs import closest
 
         releases = self.releases()
         label = name if name.startswith("v") else "v" + name
@@ -368,9 +370,7 @@ class PypiSource:
     def _bar(self, total: int | None, release: Release):
         if not self.progress or not total:
             return _NoBar()
-        import click
-
-        return click.progressbar(length=total, label=f"downloading {release.filename}", file=sys.stderr)
+        return self.progress(total, f"downloading {release.filename}")
 
     # -- HTTP ------------------------------------------------------------------------------------------------
     def _open(self, url: str, accept: str | None = None):

@@ -167,7 +167,7 @@ class Bench:
         """(h): each pattern through tpindex grep, and through git grep over the same tags and paths; then
         the two result sets, (version, path, line, text) each, compared (tpindex grep's through --format json,
         untimed)."""
-        from indexer.scope import Scope, parsed
+        from indexer.core.scope import Scope, parsed
 
         specs = ["vllm/*.py"] if scope == "all" else [p for p in Scope.named(scope).patterns if parsed(p)]
         suffix = "" if scope == "default" else "_d"
@@ -263,8 +263,8 @@ class Bench:
 
     def prepare_index(self) -> list[str] | None:
         """(j)'s archives in the archive cache (untimed): a download now would be timed otherwise."""
+        from indexer.core.specs import SpecError, select
         from indexer.sources.pypi import PypiSource
-        from indexer.specs import SpecError, select
 
         source = PypiSource()
         try:
@@ -717,8 +717,8 @@ def main(argv=None) -> int:
     if args.readme:
         return readme(args.readme)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))  # so the running child is ended
+    from indexer.core.specs import SpecError, select
     from indexer.sources.git import GitSource
-    from indexer.specs import SpecError, select
 
     repo = args.repo or releases.prepare(cache_dir() / "vllm-releases.git", args.tags, log=log)
     try:

@@ -2,11 +2,11 @@
 
 Run as its own process by bench.py (python floor.py --repo R --tags SPEC --scope default|all); prints
 one JSON object. The unique blob ids in scope are collected with the project's Scope and GitSource over
-every selected tag, keeping only the files the build parses (indexer.scope.parsed: Python under
+every selected tag, keeping only the files the build parses (indexer.core.scope.parsed: Python under
 vllm/); their bytes are read beforehand (untimed); then only `Parser.parse` over them is timed, in
 this one process. With --extract, the extraction (`indexer.extract.parse`: tree-sitter parse, every
 pattern query, the extractors) is timed the same way, as a second figure, and the build's whole per-blob
-function (`indexer.build.parse_and_locate`: the extraction, packing the facts, locating them at the path,
+function (`indexer.build.pipeline.parse_and_locate`: the extraction, packing the facts, locating them at the path,
 splitting the code into line keys) as a third.
 """
 
@@ -28,10 +28,10 @@ def main(argv=None) -> None:
 
     from tree_sitter import Parser
 
+    from indexer.core.scope import Scope, parsed
+    from indexer.core.specs import select
     from indexer.extract.ts import LANGUAGE
-    from indexer.scope import Scope, parsed
     from indexer.sources.git import GitSource
-    from indexer.specs import select
 
     source = GitSource(args.repo)
     scope = Scope.named(args.scope)
@@ -63,7 +63,7 @@ def main(argv=None) -> None:
         for data in blobs:
             parse(data)
         out["extract_s"], out["extract_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
-        from indexer.build import parse_and_locate
+        from indexer.build.pipeline import parse_and_locate
 
         c0, t0 = time.process_time(), time.perf_counter()
         for path, data in zip(paths, blobs, strict=True):

@@ -34,8 +34,8 @@ def tags(repo: Path) -> set[str]:
 
 def prepare(repo: Path, spec: str = SINCE, log=print) -> Path:
     """Make `repo` hold every non-yanked, non-pre-release version `spec` selects on the index."""
+    from indexer.core.specs import select
     from indexer.sources.pypi import PypiSource
-    from indexer.specs import select
 
     source = PypiSource(progress=sys.stderr.isatty())
     wanted = select(spec, source.names()).names

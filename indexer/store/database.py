@@ -11,8 +11,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from ..core.problems import Problem
 from . import code
-from .problems import Problem
 
 SCHEMA_VERSION = 10
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
@@ -274,7 +274,7 @@ create trigger if not exists markers_ad after delete on markers begin
   insert into markers_fts(markers_fts, rowid, text) values ('delete', old.id, old.text);
 end;
 -- Identifiers per file of the tree (contentless, no positions): "does this file mention X". An upper-case
--- letter is written as $ + its lower case (tree.encode_words), so matching is case-sensitive.
+-- letter is written as $ + its lower case (extract/words.py encode_words), so matching is case-sensitive.
 create virtual table if not exists tree_words using fts5(words, content='', detail='none',
   tokenize="ascii tokenchars '_$'");
 """
@@ -754,7 +754,7 @@ SHALLOW_STATUSES = {"not-parsed": 0}
 
 def stored_depth(status: str, depth: int | None = None) -> int:
     """How deeply a blob stored with this status (and blobs.depth) was extracted."""
-    from .scope import FULL
+    from ..core.scope import FULL
 
     if status in SHALLOW_STATUSES:
         return SHALLOW_STATUSES[status]
@@ -765,7 +765,7 @@ def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, s
     """(unit id, blob id, path) of the units whose blob was extracted less deeply than their path needs:
     their facts are missing (an older tpindex stored content first met at a recorded path, such as
     tests/, as not parsed, and never parsed it where it appeared again under vllm/)."""
-    from .scope import FULL, depth_needed
+    from ..core.scope import FULL, depth_needed
 
     marks = ", ".join("?" * len(SHALLOW_STATUSES))
     has_depth = any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)"))  # read before migrating
@@ -801,7 +801,7 @@ def repair_leftovers(conn, extractor: str) -> dict[str, int]:
     --tree drops its tree_files, not the blobs, definitions, words and paths only it used), and give
     record-only blob rows the extractor and depth a build writes (a migration left an older extractor and
     no depth: they carry no facts, so nothing else changes). -> what was done."""
-    from .scope import RECORDED
+    from ..core.scope import RECORDED
 
     done = {"tree": 0, "blobs": 0}
     done["blobs"] = conn.execute("update blobs set extractor = ?, depth = ? where status = 'not-parsed'"

@@ -19,7 +19,7 @@ import zlib
 
 import click
 
-from .cli import db_option
+from .main import db_option
 
 
 @click.command(short_help="Verify a database (exit 1 when something is wrong).")
@@ -51,8 +51,8 @@ def check(fmt, db_path):
 
 def check_report(db_path):
     """Run every check on a database, read-only; -> a CheckReport."""
-    from .answers.model import CheckReport
-    from .store import BadSchemaVersion, connect
+    from ..answers.model import CheckReport
+    from ..store.database import BadSchemaVersion, connect
 
     try:
         db = connect(db_path, create=False, readonly=True, any_schema=True)
@@ -72,8 +72,8 @@ def table_names(sql: str) -> list[str]:
 
 
 def run_checks(conn) -> tuple[list[str], list[str], str]:
-    from . import store
-    from .specs import sort_key
+    from ..core.specs import sort_key
+    from ..store import database as store
 
     problems: list[str] = []
     notes: list[str] = []
@@ -167,13 +167,13 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
         except sqlite3.DatabaseError as e:
             problems.append(f"view {view} fails: {e}")
 
-    from .extract import extractor_id
+    from ..extract import extractor_id
 
     stale = [r[0] for r in q("select label from versions where extractor != ? order by ord", [extractor_id()])]
     if stale:
         notes.append(f"{len(stale)} version(s) were indexed by another extractor ({', '.join(stale[:5])}"
                      f"{' ...' if len(stale) > 5 else ''}); the next build re-indexes them")
-    from .serve.links import upstream_problem
+    from ..core.links import upstream_problem
 
     row = q("select value from meta where key = 'upstream'").fetchone()
     if row and upstream_problem(str(row[0])):
@@ -229,7 +229,7 @@ def _incomplete_versions(conn) -> list[str]:
 
 
 def _underfed_files(conn) -> list[str]:
-    from .store import underfed_units
+    from ..store.database import underfed_units
 
     units = {u: p for u, _, p in underfed_units(conn)}
     if not units:
@@ -251,8 +251,8 @@ def _underfed_files(conn) -> list[str]:
 def _code(conn) -> list[str]:
     """In a database that stores code: every parsed blob a complete version maps has its code, and every
     code row's line ids are readable."""
-    from . import code
-    from .store import SHALLOW_STATUSES
+    from ..store import code
+    from ..store.database import SHALLOW_STATUSES
 
     if not code.present(conn):
         return []
@@ -279,8 +279,8 @@ def _code(conn) -> list[str]:
 def _leftovers(conn) -> list[str]:
     """Rows a build should have removed or updated: whole-tree rows no version maps (versions re-indexed
     without --tree), record-only blob rows of another extractor or without a depth (a migration)."""
-    from .extract import extractor_id
-    from .store import leftovers
+    from ..extract import extractor_id
+    from ..store.database import leftovers
 
     found = leftovers(conn, extractor_id())
     out = []
@@ -295,7 +295,7 @@ def _leftovers(conn) -> list[str]:
 
 
 def _schema(conn) -> int | None:
-    from .store import Reader, schema_version
+    from ..store.database import Reader, schema_version
 
     try:
         return schema_version(Reader(conn))

@@ -28,8 +28,8 @@ import ast
 import json
 from dataclasses import dataclass, field
 
+from ..extract.expr import UNKNOWN, compare
 from .classgraph import Cls, Version, attrs, methods, mro, split
-from .extract.expr import UNKNOWN, compare
 
 HOOK = "__init_subclass__"
 MAX_DEPTH = 8

@@ -34,7 +34,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 
-from .scope import Scope, parsed
+from ..core.scope import Scope, parsed
 
 
 def roots_of(scope: Scope) -> list[str]:
@@ -124,7 +124,7 @@ def record(conn, git_dir: str, scope: Scope, refs=()) -> int:
 
 def _read(plan: Plan) -> None:
     """The walk: everything it reads of the repository, into `plan`."""
-    from .sources.history import GitHistory
+    from ..sources.history import GitHistory
 
     h = GitHistory(plan.git_dir)
     try:

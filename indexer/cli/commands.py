@@ -6,7 +6,8 @@ import json
 
 import click
 
-from ..cli import Fail, db_option
+from ..core.problems import Problem
+from .main import db_option
 
 
 def index(db_path: str):
@@ -50,22 +51,22 @@ KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"])
 def which(name, at, all_, kind, fmt, db_path):
     """Which file really implements parser NAME: the chain from the registration to the class whose code
     does the parsing, with file:line for every hop, and notes on inherited methods, stubs and wrappers."""
-    from . import textfmt
-    from . import which as w
+    from ..render import text as textfmt
+    from ..render import which as rw
 
     if at and all_:
-        raise Fail("--at and --all ask different questions", "use one of them")
+        raise Problem("--at and --all ask different questions", "use one of them")
     ix = index(db_path)
     if all_:
         h = ix.history(name, kind)
-        click.echo(dumps(h) if fmt == "json" else "\n".join(w.format_history(h, textfmt.output_width())))
+        click.echo(dumps(h) if fmt == "json" else "\n".join(rw.format_history(h, textfmt.output_width())))
         return
     ans = ix.which(name, at, kind)
     if fmt == "json":
         click.echo(dumps(ans))
         return
     width = textfmt.output_width()
-    click.echo("\n\n".join("\n".join(w.format_chain(p, width)) for p in ans.parsers))
+    click.echo("\n\n".join("\n".join(rw.format_chain(p, width)) for p in ans.parsers))
 
 
 @click.command(short_help="What changed between two versions (exit 1 when something did).")
@@ -93,28 +94,29 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
-    from . import diff as d
-    from . import textfmt
+    from ..answers import diff as d
+    from ..render import diff as rd
+    from ..render import text as textfmt
 
     ix = index(db_path)
     if kind and not code_path:
-        raise Fail("--kind goes with --code NAME", "drop --kind, or add --code NAME")
+        raise Problem("--kind goes with --code NAME", "drop --kind, or add --code NAME")
     if contract:
         if code_path:
-            raise Fail("--contract and --code ask different questions", "use one of them")
-        from . import contract as c
+            raise Problem("--contract and --code ask different questions", "use one of them")
+        from ..render import contract as rc
 
         result = ix.contract_diff(a, b)
         if fmt == "json":
             click.echo(dumps(result))
         elif fmt == "markdown":
-            click.echo(c.format_markdown(result, d.upstream_linker(ix.db)))
+            click.echo(rc.format_markdown(result, d.upstream_linker(ix.db)))
         else:
-            click.echo(c.format_text(result, textfmt.output_width()))
+            click.echo(rc.format_text(result, textfmt.output_width()))
         raise SystemExit(1 if result.breaking else 0)
     if code_path:
-        from .namecode import looks_like_path
-        from .source import format_diff
+        from ..answers.namecode import looks_like_path
+        from ..answers.source import format_diff
 
         if looks_like_path(code_path):
             diffs, named = [ix.code_diff(a, b, code_path)], None
@@ -137,9 +139,9 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     if fmt == "json":
         click.echo(dumps(result))
     elif fmt == "markdown":
-        click.echo(d.format_markdown(result, d.upstream_linker(ix.db)))
+        click.echo(rd.format_markdown(result, d.upstream_linker(ix.db)))
     else:
-        click.echo(d.format_text(result, textfmt.output_width()))
+        click.echo(rd.format_text(result, textfmt.output_width()))
     raise SystemExit(1 if result.changes else 0)
 
 
@@ -154,7 +156,7 @@ def export(at, fmt, output, db_path):
     """The parser index of a version: kind, name, impl, registered file and class, real file and class,
     adapter, aliases, stub, re-export, parent parser, chat templates and tests (where the scope holds
     them). Sorted by kind and name; the same database gives the same bytes."""
-    from .export import render
+    from ..answers.export import render
 
     ex = index(db_path).export(at)
     text = render(ex.version, ex.parsers, fmt)
@@ -170,18 +172,18 @@ def write_output(path: str, text: str, db_path: str) -> None:
     import errno
     import os
 
-    from ..store import SQLITE_MAGIC
+    from ..store.database import SQLITE_MAGIC
 
     target = os.path.abspath(path)
     if os.path.isdir(target):
-        raise Fail(f"-o {path} is a directory", "give a file name, e.g. -o parsers.json")
+        raise Problem(f"-o {path} is a directory", "give a file name, e.g. -o parsers.json")
     if not os.path.isdir(os.path.dirname(target)):
-        raise Fail(f"-o {path}: directory {os.path.dirname(target)} does not exist", "create it or choose another -o")
+        raise Problem(f"-o {path}: directory {os.path.dirname(target)} does not exist", "create it or choose another -o")
     if os.path.exists(target):
         real = os.path.realpath(db_path)  # a database reached through a link keeps its files beside the real one
         own = [db_path] + [real + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")]
         if any(_same_file(target, f) for f in own):
-            raise Fail(f"-o {path} is the database {db_path} (or one of its files); refusing to write over it",
+            raise Problem(f"-o {path} is the database {db_path} (or one of its files); refusing to write over it",
                        "choose another -o")
         if os.path.isfile(target):
             try:
@@ -190,7 +192,7 @@ def write_output(path: str, text: str, db_path: str) -> None:
             except OSError:
                 is_sqlite = False  # unreadable: opening it for writing says why
             if is_sqlite:
-                raise Fail(f"-o {path} is an SQLite database; refusing to write over it", "choose another -o")
+                raise Problem(f"-o {path} is an SQLite database; refusing to write over it", "choose another -o")
     try:
         with open(target, "w", encoding="utf-8") as f:
             f.write(text)
@@ -198,7 +200,7 @@ def write_output(path: str, text: str, db_path: str) -> None:
         why = e.strerror or str(e)
         hint = ("free some space or choose another -o" if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
                 else "check its permissions or choose another -o")
-        raise Fail(f"cannot write -o {path} ({why})", hint) from None
+        raise Problem(f"cannot write -o {path} ({why})", hint) from None
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -225,13 +227,13 @@ def card(name, at, all_, kind, fmt, db_path):
     wrapper classes and code files with lines, streaming, contract methods, behaviour attributes, what
     adjust_request sets, sentinels (token strings, non-ASCII characters named), the parser of the same
     name in the other registry, chat templates and tests, plants and markers, lifecycle, upstream links."""
-    from . import card as c
-    from .card import CardSet
+    from ..answers import card as c
+    from ..answers.card import CardSet
 
     if all_ and name:
-        raise Fail("--all describes every name; NAME describes one", "drop NAME or --all")
+        raise Problem("--all describes every name; NAME describes one", "drop NAME or --all")
     if not all_ and not name:
-        raise Fail("which name?", "tpindex card NAME, or tpindex card --all --at VERSION")
+        raise Problem("which name?", "tpindex card NAME, or tpindex card --all --at VERSION")
     ix = index(db_path)
     cards = ix.cards(None if all_ else name, at, kind)
     if fmt == "json":
@@ -265,10 +267,10 @@ def where(query, at, all_, fmt, db_path):
     gone from a version says where it went: the same content at a new path, the file now holding most of
     its definitions, or the one new file with its name. Needs a database built with --tree.
     """
-    from . import where as w
+    from ..answers import where as w
 
     if at and all_:
-        raise Fail("--at and --all ask different questions", "use one of them")
+        raise Problem("--at and --all ask different questions", "use one of them")
     ans = index(db_path).where(query, at, all_)
     click.echo(json.dumps(ans, indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
 
@@ -291,13 +293,13 @@ def check_doc(document, at, fmt, db_path):
     Exit status 0 when nothing is stale or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
-    from . import checkdoc
+    from ..answers import checkdoc
 
     try:
         with click.open_file(document, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
-        raise Fail(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
+        raise Problem(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
     report = index(db_path).check_doc(text, list(at), name=document)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
@@ -330,21 +332,21 @@ def check_plugin(plugin, tags, since, fmt, db_path):
     - for standard input. Imports of modules outside the scope are checked only at versions built with
     --tree; constructors against serving's calls only where the scope holds them (build --include).
     """
-    from . import plugin as p
-    from . import textfmt
+    from ..render import plugin as rp
+    from ..render import text as textfmt
 
     try:
         with click.open_file(plugin, "rb") as f:
             data = f.read()
     except OSError as e:
-        raise Fail(f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input") from None
+        raise Problem(f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input") from None
     report = index(db_path).check_plugin(data, path=plugin if plugin != "-" else "<stdin>", tags=tags, since=since)
     if fmt == "json":
         click.echo(dumps(report))
     elif fmt == "markdown":
-        click.echo(p.format_markdown(report))
+        click.echo(rp.format_markdown(report))
     else:
-        click.echo(p.format_text(report, textfmt.output_width()))
+        click.echo(rp.format_text(report, textfmt.output_width()))
     raise SystemExit(1 if report.broken else 0)
 
 
@@ -369,14 +371,14 @@ def show(location, at, kind, method, fmt, color, db_path):
     NAME --method M      the method M (extract_tool_calls_streaming, parse, ...) as NAME resolves it
                          through the class hierarchy: the class whose definition is used
     Syntax colour on a terminal, plain in a pipe."""
-    from .. import code
-    from .namecode import looks_like_path
-    from .source import format_show, parse_location
+    from ..answers.namecode import looks_like_path
+    from ..answers.source import format_show, parse_location
+    from ..store import code
 
     ix = index(db_path)
     if looks_like_path(location):
         if kind or method:
-            raise Fail("--kind and --method go with a parser NAME, not a PATH", "drop them, or give a name")
+            raise Problem("--kind and --method go with a parser NAME, not a PATH", "drop them, or give a name")
         path, start, end = parse_location(location)
         shown = ix.show(path, at, start, end)
         if fmt == "json":
@@ -437,7 +439,8 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Only Python files
     under vllm/ are stored (templates and tests are not searched).
     """
-    from .grep import format_text, search
+    from ..answers.grep import search
+    from ..render.grep import format_text
 
     on = fmt == "text" and use_color(color)
     res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
@@ -507,18 +510,18 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
     say = None if quiet else (lambda m: click.echo(m, err=True))
     if setup:
         if name or text_file or deltas_file:
-            raise Fail("--setup only creates the replay environment", "run it alone, then replay")
+            raise Problem("--setup only creates the replay environment", "run it alone, then replay")
         from ..replay import env
 
         python = env.setup(progress=say or (lambda m: None))
         click.echo(f"replay environment: {python.parent.parent}")
         return
     if not name:
-        raise Fail("which parser name?", "e.g. tpindex replay hermes --text out.txt")
+        raise Problem("which parser name?", "e.g. tpindex replay hermes --text out.txt")
     if at and tags:
-        raise Fail("--at and --tags both choose versions", "use one of them")
+        raise Problem("--at and --tags both choose versions", "use one of them")
     if bool(text_file) == bool(deltas_file):
-        raise Fail("give the raw model output: --text FILE or --deltas FILE.json", "one of them")
+        raise Problem("give the raw model output: --text FILE or --deltas FILE.json", "one of them")
     text = deltas = None
     if text_file:
         text = _read_input(text_file)
@@ -529,9 +532,9 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
         try:
             tools = json.loads(_read_input(tools_file))
         except ValueError as e:
-            raise Fail(f"--tools {tools_file} is not JSON ({e})", "give an OpenAI tools list") from None
+            raise Problem(f"--tools {tools_file} is not JSON ({e})", "give an OpenAI tools list") from None
         if not isinstance(tools, list):
-            raise Fail(f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]")
+            raise Problem(f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]")
     split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
     ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None
     ans = index(db_path).replay(name, at=at, tags=tags, text=text, deltas=deltas, splits=split_list, tools=tools,
@@ -555,20 +558,20 @@ def _read_input(path: str) -> str:
         with open(path, encoding="utf-8") as f:
             return f.read()
     except OSError as e:
-        raise Fail(f"cannot read {path} ({e.strerror or e})", "check the path") from None
+        raise Problem(f"cannot read {path} ({e.strerror or e})", "check the path") from None
     except UnicodeDecodeError:
-        raise Fail(f"{path} is not UTF-8 text", "give the model output as UTF-8 text") from None
+        raise Problem(f"{path} is not UTF-8 text", "give the model output as UTF-8 text") from None
 
 
 def _read_deltas(path: str) -> list[dict]:
     try:
         data = json.loads(_read_input(path))
     except ValueError as e:
-        raise Fail(f"--deltas {path} is not JSON ({e})", "a JSON list of strings or of {text, ids}") from None
+        raise Problem(f"--deltas {path} is not JSON ({e})", "a JSON list of strings or of {text, ids}") from None
     if isinstance(data, dict) and isinstance(data.get("deltas"), list):
         data = data["deltas"]
     if not isinstance(data, list) or not data:
-        raise Fail(f"--deltas {path} is not a non-empty JSON list", "a JSON list of strings or of {text, ids}")
+        raise Problem(f"--deltas {path} is not a non-empty JSON list", "a JSON list of strings or of {text, ids}")
     out = []
     for k, d in enumerate(data):
         if isinstance(d, str):
@@ -577,6 +580,6 @@ def _read_deltas(path: str) -> list[dict]:
                 d.get("ids") is None or (isinstance(d["ids"], list) and all(isinstance(i, int) for i in d["ids"]))):
             out.append({"text": d["text"], "ids": d.get("ids")})
         else:
-            raise Fail(f"--deltas {path}: item {k} is neither a string nor {{text, ids}}",
+            raise Problem(f"--deltas {path}: item {k} is neither a string nor {{text, ids}}",
                        "each delta: \"text\" or {\"text\": \"...\", \"ids\": [1, 2]}")
     return out

@@ -13,12 +13,16 @@ from pathlib import Path
 
 import click
 
+from ..core.problems import Problem
+
 DEFAULT_DB = "db/tpindex.db"
 UPSTREAM = "https://github.com/vllm-project/vllm"
 
 
-class Fail(click.ClickException):
-    """A user-facing error: one line saying what is wrong, one saying what to do; exit code 2."""
+class _Shown(click.ClickException):
+    """How a Problem reaches the user, the one translation of the error model (LazyGroup.invoke, and
+    LazyGroup.main for output that cannot be written): one line saying what is wrong, one saying what to
+    do; exit code 2. Commands raise Problem (indexer/core/problems.py), never this."""
 
     exit_code = 2
 
@@ -30,6 +34,11 @@ class Fail(click.ClickException):
         return self.message + (f"\nHint: {self.hint}" if self.hint else "")
 
 
+def _download_bar(total: int, label: str):
+    """A release archive's download, on standard error."""
+    return click.progressbar(length=total, label=label, file=sys.stderr)
+
+
 def db_option(f):
     return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
                         envvar="TPINDEX_DB", show_envvar=True, help="The SQLite database to read or write.")(f)
@@ -39,20 +48,20 @@ class LazyGroup(click.Group):
     """Commands living in other modules are imported only when they run (fast start-up)."""
 
     lazy = {
-        "which": "indexer.answers.commands:which",
-        "card": "indexer.answers.commands:card",
-        "diff": "indexer.answers.commands:diff",
-        "export": "indexer.answers.commands:export",
-        "show": "indexer.answers.commands:show",
-        "grep": "indexer.answers.commands:grep",
-        "serve": "indexer.serve.command:serve",
-        "check": "indexer.check:check",
-        "where": "indexer.answers.commands:where",
-        "check-doc": "indexer.answers.commands:check_doc",
-        "log": "indexer.answers.history_commands:log",
-        "contains": "indexer.answers.history_commands:contains",
-        "check-plugin": "indexer.answers.commands:check_plugin",
-        "replay": "indexer.answers.commands:replay",
+        "which": "indexer.cli.commands:which",
+        "card": "indexer.cli.commands:card",
+        "diff": "indexer.cli.commands:diff",
+        "export": "indexer.cli.commands:export",
+        "show": "indexer.cli.commands:show",
+        "grep": "indexer.cli.commands:grep",
+        "serve": "indexer.cli.serve:serve",
+        "check": "indexer.cli.check:check",
+        "where": "indexer.cli.commands:where",
+        "check-doc": "indexer.cli.commands:check_doc",
+        "log": "indexer.cli.history:log",
+        "contains": "indexer.cli.history:contains",
+        "check-plugin": "indexer.cli.commands:check_plugin",
+        "replay": "indexer.cli.commands:replay",
     }
 
     def main(self, *args, **kwargs):
@@ -66,7 +75,7 @@ class LazyGroup(click.Group):
             if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
                 raise
             _quiet_stdout()
-            fail = Fail(f"cannot write the output ({e.strerror or e})",
+            fail = _Shown(f"cannot write the output ({e.strerror or e})",
                         "free space where the output goes, or send it elsewhere")
             fail.show()
             sys.exit(fail.exit_code)
@@ -74,21 +83,19 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         import sqlite3
 
-        from .problems import Problem
-
         try:
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
-            raise Fail(e.message, e.hint) from None
+            raise _Shown(e.message, e.hint) from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             raise SystemExit(130) from None
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
-            from .store import is_damaged
+            from ..store.database import is_damaged
 
             if not is_damaged(e):
                 raise
-            raise Fail(f"the database is damaged ({e})",
+            raise _Shown(f"the database is damaged ({e})",
                        "run tpindex check for details, then rebuild it into a new --db") from None
 
     def list_commands(self, ctx):
@@ -102,7 +109,7 @@ class LazyGroup(click.Group):
 
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.5)
             hint = f"did you mean {' or '.join(close)}?" if close else "tpindex --help lists the commands"
-            raise Fail(f"no such command {name!r}", hint)
+            raise Problem(f"no such command {name!r}", hint)
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx, name):
@@ -198,61 +205,61 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
     """
     import sqlite3
 
-    from .build import build as run_build
-    from .scope import Scope
-    from .specs import SpecError, select
+    from ..build.pipeline import build as run_build
+    from ..core.scope import Scope
+    from ..core.specs import SpecError, select
 
     dirs = [p for p in paths if not any(c in p for c in "*?[")]
     includes = tuple(includes) + tuple(p for p in paths if p not in dirs)
     if len(dirs) > 1:
-        raise Fail("--path DIR takes one directory", "run one build per directory, each with its --label")
+        raise Problem("--path DIR takes one directory", "run one build per directory, each with its --label")
     if from_pypi and dirs:
-        raise Fail("--from-pypi and --path DIR are two different sources", "choose one")
+        raise Problem("--from-pypi and --path DIR are two different sources", "choose one")
     if label and not dirs:
-        raise Fail("--label names the version of a --path DIR build", "drop --label, or add --path DIR")
+        raise Problem("--label names the version of a --path DIR build", "drop --label, or add --path DIR")
     if dirs and spec:
-        raise Fail("--tags selects versions of a repository or the package index; --path DIR is one version",
+        raise Problem("--tags selects versions of a repository or the package index; --path DIR is one version",
                    "drop --tags (use --label to name the directory's version)")
     if upstream is not None:
-        from .serve.links import UPSTREAM_HINT, upstream_problem
+        from ..core.links import UPSTREAM_HINT, upstream_problem
 
         if upstream_problem(upstream):
-            raise Fail(upstream_problem(upstream), UPSTREAM_HINT)
+            raise Problem(upstream_problem(upstream), UPSTREAM_HINT)
         upstream = upstream.strip()
     db_file = Path(db_path)
     if not db_file.parent.is_dir():
-        raise Fail(f"the database directory {db_file.parent} does not exist",
+        raise Problem(f"the database directory {db_file.parent} does not exist",
                    f"create it (mkdir -p {db_file.parent}) or pass another --db")
     if not os.access(db_file.parent, os.W_OK) or (db_file.exists() and not os.access(db_file, os.W_OK)):
-        raise Fail(f"cannot write {db_file}", "check its permissions or pass another --db")
-    from .store import check_target
+        raise Problem(f"cannot write {db_file}", "check its permissions or pass another --db")
+    from ..store.database import check_target
 
     check_target(db_file)  # a file that is not ours is refused before anything is downloaded or written
     try:
         the_scope = Scope.named(scope, includes, tree=tree)
     except ValueError as e:
-        raise Fail(str(e), "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
+        raise Problem(str(e), "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
                    ) from None
     try:
         if dirs:
-            from .sources.directory import DirectorySource
+            from ..sources.directory import DirectorySource
 
             source = DirectorySource(dirs[0], label, scope=the_scope)
             versions = [source.ref(source.names()[0])]
         else:
             if not spec:
-                raise Fail("--tags is required", "e.g. --tags v0.30.0..v0.32.0 (see tpindex build --help)")
+                raise Problem("--tags is required", "e.g. --tags v0.30.0..v0.32.0 (see tpindex build --help)")
             if from_pypi:
-                from .sources.pypi import PypiSource
+                from ..sources.pypi import PypiSource
 
-                source = PypiSource(cache_dir=cache_dir, progress=not quiet and sys.stderr.isatty())
+                source = PypiSource(cache_dir=cache_dir, progress=_download_bar if not quiet and sys.stderr.isatty() else None)
             else:
-                from .sources.git import GitSource, NotARepository
+                from ..sources.git import GitSource, NotARepository
 
                 try:
                     source = GitSource(repo)
                 except NotARepository:
-                    raise Fail(f"{repo} is not a git repository",
+                    raise Problem(f"{repo} is not a git repository",
                                "pass --repo PATH to a vLLM clone, or use --from-pypi for released versions") from None
             chosen = select(spec, source.names(), pre=pre, is_ref=source.is_ref)
             if verbose and chosen.ignored:
@@ -260,14 +267,14 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
             versions = [source.ref(n) for n in chosen.names + chosen.refs]
     except SpecError as e:
         if getattr(source, "offline", None):  # only the cached archives could be listed
-            raise Fail(f"{e} (the package index cannot be reached: only cached archives are known)",
+            raise Problem(f"{e} (the package index cannot be reached: only cached archives are known)",
                        "reconnect to the package index, or choose among the cached versions") from None
-        raise Fail(str(e), "see tpindex build --help for the spec grammar") from None
+        raise Problem(str(e), "see tpindex build --help for the spec grammar") from None
     except OSError as e:  # the package index, a download, the cache: before anything is written
-        raise Fail(str(e), getattr(e, "hint", None) or "nothing was indexed; run the build again once this is"
+        raise Problem(str(e), getattr(e, "hint", None) or "nothing was indexed; run the build again once this is"
                    " fixed") from None
     except ValueError as e:
-        raise Fail(str(e), "see tpindex build --help for --repo, --tags and --path") from None
+        raise Problem(str(e), "see tpindex build --help for --repo, --tags and --path") from None
 
     show = not quiet and sys.stderr.isatty()
     bar = click.progressbar(length=len(versions), label="indexing", file=sys.stderr, show_eta=False, show_pos=True,
@@ -284,15 +291,15 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
         raise SystemExit(130) from None
     except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
         hint = getattr(e, "hint", None)
-        raise Fail(str(e), f"{hint}; versions indexed before the failure are kept" if hint else
+        raise Problem(str(e), f"{hint}; versions indexed before the failure are kept" if hint else
                    "versions indexed before the failure are kept; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
-        from .store import is_damaged
+        from ..store.database import is_damaged
 
         if is_damaged(e):
-            raise Fail(f"{db_file} is damaged ({e})", f"rebuild it into another --db (tpindex check --db {db_file}"
+            raise Problem(f"{db_file} is damaged ({e})", f"rebuild it into another --db (tpindex check --db {db_file}"
                        " says what is wrong)") from None
-        raise Fail(f"cannot write {db_file} ({e})", "versions indexed before the failure are kept; free disk"
+        raise Problem(f"cannot write {db_file} ({e})", "versions indexed before the failure are kept; free disk"
                    " space (or pass another --db) and run the build again") from None
     finally:
         if bar:
@@ -315,7 +322,7 @@ def versions(fmt, db_path):
     (complete, or building while a build writes it)."""
     import json
 
-    from .api import Index
+    from ..api import Index
 
     infos = Index(db_path).versions()
     if fmt == "json":
@@ -335,10 +342,10 @@ def mcp(db_path):
     """Serve tpindex's tools to a local agent over stdio (the Model Context Protocol): versions, which,
     which_history, diff, export, ... with structured output following `tpindex schema`. Read-only. Configure
     your MCP client to run: tpindex mcp --db PATH (see the README, "Use from other tools")."""
-    from .store import connect
+    from ..store.database import connect
 
     connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong, before stdio
-    from .mcp_tools import run_stdio, stdio_server
+    from ..mcp.tools import run_stdio, stdio_server
 
     run_stdio(stdio_server(db_path))
 
@@ -350,7 +357,7 @@ def schema(name):
     contract tools can rely on. Without NAME, list the schemas and the contract version."""
     import json
 
-    from .schemas import CONTRACT, load, names
+    from ..schemas import CONTRACT, load, names
 
     if not name:
         click.echo(f"JSON contract v{CONTRACT}; schemas: {', '.join(names())}")
@@ -361,7 +368,7 @@ def schema(name):
         import difflib
 
         close = difflib.get_close_matches(name, names(), n=3, cutoff=0.4)
-        raise Fail(f"no schema named {name!r}", f"did you mean {' or '.join(close)}?" if close else
+        raise Problem(f"no schema named {name!r}", f"did you mean {' or '.join(close)}?" if close else
                    f"one of: {', '.join(names())}") from None
 
 

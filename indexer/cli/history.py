@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..cli import db_option
 from .commands import KIND, dumps, index
+from .main import db_option
 
 
 @click.command(short_help="The commits between two versions that touched a parser name's code.")
@@ -30,15 +30,16 @@ def log(name, a, b, kind, framework, all_parents, fmt, db_path):
     moved is followed), oldest first, each with its id, date, subject, pull request and the lines added and
     removed in those files. Needs a database built from a git clone (build --repo); the clone itself is not
     read."""
-    from . import history, textfmt
+    from ..render import history as rh
+    from ..render import text as textfmt
 
     ans = index(db_path).log(name, a, b, kind, framework, all_parents)
     if fmt == "json":
         click.echo(dumps(ans))
     elif fmt == "markdown":
-        click.echo(history.format_log_markdown(ans), nl=False)
+        click.echo(rh.format_log_markdown(ans), nl=False)
     else:
-        click.echo("\n".join(history.format_log(ans, textfmt.output_width())))
+        click.echo("\n".join(rh.format_log(ans, textfmt.output_width())))
 
 
 @click.command(short_help="Which indexed versions hold a commit or a pull request.")
@@ -53,13 +54,14 @@ def contains(target, fmt, db_path):
     ("... (#N)", "Merge pull request #N ..."), a fix cherry-picked onto a release branch included. Needs a
     database built from a git clone (build --repo); the clone itself is not read. Exit status 0 when an
     indexed version holds it, 1 when none does, 2 on error."""
-    from . import history, textfmt
-    from .versions import indexed
+    from ..answers.versions import indexed
+    from ..render import history as rh
+    from ..render import text as textfmt
 
     ix = index(db_path)
     ans = ix.contains(target)
     if fmt == "json":
         click.echo(dumps(ans))
     else:
-        click.echo("\n".join(history.format_contains(ans, indexed(ix.db), textfmt.output_width())))
+        click.echo("\n".join(rh.format_contains(ans, indexed(ix.db), textfmt.output_width())))
     raise SystemExit(0 if ans.versions else 1)

@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 
-from . import store
-from .code import CodeWriter, prepare
-from .extract import extractor_id, parse
-from .extract.locate import locate, needed
-from .problems import Problem
-from .scope import FULL, RECORDED, Scope, depth_needed, module_of
-from .sources import VersionRef
-from .specs import sort_key
+from ..core.problems import BuildError
+from ..core.scope import FULL, RECORDED, Scope, depth_needed, module_of
+from ..core.specs import sort_key
+from ..extract import extractor_id, parse
+from ..extract.locate import locate, needed
+from ..sources import VersionRef
+from ..store import database as store
+from ..store.code import CodeWriter, prepare
+from .workers import worker_died as _worker_died
 
 INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
@@ -37,10 +38,6 @@ BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this m
 BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
 REUSE_RESOLUTION = True  # a version repeating the Python units of one resolved in the same run copies its rows
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
-
-
-class BuildError(Problem):
-    """A build that cannot start."""
 
 
 @dataclass
@@ -153,7 +150,7 @@ def _repair(db, stats: BuildStats) -> None:
 
 def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FULL) -> dict:
     """Worker: parse one blob at an extraction depth, pack its raw facts for reuse at other paths, locate
-    them at `path` (as `table_rows`), and split its code into line keys (indexer.code.prepare) for the
+    them at `path` (as `table_rows`), and split its code into line keys (indexer.store.code.prepare) for the
     writer to store."""
     res = parse(data) if depth == FULL else parse(data, depth)
     res["depth"] = depth
@@ -236,11 +233,6 @@ def _stop_pool(pool, bound: float = 10.0) -> None:
         except OSError:
             break
         thread.join(0.05)
-
-
-def _worker_died() -> BuildError:
-    return BuildError("a parser worker process died (killed, or out of memory)",
-                      "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)")
 
 
 class Builder:
@@ -497,7 +489,7 @@ class Builder:
         facts were refilled in this transaction (a guard: a donor of this run holding the same units had them
         extracted as deep already, so it does not arise; were it to, the donor's rows would be about to
         change). -> how many names the version registers."""
-        from .resolve import copy_resolution, resolve_version
+        from ..resolve.chains import copy_resolution, resolve_version
 
         key = hashlib.sha1(repr(sorted(  # a recorded file (a test) has no facts whatever its content: its path counts
             (path, None if depth_needed(path) == RECORDED else unit_id) for path, unit_id in self.db.conn.execute(
@@ -560,7 +552,7 @@ class Builder:
     def _resolve_refilled(self, version_id: int) -> None:
         """Other complete versions mapping units refilled in this transaction were resolved without those
         facts: resolve them again."""
-        from .resolve import resolve_version
+        from ..resolve.chains import resolve_version
 
         refilled, self.refilled = sorted(self.refilled), set()
         for vid in sorted(self._versions_mapping(refilled) - {version_id}):

@@ -66,3 +66,11 @@ def table(rows: list[tuple[str, ...]], width: int | None, indent: str = "  ") ->
         else:
             out.extend(hanging(first, r[-1], width))
     return out
+
+
+_ANSI = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
+
+
+def style(text: str, fg: str, bold: bool = False) -> str:
+    """`text` in colour `fg` (and bold) for a terminal: the escape sequences click.style writes."""
+    return f"\x1b[{_ANSI[fg]}m" + ("\x1b[1m" if bold else "") + text + "\x1b[0m"

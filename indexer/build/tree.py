@@ -19,60 +19,17 @@ inter-process traffic than the work), while the main process writes earlier vers
 from __future__ import annotations
 
 import json
-import re
 import zlib
 from collections import deque
 from concurrent.futures import wait
 
-from .scope import FULL, parsed
+from ..core.scope import FULL
+from ..extract.words import has_words, is_module, light
+from .workers import worker_died
 
-WORD_SUFFIXES = (".py", ".pyi", ".md", ".rst", ".txt", ".jinja", ".j2", ".yaml", ".yml", ".toml", ".cfg",
-                 ".ini", ".sh")
-WORDS_MAX = 1 << 20
 BATCH_BYTES = 1 << 20
 BATCH_FILES = 256
 MAX_QUEUED = 48 << 20  # bytes handed to the workers and not yet parsed: beyond, wait (memory stays bounded)
-
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]+")
-_UPPER_STR = re.compile(r"[A-Z]")
-_CASE = [(bytes([c]), b"$" + bytes([c + 32])) for c in range(ord("A"), ord("Z") + 1)]
-
-
-def is_module(path: str) -> bool:
-    return parsed(path)
-
-
-def has_words(path: str) -> bool:
-    return path.endswith(WORD_SUFFIXES)
-
-
-def encode_words(data: bytes) -> str:
-    """The distinct identifiers (2+ characters) in a file's bytes, comments and strings included (as grep
-    sees them), each upper-case letter written $ + lower case so the full-text index stays case-sensitive."""
-    joined = b" ".join(set(_IDENT.findall(data)))
-    for upper, escaped in _CASE:  # 26 passes in C beat one regex substitution with a template
-        if upper in joined:
-            joined = joined.replace(upper, escaped)
-    return joined.decode("ascii")
-
-
-def encode_word(word: str) -> str:
-    """One identifier as a tree_words query term."""
-    return '"' + _UPPER_STR.sub(r"$\g<0>", word).lower() + '"'
-
-
-def light(data: bytes, defs: bool, words: bool) -> tuple[list | None, str | None]:
-    """Worker: the definitions (when `defs`) and the identifiers (when `words`) of one file."""
-    rows = None
-    if defs:
-        from .extract.definitions import walk
-        from .extract.ts import parser
-
-        try:
-            rows = walk(parser().parse(data).root_node)
-        except (RecursionError, ValueError, UnicodeError):  # absurd nesting; never stop the build
-            rows = []
-    return rows, encode_words(data) if words and len(data) <= WORDS_MAX else ("" if words else None)
 
 
 def light_batch(items: list[tuple[bytes, bool, bool]]) -> list[tuple[list | None, str | None]]:
@@ -157,9 +114,7 @@ class TreeTier:
         try:
             future = self.builder._pool().submit(light_batch, self._batch)
         except self.builder.broken_pool:
-            from .build import _worker_died
-
-            raise _worker_died() from None
+            raise worker_died() from None
         for i, (blob_id, defs, words) in enumerate(self._batch_ids):
             self.waiting[blob_id] = (future, i, defs, words)
         self._queued.append((future, self._batch_bytes))
@@ -199,7 +154,7 @@ class TreeTier:
             if blob_id in self.derive:
                 self.derive.discard(blob_id)
                 packed = conn.execute("select facts from blobs where id = ?", [blob_id]).fetchone()
-                from .extract.definitions import from_facts
+                from ..extract.definitions import from_facts
 
                 facts = json.loads(zlib.decompress(packed[0])) if packed and packed[0] else {}
                 if state[1] is not None:
@@ -225,9 +180,7 @@ class TreeTier:
         try:
             return work.result()
         except self.builder.broken_pool:
-            from .build import _worker_died
-
-            raise _worker_died() from None
+            raise worker_died() from None
 
 
 def _def_rows(key: int, rows: list[list] | None) -> list[tuple]:

@@ -90,7 +90,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "registry, chat templates and tests, markers, lifecycle and upstream links."))
     async def card(name: str, version: str | None = None, kind: Kind | None = None,
                    ctx: Context | None = None) -> CallToolResult:
-        from .answers.card import CardSet
+        from ..answers.card import CardSet
 
         found = await run(ctx, lambda ix: ix.cards(name, version, kind))
         return _result(CardSet(version=found[0].version if found else (version or ""), cards=found))
@@ -130,11 +130,11 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "(`target` a path). Unchanged files are left out."))
     async def code_diff(a: str, b: str, target: str, kind: Kind | None = None,
                         ctx: Context | None = None) -> CallToolResult:
-        from .answers.namecode import looks_like_path
+        from ..answers.namecode import looks_like_path
 
         if looks_like_path(target):
             d = await run(ctx, lambda ix: ix.code_diff(a, b, target))
-            from .answers.model import NameCodeDiff
+            from ..answers.model import NameCodeDiff
 
             return _result(NameCodeDiff(a=d.a, b=d.b, name=target, kinds=[], files=[d]))
         return _result(await run(ctx, lambda ix: ix.name_code_diff(a, b, target, kind)))
@@ -247,12 +247,12 @@ SCHEMAS = {"versions": "versions", "which": "which", "which_history": "which-all
 
 def _publish_schemas(mcp: MCPServer) -> None:
     """Each tool's outputSchema is the JSON contract's schema of the same answer."""
-    from .schemas import load
+    from ..schemas import load
 
     for tool, name in SCHEMAS.items():
         schema = load(name)
         if tool == "grep":  # the tool's answer says what was searched too: the GrepResult around the rows
-            from .answers.model import GrepResult
+            from ..answers.model import GrepResult
 
             schema = _grep_result_schema(schema, GrepResult)
         elif schema.get("type") != "object":  # MCP structured output is an object: wrap a list
@@ -265,7 +265,7 @@ def _publish_schemas(mcp: MCPServer) -> None:
 
 
 def _grep_result_schema(rows: dict, model) -> dict:
-    from .schemas import _object
+    from ..schemas import _object
 
     defs = dict(rows.get("$defs", {}))
     body = _object(model, defs)
@@ -285,9 +285,9 @@ def stdio_server(db_path: str) -> MCPServer:
 
     import anyio
 
-    from .answers import bounded
-    from .api import Index
-    from .problems import Problem
+    from ..answers import bounded
+    from ..api import Index
+    from ..core.problems import Problem
 
     mcp = MCPServer("tpindex", instructions=INSTRUCTIONS)
     local = threading.local()  # an Index per worker thread (a connection serves the thread that opened it)
@@ -345,7 +345,7 @@ def run_stdio(mcp: MCPServer) -> None:
             tg.start_soon(serve)
             tg.start_soon(until_the_input_ends)
 
-    from .answers import bounded
+    from ..answers import bounded
 
     try:
         anyio.run(main)

@@ -1,0 +1,1 @@
+"""Layer 4: sources -> extract -> store -> resolve, version by version (and the --tree tier)."""

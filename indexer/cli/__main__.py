@@ -1,0 +1,5 @@
+"""`python -m indexer.cli`: the `tpindex` command."""
+
+from .main import main
+
+main()

@@ -1,0 +1,1 @@
+"""Layer 6: text layout shared by the answers' text outputs."""

@@ -1,0 +1,50 @@
+"""The text of `which`: a name's chain of hops, and its history across versions."""
+
+from __future__ import annotations
+
+from ..answers.model import History, Parser
+from ..answers.which import _streaming_elsewhere, describe, lifecycle_facts, registered_text
+from . import text as textfmt
+
+
+def format_chain(p: Parser, width: int | None = None) -> list[str]:
+    lines = [f"{p.name} ({p.kind} parser) at {p.version}: {p.impl}"]
+    rows = []
+    for h in p.hops:
+        where = f"{h.file}:{h.line}" if h.file else "(no file)"
+        what = h.class_ or ""
+        if h.hop == "registered":
+            what = registered_text(p, h)
+        rows.append((h.hop, where, what))
+    lines += textfmt.table(rows, width)
+    if p.impl == "unresolved":
+        lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
+    else:
+        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
+                                 width)
+    notes = list(p.notes)
+    if p.stub:
+        notes.append("registered file is a stub (no methods of its own)")
+    if p.reexport:
+        notes.append("registered module only re-exports the class")
+    if p.aliases:
+        notes.append(f"same class as: {', '.join(p.aliases)}")
+    if p.parent_class:
+        notes.append(f"subclasses parser {p.parent_class} ({p.parent_file})")
+    for n in notes:
+        lines += textfmt.hanging("  note: ", n, width)
+    return lines
+
+
+def format_history(h: History, width: int | None = None) -> list[str]:
+    lines = []
+    for k in h.kinds:
+        lines.append(f"{h.name} ({k.kind} parser)")
+        rows = []
+        for r in k.ranges:
+            span = r.first if r.first == r.last else f"{r.first} – {r.last}"
+            rows.append((span, ("code changed; " if r.code_changed else "") + describe(r.parser)))
+        lines += textfmt.table(rows, width)
+        if k.lifecycle:
+            lines += textfmt.hanging("  lifecycle: ", "; ".join(lifecycle_facts(k.lifecycle)), width)
+    return lines
