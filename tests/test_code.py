@@ -234,6 +234,8 @@ PATTERNS = [
     ("MAGIC", []), ("payload", ["-i"]),                # binary files only
     ("no newline at the end$", []), ("pass", ["-i", "-F"]),
     ("required_and_named", ["-F", "-i"]),
+    ("(HACK|FIXME|TODO)", []), ("(hack|todo)", ["-i"]),  # broad: many lines in many files
+    ("x(HACK|FIXME)+|\\<(tool|None)\\>", []), ("(İstanbul|ılık)", ["-i"]), ("(ab|cd)\\1|^$", []),
     ("this matches nothing at all", []),              # an empty result
     ("a)", []), ("", []),
 ]
@@ -244,6 +246,19 @@ def test_grep_equals_git_grep(fixture, pattern, flags):
     repo, db = fixture
     expected = git_grep(repo, pattern, flags, TAGS)
     assert ours(db, pattern, flags) == expected
+
+
+@pytest.mark.parametrize("per_block", [0, 1 << 20])
+def test_candidate_blobs_asked_by_groups_of_blocks_or_block_by_block_give_the_same_lines(fixture, monkeypatch,
+                                                                                          per_block):
+    """code.holding asks the inverted index block by block (few blocks) or in groups (many): either way the
+    lines git grep finds."""
+    from indexer.store import code
+
+    repo, db = fixture
+    monkeypatch.setattr(code, "PER_BLOCK_QUERIES", per_block)
+    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", []), ("^", [])):
+        assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
 
 
 def test_the_index_block_size_is_the_one_the_database_was_built_with(tmp_path, monkeypatch):
@@ -453,3 +468,17 @@ def test_check_finds_parsed_files_whose_code_is_missing(fixture, tmp_path):
     conn.close()
     r = tpindex("check", "--db", copy, ok=False)
     assert r.exit_code == 1 and "have no stored code" in r.output and GAMMA in r.output
+
+
+def test_an_alternation_of_texts_gives_the_prefilter_its_texts():
+    """A pattern with no one required text but alternatives that each require one: every matching line holds
+    one of them, and only the lines holding one are matched (grep._scan); an alternative requiring no text
+    (a single character, an empty one) leaves the prefilter out."""
+    from indexer.answers.ere import translate
+
+    assert translate("(HACK|FIXME|TODO)").any_of == ["FIXME", "HACK", "TODO"]
+    assert translate("x(HACK|FIXME)+").any_of == ["FIXME", "HACK"]
+    assert translate("(Hack|todo)", icase=True).any_of == ["hack", "todo"]
+    for pattern in ("HACK|x", "(HACK|FIXME)*", "(HACK|)", "(a|bc)d"):
+        assert translate(pattern).any_of is None, pattern
+    assert translate("(foo|bar)baz").literal == "baz"

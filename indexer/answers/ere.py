@@ -72,6 +72,8 @@ class Node:
     anchor: bool = False  # zero-width
     unit: bool = True  # a quantifier can follow py directly
     alternation: bool = False
+    any_of: list[list[str]] | None = None  # per alternative, texts every match of it contains: each match
+    # contains one of the alternatives' (for a prefilter when no one text is required)
 
 
 @dataclass
@@ -85,6 +87,7 @@ class Compiled:
     literal: str | None
     icase: bool
     risky: bool
+    any_of: list[str] | None = None  # when there is no literal: texts one of which every matching line contains
 
 
 @dataclass
@@ -97,6 +100,7 @@ class Translated:
     literal: str | None
     icase: bool
     risky: bool
+    any_of: list[str] | None = None
 
     def compile(self) -> Compiled:
         try:
@@ -105,7 +109,7 @@ class Translated:
             raise PatternError(f"cannot compile {self.pattern!r} ({e})", "simplify the pattern") from None
         except RecursionError:  # pragma: no cover - MAX_NESTING keeps Python's parser well inside its limit
             raise PatternError(f"{self.pattern!r} is nested too deeply", "simplify the pattern") from None
-        return Compiled(self.pattern, regex, self.literal, self.icase, self.risky)
+        return Compiled(self.pattern, regex, self.literal, self.icase, self.risky, self.any_of)
 
 
 def translate(pattern: str, icase: bool = False, fixed: bool = False) -> Translated:
@@ -136,7 +140,12 @@ def translate(pattern: str, icase: bool = False, fixed: bool = False) -> Transla
                            f" {MAX_TRANSLATION:,}; \\b, \\w and character classes stand for long lists of characters)",
                            "use fewer \\b, \\w, \\s and [[:class:]] elements")
     candidates = node.required + ([node.exact] if node.exact else [])
-    return Translated(pattern, node.py, _best_literal(candidates, icase), icase, risky)
+    literal = _best_literal(candidates, icase)
+    any_of = None
+    if literal is None and node.any_of:
+        best = [_best_literal(alternative, icase) for alternative in node.any_of]
+        any_of = None if None in best else sorted(set(best))
+    return Translated(pattern, node.py, literal, icase, risky, any_of)
 
 
 def compile_pattern(pattern: str, icase: bool = False, fixed: bool = False) -> Compiled:
@@ -187,8 +196,18 @@ class _Parser:
             branches.append(self.branch(depth))
         if len(branches) == 1:
             return branches[0]
+        any_of: list[list[str]] | None = []
+        for b in branches:
+            own = b.required + ([b.exact] if b.exact else [])
+            if own:
+                any_of.append(own)
+            elif b.any_of:
+                any_of.extend(b.any_of)
+            else:
+                any_of = None  # a branch that requires no text: no prefilter
+                break
         return Node("|".join(b.py for b in branches), repeats=any(b.repeats for b in branches), unit=False,
-                    alternation=True)
+                    alternation=True, any_of=any_of)
 
     def branch(self, depth: int) -> Node:
         pieces: list[Node] = []
@@ -207,7 +226,9 @@ class _Parser:
             required.append(run)
         exact = "".join(n.exact for n in pieces) if all(n.exact is not None for n in pieces) else None
         py = "".join(n.py for n in pieces)
-        return Node(py, exact, required, any(n.repeats for n in pieces), unit=len(pieces) == 1 and pieces[0].unit)
+        any_of = next((n.any_of for n in pieces if n.any_of), None)  # every piece's match is in the branch's
+        return Node(py, exact, required, any(n.repeats for n in pieces), unit=len(pieces) == 1 and pieces[0].unit,
+                    any_of=any_of)
 
     def piece(self, depth: int) -> Node:
         atom = self.atom(depth)
@@ -219,7 +240,8 @@ class _Parser:
                 self.risky = True
             inner = atom.py if atom.unit and not atom.repeats else f"(?:{atom.py})"
             keeps = atom.required + ([atom.exact] if atom.exact else [])
-            atom = Node(inner + q, atom.exact if lo == hi == 1 else None, keeps if lo >= 1 else [], True)
+            atom = Node(inner + q, atom.exact if lo == hi == 1 else None, keeps if lo >= 1 else [], True,
+                        any_of=atom.any_of if lo >= 1 else None)
         return atom
 
     def quantifier(self) -> tuple[int, int | None, str]:
@@ -256,7 +278,7 @@ class _Parser:
                 raise self.error("an unmatched (", "close it, or write \\( for the character")
             self.i += 1
             self.closed.add(number)
-            return Node(f"({inner.py})", inner.exact, inner.required, inner.repeats)
+            return Node(f"({inner.py})", inner.exact, inner.required, inner.repeats, any_of=inner.any_of)
         if c == ".":
             return Node("[^\n" + NOT_CHAR + "]")
         if c in ("^", "$"):

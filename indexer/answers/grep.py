@@ -116,17 +116,39 @@ _FOLDS_TO_ASCII = ("\u212a".encode(), "\u017f".encode())  # Kelvin sign ~ k, lon
 
 def _scan(page: bytes, pat: Compiled):
     """(index, text) of the lines of a page (UTF-8, "\\n"-joined) that the pattern matches. With a
-    literal every match contains, only the lines holding it are decoded and matched (under -i, in
+    literal every match contains, or texts one of which each contains (an alternation such as
+    (HACK|FIXME|TODO)), only the lines holding it (one) are decoded and matched (under -i, in
     the page's ASCII-lowercased bytes, unless it holds one of the two non-ASCII letters Python folds to
     ASCII ones); otherwise the pattern runs over the decoded page."""
     literal = pat.literal.encode() if pat.literal else None
-    if literal and pat.icase:
+    any_of = [a.encode() for a in pat.any_of] if not literal and pat.any_of else None
+    if (literal or any_of) and pat.icase:
         hay = page.lower()
         if any(c in page for c in _FOLDS_TO_ASCII):
-            literal = None
+            literal = any_of = None
     else:
         hay = page
     n, last = 0, 0
+    if any_of:  # each matching line holds one of these: only the lines holding one are decoded and matched
+        starts = set()
+        for text in any_of:
+            find, k = hay.find, hay.find(text)
+            while k >= 0:
+                s = page.rfind(b"\n", 0, k) + 1
+                starts.add(s)
+                e = page.find(b"\n", k)
+                if e < 0:
+                    break
+                k = find(text, e + 1)
+        search = pat.regex.search
+        for s in sorted(starts):
+            e = page.find(b"\n", s)
+            line = page[s:len(page) if e < 0 else e].decode()
+            if search(line):
+                n += page.count(b"\n", last, s)
+                last = s
+                yield n, line
+        return
     if literal:
         find, search, pos = hay.find, pat.regex.search, 0
         while True:

@@ -9,6 +9,7 @@ leaves only complete versions behind.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -36,6 +37,7 @@ PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer by
 # blob's bytes and results wait in this process until its version is written)
 BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this many bytes of source ...
 BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
+REUSE_RESOLUTION = True  # a version repeating the Python units of one resolved in the same run copies its rows
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
 
 
@@ -49,6 +51,7 @@ class BuildStats:
     files: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    resolutions_reused: int = 0  # versions given the resolution of an earlier one of this run (same Python units)
     commits: int = 0  # commits of a clone's history stored by this run (indexer/commits.py)
 
     @property
@@ -255,6 +258,7 @@ class Builder:
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
+        self.resolved: dict[bytes, int] = {}  # a version's Python units (hashed) -> a version of this run resolved so
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
         self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
         self.texts: dict[str, tuple | None] = {}  # blob id -> (bytes, prepared) of a recorded file's text, to store
@@ -468,7 +472,7 @@ class Builder:
 
     # -- write -------------------------------------------------------------------------------------
     def write(self, ref: VersionRef, old_id: int | None, entries, tree=None) -> None:
-        db, conn = self.db, self.db.conn
+        conn = self.db.conn
         parsed_here: dict[str, dict] = {}
         facts: dict[tuple[str, tuple], list[tuple]] = {}  # (table, columns) -> rows, inserted in one go
         with conn:  # one transaction per version
@@ -509,9 +513,7 @@ class Builder:
             self.stats.files += len(rows)
             if tree is not None:
                 self.tree.write(version_id, tree)
-            from ..resolve.chains import resolve_version
-
-            n_registered = resolve_version(db, version_id, self.module_cache)
+            n_registered = self._resolve(version_id)
             self._resolve_refilled(version_id)
             if n_registered == 0:
                 self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
@@ -520,6 +522,25 @@ class Builder:
                 self.code.flush()
             conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
                          [len(rows), "found" if n_registered else "none", version_id])
+
+    def _resolve(self, version_id: int) -> int:
+        """Resolve a version, or copy the resolution of a version resolved in this run whose Python files are
+        the same units (resolution reads nothing else; of a recorded file, a test, only its path). Not while
+        facts were refilled in this transaction (a guard: a donor of this run holding the same units had them
+        extracted as deep already, so it does not arise; were it to, the donor's rows would be about to
+        change). -> how many names the version registers."""
+        from ..resolve.chains import copy_resolution, resolve_version
+
+        key = hashlib.sha1(repr(sorted(  # a recorded file (a test) has no facts whatever its content: its path counts
+            (path, None if depth_needed(path) == RECORDED else unit_id) for path, unit_id in self.db.conn.execute(
+                "select path, unit_id from files where version_id = ? and path like '%.py'", [version_id]))).encode()
+        ).digest()
+        donor = self.resolved.get(key) if REUSE_RESOLUTION and not self.refilled else None
+        if donor is not None:
+            self.stats.resolutions_reused += 1
+            return copy_resolution(self.db.conn, donor, version_id)
+        self.resolved[key] = version_id
+        return resolve_version(self.db, version_id, self.module_cache)
 
     def _store_blobs(self, extracted: list[tuple[str, bytes, dict]]) -> None:
         """The blobs extracted for the version being written: their rows, their code, and the facts units

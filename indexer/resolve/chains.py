@@ -241,7 +241,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
             "parent_file", "reason", "streaming", "streaming_class", "streaming_file", "streaming_line",
             "streaming_from", "wrapper_class", "wrapper_file", "wrapper_line", "notes", "code_sig"]
-    for table in ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden"):
+    for table in RESOLVED_TABLES:
         conn.execute(f"delete from {table} where version_id = ?", [version_id])
     conn.executemany(f"insert into parser_map(version_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
                      [(version_id, *[r.get(c) for c in cols]) for r in rows])
@@ -256,6 +256,21 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
                      f" values (?, ?, ?{', ?' * len(OVER_COLS)})", over_rows)
     return len(regs)
+
+
+RESOLVED_TABLES = ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden")
+
+
+def copy_resolution(conn, donor_id: int, version_id: int) -> int:
+    """Give a version the resolution of another whose Python files are the same units (the only inputs
+    resolve_version reads): its rows copied under the version's id. -> how many names it registers."""
+    for table in RESOLVED_TABLES:
+        cols = [r[1] for r in conn.execute(f"pragma table_info({table})") if r[1] != "version_id"]
+        conn.execute(f"delete from {table} where version_id = ?", [version_id])
+        conn.execute(f"insert into {table}(version_id, {', '.join(cols)}) select ?, {', '.join(cols)}"
+                     f" from {table} where version_id = ?", [version_id, donor_id])
+    return conn.execute("select count(*) from registrations r join files f on f.unit_id = r.unit_id"
+                        " where f.version_id = ?", [version_id]).fetchone()[0]
 
 
 METHOD_COLS = ("role", "method", "defining_class", "module", "file", "line", "end_line", "body", "own",

@@ -407,31 +407,77 @@ def pages(conn):
     yield from conn.execute("select first, cast(text as blob) from code_lines order by first")
 
 
+PER_BLOCK_QUERIES = 4096  # up to this many blocks, the index is asked block by block (see holding)
+
+
 def holding(conn, line_ids, among: set[str] | None = None) -> dict[str, list[tuple[int, int]]]:
     """blob id -> [(line number, line id)] for every line of every text blob that is one of line_ids;
     only blobs in `among` when given. The inverted index names the candidate blobs; their arrays
-    give the exact line numbers."""
+    give the exact line numbers.
+
+    With few blocks (most searches) the index is asked block by block, so each candidate blob comes with
+    the few wanted ids it may hold, and only those are looked for in its array (bytes.find, in C); with
+    many, in groups of blocks, and each candidate's whole array is intersected with the wanted ids."""
     wanted = set(line_ids)
     if not wanted:
         return {}
     shift = block_shift(conn)
-    blocks = sorted({x >> shift for x in wanted})
-    rows: set[int] = set()
-    for i in range(0, len(blocks), 400):
-        query = " OR ".join(f'"{b}"' for b in blocks[i:i + 400])
-        rows.update(r[0] for r in conn.execute("select rowid from code_index where code_index match ?", [query]))
+    by_block: dict[int, list[int]] = {}
+    for x in wanted:
+        by_block.setdefault(x >> shift, []).append(x)
+    blocks = sorted(by_block)
+    candidates: dict[int, set[int] | None] = {}  # code_texts row -> the wanted ids it may hold (None: any)
+    if len(blocks) <= PER_BLOCK_QUERIES:
+        for b in blocks:
+            for (row,) in conn.execute("select rowid from code_index where code_index match ?", [f'"{b}"']):
+                candidates.setdefault(row, set()).update(by_block[b])
+    else:
+        for i in range(0, len(blocks), 400):
+            query = " OR ".join(f'"{b}"' for b in blocks[i:i + 400])
+            candidates.update((r[0], None) for r in conn.execute(
+                "select rowid from code_index where code_index match ?", [query]))
     out: dict[str, list[tuple[int, int]]] = {}
-    rows_l = sorted(rows)
+    rows_l = sorted(candidates)
     for i in range(0, len(rows_l), 500):
         chunk = rows_l[i:i + 500]
-        for blob_id, packed in conn.execute(
-                f"select blob_id, lines from code_texts where id in ({','.join(map(str, chunk))})"):
+        for row, blob_id, packed in conn.execute(
+                f"select id, blob_id, lines from code_texts where id in ({','.join(map(str, chunk))})"):
             if among is not None and blob_id not in among:
                 continue
-            ids = unpack_ids(packed)
-            hit = wanted.intersection(ids)
-            if hit:
-                out[blob_id] = [(n, x) for n, x in enumerate(ids, 1) if x in hit]
+            raw = zlib.decompress(packed)
+            hit = candidates[row]
+            if hit is None:
+                hit = wanted.intersection(_ids_of(raw))
+            found = _positions(raw, hit) if hit else None
+            if found:
+                out[blob_id] = found
+    return out
+
+
+def _ids_of(raw: bytes) -> array:
+    ids = array(IDS_TYPE)
+    ids.frombytes(raw)
+    if sys.byteorder == "big":
+        ids.byteswap()
+    return ids
+
+
+def _positions(raw: bytes, hit: set[int]) -> list[tuple[int, int]]:
+    """(line number, line id) of each line of a blob (its array's bytes, 32-bit little-endian) whose id is in
+    `hit`, in line order: each id's 4 bytes looked for with bytes.find (in C), keeping the finds aligned on an
+    id, rather than a loop in Python over every line of the blob."""
+    out = []
+    find = raw.find
+    for x in hit:
+        needle = x.to_bytes(4, "little")
+        k = find(needle)
+        while k >= 0:
+            if k & 3:  # straddling two ids
+                k = find(needle, k + 1)
+                continue
+            out.append((k // 4 + 1, x))
+            k = find(needle, k + 4)
+    out.sort()
     return out
 
 
