@@ -145,13 +145,16 @@ def test_the_operators_walk_from_a_model_name_to_its_code_template_diff_and_serv
     assert re.findall(r'<tr data-status="(\w+)"', check) and "wrong" not in re.findall(r'<tr data-status="(\w+)"', check)
     assert re.search(rf'<a class="tpindex-src" href="[^"]*/-/source/v0\.32\.0/{TP}/glm47_moe_tool_parser\.py', check)
     shoot(browser, check_url, shots, "check-doc", 900)
-    # its chat template: the card lists it; this tree's build records templates without their text (the
-    # code store holding them is issue 27's templates part, on another branch), so the card says so and links
-    # it upstream only, and the source page says why it cannot show it
+    # its chat template: the card lists it, linked to its stored text at that version (templates are in the
+    # code store), the upstream link beside it; the source page shows the template's own lines
     row = re.search(r"<tr><th>chat templates</th><td>(.*?)</td></tr>", page, re.S).group(1)
     assert "examples/tool_chat_template_glm47.jinja" in text(row) and "exact, by name" in text(row)
-    assert 'class="tpindex-up tpindex-up-only" href="https://github.com/vllm-project/vllm/blob/v0.32.0/examples/' \
-           'tool_chat_template_glm47.jinja"' in row
-    template_url = urljoin(base, "-/source/v0.32.0/examples/tool_chat_template_glm47.jinja")
-    assert "is not stored" in browser.dom(template_url)
+    local = re.search(r'<a class="tpindex-src" href="([^"]*/-/source/v0\.32\.0/examples/tool_chat_template_glm47\.jinja)"',
+                      row)
+    assert local, row
+    assert 'href="https://github.com/vllm-project/vllm/blob/v0.32.0/examples/tool_chat_template_glm47.jinja"' in row
+    template_url = urljoin(base, local.group(1))
+    template = browser.dom(template_url)
+    assert "is not stored" not in template and "tool_call" in text(template)
+    shoot(browser, template_url, shots, "template", 900)
     assert all(p.stat().st_size > 5000 for p in shots.glob("walk-*.png"))
