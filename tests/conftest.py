@@ -138,3 +138,17 @@ def remount(path: Path, options: str) -> None:
 @pytest.fixture
 def db(tmp_path) -> Path:
     return tmp_path / "index.db"
+
+
+@pytest.fixture(scope="session")
+def pypi():
+    """The package index as the real-release tests read it (archives cached in the user cache): a session
+    fixture shared by every test_real_* module; skips loudly when the index cannot be reached."""
+    from indexer.sources.pypi import PackageIndexError, PypiSource
+
+    source = PypiSource(progress=None)
+    try:
+        source.names()
+    except PackageIndexError as e:
+        pytest.skip(f"SKIPPED LOUDLY: the package index cannot be reached, real-release tests not run: {e}")
+    return source

@@ -27,7 +27,6 @@ import json
 
 import pytest
 from conftest import rows, tpindex
-from test_real_releases import pypi  # noqa: F401  (the session fixture: skips loudly when offline)
 
 pytestmark = pytest.mark.network
 

@@ -22,7 +22,6 @@ import json
 import pytest
 from conftest import tpindex
 from test_real_logic import logic_db  # noqa: F401  (the session fixture: a build of four real releases)
-from test_real_releases import pypi  # noqa: F401
 
 pytestmark = pytest.mark.network
 

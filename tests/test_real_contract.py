@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import pytest
 from conftest import tpindex
-from test_real_releases import pypi  # noqa: F401  (the session fixture: skips loudly when offline)
 
 pytestmark = pytest.mark.network
 

@@ -24,7 +24,6 @@ import json
 
 import pytest
 from conftest import tpindex
-from test_real_releases import pypi  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.network
 

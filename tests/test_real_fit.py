@@ -21,7 +21,6 @@ from pathlib import PurePosixPath
 import pytest
 from conftest import tpindex
 from test_real_logic import logic_db  # noqa: F401  (the session fixture)
-from test_real_releases import pypi  # noqa: F401
 
 pytestmark = pytest.mark.network
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import tpindex
-from test_real_releases import VERSIONS, pypi, real_db  # noqa: F401 (session fixtures)
+from test_real_releases import VERSIONS, real_db  # noqa: F401 (a session fixture)
 
 pytestmark = pytest.mark.network
 

@@ -22,7 +22,6 @@ import shlex
 
 import pytest
 from conftest import tpindex
-from test_real_releases import pypi  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.network
 

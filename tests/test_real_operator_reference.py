@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 from conftest import tpindex
-from test_real_releases import pypi  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.network
 

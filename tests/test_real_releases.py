@@ -69,18 +69,6 @@ REAL = {
 
 
 @pytest.fixture(scope="session")
-def pypi():
-    from indexer.sources.pypi import PackageIndexError, PypiSource
-
-    source = PypiSource(progress=None)
-    try:
-        source.names()
-    except PackageIndexError as e:
-        pytest.skip(f"SKIPPED LOUDLY: the package index cannot be reached, real-release tests not run: {e}")
-    return source
-
-
-@pytest.fixture(scope="session")
 def real_db(pypi, tmp_path_factory):
     db = tmp_path_factory.mktemp("real") / "real.db"
     tpindex("build", "--from-pypi", "--tags", "v0.30.0..v0.32.0", "--db", db, "-q")

@@ -42,18 +42,6 @@ SPECIALS = {"mistral": ["[TOOL_CALLS]"]}
 
 
 @pytest.fixture(scope="session")
-def pypi():
-    from indexer.sources.pypi import PackageIndexError, PypiSource
-
-    source = PypiSource(progress=None)
-    try:
-        source.names()
-    except PackageIndexError as e:
-        pytest.skip(f"SKIPPED LOUDLY: the package index cannot be reached, real-release tests not run: {e}")
-    return source
-
-
-@pytest.fixture(scope="session")
 def eras_db(pypi, tmp_path_factory):
     db = tmp_path_factory.mktemp("real-replay") / "eras.db"
     tpindex("build", "--from-pypi", "--tags", ",".join(ERAS), "--db", db, "-q")
