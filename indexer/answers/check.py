@@ -41,39 +41,59 @@ def table_names(sql: str) -> list[str]:
 
 
 def run_checks(conn) -> tuple[list[str], list[str], str]:
-    from ..core.specs import sort_key
+    """Every check in order -> (problems, notes, summary); stops after the schema's tables when any is missing."""
     from ..store import database as store
 
-    problems: list[str] = []
-    notes: list[str] = []
-    q = conn.execute
-
     found = _schema(conn)
+    problems: list[str] = []
     if found != store.SCHEMA_VERSION:
         problems.append(f"schema version {found}, this tpindex writes {store.SCHEMA_VERSION}:"
                         " the next tpindex build migrates it")
-    present = {r[0]: r[1] for r in q("select name, type from sqlite_master where type in ('table', 'view')")}
+    missing = _missing_relations(conn)
+    if missing:
+        return [*problems, missing], [], ""
+    problems += [problem for check in PROBLEM_CHECKS for problem in check(conn)]
+    notes = [note for check in NOTE_CHECKS for note in check(conn)]
+    return problems, notes, _summary(conn, found)
+
+
+def _missing_relations(conn) -> str:
+    from ..store import database as store
+
+    present = {r[0]: r[1] for r in conn.execute("select name, type from sqlite_master where type in ('table', 'view')")}
     missing = [t for t in table_names(store.TABLES + store.FTS) if present.get(t) != "table"]
     missing += [v for v in store.VIEWS if present.get(v) != "view"]
-    if missing:
-        problems.append(f"missing tables or views: {', '.join(missing)}")
-        return problems, notes, ""
+    return f"missing tables or views: {', '.join(missing)}" if missing else ""
 
-    bad = [r[0] for r in q("pragma quick_check")]
+
+def _versions(conn) -> list[tuple]:
+    """(id, label, status, ord, file_count, files mapped) of every version."""
+    return conn.execute("select id, label, status, ord, file_count, (select count(*) from files f"
+                        " where f.version_id = v.id) from versions v").fetchall()
+
+
+def _sqlite_integrity(conn) -> list[str]:
+    bad = [r[0] for r in conn.execute("pragma quick_check")]
     if bad != ["ok"]:
-        problems.append(f"SQLite quick_check: {'; '.join(bad[:5])}" + (" ..." if len(bad) > 5 else ""))
+        return [f"SQLite quick_check: {'; '.join(bad[:5])}" + (" ..." if len(bad) > 5 else "")]
+    return []
 
+
+def _foreign_keys(conn) -> list[str]:
     fk: dict[tuple[str, str], int] = {}
-    for table, _rowid, parent, _fkid in q("pragma foreign_key_check"):
+    for table, _rowid, parent, _fkid in conn.execute("pragma foreign_key_check"):
         fk[(table, parent)] = fk.get((table, parent), 0) + 1
-    for (table, parent), n in sorted(fk.items()):
-        if (table, parent) in (("files", "units"), ("units", "blobs")):
-            continue  # reported below with a clearer message
-        problems.append(f"{n} row(s) of {table} point at missing {parent} rows")
+    # files -> units -> blobs are reported by _file_chain with a clearer message
+    return [f"{n} row(s) of {table} point at missing {parent} rows" for (table, parent), n in sorted(fk.items())
+            if (table, parent) not in (("files", "units"), ("units", "blobs"))]
 
-    # versions: complete, in order, with their file counts
-    versions = q("select id, label, status, ord, file_count, (select count(*) from files f where f.version_id = v.id)"
-                 " from versions v").fetchall()
+
+def _version_rows(conn) -> list[str]:
+    """Versions complete, in order, with their file counts."""
+    versions = _versions(conn)
+    from ..core.specs import sort_key
+
+    problems = []
     for _id, label, status, _ord, file_count, n_files in versions:
         if status != "complete":
             problems.append(f"version {label} is not complete (status {status!r})")
@@ -84,8 +104,13 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
         problems.append("versions have missing or repeated order numbers (versions.ord)")
     elif [v[1] for v in sorted(versions, key=lambda v: v[3])] != sorted((v[1] for v in versions), key=sort_key):
         problems.append("versions.ord does not follow version order")
+    return problems
 
-    # files -> units -> blobs, and the facts of every blob that was parsed
+
+def _file_chain(conn) -> list[str]:
+    """files -> units -> blobs, and the facts of every blob that was parsed."""
+    problems = []
+    q = conn.execute
     n = q("select count(*) from files f left join units u on u.id = f.unit_id where u.id is null").fetchone()[0]
     if n:
         problems.append(f"{n} file row(s) point at no unit")
@@ -106,18 +131,13 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
                 first = blob_id
     if unreadable:
         problems.append(f"{unreadable} parsed blob(s) have missing or unreadable facts (first: {first})")
+    return problems
 
-    # versions whose file list looks cut short (a damaged source archive read by an older tpindex)
-    problems.extend(_incomplete_versions(conn))
-    # files at parsed paths whose content was never parsed (first met at a recorded path by an older tpindex)
-    problems.extend(_underfed_files(conn))
 
-    # the full-text index of markers: rebuild it in a temporary table and compare term by term
-    problems.extend(_fts(conn))
-    problems.extend(_code(conn))
-    problems.extend(_leftovers(conn))
-
-    # the parser map: only for complete versions; every hop belongs to a mapped name
+def _parser_map(conn) -> list[str]:
+    """The parser map: only for complete versions; every hop belongs to a mapped name."""
+    problems = []
+    q = conn.execute
     n = q("select count(*) from parser_map p join versions v on v.id = p.version_id"
           " where v.status != 'complete'").fetchone()[0]
     if n:
@@ -129,38 +149,58 @@ def run_checks(conn) -> tuple[list[str], list[str], str]:
     for (label,) in q("select label from versions v where registry = 'found' and status = 'complete'"
                       " and not exists (select 1 from parser_map p where p.version_id = v.id)"):
         problems.append(f"version {label} has a registry but no parser_map rows")
+    return problems
 
+
+def _views(conn) -> list[str]:
+    from ..store import database as store
+
+    problems = []
     for view in store.VIEWS:
         try:
-            q(f"select * from {view} limit 1").fetchall()
+            conn.execute(f"select * from {view} limit 1").fetchall()
         except sqlite3.DatabaseError as e:
             problems.append(f"view {view} fails: {e}")
+    return problems
 
+
+def _stale_extractor(conn) -> list[str]:
     from ..extract import extractor_id
 
-    stale = [r[0] for r in q("select label from versions where extractor != ? order by ord", [extractor_id()])]
+    stale = [r[0] for r in conn.execute("select label from versions where extractor != ? order by ord",
+                                        [extractor_id()])]
     if stale:
-        notes.append(f"{len(stale)} version(s) were indexed by another extractor ({', '.join(stale[:5])}"
-                     f"{' ...' if len(stale) > 5 else ''}); the next build re-indexes them")
+        return [f"{len(stale)} version(s) were indexed by another extractor ({', '.join(stale[:5])}"
+                f"{' ...' if len(stale) > 5 else ''}); the next build re-indexes them"]
+    return []
+
+
+def _stored_upstream(conn) -> list[str]:
     from ..core.links import upstream_problem
 
-    row = q("select value from meta where key = 'upstream'").fetchone()
+    row = conn.execute("select value from meta where key = 'upstream'").fetchone()
     if row and upstream_problem(str(row[0])):
-        notes.append(f"the stored upstream is not valid ({upstream_problem(str(row[0]))}): serve shows files"
-                     " without links; serve --upstream URL, or build with --upstream URL, sets one")
-    n = q("select count(*) from units u where not exists (select 1 from files f where f.unit_id = u.id)").fetchone()[0]
-    if n:
-        notes.append(f"{n} unit(s) are mapped by no version (left by re-indexed versions; harmless)")
+        return [f"the stored upstream is not valid ({upstream_problem(str(row[0]))}): serve shows files"
+                " without links; serve --upstream URL, or build with --upstream URL, sets one"]
+    return []
 
-    counts = q("""select (select count(*) from files), (select count(*) from blobs),
+
+def _unmapped_units(conn) -> list[str]:
+    n = conn.execute("select count(*) from units u where not exists"
+                     " (select 1 from files f where f.unit_id = u.id)").fetchone()[0]
+    return [f"{n} unit(s) are mapped by no version (left by re-indexed versions; harmless)"] if n else []
+
+
+def _summary(conn, found) -> str:
+    versions = _versions(conn)
+    counts = conn.execute("""select (select count(*) from files), (select count(*) from blobs),
         (select count(*) from blobs where status not in ('ok', 'not-parsed')),
         (select count(distinct kind || ':' || name) from parser_map), (select count(*) from markers)""").fetchone()
     labels = [v[1] for v in sorted(versions, key=lambda v: (v[3] is None, v[3] or 0))]
     span = f" ({labels[0]} .. {labels[-1]})" if labels else ""
-    summary = (f"{len(versions)} version(s){span}, {counts[0]} file row(s), {counts[1]} blob(s)"
-               f" ({counts[2]} with parse errors), {counts[3]} parser name(s), {counts[4]} marker(s);"
-               f" schema {found}")
-    return problems, notes, summary
+    return (f"{len(versions)} version(s){span}, {counts[0]} file row(s), {counts[1]} blob(s)"
+            f" ({counts[2]} with parse errors), {counts[3]} parser name(s), {counts[4]} marker(s);"
+            f" schema {found}")
 
 
 def _incomplete_versions(conn) -> list[str]:
@@ -301,3 +341,14 @@ def _fts(conn) -> list[str]:
         out.append(f"markers_fts is out of sync: {lost[0]} term(s) of marker texts are not indexed (first marker id"
                    f" {lost[1]})")
     return out
+
+
+# the checks `run_checks` runs, in the order their findings print: each (conn) -> list of lines
+PROBLEM_CHECKS = (
+    _sqlite_integrity, _foreign_keys, _version_rows, _file_chain,
+    _incomplete_versions,  # versions whose file list looks cut short (a damaged archive read by an older tpindex)
+    _underfed_files,  # files at parsed paths whose content was never parsed (met first by an older tpindex)
+    _fts,  # the markers' full-text index, rebuilt in a temporary table and compared term by term
+    _code, _leftovers, _parser_map, _views,
+)
+NOTE_CHECKS = (_stale_extractor, _stored_upstream, _unmapped_units)
