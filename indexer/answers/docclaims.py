@@ -527,148 +527,181 @@ def _parser_column(header: list[str], index: int) -> str | None:
 
 
 def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> list[Claim]:
-    out: list[Claim] = []
-    masked = _mask_code(u.text)
-    historical = bool(HISTORICAL.search(masked))
-    used: set[int] = set()  # tokens a version phrase or an alias claim is about
+    """The claims of one unit, stage by stage (each stage a method of _UnitScan, in this order)."""
+    scan = _UnitScan(u, toks)
+    scan.parser_names(known)
+    scan.alias_claims()
+    scan.row_alias_claims()
+    row_from = scan.version_claims()
+    scan.unversioned_parsers()
+    first = len(scan.out)
+    scan.path_and_symbol_claims()
+    if row_from:  # in a row about "vX+", the paths and symbols speak of vX and later
+        for c in scan.out[first:]:
+            c.data["from_version"] = row_from
+    scan.count_claims()
+    return scan.out
 
-    # parser names: flags, and a parser-names column of a table
-    names: dict[int, tuple[str, str]] = {}  # token index -> (name, kind)
-    first_of_cell: dict[int, int] = {}  # cell -> the start of its first token
-    if u.where == "row":
-        for o in toks:
-            c = u.cell_of(o.start)
-            if c is not None and c not in first_of_cell:
-                first_of_cell[c] = o.start
-    for i, t in enumerate(toks):
-        if t.kind == "flag":
-            if PLACEHOLDER.fullmatch(t.value) or t.value.startswith("<"):
+
+class _UnitScan:
+    """One unit's tokens on their way to claims: what the stages share (the claims so far, the parser
+    names found, the tokens a version phrase or an alias claim is about)."""
+
+    def __init__(self, u: Unit, toks: list[Token]):
+        self.u, self.toks = u, toks
+        self.out: list[Claim] = []
+        self.masked = _mask_code(u.text)
+        self.historical = bool(HISTORICAL.search(self.masked))
+        self.used: set[int] = set()  # tokens a version phrase or an alias claim is about
+        self.names: dict[int, tuple[str, str]] = {}  # token index -> (name, kind)
+        self.files = [i for i, t in enumerate(toks) if t.kind in ("path", "bare-file")]
+        self.plain = _plain(toks, self.files)
+
+    def parser_names(self, known: Knowledge) -> None:
+        """Parser names: flags, and a parser-names column of a table."""
+        u, toks, names = self.u, self.toks, self.names
+        first_of_cell: dict[int, int] = {}  # cell -> the start of its first token
+        if u.where == "row":
+            for o in toks:
+                c = u.cell_of(o.start)
+                if c is not None and c not in first_of_cell:
+                    first_of_cell[c] = o.start
+        for i, t in enumerate(toks):
+            if t.kind == "flag":
+                if PLACEHOLDER.fullmatch(t.value) or t.value.startswith("<"):
+                    continue
+                names[i] = (t.value, "tool" if t.extra["flag"] == "tool-call-parser" else "reasoning")
+            elif u.where == "row" and t.kind == "symbol":
+                col = u.cell_of(t.start)
+                kind = _parser_column(u.header, col) if col is not None else None
+                first_in_cell = col is not None and first_of_cell.get(col) == t.start
+                if kind and first_in_cell and (kind != "any" or t.value in known.parser_names):
+                    if kind == "any" and "reasoning" in f"{u.heading} {u.title}".lower():
+                        kind = "reasoning"
+                    names[i] = (t.value, kind)
+
+    def alias_claims(self) -> None:
+        """`a` same class as `b`, said between two names."""
+        toks, names, masked = self.toks, self.names, self.masked
+        for i, t in enumerate(toks[:-1]):
+            nxt = toks[i + 1]
+            if t.kind not in ("symbol", "flag") or nxt.kind not in ("symbol", "flag"):
                 continue
-            names[i] = (t.value, "tool" if t.extra["flag"] == "tool-call-parser" else "reasoning")
-        elif u.where == "row" and t.kind == "symbol":
-            col = u.cell_of(t.start)
-            kind = _parser_column(u.header, col) if col is not None else None
-            first_in_cell = col is not None and first_of_cell.get(col) == t.start
-            if kind and first_in_cell and (kind != "any" or t.value in known.parser_names):
-                if kind == "any" and "reasoning" in f"{u.heading} {u.title}".lower():
-                    kind = "reasoning"
-                names[i] = (t.value, kind)
+            between = masked[t.end:nxt.start]
+            a = names.get(i, (t.value, "any"))[0]
+            b = names.get(i + 1, (nxt.value, "any"))[0]
+            if ALIAS[0].match(between) or ALIAS[1].match(between) or \
+                    (ALIAS[2].match(between) and ALIAS_TAIL_AT.match(masked, nxt.end)):
+                kind = names.get(i, names.get(i + 1, (None, "any")))[1]
+                self.out.append(Claim(t.line, "alias", f"`{a}` same class as `{b}`", {"a": a, "b": b, "kind": kind}))
+                self.used.update((i, i + 1))
+                names.pop(i, None)
+                names.pop(i + 1, None)
 
-    # alias claims
-    for i, t in enumerate(toks[:-1]):
-        nxt = toks[i + 1]
-        if t.kind not in ("symbol", "flag") or nxt.kind not in ("symbol", "flag"):
-            continue
-        between = masked[t.end:nxt.start]
-        a = names.get(i, (t.value, "any"))[0]
-        b = names.get(i + 1, (nxt.value, "any"))[0]
-        if ALIAS[0].match(between) or ALIAS[1].match(between) or \
-                (ALIAS[2].match(between) and ALIAS_TAIL_AT.match(masked, nxt.end)):
-            kind = names.get(i, names.get(i + 1, (None, "any")))[1]
-            out.append(Claim(t.line, "alias", f"`{a}` same class as `{b}`", {"a": a, "b": b, "kind": kind}))
-            used.update((i, i + 1))
-            names.pop(i, None)
-            names.pop(i + 1, None)
-
-    # a row's notes cell: "same class as `b`", "alias of `b`" (about the row's parser name)
-    if u.where == "row" and names:
+    def row_alias_claims(self) -> None:
+        """A row's notes cell: "same class as `b`", "alias of `b`" (about the row's parser name)."""
+        u, names, masked = self.u, self.names, self.masked
+        if u.where != "row" or not names:
+            return
         solid = [k for k, c in enumerate(masked) if not c.isspace()]
         row_name = names[min(names)]
-        for i, t in enumerate(toks):
+        for i, t in enumerate(self.toks):
             col = u.cell_of(t.start)
             if i in names or col is None or t.kind not in ("symbol", "flag"):
                 continue
             if _row_alias(masked, u.cells[col][0], t.start, solid) and t.value != row_name[0]:
-                out.append(Claim(t.line, "alias", f"`{row_name[0]}` same class as `{t.value}`",
-                                 {"a": row_name[0], "b": t.value, "kind": row_name[1]}))
-                used.add(i)
+                self.out.append(Claim(t.line, "alias", f"`{row_name[0]}` same class as `{t.value}`",
+                                      {"a": row_name[0], "b": t.value, "kind": row_name[1]}))
+                self.used.add(i)
 
-    # version phrases
-    row_from = None
-    cand = _Candidates(u, toks)
-    files = [i for i, t in enumerate(toks) if t.kind in ("path", "bare-file")]
-    plain = _plain(toks, files)
-    aliased = set(used)  # the names of a "same class" claim
-    preds = _Predicates(masked)
-    for m in VERSION_RE.finditer(masked):
-        idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
-        kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
-        version = version if version.startswith("v") else "v" + version
-        subject = cand.subject(m.start(), m.end())
-        line = u.line_at(m.start())
-        if subject is None:
-            out.append(Claim(line, "unreadable", m.group(0).strip(),
-                             {"reason": "a version phrase with no name or path it is about"}))
-            continue
-        j, t = subject
-        predicate = "same class" if j in aliased else preds.of(u, m)
-        if predicate:  # about the predicate, not about the name's or path's existence: its other claims stand
+    def version_claims(self) -> str | None:
+        """Version phrases, each about the name or path it qualifies; -> the version a row is "since"."""
+        u, toks, names, masked, used, out = self.u, self.toks, self.names, self.masked, self.used, self.out
+        row_from = None
+        cand = _Candidates(u, toks)
+        files, plain = self.files, self.plain
+        aliased = set(used)  # the names of a "same class" claim
+        preds = _Predicates(masked)
+        for m in VERSION_RE.finditer(masked):
+            idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
+            kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
+            version = version if version.startswith("v") else "v" + version
+            subject = cand.subject(m.start(), m.end())
+            line = u.line_at(m.start())
+            if subject is None:
+                out.append(Claim(line, "unreadable", m.group(0).strip(),
+                                 {"reason": "a version phrase with no name or path it is about"}))
+                continue
+            j, t = subject
+            predicate = "same class" if j in aliased else preds.of(u, m)
+            if predicate:  # about the predicate, not about the name's or path's existence: its other claims stand
+                out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
+                                 {"phrase": kind, "version": version, "predicate": predicate,
+                                  "subject": _subject_of(t, names.get(j))}))
+                continue
+            used.add(j)
+            used.update(cand.within(m.start(), m.end()))  # "moved to `x` at"
+            moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
+            subj = _subject_of(t, names.get(j))
+            if subj is not None and subj["type"] == "name" and (  # "the `x` name", "parser `x`"
+                    NAME_AFTER_AT.match(masked, t.end) or _parser_before(masked, t.start)):
+                subj = {"type": "parser", "name": t.value, "kind": "any", "said": True}
+            if subj is not None and t.kind == "symbol" and j not in names:
+                paired = _pair(u, toks, j, files, masked, plain)
+                if paired:
+                    subj["file"] = paired[0]
+            if u.where == "row" and kind == "since":
+                row_from = version
+            if subj is None:
+                out.append(Claim(line, "unreadable", f"{t.value} {m.group(0).strip()}",
+                                 {"reason": "the phrase is about something that is neither a parser name, a path nor a symbol"}))
+                continue
             out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
-                             {"phrase": kind, "version": version, "predicate": predicate,
-                              "subject": _subject_of(t, names.get(j))}))
-            continue
-        used.add(j)
-        used.update(cand.within(m.start(), m.end()))  # "moved to `x` at"
-        moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
-        subj = _subject_of(t, names.get(j))
-        if subj is not None and subj["type"] == "name" and (  # "the `x` name", "parser `x`"
-                NAME_AFTER_AT.match(masked, t.end) or _parser_before(masked, t.start)):
-            subj = {"type": "parser", "name": t.value, "kind": "any", "said": True}
-        if subj is not None and t.kind == "symbol" and j not in names:
-            paired = _pair(u, toks, j, files, masked, plain)
-            if paired:
-                subj["file"] = paired[0]
-        if u.where == "row" and kind == "since":
-            row_from = version
-        if subj is None:
-            out.append(Claim(line, "unreadable", f"{t.value} {m.group(0).strip()}",
-                             {"reason": "the phrase is about something that is neither a parser name, a path nor a symbol"}))
-            continue
-        out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
-                         {"phrase": kind, "version": version, "subject": subj,
-                          "to": moved_to.group(1) if moved_to else None}))
+                             {"phrase": kind, "version": version, "subject": subj,
+                              "to": moved_to.group(1) if moved_to else None}))
+        return row_from
 
-    # parser names not covered by a version phrase or alias
-    for i, (name, kind) in names.items():
-        if i not in used:
-            out.append(Claim(toks[i].line, "parser", f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
-                             {"name": name, "kind": kind, "historical": historical}))
+    def unversioned_parsers(self) -> None:
+        """Parser names not covered by a version phrase or alias."""
+        for i, (name, kind) in self.names.items():
+            if i not in self.used:
+                self.out.append(Claim(self.toks[i].line, "parser",
+                                      f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
+                                      {"name": name, "kind": kind, "historical": self.historical}))
 
-    # paths, and symbols paired with a file (in a row about "vX+", they speak of vX and later)
-    first = len(out)
-    for i, t in enumerate(toks):
-        if i in used or i in names:
-            continue
-        if t.kind == "path" and t.extra.get("reference"):
-            continue  # the file of the unit before: claimed there
-        if t.kind == "path":
-            out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical,
-                                                               "in_code": u.where == "code" or
-                                                               bool(t.extra.get("code"))}))
-        elif t.kind == "bare-file":
-            out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "bare": True, "historical": historical}))
-        elif t.kind == "qualified":
-            out.append(Claim(t.line, "symbol", f"`{t.extra['file']}:{t.value}`",
-                             {"symbol": t.value, "file": t.extra["file"], "pairing": "qualified",
-                              "historical": historical}))
-        elif t.kind == "grep":
-            out.extend(_grep_claims(u, toks, i, files, historical))
-        elif t.kind == "symbol" and t.value not in PYTHON_WORDS:
-            f = _pair(u, toks, i, files, masked, plain)
-            if f is not None:
-                path, pairing = f
-                out.append(Claim(t.line, "symbol", f"`{t.value}` in `{path}`",
-                                 {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical}))
+    def path_and_symbol_claims(self) -> None:
+        """Paths, and symbols paired with a file."""
+        u, toks, historical, out = self.u, self.toks, self.historical, self.out
+        files, plain = self.files, self.plain
+        for i, t in enumerate(toks):
+            if i in self.used or i in self.names:
+                continue
+            if t.kind == "path" and t.extra.get("reference"):
+                continue  # the file of the unit before: claimed there
+            if t.kind == "path":
+                out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical,
+                                                                   "in_code": u.where == "code" or
+                                                                   bool(t.extra.get("code"))}))
+            elif t.kind == "bare-file":
+                out.append(Claim(t.line, "path", f"`{t.value}`",
+                                 {"path": t.value, "bare": True, "historical": historical}))
+            elif t.kind == "qualified":
+                out.append(Claim(t.line, "symbol", f"`{t.extra['file']}:{t.value}`",
+                                 {"symbol": t.value, "file": t.extra["file"], "pairing": "qualified",
+                                  "historical": historical}))
+            elif t.kind == "grep":
+                out.extend(_grep_claims(u, toks, i, files, historical))
+            elif t.kind == "symbol" and t.value not in PYTHON_WORDS:
+                f = _pair(u, toks, i, files, self.masked, plain)
+                if f is not None:
+                    path, pairing = f
+                    out.append(Claim(t.line, "symbol", f"`{t.value}` in `{path}`",
+                                     {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical}))
 
-    if row_from:
-        for c in out[first:]:
-            c.data["from_version"] = row_from
-
-    # counts
-    versions = _UnitVersions(masked)
-    for m in COUNT_NOUNS.finditer(masked):
-        out.append(_count_claim(u, masked, m, versions))
-    return out
+    def count_claims(self) -> None:
+        versions = _UnitVersions(self.masked)
+        for m in COUNT_NOUNS.finditer(self.masked):
+            self.out.append(_count_claim(self.u, self.masked, m, versions))
 
 
 class _Predicates:
