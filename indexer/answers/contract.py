@@ -421,79 +421,105 @@ def _callable(sig: Signature) -> list[Param]:
 def compare_signatures(subject: str, sa: Signature, sb: Signature, overridable: bool, out: list) -> None:
     """Typed changes between two signatures of one function (griffe's parameter and return breakages, and a
     parameter added with a default or renamed). `overridable`: plugins override it (vLLM calls theirs)."""
-    pa, pb = _callable(sa), _callable(sb)
-    na, nb = [p.name for p in pa], [p.name for p in pb]
-    ia, ib = {p.name: i for i, p in enumerate(pa)}, {p.name: i for i, p in enumerate(pb)}
-    removed, added = [n for n in na if n not in ib], [n for n in nb if n not in ia]
-    where = dict(file_a=sa.file, line_a=sa.line, file_b=sb.file, line_b=sb.line)
-    method = subject.rpartition(".")[2]
+    d = _SignatureDiff(subject, sa, sb, overridable, out)
+    d.names()
+    d.common()
+    d.returns()
 
-    def add(type_, param, why, breaking, before=None, after=None):
-        out.append(ContractChange(type_, f"{subject}({param})", why, breaking,
-                                  sa.text if before is None else before, sb.text if after is None else after, **where))
 
-    renamed = {}
-    for old in removed:
-        j = ia[old]
-        if j < len(pb) and pb[j].name in added and pb[j].kind == pa[j].kind and pb[j].name not in renamed.values():
-            renamed[old] = pb[j].name
-    for old, new in renamed.items():
-        add("parameter-renamed", old, f"{method}'s parameter {old} is now {new}: a call passing {old}= by keyword "
-            f"fails, and an override keeping {old} fails when vLLM passes {new}= by keyword.", True, old, new)
-    for name in [n for n in removed if n not in renamed]:
-        add("parameter-removed", name, f"{method} no longer takes {name}: a call passing it fails with TypeError, and "
-            f"vLLM no longer passes it (an override that requires it fails).", True)
-    for name in [n for n in added if n not in renamed.values()]:
-        p = pb[ib[name]]
-        if p.kind in ("var-positional", "var-keyword"):
-            star = "*" if p.kind == "var-positional" else "**"
-            add("parameter-added", name, f"{method} now takes {star}{name}: vLLM may pass extra arguments to it, and an "
-                f"override without {star}{name} fails with TypeError when it does.", overridable)
-        elif p.default is None:
-            add("parameter-added-required", name, f"{method} now requires {name}: a call that does not pass it fails, "
-                f"and vLLM passes it to overrides (one without it fails with TypeError).", True)
-        else:
-            add("parameter-added", name, (
-                f"{method} gained {name} (default {p.default}): vLLM may now pass it, and an override of {method} "
-                f"that does not accept it fails with TypeError; accept it (or **kwargs)." if overridable else
-                f"{method} gained {name} (default {p.default}): existing calls still work."), overridable)
-    common = [n for n in na if n in ib]
-    pos_a = [n for n in na if n in ib and pa[ia[n]].kind in POSITIONAL and pb[ib[n]].kind in POSITIONAL]
-    pos_b = [n for n in nb if n in pos_a]
-    kinds: dict[tuple[str, str], list[str]] = {}
-    for name in common:
-        x, y = pa[ia[name]], pb[ib[name]]
-        if x.kind != y.kind:
-            kinds.setdefault((x.kind, y.kind), []).append(name)
-    for (was, now), names in kinds.items():  # one change for the parameters a `*` or `/` moved together
-        how = 'by position' if now == 'keyword-only' else 'by keyword' if now == 'positional-only' else 'as before'
-        add("parameter-changed-kind", ", ".join(names), f"{', '.join(names)} {'was' if len(names) == 1 else 'were'} "
-            f"{was}, now {now}: calls that pass {'it' if len(names) == 1 else 'them'} {how} fail.", True, was, now)
-    for name in common:
-        x, y = pa[ia[name]], pb[ib[name]]
-        if x.kind != y.kind:
-            pass
-        elif name in pos_a and pos_a.index(name) != pos_b.index(name):
-            add("parameter-moved", name, f"{name} moved from position {ia[name] + 1} to {ib[name] + 1}: positional calls "
-                "now pass their arguments to other parameters.", True)
-        if x.default is not None and y.default is None and y.kind not in ("var-positional", "var-keyword"):
-            add("parameter-changed-required", name, f"{name} lost its default ({x.default}): calls that leave it out "
-                "fail.", True, x.default, None)
-        elif x.default is None and y.default is not None:
-            add("parameter-now-optional", name, f"{name} now defaults to {y.default}: existing calls still work.",
-                False, None, y.default)
-        elif x.default != y.default:
-            add("parameter-changed-default", name, f"{name} defaults to {y.default} instead of {x.default}: calls that "
-                "rely on the default behave differently.", True, x.default, y.default)
-        if norm_type(x.annotation) != norm_type(y.annotation):
-            add("parameter-changed-type", name, f"{name} is {_annotated(x.annotation, y.annotation)}: "
-                f"{'vLLM may pass other values to an override; check it handles them' if overridable else 'calls may need other values'}"
-                " (annotations are not enforced at run time).", False, x.annotation, y.annotation)
-    if norm_type(sa.returns) != norm_type(sb.returns):
-        out.append(ContractChange("return-changed-type", subject, (
-            f"{method}'s return is {_annotated(sa.returns, sb.returns)}: "
-            + ("an override should return the new type, vLLM reads it as one" if overridable else "callers get the new type")
-            + " (annotations are not enforced at run time)."), False, sa.returns, sb.returns, **where))
+class _SignatureDiff:
+    """The two parameter lists of compare_signatures, and the change list it appends to."""
+
+    def __init__(self, subject: str, sa: Signature, sb: Signature, overridable: bool, out: list):
+        self.subject, self.sa, self.sb, self.overridable, self.out = subject, sa, sb, overridable, out
+        self.pa, self.pb = _callable(sa), _callable(sb)
+        self.na, self.nb = [p.name for p in self.pa], [p.name for p in self.pb]
+        self.ia, self.ib = {p.name: i for i, p in enumerate(self.pa)}, {p.name: i for i, p in enumerate(self.pb)}
+        self.method = subject.rpartition(".")[2]
+
+    def add(self, type_, param, why, breaking, before=None, after=None):
+        sa, sb = self.sa, self.sb
+        self.out.append(ContractChange(type_, f"{self.subject}({param})", why, breaking,
+                                       sa.text if before is None else before, sb.text if after is None else after,
+                                       file_a=sa.file, line_a=sa.line, file_b=sb.file, line_b=sb.line))
+
+    def names(self) -> None:
+        """Parameters renamed, removed and added."""
+        pa, pb, na, nb, ia, ib = self.pa, self.pb, self.na, self.nb, self.ia, self.ib
+        add, method, overridable = self.add, self.method, self.overridable
+        removed, added = [n for n in na if n not in ib], [n for n in nb if n not in ia]
+        renamed = {}
+        for old in removed:
+            j = ia[old]
+            if j < len(pb) and pb[j].name in added and pb[j].kind == pa[j].kind and pb[j].name not in renamed.values():
+                renamed[old] = pb[j].name
+        for old, new in renamed.items():
+            add("parameter-renamed", old, f"{method}'s parameter {old} is now {new}: a call passing {old}= by keyword "
+                f"fails, and an override keeping {old} fails when vLLM passes {new}= by keyword.", True, old, new)
+        for name in [n for n in removed if n not in renamed]:
+            add("parameter-removed", name, f"{method} no longer takes {name}: a call passing it fails with TypeError, and "
+                f"vLLM no longer passes it (an override that requires it fails).", True)
+        for name in [n for n in added if n not in renamed.values()]:
+            p = pb[ib[name]]
+            if p.kind in ("var-positional", "var-keyword"):
+                star = "*" if p.kind == "var-positional" else "**"
+                add("parameter-added", name, f"{method} now takes {star}{name}: vLLM may pass extra arguments to it, and an "
+                    f"override without {star}{name} fails with TypeError when it does.", overridable)
+            elif p.default is None:
+                add("parameter-added-required", name, f"{method} now requires {name}: a call that does not pass it fails, "
+                    f"and vLLM passes it to overrides (one without it fails with TypeError).", True)
+            else:
+                add("parameter-added", name, (
+                    f"{method} gained {name} (default {p.default}): vLLM may now pass it, and an override of {method} "
+                    f"that does not accept it fails with TypeError; accept it (or **kwargs)." if overridable else
+                    f"{method} gained {name} (default {p.default}): existing calls still work."), overridable)
+
+    def common(self) -> None:
+        """Parameters on both sides: kind, position, default and annotation."""
+        pa, pb, na, nb, ia, ib = self.pa, self.pb, self.na, self.nb, self.ia, self.ib
+        add, overridable = self.add, self.overridable
+        common = [n for n in na if n in ib]
+        pos_a = [n for n in na if n in ib and pa[ia[n]].kind in POSITIONAL and pb[ib[n]].kind in POSITIONAL]
+        pos_b = [n for n in nb if n in pos_a]
+        kinds: dict[tuple[str, str], list[str]] = {}
+        for name in common:
+            x, y = pa[ia[name]], pb[ib[name]]
+            if x.kind != y.kind:
+                kinds.setdefault((x.kind, y.kind), []).append(name)
+        for (was, now), names in kinds.items():  # one change for the parameters a `*` or `/` moved together
+            how = 'by position' if now == 'keyword-only' else 'by keyword' if now == 'positional-only' else 'as before'
+            add("parameter-changed-kind", ", ".join(names), f"{', '.join(names)} {'was' if len(names) == 1 else 'were'} "
+                f"{was}, now {now}: calls that pass {'it' if len(names) == 1 else 'them'} {how} fail.", True, was, now)
+        for name in common:
+            x, y = pa[ia[name]], pb[ib[name]]
+            if x.kind != y.kind:
+                pass
+            elif name in pos_a and pos_a.index(name) != pos_b.index(name):
+                add("parameter-moved", name, f"{name} moved from position {ia[name] + 1} to {ib[name] + 1}: positional calls "
+                    "now pass their arguments to other parameters.", True)
+            if x.default is not None and y.default is None and y.kind not in ("var-positional", "var-keyword"):
+                add("parameter-changed-required", name, f"{name} lost its default ({x.default}): calls that leave it out "
+                    "fail.", True, x.default, None)
+            elif x.default is None and y.default is not None:
+                add("parameter-now-optional", name, f"{name} now defaults to {y.default}: existing calls still work.",
+                    False, None, y.default)
+            elif x.default != y.default:
+                add("parameter-changed-default", name, f"{name} defaults to {y.default} instead of {x.default}: calls that "
+                    "rely on the default behave differently.", True, x.default, y.default)
+            if norm_type(x.annotation) != norm_type(y.annotation):
+                add("parameter-changed-type", name, f"{name} is {_annotated(x.annotation, y.annotation)}: "
+                    f"{'vLLM may pass other values to an override; check it handles them' if overridable else 'calls may need other values'}"
+                    " (annotations are not enforced at run time).", False, x.annotation, y.annotation)
+
+    def returns(self) -> None:
+        sa, sb, method = self.sa, self.sb, self.method
+        if norm_type(sa.returns) != norm_type(sb.returns):
+            self.out.append(ContractChange("return-changed-type", self.subject, (
+                f"{method}'s return is {_annotated(sa.returns, sb.returns)}: "
+                + ("an override should return the new type, vLLM reads it as one" if self.overridable
+                   else "callers get the new type")
+                + " (annotations are not enforced at run time)."), False, sa.returns, sb.returns,
+                file_a=sa.file, line_a=sa.line, file_b=sb.file, line_b=sb.line))
 
 
 def _annotated(before: str | None, after: str | None) -> str:
