@@ -155,3 +155,23 @@ def test_the_build_command_catches_nothing_itself():
     from indexer.cli.main import build
 
     assert _handlers(build.callback) == []
+
+
+def test_a_problem_in_any_tool_is_its_error_with_the_hint():
+    """The transports' runners let a Problem through; the tools turn it into the tool's error, message then
+    hint, in one place (mcp/tools.py)."""
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from indexer.mcp.tools import TOOLS, register
+
+    async def run(ctx, question):
+        raise Problem("v9.9.9 is not indexed", "tpindex versions lists them")
+
+    mcp = MCPServer("test")
+    register(mcp, run)
+    for spec in TOOLS:
+        required = {a.name: "x" for a in spec.args if a.default is a.__class__.default}
+        with pytest.raises(ToolError, match=r"v9\.9\.9 is not indexed\. Hint: tpindex versions lists them$"):
+            anyio.run(mcp.call_tool, spec.name, required)

@@ -284,16 +284,15 @@ def register_mcp_tools(datasette, mcp):
 
     from ..api import Index
     from ..core.problems import Problem
-    from ..mcp.tools import problem_as_tool_error, register
+    from ..mcp.tools import register
 
-    async def run(ctx, question):
+    async def run(ctx, question):  # a Problem raised here or by the question is the tool's error (mcp/tools.py)
         names = await tpindex_databases(datasette)
         if not names:
-            raise problem_as_tool_error(Problem("no tpindex database is served here"))
+            raise Problem("no tpindex database is served here")
         actor = _actor_from_context(ctx) if ctx is not None else None
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
-            raise problem_as_tool_error(Problem(f"database {names[0]!r} is not available"))
-
+            raise Problem(f"database {names[0]!r} is not available")
 
         from ..store.database import open_reader
 
@@ -306,15 +305,10 @@ def register_mcp_tools(datasette, mcp):
             reader = open_reader(path)
             try:
                 return question(Index(reader, time_limit=limit))
-            except Problem as e:
-                return e
             finally:
                 reader.conn.close()
 
-        answer = await asyncio.to_thread(ask)
-        if isinstance(answer, Problem):
-            raise problem_as_tool_error(answer)
-        return answer
+        return await asyncio.to_thread(ask)
 
     register(mcp, run)
     from ..mcp.tools import SERVED_INSTRUCTIONS
