@@ -164,6 +164,6 @@ def test_a_problem_in_any_tool_is_its_error_with_the_hint():
     mcp = MCPServer("test")
     register(mcp, run)
     for spec in TOOLS:
-        required = {a.name: "x" for a in spec.args if a.default is a.__class__.default}
+        required = {a.name: "x" for a in spec.args if a.required}
         with pytest.raises(ToolError, match=r"v9\.9\.9 is not indexed\. Hint: tpindex versions lists them$"):
             anyio.run(mcp.call_tool, spec.name, required)

@@ -285,7 +285,7 @@ def test_every_tool_is_one_row_of_the_table(db):
         want = [a.name for a in spec.args] + (["offset", "max_chars"] if spec.paged else [])
         assert list(tool.input_schema["properties"]) == want, spec.name
         assert tool.input_schema["additionalProperties"] is False
-        assert tool.input_schema.get("required", []) == [a.name for a in spec.args if a.default is a.__class__.default]
+        assert tool.input_schema.get("required", []) == [a.name for a in spec.args if a.required]
         schema = load(spec.schema)
         if schema.get("type") == "object" and spec.name != "grep":
             assert set(schema["properties"]) <= set(tool.output_schema["properties"]), spec.name

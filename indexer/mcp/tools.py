@@ -77,6 +77,10 @@ class Arg:
     type: object
     default: object = _REQUIRED
 
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
 
 NAME, TEXT, A, B = Arg("name", str), Arg("text", str), Arg("a", str), Arg("b", str)
 VERSION, KIND = Arg("version", str | None, None), Arg("kind", Kind | None, None)
