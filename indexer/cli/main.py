@@ -88,7 +88,7 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
             raise _Shown(e.message, e.hint) from None
-        except KeyboardInterrupt as e:  # a build's says what it kept (build.pipeline.BuildInterrupted)
+        except KeyboardInterrupt as e:  # a build's Ctrl-C says what it kept (BuildInterrupted)
             click.echo(str(e) or "interrupted", err=True)
             raise SystemExit(130) from None
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
