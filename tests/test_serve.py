@@ -1009,6 +1009,35 @@ def test_source_page_errors_say_what_is_wrong(client):
     assert r.status_code == 404 and "nope is not a tpindex database" in r.text
 
 
+ERROR_PAGES = ["/-/parser/tool/alpah", "/-/parser/tool/alpha?v=v9.9.9", "/-/version/v9.9.9",
+               "/-/source/v0.30.0/vllm/parser/gamma.py", "/-/diff?a=v9.9.9&b=v0.31.0&path=vllm/parser/beta.py",
+               "/-/diff?a=v0.30.0&b=v0.31.0&name=nosuch"] + [
+    f"{page}{'&' if '?' in page else '?'}db=nope" for page in (
+        "/-/parser-matrix", "/-/parser/tool/alpha", "/-/version/v0.30.0", "/-/find?q=alpha", "/-/where?q=x",
+        "/-/check-doc", "/-/fit", "/-/replay", "/-/grep?q=x", "/-/diff", "/-/source/v0.30.0/vllm/parser/beta.py")]
+
+
+@pytest.mark.parametrize("url", ERROR_PAGES)
+def test_every_page_error_is_the_one_error_page_from_the_one_hook(client, capsys, url):
+    """What a page cannot show is a Problem raised where it is found; the plugin's handle_exception hook makes it
+    the one error page (templates/tpindex_error.html), with its status, and Datasette's own handler never runs
+    for it (it would log a traceback for a user's mistake)."""
+    r = client.get(url)
+    assert r.status_code == 404 and r.text.count('class="tpindex-error"') == 1, (url, r.text[:500])
+    assert 'class="message-error"' in r.text
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_serve_renders_errors_in_one_place_with_one_template():
+    from indexer.serve import plugin
+
+    templates = sorted(p.name for p in plugin.TEMPLATES.iterdir() if "error" in p.name or "message" in p.name)
+    assert templates == ["tpindex_error.html"]
+    sources = {p.name: p.read_text() for p in plugin.TEMPLATES.parent.glob("*.py")}
+    assert [n for n, text in sources.items() if '"tpindex_error.html"' in text] == ["errors.py"]
+    assert not [n for n, text in sources.items() if '"error.html"' in text]
+
+
 def test_diff_page_of_a_moved_file_and_of_an_added_one(client):
     url = ("/-/diff?a=v0.30.0&b=v0.31.0&path_a=vllm/tool_parsers/alpha_tool_parser.py"
            "&path_b=vllm/tool_parsers/alpha_parser.py&name=alpha&kind=tool")

@@ -110,6 +110,14 @@ CALLS = {
     "log": ({"name": "beta", "a": "v0.24.0", "b": "v0.27.0"}, ["log", "beta", "v0.24.0", "v0.27.0"]),
     "contract_diff": ({"a": "v0.24.0", "b": "v0.27.0"}, ["diff", "v0.24.0", "v0.27.0", "--contract"]),
 }
+PAGED = ("diff", "export")
+
+
+def unpaged(answer: dict) -> dict:
+    """A paged tool's answer without the page's fields (mcp/tools.py _page)."""
+    return {k: v for k, v in answer.items() if k not in ("offset", "next_offset", "truncated", "totals")}
+
+
 PLUGIN = "from vllm.tool_parsers import ToolParser\n\n\nclass Mine(ToolParser):\n    def extract_tool_calls(self, text):\n" \
          "        return None\n"
 
@@ -133,6 +141,9 @@ async def session_checks(session, db) -> dict:
             got = got["versions"]
         elif name == "grep":
             got = got["matches"]
+        elif name in PAGED:  # one page holds the whole of these small answers
+            assert got["truncated"] is False and got["next_offset"] is None, name
+            got = unpaged(got)
         assert got == want, name
     (v25,) = [r[0] for r in rows(db, "select commit_id from versions where label = 'v0.25.0'")]
     held = await session.call_tool("contains", {"target": v25[:8]})
@@ -152,7 +163,8 @@ async def session_checks(session, db) -> dict:
     contract = await session.call_tool("contract", {"version": "v0.27.0"})
     assert not contract.is_error, contract.content
     jsonschema.Draft202012Validator(tools["contract"].output_schema).validate(contract.structured_content)
-    assert contract.structured_content == Index(db).contract("v0.27.0").to_json()
+    assert contract.structured_content["truncated"] is False
+    assert unpaged(contract.structured_content) == Index(db).contract("v0.27.0").to_json()
     plugin = await session.call_tool("check_plugin", {"source": PLUGIN})
     assert not plugin.is_error, plugin.content
     jsonschema.Draft202012Validator(tools["check_plugin"].output_schema).validate(plugin.structured_content)
@@ -247,3 +259,82 @@ def test_mcp_over_streamable_http_from_serve(db, served):
     from conftest import rows
 
     assert rows(db, "select count(*) from versions") == [(3,)]
+
+
+# -- the tools as a table, large answers in pages (issues 24, 27) ---------------------------------------------
+
+def _in_process(db):
+    """The stdio server's tools, called in this process."""
+    from indexer.mcp.tools import stdio_server
+
+    return stdio_server(str(db))
+
+
+def test_every_tool_is_one_row_of_the_table(db):
+    """register() adds one tool per row of TOOLS: its name, its description, its arguments (the input schema,
+    which takes nothing else) and the schema of its answer."""
+    from indexer.mcp.tools import PAGE_NOTE, TOOLS
+    from indexer.schemas import load
+
+    mcp = _in_process(db)
+    listed = {t.name: t for t in anyio.run(mcp.list_tools)}
+    assert list(listed) == [spec.name for spec in TOOLS]
+    for spec in TOOLS:
+        tool = listed[spec.name]
+        assert tool.description == spec.description + (PAGE_NOTE if spec.paged else "")
+        want = [a.name for a in spec.args] + (["offset", "max_chars"] if spec.paged else [])
+        assert list(tool.input_schema["properties"]) == want, spec.name
+        assert tool.input_schema["additionalProperties"] is False
+        assert tool.input_schema.get("required", []) == [a.name for a in spec.args if a.required]
+        schema = load(spec.schema)
+        if schema.get("type") == "object" and spec.name != "grep":
+            assert set(schema["properties"]) <= set(tool.output_schema["properties"]), spec.name
+
+
+def _pages(mcp, tool: str, arguments: dict, max_chars: int) -> list[dict]:
+    out, offset = [], 0
+    while offset is not None:
+        got = anyio.run(mcp.call_tool, tool, {**arguments, "offset": offset, "max_chars": max_chars})
+        assert not got.is_error, got.content
+        out.append(got.structured_content)
+        offset = got.structured_content["next_offset"]
+        assert len(out) < 1000
+    return out
+
+
+@pytest.mark.parametrize("tool,arguments,lists", [
+    ("diff", {"a": "v0.24.0", "b": "v0.27.0"}, ("changes",)),
+    ("export", {"version": "v0.27.0"}, ("parsers",)),
+    ("contract", {"version": "v0.27.0"}, ("classes", "helpers", "types", "calls", "notes")),
+])
+def test_large_answers_come_in_pages_that_say_what_is_left(db, tool, arguments, lists):
+    """A paged answer holds at most max_chars characters of items (at least one), says it is truncated, how
+    many items each list has in the whole answer and where the next page starts; the pages together are the
+    whole answer, never silently cut."""
+    from indexer.api import Index
+    from indexer.mcp.tools import TOOLS
+
+    mcp = _in_process(db)
+    (spec,) = [s for s in TOOLS if s.name == tool]
+    whole = spec.ask(Index(db), type("Args", (), arguments)).to_json()
+    n = sum(len(whole[name]) for name in lists)
+    assert n > 2, "the fixture's answer is too small to page"
+    one = anyio.run(mcp.call_tool, tool, arguments)
+    assert one.structured_content["truncated"] is False and one.structured_content["totals"] == {
+        name: len(whole[name]) for name in lists}
+    item = max(len(json.dumps(x, ensure_ascii=False)) for name in lists for x in whole[name])
+    budget = item * 2 + 4
+    pages = _pages(mcp, tool, arguments, max_chars=budget)
+    assert len(pages) > 1
+    validator = jsonschema.Draft202012Validator(
+        {t.name: t for t in anyio.run(mcp.list_tools)}[tool].output_schema)
+    for i, page in enumerate(pages):
+        validator.validate(page)
+        held = [x for name in lists for x in page[name]]
+        assert held and (len(held) == 1 or sum(len(json.dumps(x, ensure_ascii=False)) + 2 for x in held) <= budget)
+        assert page["truncated"] is (i < len(pages) - 1)
+        assert page["totals"] == {name: len(whole[name]) for name in lists}
+    for name in lists:
+        assert [x for page in pages for x in page[name]] == whole[name]
+    rest = {k: v for k, v in whole.items() if k not in lists}
+    assert all({k: page[k] for k in rest} == rest for page in pages)

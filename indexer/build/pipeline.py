@@ -110,10 +110,40 @@ def build(
 ) -> BuildStats:
     """Index `versions` into the database. `progress(label, done)` is called as each version starts being
     written (done=0) and once it is (done=1). A version already indexed from another source under the same
-    label is refused unless `replace`."""
+    label is refused unless `replace`.
+
+    A build that fails part of the way (its source, the disk, the database) raises a BuildError saying that
+    the versions indexed before are kept (the one being written is rolled back); Ctrl-C, a BuildInterrupted
+    saying so."""
+    import sqlite3
+
+    db_path = Path(db_path)
+    try:
+        return _build(db_path, source, versions, scope, jobs, dedup, progress, upstream, replace, code)
+    except KeyboardInterrupt:
+        raise BuildInterrupted("interrupted: the versions indexed before are kept; run the same build again to"
+                               " index the rest") from None
+    except OSError as e:  # a source that fails mid-build (archive, repository), or the disk under it
+        hint = getattr(e, "hint", None)
+        raise BuildError(str(e), f"{hint}; {KEPT}" if hint else f"{KEPT}; run the build again") from None
+    except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
+        if store.is_damaged(e):
+            raise BuildError(f"{db_path} is damaged ({e})", f"rebuild it into another --db (tpindex check --db"
+                             f" {db_path} says what is wrong)") from None
+        raise BuildError(f"cannot write {db_path} ({e})", f"{KEPT}; free disk space (or pass another --db) and run"
+                         " the build again") from None
+
+
+KEPT = "versions indexed before the failure are kept"
+
+
+class BuildInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a build; str() says what was kept (the command line prints it)."""
+
+
+def _build(db_path: Path, source, versions, scope, jobs, dedup, progress, upstream, replace, code) -> BuildStats:
     t0 = time.perf_counter()
     stats = BuildStats()
-    db_path = Path(db_path)
     store.check_target(db_path)  # what the file is, before the lock file and WAL mode change anything
     with BuildLock(db_path):
         db = store.connect(db_path)

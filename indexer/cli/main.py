@@ -88,8 +88,8 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
             raise _Shown(e.message, e.hint) from None
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
+        except KeyboardInterrupt as e:  # a build's Ctrl-C says what it kept (BuildInterrupted)
+            click.echo(str(e) or "interrupted", err=True)
             raise SystemExit(130) from None
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
             from ..store.database import is_damaged
@@ -204,11 +204,9 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
       tpindex build --from-pypi --tags v0.30.0.. --tree
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
-    import sqlite3
-
+    from ..build.choose import choose
     from ..build.pipeline import build as run_build
     from ..core.scope import Scope
-    from ..core.specs import SpecError, select
 
     dirs = [p for p in paths if not any(c in p for c in "*?[")]
     includes = tuple(includes) + tuple(p for p in paths if p not in dirs)
@@ -236,46 +234,24 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
     from ..store.database import check_target
 
     check_target(db_file)  # a file that is not ours is refused before anything is downloaded or written
-    try:
-        the_scope = Scope.named(scope, includes, tree=tree)
-    except ValueError as e:
-        raise Problem(str(e), "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
-                   ) from None
-    try:
-        if dirs:
-            from ..sources.directory import DirectorySource
+    the_scope = Scope.named(scope, includes, tree=tree)
+    if dirs:
+        from ..sources.directory import DirectorySource
 
-            source = DirectorySource(dirs[0], label, scope=the_scope)
-            versions = [source.ref(source.names()[0])]
-        else:
-            if not spec:
-                raise Problem("--tags is required", "e.g. --tags v0.30.0..v0.32.0 (see tpindex build --help)")
-            if from_pypi:
-                from ..sources.pypi import PypiSource
+        source = DirectorySource(dirs[0], label, scope=the_scope)
+    elif not spec:
+        raise Problem("--tags is required", "e.g. --tags v0.30.0..v0.32.0 (see tpindex build --help)")
+    elif from_pypi:
+        from ..sources.pypi import PypiSource
 
-                source = PypiSource(cache_dir=cache_dir, progress=_download_bar if not quiet and sys.stderr.isatty() else None)
-            else:
-                from ..sources.git import GitSource, NotARepository
+        source = PypiSource(cache_dir=cache_dir, progress=_download_bar if not quiet and sys.stderr.isatty() else None)
+    else:
+        from ..sources.git import GitSource
 
-                try:
-                    source = GitSource(repo)
-                except NotARepository:
-                    raise Problem(f"{repo} is not a git repository",
-                               "pass --repo PATH to a vLLM clone, or use --from-pypi for released versions") from None
-            chosen = select(spec, source.names(), pre=pre, is_ref=source.is_ref)
-            if verbose and chosen.ignored:
-                click.echo(f"ignored (not versions): {', '.join(chosen.ignored)}", err=True)
-            versions = [source.ref(n) for n in chosen.names + chosen.refs]
-    except SpecError as e:
-        if getattr(source, "offline", None):  # only the cached archives could be listed
-            raise Problem(f"{e} (the package index cannot be reached: only cached archives are known)",
-                       "reconnect to the package index, or choose among the cached versions") from None
-        raise Problem(str(e), "see tpindex build --help for the spec grammar") from None
-    except OSError as e:  # the package index, a download, the cache: before anything is written
-        raise Problem(str(e), getattr(e, "hint", None) or "nothing was indexed; run the build again once this is"
-                   " fixed") from None
-    except ValueError as e:
-        raise Problem(str(e), "see tpindex build --help for --repo, --tags and --path") from None
+        source = GitSource(repo)
+    versions, ignored = choose(source, spec if not dirs else None, pre=pre)
+    if verbose and ignored:
+        click.echo(f"ignored (not versions): {', '.join(ignored)}", err=True)
 
     show = not quiet and sys.stderr.isatty()
     bar = click.progressbar(length=len(versions), label="indexing", file=sys.stderr, show_eta=False, show_pos=True,
@@ -286,22 +262,6 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
         stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
                           progress=(lambda label, done: bar.update(done, label)) if bar else None, upstream=upstream,
                           replace=replace, code=not no_code)
-    except KeyboardInterrupt:  # Ctrl-C: the version being written is rolled back, complete ones are kept
-        click.echo("interrupted: the versions indexed before are kept; run the same build again to index the"
-                   " rest", err=True)
-        raise SystemExit(130) from None
-    except OSError as e:  # a source that fails mid-build (archive, repository); complete versions are kept
-        hint = getattr(e, "hint", None)
-        raise Problem(str(e), f"{hint}; versions indexed before the failure are kept" if hint else
-                   "versions indexed before the failure are kept; run the build again") from None
-    except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
-        from ..store.database import is_damaged
-
-        if is_damaged(e):
-            raise Problem(f"{db_file} is damaged ({e})", f"rebuild it into another --db (tpindex check --db {db_file}"
-                       " says what is wrong)") from None
-        raise Problem(f"cannot write {db_file} ({e})", "versions indexed before the failure are kept; free disk"
-                   " space (or pass another --db) and run the build again") from None
     finally:
         if bar:
             bar.__exit__(None, None, None)

@@ -1,7 +1,10 @@
 """The one kind of error a user can fix: what is wrong, and what to do about it.
 
-Stages raise their own subclass (StoreError, BuildError, AnswerError); the command line turns any of them
-into a one-line message, a `Hint:` line and exit status 2, in one place (cli/main.py LazyGroup.invoke).
+Stages raise their own subclass where they find what is wrong (SpecError, ScopeError; the sources' SourceError,
+NotARepository, NotAVllmTree; StoreError, BuildError, AnswerError), each with its hint. Each surface translates
+them in one place: the command line into a one-line message, a `Hint:` line and exit status 2
+(cli/main.py LazyGroup.invoke), the web into one error page (serve/plugin.py handle_exception), MCP into a
+tool error (mcp/tools.py problem_as_tool_error).
 """
 
 from __future__ import annotations

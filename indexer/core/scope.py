@@ -13,6 +13,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .problems import Problem
+
 # Every path the tool-calling subsystem has had (DESIGN.md section 2).
 TOOL_CALLING = (
     "vllm/entrypoints/openai/tool_parsers/*.py",
@@ -45,6 +47,13 @@ ALL = ("vllm/*.py",)
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
+SCOPE_HINT = "an --include pattern is a path inside the version tree, e.g. 'vllm/entrypoints/*.py'"
+
+
+class ScopeError(Problem, ValueError):
+    """A scope name or pattern that cannot be one."""
+
+
 @dataclass(frozen=True)
 class Scope:
     patterns: tuple[str, ...]
@@ -58,11 +67,11 @@ class Scope:
         elif name == "all":
             base = ALL + PRESENCE
         else:
-            raise ValueError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)")
+            raise ScopeError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)", SCOPE_HINT)
         for pat in extra:
             if pat.startswith("/") or ".." in pat.split("/") or not pat.strip("/ "):
-                raise ValueError(f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
-                                 " relative to the tree's root, without '..')")
+                raise ScopeError(f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
+                                 " relative to the tree's root, without '..')", SCOPE_HINT)
         label = name if not extra else f"{name}+" + ",".join(extra)
         return cls(tuple(dict.fromkeys(base + tuple(extra))), label + ("+tree" if tree else ""), tree)
 

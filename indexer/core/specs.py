@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
+from .problems import Problem
 from .suggest import close_names
 
 
-class SpecError(ValueError):
-    """A spec that is malformed or selects nothing; the message says what exists instead."""
+class SpecError(Problem, ValueError):
+    """A spec that is malformed or selects nothing; the message says what exists instead, the hint (given
+    by the caller of select(), who knows where the spec came from) what to read."""
 
 
 def parse_version(name: str) -> Version | None:
@@ -87,13 +89,12 @@ def closest(word: str, names: Iterable[str], n: int = 3) -> list[str]:
     return close
 
 
-def _bound(text: str, spec: str) -> Version | None:
+def _bound(text: str, spec: str, fail) -> Version | None:
     if not text:
         return None
     v = parse_version(text)
     if v is None:
-        raise SpecError(f"range end {_shown(text)} in {_shown(spec)} is not a version (write e.g."
-                        " v0.30.0..v0.32.0)")
+        raise fail(f"range end {_shown(text)} in {_shown(spec)} is not a version (write e.g. v0.30.0..v0.32.0)")
     return v
 
 
@@ -102,13 +103,21 @@ def select(
     names: Iterable[str],
     pre: bool = False,
     is_ref: Callable[[str], bool] = lambda name: False,
+    hint: str | None = None,
+    note: str = "",
 ) -> Selection:
+    """The names `spec` selects; a SpecError (its message followed by `note`, with `hint`) when it is
+    malformed or selects nothing."""
+
+    def fail(message: str) -> SpecError:
+        return SpecError(message + note, hint)
+
     names = list(dict.fromkeys(names))
     known = set(names)
     versions = {n: parse_version(n) for n in names}
     items = [s.strip() for s in spec.split(",")]
     if not spec.strip() or any(not s for s in items):
-        raise SpecError(f"malformed tag spec {_shown(spec)}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
+        raise fail(f"malformed tag spec {_shown(spec)}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
     chosen: dict[str, None] = {}
     refs: list[str] = []
     left_out: list[str] = []  # pre-releases a range or glob would have taken with pre=True
@@ -117,10 +126,10 @@ def select(
             lo_text, _, hi_text = item.partition("..")
             lo_text, hi_text = lo_text.strip(), hi_text.strip()
             if ".." in hi_text or (not lo_text and not hi_text):
-                raise SpecError(f"malformed range {_shown(item)}: use A..B, A.. or ..B")
-            lo, hi = _bound(lo_text, item), _bound(hi_text, item)
+                raise fail(f"malformed range {_shown(item)}: use A..B, A.. or ..B")
+            lo, hi = _bound(lo_text, item, fail), _bound(hi_text, item, fail)
             if lo is not None and hi is not None and lo > hi:
-                raise SpecError(f"empty range {_shown(item)}: {_shown(lo_text)} comes after {_shown(hi_text)}")
+                raise fail(f"empty range {_shown(item)}: {_shown(lo_text)} comes after {_shown(hi_text)}")
             for n, v in versions.items():
                 if v is None or not ((lo is None or v >= lo) and (hi is None or v <= hi)):
                     continue
@@ -140,21 +149,21 @@ def select(
         elif item in known:
             chosen[item] = None
         elif len(same := named(item, names)) > 1:
-            raise SpecError(ambiguous(item, same))
+            raise fail(ambiguous(item, same))
         elif same:
             chosen[same[0]] = None
         elif is_ref(item):
             if item not in refs:
                 refs.append(item)
         else:
-            hint = ", ".join(closest(item, names)) or "none"
-            raise SpecError(f"unknown tag or ref {_shown(item)}; closest existing tags: {hint}")
+            close = ", ".join(closest(item, names)) or "none"
+            raise fail(f"unknown tag or ref {_shown(item)}; closest existing tags: {close}")
     if not chosen and not refs:
         if left_out:
-            raise SpecError(f"tag spec {_shown(spec)} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
-                            " and globs leave out; pass --pre (pre=True) or name them")
+            raise fail(f"tag spec {_shown(spec)} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
+                       " and globs leave out; pass --pre (pre=True) or name them")
         words = [w.strip() for w in items[0].split("..") if w.strip()]
-        hint = ", ".join(closest(words[0] if words else spec, names)) or "none"
-        raise SpecError(f"tag spec {_shown(spec)} selects nothing; closest existing tags: {hint}")
+        close = ", ".join(closest(words[0] if words else spec, names)) or "none"
+        raise fail(f"tag spec {_shown(spec)} selects nothing; closest existing tags: {close}")
     ignored = sorted(n for n, v in versions.items() if v is None)
     return Selection(sorted(chosen, key=sort_key), refs, ignored)

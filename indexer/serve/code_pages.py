@@ -57,22 +57,11 @@ def grep_href(datasette, db: str | None = None, **args) -> str:
 # -- shared plumbing ------------------------------------------------------------------------------------------
 
 async def _database(datasette, request):
-    """(database name, the db= to put in links or None) after the permission checks; or an error Response."""
+    """(database name, the db= to put in links or None) after the permission checks (a PageError else)."""
     from .state import served_database
 
-    wanted, names, why = await served_database(datasette, request)
-    if why:
-        return None, await _error(datasette, request, "Not found", why, status=404)
+    wanted, names = await served_database(datasette, request)
     return wanted, (wanted if len(names) > 1 else None)
-
-
-async def _error(datasette, request, title: str, message: str, hint: str | None = None, status: int = 400, e=None):
-    from .errors import choices
-
-    clicks = choices(request, e) if e is not None else []
-    return Response.html(await datasette.render_template(
-        "tpindex_code_error.html", {"title": title, "message": message, "hint": None if clicks else hint,
-                                    "clicks": clicks}, request=request), status=status)
 
 
 async def _upstream(datasette, database: str, version: str, path: str, line: int | None = None) -> str:
@@ -100,8 +89,6 @@ def _blob_at_version(conn, version: str, path: str):
 
 async def source_page(datasette, request):
     database, db_arg = await _database(datasette, request)
-    if database is None:
-        return db_arg
     version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
 
     def work(conn):
@@ -120,12 +107,7 @@ async def source_page(datasette, request):
             [path]).fetchall())
         return v, c, list(blobs), blobs, file_outline(conn, v, path)
 
-    from ..core.problems import Problem
-
-    try:
-        v, c, holding, blobs, outline = await datasette.get_database(database).execute_fn(work)
-    except Problem as e:
-        return await _error(datasette, request, "No such file", e.message, e.hint, status=404, e=e)
+    v, c, holding, blobs, outline = await datasette.get_database(database).execute_fn(work)
     if c is None:  # a directory
         return Response.html(await datasette.render_template("tpindex_directory.html", {
             "database": database, "version": v, "path": path.rstrip("/"), "files": holding,
@@ -189,8 +171,6 @@ async def diff_page(datasette, request):
     """A unified diff of one file (path=, or path_a= / path_b= for a move), or, with name= and no path, of a
     parser name's own code file by file (its real file followed when it moved), as `tpindex diff --code`."""
     database, db_arg = await _database(datasette, request)
-    if database is None:
-        return db_arg
     args = request.args
     a, b = (args.get("a") or "").strip(), (args.get("b") or "").strip()
     path_a = (args.get("path_a") or args.get("path") or "").strip()
@@ -222,12 +202,7 @@ async def diff_page(datasette, request):
         return [(d, *(code.read_lines(conn, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
                 for d in diffs]
 
-    from ..core.problems import Problem
-
-    try:
-        diffs = await datasette.get_database(database).execute_fn(work)
-    except Problem as e:
-        return await _error(datasette, request, "Diff", e.message, e.hint, status=404, e=e)
+    diffs = await datasette.get_database(database).execute_fn(work)
     from ..answers.source import highlight
 
     files = []
@@ -295,8 +270,6 @@ async def grep_page(datasette, request):
     import asyncio
 
     database, db_arg = await _database(datasette, request)
-    if database is None:
-        return db_arg
     args = request.args
     q = args.get("q") or ""
     form = {"q": q, "tags": (args.get("tags") or "").strip(), "path": (args.get("path") or "").strip(),

@@ -9,19 +9,10 @@ from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
+from .state import served_database
+
 MAX_DOC = 200_000  # bytes of a pasted document
 MAX_QUERY = 300
-
-
-async def _database(datasette, request):
-    from .state import served_database
-
-    wanted, names, why = await served_database(datasette, request)
-    if why:
-        page = await datasette.render_template("error.html", {"error": why, "title": "Not found", "status": 404},
-                                               request=request)
-        return None, names, Response.html(page, status=404)
-    return wanted, names, None
 
 
 async def _form(request) -> dict:
@@ -35,9 +26,7 @@ async def check_doc_page(datasette, request):
     from ..core.problems import Problem
     from .state import state, upstream_for
 
-    wanted, names, error_page = await _database(datasette, request)
-    if error_page:
-        return error_page
+    wanted, names = await served_database(datasette, request)
     form = await _form(request)
     text = form.get("doc", "") or ""
     too_large = request.scope.get("tpindex_form_too_large")  # cut at the plugin's MAX_FORM_BYTES as it was read
@@ -102,9 +91,7 @@ async def where_page(datasette, request):
     from .cells import Urls
     from .state import state, upstream_for
 
-    wanted, names, error_page = await _database(datasette, request)
-    if error_page:
-        return error_page
+    wanted, names = await served_database(datasette, request)
     q = (request.args.get("q") or "").strip()[:MAX_QUERY]
     at = (request.args.get("at") or "").strip()[:MAX_QUERY]
     ans, error, u = None, None, Urls(datasette, wanted, len(names) > 1)

@@ -1,4 +1,8 @@
-"""What a web error offers to click: for a question the database cannot answer as asked (AnswerError), the
+"""Errors on the web, the one translation of the error model for the browser: every page raises a Problem
+(indexer/core/problems.py) where it finds what is wrong, and the plugin's handle_exception hook renders it
+with one template (templates/tpindex_error.html) and its status (404 unless a PageError says otherwise).
+
+What a web error offers to click: for a question the database cannot answer as asked (AnswerError), the
 same page at the indexed versions close to the one asked for, at the versions that hold the path asked for,
 with the close paths or names instead, and the search for a name. Links only: the message stays the
 answer's, the command-line hint is left to the command line when there are links to offer."""
@@ -6,6 +10,28 @@ answer's, the command-line hint is left to the command line when there are links
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, quote, urlencode
+
+from ..core.problems import Problem
+
+
+class PageError(Problem):
+    """A page that cannot be shown as asked (no such tpindex database served, a page too slow): its status
+    and the error page's heading."""
+
+    def __init__(self, message: str, hint: str | None = None, status: int = 404, title: str = "Not found"):
+        super().__init__(message, hint)
+        self.status, self.title = status, title
+
+
+async def error_page(datasette, request, e: Problem):
+    """The error page of a Problem: its message, what to click instead (else its hint), its status."""
+    from datasette.utils.asgi import Response
+
+    clicks = choices(request, e, lambda q: datasette.urls.path("-/find") + "?" + urlencode({"q": q}))
+    status, title = getattr(e, "status", 404), getattr(e, "title", "Not found")
+    return Response.html(await datasette.render_template("tpindex_error.html", {
+        "title": title, "message": e.message, "hint": None if clicks else e.hint, "clicks": clicks},
+        request=request), status=status)
 
 
 def _swap(request, old: str, new: str, segment: bool) -> str:

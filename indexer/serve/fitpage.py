@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datasette.utils.asgi import Response
 
-from .docpages import MAX_QUERY, _database, _form
+from .docpages import MAX_QUERY, _form
+from .state import served_database
 
 
 async def fit_page(datasette, request):
@@ -14,9 +15,7 @@ async def fit_page(datasette, request):
     from ..answers.markup import one_line
     from ..core.problems import Problem
 
-    wanted, names, error_page = await _database(datasette, request)
-    if error_page:
-        return error_page
+    wanted, names = await served_database(datasette, request)
     form = await _form(request)
     text = form.get("text", "") or ""
     at = (form.get("at", "") or "").strip()[:MAX_QUERY]

@@ -12,7 +12,8 @@
   `which` question says why it has no rows;
 - prepare_connection: connections to a tpindex database are query-only, and know `tpindex_version(label)`
   (the indexed version a label names, as every command resolves it) for the canned questions;
-- prepare_jinja2_environment: the templates in templates/.
+- prepare_jinja2_environment: the templates in templates/;
+- handle_exception: a Problem raised by any page is one error page (errors.py, templates/tpindex_error.html).
 
 A database is a tpindex database when it has a parser_map table; others are left alone.
 """
@@ -246,10 +247,7 @@ def register_routes():
 
 
 async def matrix_page(datasette, request):
-    wanted, names, why = await served_database(datasette, request)
-    if why:
-        return Response.html(await datasette.render_template(
-            "error.html", {"error": why, "title": "Not found", "status": 404}, request=request), status=404)
+    wanted, names = await served_database(datasette, request)
     kind = request.args.get("kind", "").strip()
     kind = kind if kind in matrix.KINDS else ""
     prefix = request.args.get("prefix", "").strip()[:100]
@@ -264,16 +262,36 @@ async def matrix_page(datasette, request):
     try:
         m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which), diff_link)
     except QueryInterrupted:
+        from .errors import PageError
+
         limit = datasette.setting("sql_time_limit_ms")
-        return Response.html(await datasette.render_template(
-            "error.html", {"error": f"the parser matrix took longer than the SQL time limit ({limit} ms); narrow it"
-                           " with ?kind= or ?prefix=, or serve with a larger --time-limit", "title": "Too slow",
-                           "status": 400}, request=request), status=400)
+        raise PageError(f"the parser matrix took longer than the SQL time limit ({limit} ms); narrow it with ?kind="
+                        " or ?prefix=, or serve with a larger --time-limit", status=400, title="Too slow") from None
     return Response.html(await datasette.render_template("tpindex_matrix.html", {
         "matrix": m, "kind": kind, "prefix": prefix, "database": wanted, "databases": names,
         "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,
         "short": matrix.short, "urls_parser": cells.Urls(datasette, wanted, len(names) > 1).parser,
     }, request=request))
+
+
+@hookimpl(wrapper=True)
+def handle_exception(datasette, request, exception):
+    """The web's one translation of the error model: a Problem raised by any page (an AnswerError from the
+    answers, a PageError from serve/) is one error page, with what to click instead (errors.py), and nothing
+    else: a wrapper, so that Datasette's own handler (which logs a traceback for what is not its own error)
+    never runs for it. Any other exception is Datasette's."""
+    from ..core.problems import Problem
+
+    responses = yield
+    if not isinstance(exception, Problem):
+        return responses
+
+    async def page():
+        from .errors import error_page
+
+        return await error_page(datasette, request, exception)
+
+    return [page]
 
 
 @hookimpl
@@ -284,16 +302,15 @@ def register_mcp_tools(datasette, mcp):
 
     from ..api import Index
     from ..core.problems import Problem
-    from ..mcp.tools import problem_as_tool_error, register
+    from ..mcp.tools import register
 
-    async def run(ctx, question):
+    async def run(ctx, question):  # a Problem raised here or by the question is the tool's error (mcp/tools.py)
         names = await tpindex_databases(datasette)
         if not names:
-            raise problem_as_tool_error(Problem("no tpindex database is served here"))
+            raise Problem("no tpindex database is served here")
         actor = _actor_from_context(ctx) if ctx is not None else None
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
-            raise problem_as_tool_error(Problem(f"database {names[0]!r} is not available"))
-
+            raise Problem(f"database {names[0]!r} is not available")
 
         from ..store.database import open_reader
 
@@ -306,15 +323,10 @@ def register_mcp_tools(datasette, mcp):
             reader = open_reader(path)
             try:
                 return question(Index(reader, time_limit=limit))
-            except Problem as e:
-                return e
             finally:
                 reader.conn.close()
 
-        answer = await asyncio.to_thread(ask)
-        if isinstance(answer, Problem):
-            raise problem_as_tool_error(answer)
-        return answer
+        return await asyncio.to_thread(ask)
 
     register(mcp, run)
     from ..mcp.tools import SERVED_INSTRUCTIONS

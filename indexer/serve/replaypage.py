@@ -12,11 +12,10 @@ MAX_FIELD = 200
 
 async def replay_page(datasette, request):
     from ..core.problems import Problem
-    from .docpages import _database, _form
+    from .docpages import _form
+    from .state import served_database
 
-    wanted, names, error_page = await _database(datasette, request)
-    if error_page:
-        return error_page
+    wanted, names = await served_database(datasette, request)
     form = await _form(request)
     text = form.get("text", "") or ""
     name = (form.get("name", "") or "").strip()[:MAX_FIELD]

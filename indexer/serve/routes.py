@@ -1,33 +1,16 @@
 """Route handlers of the browser's own pages (pages.py holds what they show): /-/parser/<kind>/<name>,
-/-/version/<label> and /-/find. Each serves the tpindex database named by `?db=` (default: the first)."""
+/-/version/<label> and /-/find. Each serves the tpindex database named by `?db=` (default: the first); what
+cannot be shown is a Problem, rendered by the plugin's handle_exception hook (errors.py)."""
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote
 
 from datasette.utils.asgi import Response
 
-from ..answers.versions import AnswerError
 from . import pages
 from .cells import Urls
-
-
-async def _database(datasette, request):
-    """(database name, None) or (None, an error response)."""
-    from .state import served_database
-
-    wanted, _, why = await served_database(datasette, request)
-    return (None, await error(datasette, request, why, None, 404)) if why else (wanted, None)
-
-
-async def error(datasette, request, message: str, hint: str | None, status: int = 404, e=None) -> Response:
-    """The message, and what to click instead (errors.py) in place of the command line's hint when there is."""
-    from .errors import choices
-
-    clicks = choices(request, e, lambda q: datasette.urls.path("-/find") + "?" + urlencode({"q": q})) if e else []
-    return Response.html(await datasette.render_template("tpindex_message.html", {
-        "title": message, "message": message, "hint": None if clicks else hint, "clicks": clicks},
-        request=request), status=status)
+from .state import served_database
 
 
 async def _urls(datasette, database: str) -> Urls:
@@ -37,14 +20,9 @@ async def _urls(datasette, database: str) -> Urls:
 
 
 async def parser_route(datasette, request):
-    database, err = await _database(datasette, request)
-    if err:
-        return err
+    database, _ = await served_database(datasette, request)
     kind, name = unquote(request.url_vars["kind"]), unquote(request.url_vars["name"])  # raw in the route
-    try:
-        page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
-    except AnswerError as e:
-        return await error(datasette, request, e.message, e.hint, e=e)
+    page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
     urls = await _urls(datasette, database)
     urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_parser.html", {
@@ -53,14 +31,9 @@ async def parser_route(datasette, request):
 
 
 async def version_route(datasette, request):
-    database, err = await _database(datasette, request)
-    if err:
-        return err
+    database, _ = await served_database(datasette, request)
     label = unquote(request.url_vars["label"])  # the route matches the raw path: v0.33.0%2Blocal
-    try:
-        page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
-    except AnswerError as e:
-        return await error(datasette, request, e.message, e.hint, e=e)
+    page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
     urls = await _urls(datasette, database)
     urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_version.html", {
@@ -69,9 +42,7 @@ async def version_route(datasette, request):
 
 
 async def find_route(datasette, request):
-    database, err = await _database(datasette, request)
-    if err:
-        return err
+    database, _ = await served_database(datasette, request)
     q = request.args.get("q", "")[:200]
     found = await pages.run(datasette, database, lambda db: pages.find(db, q))
     urls = await _urls(datasette, database)

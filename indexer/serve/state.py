@@ -65,17 +65,19 @@ async def tpindex_databases(datasette) -> list[str]:
     return [name for name in list(datasette.databases) if name != "_internal" and await state(datasette, name)]
 
 
-async def served_database(datasette, request) -> tuple[str | None, list[str], str | None]:
+async def served_database(datasette, request) -> tuple[str, list[str]]:
     """The tpindex database a page asks for (?db=, else the first served), after Datasette's permission checks:
-    (its name, every tpindex database served, None), or (None, served, why it is not found)."""
+    (its name, every tpindex database served); a PageError (404) when it is not served."""
+    from .errors import PageError
+
     await datasette.ensure_permissions(request.actor, ["view-instance"])
     names = await tpindex_databases(datasette)
     wanted = request.args.get("db") or (names[0] if names else None)
     if wanted not in names:
-        return None, names, ("no tpindex database is served here" if not names else
-                             f"{wanted} is not a tpindex database; served: {', '.join(names)}")
+        raise PageError("no tpindex database is served here" if not names else
+                        f"{wanted} is not a tpindex database; served: {', '.join(names)}")
     await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
-    return wanted, names, None
+    return wanted, names
 
 
 def upstream_for(datasette, database: str, st: DbState) -> str | None:

@@ -12,6 +12,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..core.problems import Problem
+
+
+class SourceError(Problem, OSError):
+    """A source that cannot be read (git, the package index, an archive, the disk under them): a Problem
+    (what is wrong, what to do) that is still an OSError for the code that reads files. Its text, str(),
+    is the message alone, as an OSError's; the hint is `hint` (None: the build says what to do, since only
+    it knows what was kept)."""
+
+    def __str__(self) -> str:
+        return self.message
+
 
 @dataclass(frozen=True)
 class VersionRef:

@@ -17,13 +17,17 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..core.problems import Problem
 from . import FileEntry, VersionRef, git_blob_id
 
 SKIP_DIRS = {"__pycache__", ".git"}
 
 
-class NotAVllmTree(ValueError):
-    pass
+DIRECTORY_HINT = "see tpindex build --help for --repo, --tags and --path"
+
+
+class NotAVllmTree(Problem, ValueError):
+    """The directory is not one version of vLLM (or its version is not found: pass --label)."""
 
 
 class DirectorySource:
@@ -32,18 +36,18 @@ class DirectorySource:
     def __init__(self, path: str | Path, label: str | None = None, scope=None):
         self.root = Path(os.path.abspath(os.path.expanduser(str(path))))
         if not self.root.is_dir():
-            raise NotAVllmTree(f"{path} is not a directory")
+            raise NotAVllmTree(f"{path} is not a directory", DIRECTORY_HINT)
         if self.root.name == "vllm" and (self.root / "__init__.py").is_file():
             self.prefix = "vllm/"  # the package itself: site-packages/vllm
         elif (self.root / "vllm").is_dir():
             self.prefix = ""  # a tree containing vllm/
         else:
             raise NotAVllmTree(f"{path} is neither a vllm package directory (vllm/ with __init__.py) nor a "
-                               "directory containing vllm/; pass site-packages/vllm or an unpacked source tree")
+                               "directory containing vllm/; pass site-packages/vllm or an unpacked source tree", DIRECTORY_HINT)
         self.label = label or self.read_label()
         if not self.label:
-            raise ValueError(f"no version found in {path} (looked for vllm/_version.py, dist-info METADATA and "
-                             "PKG-INFO); pass --label LABEL")
+            raise NotAVllmTree(f"no version found in {path} (looked for vllm/_version.py, dist-info METADATA and "
+                               "PKG-INFO); pass --label LABEL", DIRECTORY_HINT)
         self.scope = scope
         self._walks: dict[tuple, list[tuple[str, str, bytes]]] = {}
 
@@ -69,7 +73,7 @@ class DirectorySource:
         from ..core.specs import sort_key
 
         if name != self.label:
-            raise ValueError(f"{self.root} holds one version, {self.label}, not {name}")
+            raise NotAVllmTree(f"{self.root} holds one version, {self.label}, not {name}", DIRECTORY_HINT)
         digest = hashlib.sha256()
         scope = self.scope or _default_scope()
         for path, blob_id, _ in sorted(self._walk(_every_file() if scope.tree else scope)):

@@ -17,15 +17,28 @@ from functools import partial
 from itertools import repeat
 from pathlib import Path
 
-from . import FileEntry, VersionRef
+from ..core.problems import Problem
+from . import FileEntry, SourceError, VersionRef
 
 TREE, SUBMODULE, SYMLINK = b"40000", b"160000", b"120000"
 _TREE_ENTRY = re.compile(rb"(\d+) ([^\0]*)\0(.{20})", re.S)  # an entry of a raw tree object
 SYNC_REQUEST_BYTES = 1 << 15  # requests this small are written at once (they fit in the pipe's buffer)
 
 
-class NotARepository(ValueError):
-    pass
+NOT_A_REPOSITORY_HINT = "pass --repo PATH to a vLLM clone, or use --from-pypi for released versions"
+REF_HINT = "see tpindex build --help for --repo, --tags and --path"
+
+
+class NotARepository(Problem, ValueError):
+    """The path given as a repository is none (nor its .git directory, nor a bare repository)."""
+
+
+class NotARef(Problem, ValueError):
+    """A name that is no tag, branch or commit of the repository."""
+
+
+class GitError(SourceError):
+    """git failed, or answered what cat-file should not (the repository is damaged or changed meanwhile)."""
 
 
 class GitSource:
@@ -37,12 +50,12 @@ class GitSource:
         self._catfile: CatFile | None = None
 
     def _git(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
-        """Run git on this repository; an exit status outside `ok` raises OSError with git's message."""
+        """Run git on this repository; an exit status outside `ok` raises GitError (an OSError) with git's message."""
         r = subprocess.run(["git", "--git-dir", self.git_dir, "--literal-pathspecs", *args], capture_output=True,
                            stdin=subprocess.DEVNULL, cwd=self.git_dir)
         if r.returncode not in ok:
             message = r.stderr.decode(errors="replace").strip().splitlines()
-            raise OSError(f"git {args[0]} failed in {self.git_dir}: {message[-1] if message else r.returncode}")
+            raise GitError(f"git {args[0]} failed in {self.git_dir}: {message[-1] if message else r.returncode}")
         return r
 
     # -- version names -------------------------------------------------------------------------
@@ -80,7 +93,7 @@ class GitSource:
 
         commit = self.tags().get(name) or self._commit_of(name)
         if commit is None:
-            raise ValueError(f"{name!r} is not a tag, branch or commit of {self.git_dir}")
+            raise NotARef(f"{name!r} is not a tag, branch or commit of {self.git_dir}", REF_HINT)
         return VersionRef(label=name, ref=name, commit=commit, source="git", sort_key=sort_key(name),
                           origin=str(Path(self.work_tree or self.git_dir).resolve()))
 
@@ -102,7 +115,7 @@ class GitSource:
         cat = self._cat()
         commit_obj = next(cat.objects([commit]))
         if commit_obj is None or commit_obj[0] != "commit":
-            raise OSError(f"git cat-file cannot read commit {commit} in {self.git_dir}")
+            raise GitError(f"git cat-file cannot read commit {commit} in {self.git_dir}")
         top = commit_obj[1][5:45].decode()  # "tree <sha>\n..."
         files: list[tuple[str, str]] = []
         subtrees: list[tuple[str, str]] = []  # (path prefix, tree id) left to list
@@ -161,11 +174,11 @@ def _discover(path: Path) -> tuple[str, str | None]:
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"):
         env.pop(var, None)
     if not path.is_dir():
-        raise NotARepository(f"{path} is not a git repository")
+        raise NotARepository(f"{path} is not a git repository", NOT_A_REPOSITORY_HINT)
     r = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir", "--is-bare-repository"],
                        capture_output=True, stdin=subprocess.DEVNULL, env=env)
     if r.returncode != 0:
-        raise NotARepository(f"{path} is not a git repository")
+        raise NotARepository(f"{path} is not a git repository", NOT_A_REPOSITORY_HINT)
     git_dir, bare = r.stdout.decode("utf-8", "surrogateescape").splitlines()[:2]
     if bare == "true":
         return git_dir, None
@@ -200,7 +213,7 @@ class CatFile:
         """The contents of objects that must exist, in order."""
         for sha, obj in zip(shas, self.objects(shas), strict=True):
             if obj is None:
-                raise OSError(f"git cat-file cannot read object {sha}")
+                raise GitError(f"git cat-file cannot read object {sha}")
             yield obj[1]
 
     def objects(self, names: list[str]) -> Iterator[tuple[str, bytes] | None]:
@@ -225,11 +238,11 @@ class CatFile:
                 if len(header) == 2 and header[1] == b"missing":
                     yield None
                     continue
-                raise OSError(f"git cat-file: unexpected answer {b' '.join(header).decode(errors='replace')!r}")
+                raise GitError(f"git cat-file: unexpected answer {b' '.join(header).decode(errors='replace')!r}")
             size = int(header[2])
             data = self.out.read(size)
             if len(data) != size or self.out.read(1) != b"\n":  # a newline after each object
-                raise OSError("git cat-file ended early")
+                raise GitError("git cat-file ended early")
             yield header[1].decode(), data
         if writer is not None:
             writer.join()

@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import SourceError
+
 # A squashed pull request: "[Bugfix] fix the parser (#12345)"; a merged one: "Merge pull request #123 from ..."
 _PR_SQUASHED = re.compile(r"\(#(\d+)\)\s*$")
 _PR_MERGED = re.compile(r"^Merge pull request #(\d+)\b")
@@ -57,7 +59,7 @@ class CommitInfo:
         return pr_of(self.subject)
 
 
-class HistoryError(OSError):
+class HistoryError(SourceError):
     """git failed while the history was read (the versions already indexed are kept)."""
 
 

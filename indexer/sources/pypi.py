@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from . import FileEntry, VersionRef, git_blob_id
+from . import FileEntry, SourceError, VersionRef, git_blob_id
 
 PROJECT = "vllm"
 PYPI = "https://pypi.org/simple"
@@ -53,16 +53,9 @@ CHUNK = 1 << 20
 STALE_PART_SECONDS = 60  # an unlocked .part file this old was left by a killed download
 
 
-class PackageIndexError(OSError):
+class PackageIndexError(SourceError):
     """The index cannot be read, or an archive cannot be downloaded, does not match its hash or cannot be
     read; `hint` says what to do when the generic advice would not fit."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.hint = hint
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 # -- where the index is ------------------------------------------------------------------------------
