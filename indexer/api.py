@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .answers.model import (
+    CheckDoc,
     CodeDiff,
     Contains,
     Diff,
@@ -31,6 +32,7 @@ from .answers.model import (
     NameSpans,
     Shown,
     VersionInfo,
+    Where,
     Which,
 )
 
@@ -174,14 +176,14 @@ class Index:
 
         return find_names(self.db, query)
 
-    def where(self, query: str, at: str | None = None, all_versions: bool = False) -> dict:
+    def where(self, query: str, at: str | None = None, all_versions: bool = False) -> Where:
         """Where a symbol is defined (or mentioned), or whether a path exists, at a version or across every
         version indexed with --tree (schema `where`)."""
         from .answers.where import where
 
         return where(self.db, query, at, all_versions)
 
-    def check_doc(self, text: str, at: list[str] | None = None, name: str = "document") -> dict:
+    def check_doc(self, text: str, at: list[str] | None = None, name: str = "document") -> CheckDoc:
         """The claims of a Markdown document checked at each version (default: the newest indexed; schema
         `check-doc`)."""
         from .answers import checkdoc

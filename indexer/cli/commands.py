@@ -267,12 +267,12 @@ def where(query, at, all_, fmt, db_path):
     gone from a version says where it went: the same content at a new path, the file now holding most of
     its definitions, or the one new file with its name. Needs a database built with --tree.
     """
-    from ..answers import where as w
+    from ..render import where as w
 
     if at and all_:
         raise Problem("--at and --all ask different questions", "use one of them")
     ans = index(db_path).where(query, at, all_)
-    click.echo(json.dumps(ans, indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
+    click.echo(json.dumps(ans.to_json(), indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
 
 
 @click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
@@ -294,7 +294,7 @@ def check_doc(document, at, fmt, db_path):
     Exit status 0 when nothing is stale, too-new or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
-    from ..answers import checkdoc
+    from ..render import checkdoc
 
     try:
         with click.open_file(document, encoding="utf-8", errors="replace") as f:
@@ -303,12 +303,12 @@ def check_doc(document, at, fmt, db_path):
         raise Problem(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
     report = index(db_path).check_doc(text, list(at), name=document)
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "markdown":
         click.echo(checkdoc.format_markdown(report))
     else:
         click.echo("\n".join(checkdoc.format_text(report)))
-    raise SystemExit(1 if report["failed"] else 0)
+    raise SystemExit(1 if report.failed else 0)
 
 
 @click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")

@@ -55,7 +55,7 @@ async def check_doc_page(datasette, request):
 
             reader = Reader(conn)
             chosen = checkdoc.resolve_versions(reader, [at] if at else [])
-            return checkdoc.check_document(reader, text, chosen, name="the document")
+            return checkdoc.check_document(reader, text, chosen, name="the document").to_json()  # the page reads the JSON
 
         try:
             report = await db.execute_fn(run)
@@ -115,7 +115,7 @@ async def where_page(datasette, request):
             from ..answers.source import stored_paths
             from ..store.database import Reader
 
-            ans = where.where(Reader(conn), q, at or None, all_=not at)
+            ans = where.where(Reader(conn), q, at or None, all_=not at).to_json()  # the page reads the JSON
             return ans, {v: stored_paths(conn, v) for v in _linked_versions(ans)}
 
         try:
