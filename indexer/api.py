@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .answers.card import Card
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
+    from .answers.pages import Found, ParserPage, VersionPage
 
 
 class Index:
@@ -175,6 +176,33 @@ class Index:
         from .answers.search import find_names
 
         return find_names(self.db, query)
+
+    def parser_page(self, kind: str, name: str, at: str | None = None) -> ParserPage:
+        """The browser's page of a parser name (/-/parser/KIND/NAME): its card at a version (default: the newest
+        that has it), its hops, its history as ranges, each version where its own code changed."""
+        from .answers.pages import parser_page
+
+        return parser_page(self.db, kind, name, at)
+
+    def version_page(self, label: str) -> VersionPage:
+        """The browser's page of a version (/-/version/LABEL): its names by kind and impl, what changed from the
+        previous indexed version (names, contract, +/- counts)."""
+        from .answers.pages import version_page
+
+        return version_page(self.db, label)
+
+    def find(self, q: str) -> tuple | Found:
+        """Where the search box goes: ("version", label), ("parser", kind, name), or a Found listing."""
+        from .answers.pages import find
+
+        return find(self.db, q)
+
+    def which_empty(self, name: str, version: str) -> dict | None:
+        """Why the `which` canned query has no rows for (name, version), with what to ask instead; None when it
+        has rows."""
+        from .answers.pages import which_empty
+
+        return which_empty(self.db, name, version)
 
     def where(self, query: str, at: str | None = None, all_versions: bool = False) -> Where:
         """Where a symbol is defined (or mentioned), or whether a path exists, at a version or across every

@@ -178,10 +178,10 @@ async def _page_vars(template, database, request, datasette):
     out = {"tpindex_find": datasette.urls.path("-/find"), "tpindex_find_db": db_name if len(names) > 1 else None}
     if template == "query.html" and request is not None and database in names \
             and cells.page_name(request) == "which" and request.args.get("name"):
-        from . import pages
+        from .state import ask
 
-        out["tpindex_which_why"] = await pages.run(datasette, database, lambda db: pages.which_empty(
-            db, request.args.get("name", ""), request.args.get("version", "")))
+        out["tpindex_which_why"] = await ask(datasette, database, lambda ix: ix.which_empty(
+            request.args.get("name", ""), request.args.get("version", "")))
         out["tpindex_urls"] = cells.Urls(datasette, database, len(names) > 1)
     return out
 

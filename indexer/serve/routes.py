@@ -1,4 +1,4 @@
-"""Route handlers of the browser's own pages (pages.py holds what they show): /-/parser/<kind>/<name>,
+"""Route handlers of the browser's own pages (answers/pages.py holds what they show, asked through Index): /-/parser/<kind>/<name>,
 /-/version/<label> and /-/find. Each serves the tpindex database named by `?db=` (default: the first)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from urllib.parse import unquote, urlencode
 
 from datasette.utils.asgi import Response
 
-from ..answers.versions import AnswerError
-from . import pages
+from ..core.problems import Problem
 from .cells import Urls
+from .state import ask
 
 
 async def _database(datasette, request):
@@ -42,8 +42,8 @@ async def parser_route(datasette, request):
         return err
     kind, name = unquote(request.url_vars["kind"]), unquote(request.url_vars["name"])  # raw in the route
     try:
-        page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
-    except AnswerError as e:
+        page = await ask(datasette, database, lambda ix: ix.parser_page(kind, name, request.args.get("v")))
+    except Problem as e:
         return await error(datasette, request, e.message, e.hint, e=e)
     urls = await _urls(datasette, database)
     urls.stored = page.stored
@@ -58,8 +58,8 @@ async def version_route(datasette, request):
         return err
     label = unquote(request.url_vars["label"])  # the route matches the raw path: v0.33.0%2Blocal
     try:
-        page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
-    except AnswerError as e:
+        page = await ask(datasette, database, lambda ix: ix.version_page(label))
+    except Problem as e:
         return await error(datasette, request, e.message, e.hint, e=e)
     urls = await _urls(datasette, database)
     urls.stored = page.stored
@@ -73,7 +73,7 @@ async def find_route(datasette, request):
     if err:
         return err
     q = request.args.get("q", "")[:200]
-    found = await pages.run(datasette, database, lambda db: pages.find(db, q))
+    found = await ask(datasette, database, lambda ix: ix.find(q))
     urls = await _urls(datasette, database)
     if isinstance(found, tuple):
         target = urls.version(found[1]) if found[0] == "version" else urls.parser(found[1], found[2])

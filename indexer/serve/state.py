@@ -1,4 +1,5 @@
-"""What the plugin keeps per served tpindex database, and which database a page asks for: the state every
+"""What the plugin keeps per served tpindex database, which database a page asks for, and `ask`: how a page
+puts its question to the database's `Index` (the one query layer) in the database's thread. The state every
 page module reads (they import it from here, not from the plugin that registers them)."""
 
 from __future__ import annotations
@@ -84,3 +85,18 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
     config = datasette.plugin_config(PLUGIN, database=database) or {}
     upstream = str(config.get("upstream") or st.upstream or DEFAULT_UPSTREAM)
     return None if upstream_problem(upstream) else normalize_upstream(upstream)
+
+
+async def ask(datasette, database: str, question):
+    """question(Index) in the database's thread; its links go to the served upstream (serve --upstream, else
+    the stored one; none when that is not a valid URL)."""
+    from ..api import Index
+
+    upstream = upstream_for(datasette, database, await state(datasette, database))
+
+    def go(conn):
+        ix = Index(conn)
+        ix.db.upstream_override = upstream
+        return question(ix)
+
+    return await datasette.get_database(database).execute_fn(go)
