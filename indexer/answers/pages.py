@@ -309,3 +309,44 @@ def which_empty(db, name: str, version: str) -> dict | None:
         return {"why": f"{name!r} is not registered at {at}", "present": present, "names": [], "versions": [],
                 "at": at}
     return None
+
+
+# ---- a file at a version (/-/source), a file's or a name's diff (/-/diff) ----------------------------------
+
+
+@dataclass
+class SourcePage:
+    version: str
+    code: object | None  # store.code.Code; None: the path is a directory of the version
+    files: list[str]  # a directory: its paths; a file: the versions holding it, in version order
+    blobs: dict[str, str] | None = None  # version -> the file's blob (a file)
+    outline: dict | None = None  # answers.source.file_outline (a file)
+
+
+def source_page(db, version: str, path: str) -> SourcePage:
+    from .source import _blob_at, directory, file_outline, load_at
+
+    v = require(db, version)
+    if _blob_at(db, v, path) is None:
+        listing = directory(db, v, path)
+        if listing is not None:  # a directory: its files, each linked
+            return SourcePage(v, None, listing)
+    c = load_at(db, v, path)
+    blobs = {r["label"]: r["blob_id"] for r in queries.rows(db, "path_blobs", path=path)}
+    return SourcePage(v, c, list(blobs), blobs, file_outline(db, v, path))
+
+
+def diff_files(db, a: str, b: str, path_a: str, path_b: str, name: str, kind: str | None) -> list[tuple]:
+    """(diff as answers.source.diff_paths gives it, the old file's lines, the new file's lines) of one file
+    (path_a or path_b given), or of each of a parser name's code files (answers.namecode.name_code_diff)."""
+    from ..store import code
+    from .namecode import name_code_diff
+    from .source import diff_paths
+
+    if path_a or path_b:
+        diffs = [diff_paths(db, a, path_a or path_b, b, path_b or path_a)]
+    else:
+        diffs = name_code_diff(db, a, b, name, kind)["files"]
+    # the whole files for highlighting, by the blob ids the diff found (a binary file has no lines)
+    return [(d, *(code.read_lines(db, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
+            for d in diffs]

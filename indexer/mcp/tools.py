@@ -97,10 +97,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "registry, chat templates and tests, markers, lifecycle and upstream links."))
     async def card(name: str, version: str | None = None, kind: Kind | None = None,
                    ctx: Context | None = None) -> CallToolResult:
-        from ..answers.card import CardSet
-
-        found = await run(ctx, lambda ix: ix.cards(name, version, kind))
-        return _result(CardSet(version=found[0].version if found else (version or ""), cards=found))
+        return _result(await run(ctx, lambda ix: ix.card_set(name, version, kind)))
 
     @mcp.tool(annotations=READ_ONLY, description=(
         "Search the code of the indexed vLLM versions with a POSIX extended regular expression, as `git grep "
@@ -151,7 +148,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
 
         if is_path_argument(target):
             d = await run(ctx, lambda ix: ix.code_diff(a, b, target))
-            from ..answers.model import NameCodeDiff
+            from ..api import NameCodeDiff
 
             return _result(NameCodeDiff(a=d.a, b=d.b, name=target, kinds=[], files=[d]))
         return _result(await run(ctx, lambda ix: ix.name_code_diff(a, b, target, kind)))
@@ -186,7 +183,7 @@ def register(mcp: MCPServer, run: Runner) -> None:
         "chat template, and gives the `vllm serve ... --tool-call-parser X` line (serve) or says nothing fits."))
     async def fit(text: str, version: str | None = None, kind: Literal["tool", "reasoning"] | None = None,
                   ctx: Context | None = None) -> CallToolResult:
-        from ..answers.fit import MAX_INPUT
+        from ..api import FIT_MAX_INPUT as MAX_INPUT
 
         if len(text) > MAX_INPUT:
             raise ToolError(f"the text is over {MAX_INPUT // (1 << 20)} MB; for a tokenizer.json, send its added_tokens")
@@ -317,7 +314,7 @@ def _publish_schemas(mcp: MCPServer) -> None:
     for tool, name in SCHEMAS.items():
         schema = load(name)
         if tool == "grep":  # the tool's answer says what was searched too: the GrepResult around the rows
-            from ..answers.model import GrepResult
+            from ..api import GrepResult
 
             schema = _grep_result_schema(schema, GrepResult)
         elif schema.get("type") != "object":  # MCP structured output is an object: wrap a list
@@ -350,8 +347,7 @@ def stdio_server(db_path: str) -> MCPServer:
 
     import anyio
 
-    from ..answers import bounded
-    from ..api import Index
+    from ..api import Index, warm_searches
     from ..core.problems import Problem
 
     mcp = MCPServer("tpindex", instructions=INSTRUCTIONS)
@@ -371,7 +367,7 @@ def stdio_server(db_path: str) -> MCPServer:
         except Problem as e:
             raise problem_as_tool_error(e) from None
 
-    bounded.warm()  # this process has threads: its searches fork through the fork server
+    warm_searches()  # this process has threads: its searches fork through the fork server
 
     register(mcp, run)
     return mcp
@@ -410,12 +406,12 @@ def run_stdio(mcp: MCPServer) -> None:
             tg.start_soon(serve)
             tg.start_soon(until_the_input_ends)
 
-    from ..answers import bounded
+    from ..api import stop_searches
 
     try:
         anyio.run(main)
     finally:
-        bounded.stop_all()  # the questions abandoned at the end: their threads return, and the process exits
+        stop_searches()  # the questions abandoned at the end: their threads return, and the process exits
 
 
 class _Lines:

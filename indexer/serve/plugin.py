@@ -69,9 +69,9 @@ def prepare_connection(conn, database, datasette):
     try:
         if conn.execute("select 1 from sqlite_master where type = 'table' and name = 'parser_map'").fetchone():
             conn.execute("pragma query_only = 1")
-            from ..answers.versions import sql_resolver
+            from ..api import prepare_connection as tpindex_functions
 
-            sql_resolver(conn)  # tpindex_version(label): the canned questions' versions, as the commands read them
+            tpindex_functions(conn)  # tpindex_version(label): the canned questions' versions, as the commands read them
     except Exception:  # a database that cannot be read here is Datasette's to report
         pass
 
@@ -154,12 +154,9 @@ def extra_template_vars(template, database, table, columns, view_name, request, 
             actor = request.actor if request else None
             if not await datasette.permission_allowed(actor, "view-database", name, default=True):
                 continue
-            db = datasette.get_database(name)
-            versions = [r[0] for r in (await db.execute(
-                "select label from versions where status = 'complete' order by ord")).rows]
-            kinds = [(r[0], r[1]) for r in (await db.execute(
-                "select kind, count(distinct name) from parser_map_v group by kind"
-                " order by case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, kind")).rows]
+            from .state import ask
+
+            versions, kinds = await ask(datasette, name, lambda ix: (ix.labels(), ix.kind_counts()))
             queries = await datasette.get_canned_queries(name, actor)
             out.append({"name": name, "versions": versions, "kinds": kinds,
                         "queries": [q for q in queries.values() if not q.get("write")]})
@@ -295,21 +292,19 @@ def register_mcp_tools(datasette, mcp):
             raise problem_as_tool_error(Problem(f"database {names[0]!r} is not available"))
 
 
-        from ..store.database import open_reader
-
         path = datasette.get_database(names[0]).path
         limit = datasette.setting("sql_time_limit_ms") / 1000
 
         def ask():
             # a connection of its own, in a thread of its own: a search waiting for its child process (up to
             # the time limit) holds none of Datasette's SQL threads, which the pages need
-            reader = open_reader(path)
+            ix = Index.of_file(path, time_limit=limit)
             try:
-                return question(Index(reader, time_limit=limit))
+                return question(ix)
             except Problem as e:
                 return e
             finally:
-                reader.conn.close()
+                ix.close()
 
         answer = await asyncio.to_thread(ask)
         if isinstance(answer, Problem):
