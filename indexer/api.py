@@ -212,6 +212,18 @@ class Index:
 
         return indexed(self.db)
 
+    def refs(self) -> dict[str, str]:
+        """Each version's ref as upstream links name it (its tag, or its commit)."""
+        from .answers.versions import upstream_refs
+
+        return upstream_refs(self.db)[1]
+
+    def stored_upstream(self) -> str | None:
+        """The upstream the build stored, as written (None: none), before any checking or default."""
+        from .store import queries
+
+        return queries.value(self.db, "stored_upstream")
+
     def kind_counts(self) -> list[tuple[str, int]]:
         """(kind, how many distinct names it has over every indexed version): tool, reasoning, then the others."""
         from .store import queries

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..core.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, upstream_problem
+from ..core.links import DEFAULT_UPSTREAM, normalize_upstream, upstream_problem
 
 PLUGIN = "tpindex"
 LABELS_TTL = 5.0  # seconds a page renders with the version labels it read, before reading them again
@@ -26,8 +26,7 @@ class DbState:
     async def ref(self, db, label: str) -> str:
         if label not in self.refs:
             async with self.lock:
-                res = await db.execute("select label, source, commit_id from versions")
-                self.refs.update({r[0]: ref_for(r[0], r[1], r[2]) for r in res.rows})
+                self.refs.update(await db.execute_fn(lambda conn: _index(conn).refs()))
                 self.refs.setdefault(label, label)
         return self.refs[label]
 
@@ -36,9 +35,15 @@ class DbState:
         while the database is served gets its cells linked too."""
         now = time.monotonic()
         if self.labels is None or now - self.labels_read_at > LABELS_TTL:
-            res = await db.execute("select label from versions where status = 'complete'")
-            self.labels, self.labels_read_at = {r[0] for r in res.rows}, now
+            labels = await db.execute_fn(lambda conn: _index(conn).labels())
+            self.labels, self.labels_read_at = set(labels), now
         return self.labels
+
+
+def _index(conn):
+    from ..api import Index
+
+    return Index(conn)
 
 
 def _cache(datasette) -> dict:
@@ -56,8 +61,7 @@ async def state(datasette, database: str | None) -> DbState | None:
         db = datasette.get_database(database)
         st = None
         if not db.is_memory and "parser_map" in await db.table_names():
-            res = await db.execute("select value from meta where key = 'upstream'")
-            st = DbState(res.rows[0][0] if res.rows else None)
+            st = DbState(await db.execute_fn(lambda conn: _index(conn).stored_upstream()))
         cache[database] = st
     return cache[database]
 
