@@ -224,6 +224,14 @@ class Index:
 
         return queries.value(self.db, "stored_upstream")
 
+    def matrix_rows(self, kind: str = "", prefix: str = "") -> list[dict]:
+        """The parser matrix's rows (queries/read/parser_matrix.sql): every (kind, name, complete version) with its
+        impl, real file and class, adapter, reason, code signature and real file's blob; `kind`, `prefix`: ""
+        for all."""
+        from .store import queries
+
+        return queries.rows(self.db, "parser_matrix", kind=kind, prefix=prefix)
+
     def kind_counts(self) -> list[tuple[str, int]]:
         """(kind, how many distinct names it has over every indexed version): tool, reasoning, then the others."""
         from .store import queries

@@ -265,8 +265,6 @@ OFF_ROAD = {
 SQL_LEFT = {
     "indexer.serve.app": "Datasette's table counts, each under a time limit (the served database's class)",
     "indexer.serve.plugin": "prepare_connection: whether a connection Datasette opened is a tpindex database",
-    "indexer.serve.matrix": "the parser matrix's one query, run by Datasette's execute under serve's --time-limit "
-                            "(Index's reads have no time limit)",
 }
 
 

@@ -259,7 +259,7 @@ async def matrix_page(datasette, request):
         return code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, name=name, kind=kind_)
 
     try:
-        m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which), diff_link)
+        m = await matrix.load(datasette, wanted, kind, prefix, matrix.which_link(which), diff_link)
     except QueryInterrupted:
         limit = datasette.setting("sql_time_limit_ms")
         return Response.html(await datasette.render_template(

@@ -91,16 +91,33 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
     return None if upstream_problem(upstream) else normalize_upstream(upstream)
 
 
-async def ask(datasette, database: str, question):
+async def ask(datasette, database: str, question, time_limit: bool = False):
     """question(Index) in the database's thread; its links go to the served upstream (serve --upstream, else
-    the stored one; none when that is not a valid URL)."""
+    the stored one; none when that is not a valid URL). `time_limit`: its SQL stopped at serve's --time-limit,
+    as Datasette stops a query (QueryInterrupted)."""
+    import sqlite3
+
+    import datasette.database as dd
+
     from ..api import Index
 
     upstream = upstream_for(datasette, database, await state(datasette, database))
+    limit_ms = datasette.setting("sql_time_limit_ms") if time_limit else None
 
-    def go(conn):
+    def asked(conn):
         ix = Index(conn)
         ix.db.upstream_override = upstream
         return question(ix)
+
+    def go(conn):
+        if limit_ms is None:
+            return asked(conn)
+        with dd.sqlite_timelimit(conn, limit_ms):
+            try:
+                return asked(conn)
+            except sqlite3.OperationalError as e:
+                if e.args == ("interrupted",):
+                    raise dd.QueryInterrupted(e, "", {}) from None
+                raise
 
     return await datasette.get_database(database).execute_fn(go)
