@@ -5,8 +5,8 @@
   upstream, "↗"); the second file of a comparison (real_file_a / real_file_b) also links to their diff; a
   parser name to its page, a class to the class tree, a version to its page (cells.py);
 - register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
-  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py); /-/fit
-  (fitpage.py); /-/replay (replaypage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep
+  /-/version/<label> and /-/find (routes.py; their data answers/pages.py, through Index); /-/check-doc and
+  /-/where (docpages.py); /-/fit (fitpage.py); /-/replay (replaypage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep
   (code_pages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;

@@ -1,5 +1,6 @@
-"""Route handlers of the browser's own pages (answers/pages.py holds what they show, asked through Index): /-/parser/<kind>/<name>,
-/-/version/<label> and /-/find. Each serves the tpindex database named by `?db=` (default: the first)."""
+"""Route handlers of the browser's own pages (answers/pages.py holds what they show, asked through Index):
+/-/parser/<kind>/<name>, /-/version/<label> and /-/find. Each serves the tpindex database named by `?db=`
+(default: the first)."""
 
 from __future__ import annotations
 
