@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .answers.model import (
+    CheckDoc,
+    CheckReport,
     CodeDiff,
     Contains,
     Diff,
@@ -31,13 +33,27 @@ from .answers.model import (
     NameSpans,
     Shown,
     VersionInfo,
+    Where,
     Which,
 )
 
 if TYPE_CHECKING:
-    from .answers.card import Card
+    from .answers.card import Card, CardSet
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
+    from .answers.grep import Plan as GrepPlan
+    from .answers.grep import Result as GrepSearch
+    from .answers.pages import Found, ParserPage, SourcePage, VersionPage
+
+
+def __getattr__(name: str):
+    """Limits of the answers, read without importing them before they are asked for (FIT_MAX_INPUT: the
+    characters `fit` reads of a file)."""
+    if name == "FIT_MAX_INPUT":
+        from .answers.fit import MAX_INPUT
+
+        return MAX_INPUT
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Index:
@@ -53,6 +69,14 @@ class Index:
             self.db = Reader(db)
         else:
             self.db = db
+
+    @classmethod
+    def of_file(cls, path: str | Path, time_limit: float | None = None) -> Index:
+        """An Index of a database file already found readable (the served one, opened again by a thread of its
+        own), without connect()'s schema checks."""
+        from .store.database import open_reader
+
+        return cls(open_reader(path), time_limit=time_limit)
 
     def close(self) -> None:
         self.db.conn.close()
@@ -108,6 +132,14 @@ class Index:
 
         return cards(self.db, name, at, kind)
 
+    def card_set(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> CardSet:
+        """The cards of `cards()` as `card --format json` and the MCP tool answer them (schema `card`): with the
+        version they are of (`at`, or "", when there is none)."""
+        from .answers.card import CardSet
+
+        found = self.cards(name, at, kind)
+        return CardSet(version=found[0].version if found else (at or ""), cards=found)
+
     def card(self, name: str, at: str | None = None, kind: str | None = None) -> Card | list[Card]:
         found = self.cards(name, at, kind)
         return found[0] if len(found) == 1 else found
@@ -118,14 +150,30 @@ class Index:
         """A POSIX extended regular expression (as `git grep -E` reads it) over the stored code of the indexed
         versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions.
         Stopped after `time_limit` seconds (default answers.grep.GREP_TIME_LIMIT; 0: no limit)."""
+        res = self.search(pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
+                          time_limit=time_limit)
+        return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
+                          matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches])
+
+    def search(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
+               icase: bool = False, fixed: bool = False, max_lines: int | None = None,
+               time_limit: float | None = None, mark: int | None = 0) -> GrepSearch:
+        """`grep` as its text needs it: answers.grep.Result, each match with its versions' ranges (`ranges`) and,
+        unless `mark` is 0, the pieces of its line that match (`marks`). Arguments as `grep`."""
         from .answers.grep import GREP_TIME_LIMIT, search
 
         if time_limit is None:
             time_limit = GREP_TIME_LIMIT if self.time_limit is None else self.time_limit
-        res = search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
-                     time_limit=time_limit)
-        return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
-                          matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches])
+        return search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
+                      time_limit=time_limit, mark=mark)
+
+    def grep_plan(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
+                  icase: bool = False, fixed: bool = False) -> GrepPlan:
+        """A search read and checked against the database (a mistake raises here), run later by its `.run(
+        time_limit, max_lines, mark)` outside the connection's thread (the browser's search page)."""
+        from .answers.grep import plan
+
+        return plan(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed)
 
     def show(self, path: str, at: str | None = None, start: int | None = None, end: int | None = None) -> Shown:
         """Lines start..end (default: all) of a file at a version (default: the newest), from the stored code."""
@@ -145,6 +193,71 @@ class Index:
         return NameSpans(name=name, version=spans[0]["version"], spans=[Span(
             kinds=s["kinds"], class_=s["class"], method=s["method"], role=s["role"], body=s["body"], file=s["file"],
             start=s["start"], end=s["end"], code=as_shown(s["code"])) for s in spans])
+
+    def file_lines(self, blob_id: str) -> list[str] | None:
+        """Every line of a stored blob (None: its code is not stored, or a binary file)."""
+        from .store import code
+
+        return code.read_lines(self.db, blob_id)
+
+    def stored_paths(self, version: str) -> frozenset[str]:
+        """The paths of a version whose code is stored (the ones a page can link to its source page)."""
+        from .answers.source import stored_paths
+
+        return stored_paths(self.db, version)
+
+    def labels(self) -> list[str]:
+        """The complete versions' labels, in version order."""
+        from .answers.versions import indexed
+
+        return indexed(self.db)
+
+    def refs(self) -> dict[str, str]:
+        """Each version's ref as upstream links name it (its tag, or its commit)."""
+        from .answers.versions import upstream_refs
+
+        return upstream_refs(self.db)[1]
+
+    def stored_upstream(self) -> str | None:
+        """The upstream the build stored, as written (None: none), before any checking or default."""
+        from .store import queries
+
+        return queries.value(self.db, "stored_upstream")
+
+    def matrix_rows(self, kind: str = "", prefix: str = "") -> list[dict]:
+        """The parser matrix's rows (queries/read/parser_matrix.sql): every (kind, name, complete version) with its
+        impl, real file and class, adapter, reason, code signature and real file's blob; `kind`, `prefix`: ""
+        for all."""
+        from .store import queries
+
+        return queries.rows(self.db, "parser_matrix", kind=kind, prefix=prefix)
+
+    def kind_counts(self) -> list[tuple[str, int]]:
+        """(kind, how many distinct names it has over every indexed version): tool, reasoning, then the others."""
+        from .store import queries
+
+        return [(r["kind"], r["names"]) for r in queries.rows(self.db, "kind_counts")]
+
+    def upstream_linker(self):
+        """(version, file, line=None) -> the upstream URL of that line at that version (the stored upstream)."""
+        from .answers.diff import upstream_linker
+
+        return upstream_linker(self.db)
+
+    def source_page(self, version: str, path: str) -> SourcePage:
+        """The browser's page of a file at a version (/-/source): its stored code, the versions holding it and
+        its blob in each, its outline; or, for a directory, its files."""
+        from .answers.pages import source_page
+
+        return source_page(self.db, version, path)
+
+    def diff_files(self, a: str, b: str, path_a: str = "", path_b: str = "", name: str = "",
+                   kind: str | None = None) -> list[tuple]:
+        """The browser's diff page (/-/diff): (diff, old lines, new lines) of one file (path_a / path_b) or of each
+        of parser NAME's own code files, the whole files there for highlighting."""
+        from .answers.pages import diff_files
+
+        return diff_files(self.db, a, b, path_a, path_b, name, kind)
 
     def code_diff(self, a: str, b: str, path: str) -> CodeDiff:
         """A unified diff of one file's stored code from version A to version B."""
@@ -174,14 +287,41 @@ class Index:
 
         return find_names(self.db, query)
 
-    def where(self, query: str, at: str | None = None, all_versions: bool = False) -> dict:
+    def parser_page(self, kind: str, name: str, at: str | None = None) -> ParserPage:
+        """The browser's page of a parser name (/-/parser/KIND/NAME): its card at a version (default: the newest
+        that has it), its hops, its history as ranges, each version where its own code changed."""
+        from .answers.pages import parser_page
+
+        return parser_page(self.db, kind, name, at)
+
+    def version_page(self, label: str) -> VersionPage:
+        """The browser's page of a version (/-/version/LABEL): its names by kind and impl, what changed from the
+        previous indexed version (names, contract, +/- counts)."""
+        from .answers.pages import version_page
+
+        return version_page(self.db, label)
+
+    def find(self, q: str) -> tuple | Found:
+        """Where the search box goes: ("version", label), ("parser", kind, name), or a Found listing."""
+        from .answers.pages import find
+
+        return find(self.db, q)
+
+    def which_empty(self, name: str, version: str) -> dict | None:
+        """Why the `which` canned query has no rows for (name, version), with what to ask instead; None when it
+        has rows."""
+        from .answers.pages import which_empty
+
+        return which_empty(self.db, name, version)
+
+    def where(self, query: str, at: str | None = None, all_versions: bool = False) -> Where:
         """Where a symbol is defined (or mentioned), or whether a path exists, at a version or across every
         version indexed with --tree (schema `where`)."""
         from .answers.where import where
 
         return where(self.db, query, at, all_versions)
 
-    def check_doc(self, text: str, at: list[str] | None = None, name: str = "document") -> dict:
+    def check_doc(self, text: str, at: list[str] | None = None, name: str = "document") -> CheckDoc:
         """The claims of a Markdown document checked at each version (default: the newest indexed; schema
         `check-doc`)."""
         from .answers import checkdoc
@@ -234,3 +374,59 @@ class Index:
         from .replay.run import replay
 
         return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)
+
+
+def prepare_connection(conn: sqlite3.Connection) -> None:
+    """The SQL functions tpindex's canned queries call (tpindex_version(label): a version as the commands read
+    it), on a connection another reader (Datasette) opened."""
+    from .answers.versions import sql_resolver
+
+    sql_resolver(conn)
+
+
+def served_view(path: Path) -> tuple[Path, bool]:
+    """How a reader that opens the file itself (Datasette) reads the database at `path`: (file, immutable)
+    (store.database.read_view)."""
+    from .store.database import read_view
+
+    return read_view(path)
+
+
+def check_database(path) -> CheckReport:
+    """`tpindex check`: every check on the database file at `path`, read-only (it may not be a tpindex database,
+    or an older or damaged one: the report says so)."""
+    from .answers.check import check_report
+
+    return check_report(path)
+
+
+# -- the processes behind some answers (not questions: what a surface starts and stops around them) ----------
+
+def warm_searches() -> None:
+    """Start the fork server searches run from (answers/bounded.py): a process with threads (a server) calls it
+    before its first search."""
+    from .answers import bounded
+
+    bounded.warm()
+
+
+def stop_searches() -> None:
+    """Stop every search still running, and the fork server."""
+    from .answers import bounded
+
+    bounded.stop_all()
+
+
+def setup_replay(progress=None):
+    """Create (or check) the replay environment; its Python interpreter."""
+    from .replay import env
+
+    return env.setup(progress=progress or (lambda m: None))
+
+
+def stop_replay_servers() -> list[int]:
+    """Stop the warm replay servers; their process ids."""
+    from .replay import server
+    from .replay.trees import cache_root
+
+    return server.stop(cache_root())

@@ -9,6 +9,7 @@ mcp/ and serve/ where the plugin mounts the tools).
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -241,3 +242,87 @@ def test_the_readme_layout_names_every_package_and_module():
         elif p.suffix == ".py" and f"indexer/{p.name}" not in section:
             missing.append(f"indexer/{p.name}")
     assert not missing, f"the README's layout section does not name {missing}"
+
+
+# -- one road (issue 24): the command line, the web pages and the MCP tools ask Index and nothing else ------------
+
+SURFACES = ("cli", "serve", "mcp")
+ROAD = {"api", "schemas", "render", "core", *SURFACES}  # what a surface module may import of tpindex
+
+# (surface module, module of another package it imports): why it is not a question to the index. The test fails
+# when one is no longer imported, so the list only shrinks.
+OFF_ROAD = {
+    ("indexer.cli.main", "indexer.build.pipeline"): "build writes the index: the write road (sources -> build -> store)",
+    ("indexer.cli.main", "indexer.sources.directory"): "build --path: where the versions it writes come from",
+    ("indexer.cli.main", "indexer.sources.pypi"): "build --from-pypi: where the versions it writes come from",
+    ("indexer.cli.main", "indexer.sources.git"): "build --repo: where the versions it writes come from",
+    ("indexer.cli.main", "indexer.store.database"): "build checks and opens the file it writes; is_damaged tells a "
+                                                    "damaged file apart in every command's one error path",
+    ("indexer.cli.commands", "indexer.store.database"): "SQLITE_MAGIC: -o never writes over an SQLite file",
+}
+
+# surface modules that still hold SQL, and why (Datasette's own plumbing, not the answers' data)
+SQL_LEFT = {
+    "indexer.serve.app": "Datasette's table counts, each under a time limit (the served database's class)",
+    "indexer.serve.plugin": "prepare_connection: whether a connection Datasette opened is a tpindex database",
+}
+
+
+def off_road() -> dict[tuple[str, str], int]:
+    _, _, found = graph()
+    return {(n, t): line for n, t, line, _ in found
+            if layer_of(n) in SURFACES and t.startswith("indexer") and layer_of(t) not in ROAD}
+
+
+def test_the_surfaces_ask_index_for_data():
+    """No module of cli/, serve/ or mcp/ imports answers/, store/, resolve/, build/, replay/ ... (inside functions
+    too): data comes through api.Index, the text through render/."""
+    mods = modules()
+    found = off_road()
+    bad = [f"{mods[n].relative_to(PACKAGE.parent)}:{line}: {n} imports {t}: ask Index (api.py) instead"
+           for (n, t), line in sorted(found.items()) if (n, t) not in OFF_ROAD]
+    assert not bad, "\n".join(bad)
+    gone = sorted(set(OFF_ROAD) - set(found))
+    assert not gone, f"no longer imported, drop from OFF_ROAD: {gone}"
+
+
+SQL = re.compile(r"\b(select|insert|update|delete|pragma|create)\b.*\b(from|into|set|table|query_only|view|index)\b",
+                 re.I | re.S)
+
+
+def sql_strings(path: Path) -> list[int]:
+    """The lines of string constants in a module that read as SQL statements."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    doc = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef,
+           ast.AsyncFunctionDef, ast.ClassDef)) and n.body and isinstance(n.body[0], ast.Expr)}
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in doc and SQL.search(n.value) and n.value.lstrip().lower().startswith(
+                ("select", "insert", "update", "delete", "pragma", "create", "with"))]
+
+
+def test_the_surfaces_run_no_sql_of_their_own():
+    """The data SQL is the answers' (one file per fact under queries/read/, or their modules); what remains in
+    cli/, serve/ and mcp/ is Datasette's plumbing, each module named in SQL_LEFT with why."""
+    mods = modules()
+    holding = {n: sql_strings(p) for n, p in mods.items() if layer_of(n) in SURFACES}
+    holding = {n: lines for n, lines in holding.items() if lines}
+    bad = [f"{mods[n].relative_to(PACKAGE.parent)}:{lines}: SQL in a surface module: a query file and an Index "
+           "method instead" for n, lines in sorted(holding.items()) if n not in SQL_LEFT]
+    assert not bad, "\n".join(bad)
+    assert not sorted(set(SQL_LEFT) - set(holding)), "no SQL left there: drop it from SQL_LEFT"
+
+
+def test_the_road_tests_see_what_they_guard(tmp_path, monkeypatch):
+    """The tests themselves: a page importing answers/ and a command with its own SELECT are found."""
+    pkg = tmp_path / "indexer"
+    for d in ("answers", "serve", "cli"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "answers" / "which.py").write_text("X = 1\n")
+    (pkg / "serve" / "page.py").write_text("def f():\n    from ..answers import which\n")
+    (pkg / "cli" / "cmd.py").write_text('def g(db):\n    return db.execute("select label from versions")\n')
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
+    monkeypatch.setattr(sys.modules[__name__], "CHILD", pkg / "replay" / "child")
+    assert set(off_road()) == {("indexer.serve.page", "indexer.answers.which")}
+    assert sql_strings(pkg / "cli" / "cmd.py") == [2] and sql_strings(pkg / "serve" / "page.py") == []

@@ -695,7 +695,7 @@ def test_check_doc_reads_adversarial_documents_in_linear_time(built, name):
 
     text = ADVERSARIAL_DOCS[name]
     assert len(text.encode()) <= 200_000
-    result = Background(lambda: Index(built).check_doc(text)["claims"])  # a connection of the thread's own
+    result = Background(lambda: Index(built).check_doc(text).claims)  # a connection of the thread's own
     result.thread.join(60)
     assert result.done, f"{name}: still reading after 60 s"
     if result.error is not None:

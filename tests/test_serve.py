@@ -977,6 +977,25 @@ def test_the_parser_matrix_runs_under_the_serve_time_limit(fixture_db, monkeypat
             assert limits and set(limits) == {limit}, limits
         finally:
             c.close()
+def test_a_parser_matrix_past_the_time_limit_says_so(fixture_db, monkeypatch):
+    """The matrix asks Index under serve's --time-limit (the test above): its query interrupted there is the page
+    that says what to narrow, not a server error."""
+    import sqlite3
+
+    from indexer.api import Index
+
+    def interrupted(self, kind="", prefix=""):
+        raise sqlite3.OperationalError("interrupted")  # what SQLite raises when the time limit's handler stops it
+
+    monkeypatch.setattr(Index, "matrix_rows", interrupted)
+    c = serve(fixture_db)
+    try:
+        r = c.get("/-/parser-matrix")
+        assert r.status_code == 400 and "longer than the SQL time limit" in r.text, (r.status_code, r.text[:500])
+    finally:
+        c.close()
+
+
 # -- the code pages: source, diff, search -------------------------------------------------------------------
 
 def test_source_page_shows_the_stored_code_with_line_anchors_and_highlighting(client):

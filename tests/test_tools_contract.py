@@ -158,7 +158,7 @@ async def session_checks(session, db) -> dict:
     jsonschema.Draft202012Validator(tools["check_doc"].output_schema).validate(checked.structured_content)
     from indexer.api import Index
 
-    assert checked.structured_content == Index(db).check_doc(doc, ["v0.27.0"])
+    assert checked.structured_content == Index(db).check_doc(doc, ["v0.27.0"]).to_json()
     assert [r["status"] for r in checked.structured_content["versions"][0]["results"]] == ["ok", "wrong"]
     contract = await session.call_tool("contract", {"version": "v0.27.0"})
     assert not contract.is_error, contract.content

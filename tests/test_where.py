@@ -305,3 +305,27 @@ def test_where_is_golden(tree_db, args, name):
     from test_answers import golden
 
     golden(name, where(tree_db, *args).output)
+
+
+def test_where_and_check_doc_answer_typed_models_whose_schemas_are_generated(tree_db, tmp_path):
+    """Issue 24, typed results: `Index.where` and `Index.check_doc` return data classes (answers/model.py)
+    like every other answer, and their schemas are generated from those classes: closed objects (a key
+    the model does not have is refused), each nested answer a defined model."""
+    import jsonschema
+
+    from indexer.answers.model import Model
+    from indexer.api import Index
+    from indexer.schemas import generate
+
+    ix = Index(tree_db)
+    answers = [ix.where("make_arg_parser"), ix.where("make_arg_parser", all_versions=True),
+               ix.where("vllm/entrypoints/launchers/cli_args.py", all_versions=True),
+               ix.check_doc("`vllm/entrypoints/launchers/cli_args.py` holds `make_arg_parser`.\n")]
+    assert all(isinstance(a, Model) for a in answers), [type(a) for a in answers]
+    schemas = generate()
+    for name, a in zip(["where", "where", "where", "check-doc"], answers, strict=True):
+        schema = schemas[name]
+        assert schema["additionalProperties"] is False and schema["$defs"], name
+        jsonschema.Draft202012Validator(schema).validate(a.to_json())
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.Draft202012Validator(schema).validate({**a.to_json(), "not_a_field": 1})

@@ -20,6 +20,7 @@ from ..core.specs import parse_version, sort_key
 from ..core.suggest import close_names
 from ..extract.words import WORD_SUFFIXES
 from .docclaims import Claim, Knowledge, TooManyClaims, read
+from .model import CheckDoc, ClaimResult, ParserEvidence, PathEvidence, SourceEvidence, VersionCheck
 from .trees import PLACEHOLDER, Def, TreeIndex, to_glob
 from .versions import AnswerError, require
 
@@ -65,7 +66,7 @@ class Checker:
                       if r["kind"] in ("tool", "reasoning", "unified") else 9)
 
     # -- one claim at one version -------------------------------------------------------------------------
-    def check(self, claim: Claim, version: str) -> dict:
+    def check(self, claim: Claim, version: str) -> ClaimResult:
         fn = getattr(self, "_" + claim.kind)
         since = claim.data.get("from_version")
         try:
@@ -79,8 +80,8 @@ class Checker:
                     status, message = "unchecked", message + "; the sentence may not pair them"
         except AnswerError as e:
             status, message, evidence = "unchecked", e.message, []
-        return {"line": claim.line, "kind": claim.kind, "claim": claim.text, "status": status, "message": message,
-                "evidence": evidence}
+        return ClaimResult(line=claim.line, kind=claim.kind, claim=claim.text, status=status, message=message,
+                           evidence=evidence)
 
     def _unreadable(self, data: dict, version: str):
         return "unchecked", data["reason"], []
@@ -554,16 +555,16 @@ def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:
     return None
 
 
-def _src(version: str, path: str, line: int | None = None) -> dict:
-    return {"type": "source", "version": version, "file": path, "line": line}
+def _src(version: str, path: str, line: int | None = None) -> SourceEvidence:
+    return SourceEvidence(type="source", version=version, file=path, line=line)
 
 
-def _parser(version: str, name: str) -> dict:
-    return {"type": "parser", "version": version, "name": name}
+def _parser(version: str, name: str) -> ParserEvidence:
+    return ParserEvidence(type="parser", version=version, name=name)
 
 
-def _hist(path: str) -> dict:
-    return {"type": "path", "path": path}
+def _hist(path: str) -> PathEvidence:
+    return PathEvidence(type="path", path=path)
 
 
 # -- the document -------------------------------------------------------------------------------------------
@@ -589,7 +590,7 @@ def resolve_versions(db, specs: list[str] | tuple[str, ...]) -> list[str]:
     return sorted(dict.fromkeys(out), key=order.get)
 
 
-def check_document(db, text: str, versions: list[str], name: str = "document") -> dict:
+def check_document(db, text: str, versions: list[str], name: str = "document") -> CheckDoc:
     checker = Checker(db)
     try:
         claims = read(text, checker.knowledge(), limit=MAX_CLAIMS)  # stops reading past the cap
@@ -597,40 +598,10 @@ def check_document(db, text: str, versions: list[str], name: str = "document") -
         raise AnswerError(f"{name} makes more than {MAX_CLAIMS} claims (reading stopped at line {e.line}); at most "
                           f"{MAX_CLAIMS} are checked at once, and none was",
                           f"split the document before line {e.line} and check the parts one by one") from None
-    out = {"document": name, "claims": len(claims), "versions": []}
+    checked = []
     for v in versions:
         results = [checker.check(c, v) for c in claims]
-        counts = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
-        out["versions"].append({"version": v, "counts": counts, "results": results})
-    out["failed"] = any(r["counts"]["stale"] or r["counts"]["too-new"] or r["counts"]["wrong"] for r in out["versions"])
-    return out
-
-
-def format_text(report: dict) -> list[str]:
-    lines = []
-    for v in report["versions"]:
-        c = v["counts"]
-        lines.append(f"{report['document']} at {v['version']}: {report['claims']} claim(s): "
-                     + ", ".join(f"{c[s]} {s}" for s in STATUSES))
-        for r in v["results"]:
-            lines.append(f"  {r['line']:>4}  {r['status']:<9}  {r['kind']:<7}  {r['claim']}: {r['message']}")
-        lines.append("")
-    return lines[:-1] if lines else lines
-
-
-def format_markdown(report: dict) -> str:
-    out = []
-    for v in report["versions"]:
-        c = v["counts"]
-        out.append(f"### {report['document']} at {v['version']}\n")
-        out.append(", ".join(f"{c[s]} {s}" for s in STATUSES) + "\n")
-        out.append("| line | status | kind | claim | finding |")
-        out.append("|---:|---|---|---|---|")
-        for r in v["results"]:
-            out.append(f"| {r['line']} | {r['status']} | {r['kind']} | {_cell(r['claim'])} | {_cell(r['message'])} |")
-        out.append("")
-    return "\n".join(out)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+        counts = {s: sum(1 for r in results if r.status == s) for s in STATUSES}
+        checked.append(VersionCheck(version=v, counts=counts, results=results))
+    failed = any(r.counts["stale"] or r.counts["too-new"] or r.counts["wrong"] for r in checked)
+    return CheckDoc(document=name, claims=len(claims), versions=checked, failed=failed)

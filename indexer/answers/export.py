@@ -6,10 +6,6 @@ indexer/answers/matching.py (the same as `card`'s).
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-
 from .matching import for_version
 from .model import Parser
 from .versions import newest, require
@@ -18,15 +14,6 @@ COLUMNS = ("kind", "name", "impl", "form", "registry_file", "registry_line", "re
            "registered_file", "registered_line", "real_class", "real_module", "real_file", "real_line", "adapter",
            "wrapper_class", "wrapper_file", "wrapper_line", "aliases", "stub", "reexport", "parent_class",
            "parent_file", "streaming", "notes", "reason", "chat_templates", "tests")
-
-
-def _cell(column: str, value) -> str:
-    """A flat cell (CSV, Markdown): lists joined (notes by "; "), booleans written as in JSON."""
-    if isinstance(value, list):
-        return ("; " if column == "notes" else " ").join(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else value
 
 
 def export_rows(db, at: str | None = None) -> tuple[str, list[dict]]:
@@ -41,23 +28,3 @@ def export_rows(db, at: str | None = None) -> tuple[str, list[dict]]:
         row.update(chat_templates=[m.file for m in mine["chat_templates"]], tests=[m.file for m in mine["tests"]])
         rows.append({c: row[c] for c in COLUMNS})
     return version, rows
-
-
-def render(version: str, rows: list[dict], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps({"version": version, "columns": list(COLUMNS), "parsers": rows}, indent=2,
-                          sort_keys=False) + "\n"
-    flat = [{k: _cell(k, v) for k, v in r.items()} for r in rows]
-    if fmt == "csv":
-        out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(flat)
-        return out.getvalue()
-    cols = ("kind", "name", "impl", "registered_file", "real_file", "adapter", "aliases", "stub",
-            "chat_templates", "tests")
-    lines = [f"# Parser index of vLLM {version}", "", "| " + " | ".join(cols) + " |",
-             "|" + "---|" * len(cols)]
-    for r in flat:
-        lines.append("| " + " | ".join(str(r[c]).replace("|", "\\|") for c in cols) + " |")
-    return "\n".join(lines) + "\n"

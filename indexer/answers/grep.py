@@ -215,6 +215,12 @@ class Plan:
     all_versions: list[str]
     paths: list[str]
 
+    def run(self, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None,
+            mark: int | None = 0) -> Result:
+        """The search, where it may be stopped (module `run`): needs no connection, so a server's own thread
+        can wait for it while the database thread serves other pages."""
+        return run(self, time_limit, max_lines, mark)
+
 
 def plan(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
          icase: bool = False, fixed: bool = False) -> Plan:

@@ -2,7 +2,8 @@
 
 `to_json()` gives the stable JSON contract (see indexer/schemas/): field names are the same in every
 answer (`registered_file`, `real_file`, ...), booleans are JSON booleans, lists are lists, and a field
-named `class_` is written `class`.
+named `class_` is written `class`. A field whose value is `OMITTED` (declared with `omittable()`) is left out
+of the JSON: `where` says which question it answered by the keys it has.
 """
 
 from __future__ import annotations
@@ -10,6 +11,31 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from typing import Literal
+
+
+class _Omitted:
+    """The value of a field an answer does not have: its key is left out of the JSON (and the schema does not
+    require it). False in a test, like an absent key."""
+
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+OMITTED = _Omitted()
+
+
+def omittable():
+    """A field left out of the JSON unless the answer sets it."""
+    return field(default=OMITTED, metadata={"omittable": True})
+
+
+def given(value) -> bool:
+    """Whether an omittable field was set (a set field may still be empty, null or false)."""
+    return value is not OMITTED
 
 
 class Model:
@@ -20,7 +46,7 @@ class Model:
 def _plain(value):
     if dataclasses.is_dataclass(value):
         return {f.name.rstrip("_"): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if not f.name.startswith("_")}
+                if not f.name.startswith("_") and getattr(value, f.name) is not OMITTED}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -500,3 +526,148 @@ class Replay(Model):
     environment: str
     timing: dict  # server: started (by this run) or warm; seconds: materialize (trees made now), environment
     # (made now), preload (the server's imports; 0 when warm), replay (from the run's start to the last result)
+
+
+# -- where ------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Definition(Model):
+    """A definition (class, function, method, module-level name) in a file, lines `line`..`end_line`."""
+
+    file: str
+    line: int | None
+    end_line: int | None
+    kind: str | None
+    qualname: str | None
+
+
+@dataclass
+class MoveHop(Model):
+    """A later move of a moved path: at version `at` to `to`."""
+
+    at: str
+    to: str
+    by: Literal["content", "package", "definitions", "file name"]
+    detail: str | None
+
+
+@dataclass
+class Move(Model):
+    """Where the path went when it disappeared, followed to the end of its range: `then` the later moves of the
+    new path, `final` where the file is at the range's last version (null when the chain ends in a removal, at
+    `removed_at`)."""
+
+    to: str
+    by: Literal["content", "package", "definitions", "file name"]
+    detail: str | None
+    then: list[MoveHop]
+    final: str | None
+    removed_at: str | None
+
+
+@dataclass
+class SymbolRange(Model):
+    """Consecutive versions (`first`..`last`) with the same definitions of a symbol (none: not defined)."""
+
+    first: str
+    last: str
+    definitions: list[Definition]
+
+
+@dataclass
+class PathRange(Model):
+    """Consecutive versions (`first`..`last`) where a path is present, or absent (with the moves that took it
+    away, at `first`)."""
+
+    first: str
+    last: str
+    present: bool
+    moves: list[Move]
+
+
+@dataclass
+class Where(Model):
+    """A symbol (kind symbol, or mention when no file defines it) or a path (kind path): at one version
+    (`version`, `definitions` or `mentions` / `exists`, `matches`) or, with --all, as `history` ranges of
+    versions with the same answer (`histories`: one per path a pattern or bare file name matches, the first
+    `SHOW`, `more` the rest). Keys the answer does not have are left out."""
+
+    query: str
+    kind: Literal["symbol", "mention", "path"]
+    name: str | None = omittable()
+    file: str | None = omittable()
+    path: str = omittable()
+    version: str = omittable()
+    matches: list[str] = omittable()
+    exists: bool = omittable()
+    directory_files: int = omittable()
+    definitions: list[Definition] = omittable()
+    histories: dict[str, list[PathRange]] = omittable()
+    more: int = omittable()
+    history: list[SymbolRange] | list[PathRange] = omittable()
+    removed_in: str | None = omittable()
+    tree_versions: list[str] = omittable()
+    mentions: list[str] = omittable()
+    elsewhere: str | None = omittable()
+    mentions_version: str = omittable()
+
+
+# -- check-doc --------------------------------------------------------------------------------------------------
+
+@dataclass
+class SourceEvidence(Model):
+    """A file (at a line) of a version's tree."""
+
+    type: Literal["source"]
+    version: str
+    file: str
+    line: int | None
+
+
+@dataclass
+class ParserEvidence(Model):
+    """A parser name as a version registers it."""
+
+    type: Literal["parser"]
+    version: str
+    name: str
+
+
+@dataclass
+class PathEvidence(Model):
+    """A path's history across the indexed versions (`tpindex where PATH --all`)."""
+
+    type: Literal["path"]
+    path: str
+
+
+@dataclass
+class ClaimResult(Model):
+    """One claim of the document (its line, kind and text) checked at one version."""
+
+    line: int
+    kind: str
+    claim: str
+    status: Literal["ok", "stale", "too-new", "wrong", "unchecked"]
+    message: str
+    evidence: list[SourceEvidence | ParserEvidence | PathEvidence]
+
+
+@dataclass
+class VersionCheck(Model):
+    """Every claim checked at one version; `counts`: status -> claims."""
+
+    version: str
+    counts: dict[str, int]
+    results: list[ClaimResult]
+
+
+@dataclass
+class CheckDoc(Model):
+    """Each claim of a Markdown document checked at each version: ok, stale, too-new, wrong or unchecked;
+    `failed` when any is stale, too-new or wrong."""
+
+    document: str
+    claims: int
+    versions: list[VersionCheck]
+    failed: bool

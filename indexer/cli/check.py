@@ -1,10 +1,10 @@
-"""`tpindex check`: the command; the report is answers/check.py's."""
+"""`tpindex check`: the command; the report is answers/check.py's (api.check_database)."""
 
 from __future__ import annotations
 
 import click
 
-from ..answers.check import check_report
+from ..api import check_database
 from .main import db_option
 
 
@@ -17,7 +17,7 @@ def check(fmt, db_path):
     versions read from a damaged archive, foreign keys, the full-text index and the parser map. Prints
     "ok: ..." and exits 0 when all is well; else one line per problem and exit status 1 (2 when the file
     is not a tpindex database)."""
-    report = check_report(db_path)
+    report = check_database(db_path)
     if fmt == "json":
         import json
 

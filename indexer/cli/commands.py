@@ -94,7 +94,6 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     """What changed from version A to version B: names added / removed, implementations moved, code that
     changed, wrappers, aliases, adapter imports, classes, markers and plants; with --code PATH, the code of
     one file. Exit status 0 when nothing changed, 1 when something did, 2 on error (like diff(1))."""
-    from ..answers import diff as d
     from ..render import diff as rd
     from ..render import text as textfmt
 
@@ -110,13 +109,13 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
         if fmt == "json":
             click.echo(dumps(result))
         elif fmt == "markdown":
-            click.echo(rc.format_markdown(result, d.upstream_linker(ix.db)))
+            click.echo(rc.format_markdown(result, ix.upstream_linker()))
         else:
             click.echo(rc.format_text(result, textfmt.output_width()))
         raise SystemExit(1 if result.breaking else 0)
     if code_path:
-        from ..answers.source import format_diff
         from ..core.paths import is_path_argument
+        from ..render.source import format_diff
 
         if is_path_argument(code_path):
             diffs, named = [ix.code_diff(a, b, code_path)], None
@@ -139,7 +138,7 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
     if fmt == "json":
         click.echo(dumps(result))
     elif fmt == "markdown":
-        click.echo(rd.format_markdown(result, d.upstream_linker(ix.db)))
+        click.echo(rd.format_markdown(result, ix.upstream_linker()))
     else:
         click.echo(rd.format_text(result, textfmt.output_width()))
     raise SystemExit(1 if result.changes else 0)
@@ -156,7 +155,7 @@ def export(at, fmt, output, db_path):
     """The parser index of a version: kind, name, impl, registered file and class, real file and class,
     adapter, aliases, stub, re-export, parent parser, chat templates and tests (where the scope holds
     them). Sorted by kind and name; the same database gives the same bytes."""
-    from ..answers.export import render
+    from ..render.export import render
 
     ex = index(db_path).export(at)
     text = render(ex.version, ex.parsers, fmt)
@@ -227,17 +226,17 @@ def card(name, at, all_, kind, fmt, db_path):
     wrapper classes and code files with lines, streaming, contract methods, behaviour attributes, what
     adjust_request sets, sentinels (token strings, non-ASCII characters named), the parser of the same
     name in the other registry, chat templates and tests, plants and markers, lifecycle, upstream links."""
-    from ..answers import card as c
-    from ..answers.card import CardSet
+    from ..render import card as c
 
     if all_ and name:
         raise Problem("--all describes every name; NAME describes one", "drop NAME or --all")
     if not all_ and not name:
         raise Problem("which name?", "tpindex card NAME, or tpindex card --all --at VERSION")
     ix = index(db_path)
-    cards = ix.cards(None if all_ else name, at, kind)
+    found = ix.card_set(None if all_ else name, at, kind)
+    cards = found.cards
     if fmt == "json":
-        click.echo(dumps(CardSet(version=cards[0].version if cards else (at or ""), cards=cards)))
+        click.echo(dumps(found))
     elif fmt == "markdown":
         if all_:
             version = cards[0].version if cards else (at or "")
@@ -267,12 +266,12 @@ def where(query, at, all_, fmt, db_path):
     gone from a version says where it went: the same content at a new path, the file now holding most of
     its definitions, or the one new file with its name. Needs a database built with --tree.
     """
-    from ..answers import where as w
+    from ..render import where as w
 
     if at and all_:
         raise Problem("--at and --all ask different questions", "use one of them")
     ans = index(db_path).where(query, at, all_)
-    click.echo(json.dumps(ans, indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
+    click.echo(json.dumps(ans.to_json(), indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
 
 
 @click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
@@ -294,7 +293,7 @@ def check_doc(document, at, fmt, db_path):
     Exit status 0 when nothing is stale, too-new or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
-    from ..answers import checkdoc
+    from ..render import checkdoc
 
     try:
         with click.open_file(document, encoding="utf-8", errors="replace") as f:
@@ -303,12 +302,12 @@ def check_doc(document, at, fmt, db_path):
         raise Problem(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
     report = index(db_path).check_doc(text, list(at), name=document)
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
     elif fmt == "markdown":
         click.echo(checkdoc.format_markdown(report))
     else:
         click.echo("\n".join(checkdoc.format_text(report)))
-    raise SystemExit(1 if report["failed"] else 0)
+    raise SystemExit(1 if report.failed else 0)
 
 
 @click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
@@ -372,9 +371,8 @@ def show(location, at, kind, method, fmt, color, db_path):
     NAME --method M      the method M (extract_tool_calls_streaming, parse, ...) as NAME resolves it
                          through the class hierarchy: the class whose definition is used
     Syntax colour on a terminal, plain in a pipe."""
-    from ..answers.source import format_show, parse_location
-    from ..core.paths import is_path_argument
-    from ..store import code
+    from ..core.paths import is_path_argument, parse_location
+    from ..render.source import format_show
 
     ix = index(db_path)
     if is_path_argument(location):
@@ -407,7 +405,7 @@ def show(location, at, kind, method, fmt, color, db_path):
             span = "" if (s.start, s.end) == (1, s.line_count) else f", lines {s.start}-{s.end}"
             out.append(f"\x1b[2m{s.path} at {s.version} ({s.line_count} lines{span})\x1b[0m")
         # colour needs the whole file (the lexer's context); without it the lines already read are enough
-        out.extend(format_show(s, code.read_lines(ix.db, s.blob_id) if on and s.kind != "binary" else None))
+        out.extend(format_show(s, ix.file_lines(s.blob_id) if on and s.kind != "binary" else None))
     if out:
         click.echo("\n".join(out), color=on)
 
@@ -440,12 +438,11 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Every file in the
     build's scope is stored: the parser code, and the chat templates and tests.
     """
-    from ..answers.grep import search
     from ..render.grep import format_text
 
     on = fmt == "text" and use_color(color)
-    res = search(index(db_path).db, pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
-                 time_limit=time_limit, mark=None if on else 0)
+    res = index(db_path).search(pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
+                                time_limit=time_limit, mark=None if on else 0)
     if fmt == "json":
         click.echo(json.dumps([m.json() for m in res.matches], indent=1))
     elif res.matches:
@@ -513,25 +510,24 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
     """
     import sys
 
-    from ..replay import render
+    from ..render import replay as render
 
     say = None if quiet else (lambda m: click.echo(m, err=True))
     if stop_server:
         if name or text_file or deltas_file or setup:
             raise Problem("--stop-server only stops the warm replay server", "run it alone")
-        from ..replay import server
-        from ..replay.trees import cache_root
+        from ..api import stop_replay_servers
 
-        pids = server.stop(cache_root())
+        pids = stop_replay_servers()
         click.echo(f"stopped {len(pids)} replay server{'s' if len(pids) != 1 else ''}"
                    + (f" (pid {', '.join(map(str, pids))})" if pids else ""))
         return
     if setup:
         if name or text_file or deltas_file:
             raise Problem("--setup only creates the replay environment", "run it alone, then replay")
-        from ..replay import env
+        from ..api import setup_replay
 
-        python = env.setup(progress=say or (lambda m: None))
+        python = setup_replay(progress=say or (lambda m: None))
         click.echo(f"replay environment: {python.parent.parent}")
         return
     if not name:

@@ -40,11 +40,12 @@ def fit(file, at, kind, fmt, replay, db_path):
     skip_special_tokens = False. Names the chat template the version ships for the winner, with a
     character diff of the call markup when FILE is a template.
     """
-    from ..answers import fit as f
+    from ..api import FIT_MAX_INPUT
+    from ..render import fit as f
 
     try:
         with click.open_file(file, "rb") as fh:
-            data = fh.read(f.MAX_INPUT + 1)
+            data = fh.read(FIT_MAX_INPUT + 1)
     except OSError as e:
         raise Problem(f"cannot read {file} ({e.strerror or e})",
                    "pass a chat template, a tokenizer_config.json, a tokenizer.json or a model output (- for "

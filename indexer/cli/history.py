@@ -54,7 +54,6 @@ def contains(target, fmt, db_path):
     ("... (#N)", "Merge pull request #N ..."), a fix cherry-picked onto a release branch included. Needs a
     database built from a git clone (build --repo); the clone itself is not read. Exit status 0 when an
     indexed version holds it, 1 when none does, 2 on error."""
-    from ..answers.versions import indexed
     from ..render import history as rh
     from ..render import text as textfmt
 
@@ -63,5 +62,5 @@ def contains(target, fmt, db_path):
     if fmt == "json":
         click.echo(dumps(ans))
     else:
-        click.echo("\n".join(rh.format_contains(ans, indexed(ix.db), textfmt.output_width())))
+        click.echo("\n".join(rh.format_contains(ans, ix.labels(), textfmt.output_width())))
     raise SystemExit(0 if ans.versions else 1)

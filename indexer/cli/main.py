@@ -303,9 +303,9 @@ def mcp(db_path):
     """Serve tpindex's tools to a local agent over stdio (the Model Context Protocol): versions, which,
     which_history, diff, export, ... with structured output following `tpindex schema`. Read-only. Configure
     your MCP client to run: tpindex mcp --db PATH (see the README, "Use from other tools")."""
-    from ..store.database import connect
+    from ..api import Index
 
-    connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong, before stdio
+    Index(db_path).close()  # a StoreError says what is wrong, before stdio
     from ..mcp.tools import run_stdio, stdio_server
 
     run_stdio(stdio_server(db_path))

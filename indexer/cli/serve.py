@@ -44,12 +44,12 @@ def _check_port(host: str, port: int) -> None:
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
+    from ..api import Index
     from ..core.links import UPSTREAM_HINT, upstream_problem
-    from ..store.database import connect
 
     if upstream is not None and upstream_problem(upstream):
         raise Problem(upstream_problem(upstream), UPSTREAM_HINT)
-    connect(db_path, create=False, readonly=True).conn.close()  # a StoreError says what is wrong
+    Index(db_path).close()  # a StoreError says what is wrong
     _check_port(host, port)
 
     import uvicorn
@@ -62,13 +62,13 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, [url]).start()
-    from ..answers import bounded
+    from ..api import stop_searches, warm_searches
 
-    bounded.warm()  # a server has threads: its searches fork through the fork server, started now
+    warm_searches()  # a server has threads: its searches fork through the fork server, started now
     server = _Server(uvicorn.Config(ds.app(), host=host, port=port, log_level="warning", lifespan="on",
                                     timeout_graceful_shutdown=5))
     server.run()
-    bounded.stop_all()
+    stop_searches()
     import signal
 
     if signal.SIGINT in server.signals:

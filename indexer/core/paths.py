@@ -5,11 +5,14 @@ own rule; they were three functions of one name in three modules):
   `AGENTS.md`, `vllm/x.py:Name`) rather than a symbol (`Foo.bar`, `vllm.x.f`)?
 - `is_path_argument`: is the argument of `show` / `diff --code` (and their MCP tools) a path rather than a
   parser name?
+- `parse_location`: the `PATH[:LINE[-END]]` argument of `show`, split.
 - `is_linkable_file`: is a stored cell value a repository file path a page may link (not a URL, not an
   absolute path, no spaces)?
 """
 
 from __future__ import annotations
+
+import re
 
 FILE_SUFFIXES = frozenset("""py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
 ts html css lock in png svg jpg""".split())
@@ -36,3 +39,18 @@ def is_linkable_file(value) -> bool:
     """`vllm/x.py`, `docs/a.md`: a file a cell links; not a URL, an absolute path, text with spaces."""
     return (isinstance(value, str) and 0 < len(value) < 500 and "://" not in value and not value.startswith("/")
             and "." in value.rsplit("/", 1)[-1] and not any(c.isspace() for c in value))
+
+
+_SPAN = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d*))?$")
+
+
+def parse_location(text: str) -> tuple[str, int | None, int | None]:
+    """PATH, PATH:LINE, PATH:LINE-END or PATH:LINE- -> (path, start, end)."""
+    m = _SPAN.match(text)
+    if not m:
+        return text, None, None
+    start = int(m.group("start"))
+    end = m.group("end")
+    if end is None:
+        return m.group("path"), start, start
+    return m.group("path"), start, int(end) if end else None

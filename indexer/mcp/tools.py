@@ -166,17 +166,14 @@ def _show(ix, a):
 
 
 def _card(ix, a):
-    from ..answers.card import CardSet
-
-    found = ix.cards(a.name, a.version, a.kind)
-    return CardSet(version=found[0].version if found else (a.version or ""), cards=found)
+    return ix.card_set(a.name, a.version, a.kind)
 
 
 def _code_diff(ix, a):
     from ..core.paths import is_path_argument
 
     if is_path_argument(a.target):
-        from ..answers.model import NameCodeDiff
+        from ..api import NameCodeDiff
 
         d = ix.code_diff(a.a, a.b, a.target)
         return NameCodeDiff(a=d.a, b=d.b, name=a.target, kinds=[], files=[d])
@@ -184,7 +181,7 @@ def _code_diff(ix, a):
 
 
 def _fit(ix, a):
-    from ..answers.fit import MAX_INPUT
+    from ..api import FIT_MAX_INPUT as MAX_INPUT
 
     _too_long(a.text, MAX_INPUT, f"the text is over {MAX_INPUT // (1 << 20)} MB; for a tokenizer.json, send its added_tokens")
     return ix.fit(a.text, a.version, a.kind)
@@ -421,7 +418,7 @@ def _publish_schemas(mcp: MCPServer) -> None:
     for tool, name in SCHEMAS.items():
         schema = load(name)
         if tool == "grep":  # the tool's answer says what was searched too: the GrepResult around the rows
-            from ..answers.model import GrepResult
+            from ..api import GrepResult
 
             schema = _grep_result_schema(schema, GrepResult)
         elif schema.get("type") != "object":  # MCP structured output is an object: wrap a list
@@ -451,8 +448,7 @@ def stdio_server(db_path: str) -> MCPServer:
 
     import anyio
 
-    from ..answers import bounded
-    from ..api import Index
+    from ..api import Index, warm_searches
 
     mcp = MCPServer("tpindex", instructions=INSTRUCTIONS)
     local = threading.local()  # an Index per worker thread (a connection serves the thread that opened it)
@@ -468,7 +464,7 @@ def stdio_server(db_path: str) -> MCPServer:
         # (then the question is abandoned: its search process ends with this one)
         return await anyio.to_thread.run_sync(ask, question, abandon_on_cancel=True)
 
-    bounded.warm()  # this process has threads: its searches fork through the fork server
+    warm_searches()  # this process has threads: its searches fork through the fork server
 
     register(mcp, run)
     return mcp
@@ -507,12 +503,12 @@ def run_stdio(mcp: MCPServer) -> None:
             tg.start_soon(serve)
             tg.start_soon(until_the_input_ends)
 
-    from ..answers import bounded
+    from ..api import stop_searches
 
     try:
         anyio.run(main)
     finally:
-        bounded.stop_all()  # the questions abandoned at the end: their threads return, and the process exits
+        stop_searches()  # the questions abandoned at the end: their threads return, and the process exits
 
 
 class _Lines:

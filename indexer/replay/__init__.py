@@ -34,7 +34,7 @@ Pipeline (tpindex side, this package; nothing here imports vLLM):
               parsed as JSON), content, reasoning, finish_reason, argument chunks, errors, the stand-ins a
               result touched; and a matrix over the versions marking where each mode's result changes
               (the first version with the new behaviour). Rendered as text, JSON (schema `replay`),
-              Markdown (render.py); `Index.replay()` is what the CLI, the MCP tool and the web page call.
+              Markdown (render/replay.py); `Index.replay()` is what the CLI, the MCP tool and the web page call.
 
 Child side (child/, run only by the replay interpreter, never imported by tpindex; vLLM reached only
 through importlib there):

@@ -36,6 +36,8 @@ def load(name: str) -> dict:
 
 def _type(hint, defs: dict) -> dict:
     origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return {"type": "string", "enum": list(typing.get_args(hint))}
     if origin in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         inner = _type(options[0], defs) if len(options) == 1 else {"anyOf": [_type(a, defs) for a in options]}
@@ -60,7 +62,8 @@ def _object(cls, defs: dict, only: tuple[str, ...] | None = None) -> dict:
     hints = typing.get_type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if not f.name.startswith("_") and (only is None or f.name in only)]
     props = {f.name.rstrip("_"): _type(hints[f.name], defs) for f in fields}
-    out = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    required = [f.name.rstrip("_") for f in fields if not f.metadata.get("omittable")]  # model.omittable()
+    out = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
     if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
         out["description"] = " ".join(cls.__doc__.split())
     return out
@@ -124,61 +127,13 @@ def generate() -> dict[str, dict]:
     defs = {}
     out["grep"] = _document("grep", "tpindex grep PATTERN --format json",
                             {"type": "array", "items": _type(model.GrepMatch, defs)}, defs)
-    out["where"] = _document("where", "tpindex where SYMBOL|PATH [--all] --format json", WHERE, {})
-    out["check-doc"] = _document("check-doc", "tpindex check-doc FILE.md --format json", CHECK_DOC, {})
+    for name, title, cls in (("where", "tpindex where SYMBOL|PATH [--all] --format json", model.Where),
+                             ("check-doc", "tpindex check-doc FILE.md --format json", model.CheckDoc)):
+        defs = {}
+        out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}
     out["check"] = _document("check", "tpindex check --format json", _object(model.CheckReport, defs), defs)
     return out
-
-
-# `where` and `check-doc` answer with plain dicts (answers/where.py, answers/checkdoc.py): their contract is
-# written here, their variable parts (a definition's fields, a move's evidence) left open.
-_STR, _INT, _OPT_STR, _OPT_INT = {"type": "string"}, {"type": "integer"}, {"type": ["string", "null"]}, \
-    {"type": ["integer", "null"]}
-_DEFINITION = {"type": "object", "required": ["file", "line"], "properties": {
-    "file": _STR, "line": _OPT_INT, "end_line": _OPT_INT, "kind": _OPT_STR, "qualname": _OPT_STR}}
-_HOP = {"type": "object", "required": ["to", "by"], "properties": {
-    "at": _STR, "to": _STR, "by": {"type": "string", "enum": ["content", "package", "definitions", "file name"]},
-    "detail": _STR}}
-_MOVE = {"type": "object", "required": ["to", "by", "then", "final", "removed_at"],
-         "description": "Where the path went when it disappeared, followed to the end of its range: `then` the "
-                        "later moves of the new path, `final` where the file is at the range's last version "
-                        "(null when the chain ends in a removal, at `removed_at`).",
-         "properties": {**_HOP["properties"], "then": {"type": "array", "items": _HOP}, "final": _OPT_STR,
-                        "removed_at": _OPT_STR}}
-WHERE = {
-    "type": "object",
-    "description": "A symbol (kind symbol, or mention when no file defines it) or a path (kind path): at one "
-                   "version (`version`, `definitions` or `mentions` / `present`) or, with --all, as `history` "
-                   "ranges of versions with the same answer.",
-    "required": ["query", "kind"],
-    "properties": {
-        "query": _STR, "kind": {"type": "string", "enum": ["symbol", "mention", "path"]},
-        "name": _OPT_STR, "file": _OPT_STR, "path": _OPT_STR, "version": _STR,
-        "definitions": {"type": "array", "items": _DEFINITION},
-        "mentions": {"type": "array", "items": {"type": "object"}},
-        "history": {"type": "array", "items": {"type": "object", "required": ["first", "last"], "properties": {
-            "first": _STR, "last": _STR, "definitions": {"type": "array", "items": _DEFINITION},
-            "present": {"type": "boolean"}, "moves": {"type": "array", "items": _MOVE}}}},
-        "removed_in": _OPT_STR, "tree_versions": {"type": "array", "items": _STR},
-    },
-}
-_CLAIM = {"type": "object", "required": ["line", "kind", "claim", "status", "message", "evidence"], "properties": {
-    "line": _INT, "kind": _STR, "claim": _STR,
-    "status": {"type": "string", "enum": ["ok", "stale", "too-new", "wrong", "unchecked"]}, "message": _STR,
-    "evidence": {"type": "array", "items": {"type": "object"}}}}
-CHECK_DOC = {
-    "type": "object",
-    "description": "Each claim of a Markdown document checked at each version: ok, stale, too-new, wrong or "
-                   "unchecked; `failed` when any is stale, too-new or wrong.",
-    "required": ["document", "claims", "versions", "failed"],
-    "properties": {
-        "document": _STR, "claims": _INT, "failed": {"type": "boolean"},
-        "versions": {"type": "array", "items": {"type": "object", "required": ["version", "counts", "results"],
-                                                 "properties": {"version": _STR, "counts": {"type": "object"},
-                                                                "results": {"type": "array", "items": _CLAIM}}}},
-    },
-}
 
 
 def write() -> list[Path]:

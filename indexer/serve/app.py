@@ -37,9 +37,9 @@ def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_
     # Mutable (mode=ro) rather than immutable: a build finishing while serving shows up, and a database
     # in WAL mode is read through its WAL. Where SQLite cannot read it so (a read-only directory without
     # the WAL index), an immutable view that still holds what is in the WAL (store.read_view).
-    from ..store.database import read_view
+    from ..api import served_view
 
-    path, immutable = read_view(Path(db_path).resolve())
+    path, immutable = served_view(Path(db_path).resolve())
     ds.add_database(_database_class()(ds, path=str(path), is_mutable=not immutable), name=DB_NAME)
     if "_memory" in ds.databases:  # added by Datasette when started without files
         ds.remove_database("_memory")
@@ -176,11 +176,11 @@ def _server_class():
                     signal.signal(sig, handler)
 
         def handle_exit(self, sig, frame):
-            from ..answers import bounded
+            from ..api import stop_searches
 
             self.signals.append(sig)
             super().handle_exit(sig, frame)
-            bounded.stop_all()
+            stop_searches()
 
     return Server
 

@@ -81,38 +81,19 @@ def _css() -> str:
 
 # -- the source page -----------------------------------------------------------------------------------------
 
-def _blob_at_version(conn, version: str, path: str):
-    from ..answers.source import _blob_at
-
-    return _blob_at(conn, version, path)
-
-
 async def source_page(datasette, request):
     database, db_arg = await _database(datasette, request)
     version, path = unquote(request.url_vars["version"]), unquote(request.url_vars["path"])  # raw in the route
 
-    def work(conn):
-        from ..answers.source import directory, file_outline, load_at
-        from ..answers.versions import require
+    from .state import ask
 
-        v = require(conn, version)
-        if _blob_at_version(conn, v, path) is None:
-            listing = directory(conn, v, path)
-            if listing is not None:  # a directory: its files, each linked
-                return v, None, listing, None, None
-        c = load_at(conn, v, path)
-        blobs = dict(conn.execute(  # version -> blob of the path, in version order: the versions holding it
-            "select v.label, u.blob_id from files f join versions v on v.id = f.version_id"
-            " join units u on u.id = f.unit_id where f.path = ? and v.status = 'complete' order by v.ord",
-            [path]).fetchall())
-        return v, c, list(blobs), blobs, file_outline(conn, v, path)
-
-    v, c, holding, blobs, outline = await datasette.get_database(database).execute_fn(work)
+    page = await ask(datasette, database, lambda ix: ix.source_page(version, path))
+    v, c, holding, blobs, outline = page.version, page.code, page.files, page.blobs, page.outline
     if c is None:  # a directory
         return Response.html(await datasette.render_template("tpindex_directory.html", {
             "database": database, "version": v, "path": path.rstrip("/"), "files": holding,
             "href": lambda p: source_href(datasette, v, p, db=db_arg)}, request=request))
-    from ..answers.source import highlight
+    from ..render.source import highlight
     from .cells import Urls
 
     shown = c.lines[:MAX_SOURCE_LINES]
@@ -177,33 +158,20 @@ async def diff_page(datasette, request):
     path_b = (args.get("path_b") or args.get("path") or "").strip()
     name, kind = (args.get("name") or "").strip()[:200], (args.get("kind") or "").strip()[:20]
     if not (a and b and (path_a or path_b or name)):  # a form to ask one, filled with what was given
-        from ..answers.versions import indexed
+        from .state import ask
 
-        versions = await datasette.get_database(database).execute_fn(indexed)
+        versions = await ask(datasette, database, lambda ix: ix.labels())
         form = {"a": a or (versions[-2] if len(versions) > 1 else ""), "b": b or (versions[-1] if versions else ""),
                 "name": name, "kind": kind, "path": path_a or path_b}
         return Response.html(await datasette.render_template("tpindex_diff_form.html", {
             "database": database, "db_arg": db_arg, "versions": versions, "form": form,
             "partial": bool(a or b or path_a or path_b or name)}, request=request), status=400 if (a or b) else 200)
 
-    def work(conn):
-        from ..answers.source import diff_paths
-        from ..store import code
+    from .state import ask
 
-        if path_a or path_b:
-            diffs = [diff_paths(conn, a, path_a or path_b, b, path_b or path_a)]
-        else:
-            from ..answers.namecode import name_code_diff
-            from ..store.database import Reader
-
-            diffs = name_code_diff(Reader(conn), a, b, name, kind if kind in ("tool", "reasoning", "engine")
-                                   else None)["files"]
-        # the whole files for highlighting, by the blob ids the diff found (a binary file has no lines)
-        return [(d, *(code.read_lines(conn, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
-                for d in diffs]
-
-    diffs = await datasette.get_database(database).execute_fn(work)
-    from ..answers.source import highlight
+    diffs = await ask(datasette, database, lambda ix: ix.diff_files(
+        a, b, path_a, path_b, name, kind if kind in ("tool", "reasoning", "engine") else None))
+    from ..render.source import highlight
 
     files = []
     for d, old, new in diffs:
@@ -277,15 +245,15 @@ async def grep_page(datasette, request):
     ctx = {"database": database, "form": form, "db_arg": db_arg, "result": None, "error": None, "rows": [],
            "more": 0, "truncated": False, "max_rows": MAX_GREP_ROWS}
     if q:
-        from ..answers import grep
         from ..core.problems import Problem
+        from .state import ask
 
         paths = [p for p in form["path"].replace(",", " ").split() if p]
         limit = datasette.setting("sql_time_limit_ms") / 1000
         try:
-            planned = await datasette.get_database(database).execute_fn(lambda conn: grep.plan(
-                conn, q, tags=form["tags"] or None, paths=paths, icase=form["i"], fixed=form["F"]))
-            res = await asyncio.to_thread(grep.run, planned, limit, MAX_GREP_LINES, MAX_GREP_ROWS)
+            planned = await ask(datasette, database, lambda ix: ix.grep_plan(
+                q, tags=form["tags"] or None, paths=paths, icase=form["i"], fixed=form["F"]))
+            res = await asyncio.to_thread(planned.run, limit, MAX_GREP_LINES, MAX_GREP_ROWS)
         except Problem as e:
             ctx["error"] = (e.message, e.hint)
         else:

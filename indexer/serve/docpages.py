@@ -1,7 +1,7 @@
 """The browser's `check-doc` and `where`: /-/check-doc takes a pasted Markdown document (a form, POST or
 GET) and shows the report of `tpindex check-doc`, each claim linked to its evidence; /-/where shows
 `tpindex where --all` for a symbol or path. Both run the very functions the commands run, read-only,
-on a connection of the served database; every value is escaped by the template."""
+asked through the served database's Index; every value is escaped by the template."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ async def _form(request) -> dict:
 async def check_doc_page(datasette, request):
     from ..core.links import source_url
     from ..core.problems import Problem
-    from .state import state, upstream_for
+    from .state import ask, state, upstream_for
 
     wanted, names = await served_database(datasette, request)
     form = await _form(request)
@@ -32,22 +32,14 @@ async def check_doc_page(datasette, request):
     too_large = request.scope.get("tpindex_form_too_large")  # cut at the plugin's MAX_FORM_BYTES as it was read
     at = (form.get("at", "") or "").strip()[:MAX_QUERY]
     db = datasette.get_database(wanted)
-    versions = [r[0] for r in (await db.execute(
-        "select label from versions where status = 'complete' order by ord")).rows]
+    versions = await ask(datasette, wanted, lambda ix: ix.labels())
     report, error = None, None
     if too_large or len(text.encode("utf-8", "replace")) > MAX_DOC:
         error = f"the document is larger than {MAX_DOC // 1000} kB; check it with tpindex check-doc instead"
     elif text.strip():
-        def run(conn):
-            from ..answers import checkdoc
-            from ..store.database import Reader
-
-            reader = Reader(conn)
-            chosen = checkdoc.resolve_versions(reader, [at] if at else [])
-            return checkdoc.check_document(reader, text, chosen, name="the document")
-
-        try:
-            report = await db.execute_fn(run)
+        try:  # the page reads the JSON
+            report = await ask(datasette, wanted, lambda ix: ix.check_doc(text, [at] if at else [],
+                                                                          name="the document").to_json())
         except Problem as e:
             error = e.message + (f" ({e.hint})" if e.hint else "")
     if report:
@@ -55,12 +47,11 @@ async def check_doc_page(datasette, request):
         upstream = upstream_for(datasette, wanted, st)
         which = datasette.urls.query(wanted, "which")
         where = datasette.urls.path("-/where")
-        from ..answers.source import stored_paths
         from .cells import Urls
 
         evidence = [e for v in report["versions"] for r in v["results"] for e in r["evidence"]]
         wanted_versions = sorted({e["version"] for e in evidence if e["type"] == "source"})
-        stored = await db.execute_fn(lambda conn: {v: stored_paths(conn, v) for v in wanted_versions})
+        stored = await ask(datasette, wanted, lambda ix: {v: ix.stored_paths(v) for v in wanted_versions})
         u = Urls(datasette, wanted, len(names) > 1, stored)
         for v in report["versions"]:
             for r in v["results"]:
@@ -89,7 +80,7 @@ async def where_page(datasette, request):
     from ..core.links import source_url
     from ..core.problems import Problem
     from .cells import Urls
-    from .state import state, upstream_for
+    from .state import ask, state, upstream_for
 
     wanted, names = await served_database(datasette, request)
     q = (request.args.get("q") or "").strip()[:MAX_QUERY]
@@ -97,16 +88,12 @@ async def where_page(datasette, request):
     ans, error, u = None, None, Urls(datasette, wanted, len(names) > 1)
     db = datasette.get_database(wanted)
     if q:
-        def run(conn):
-            from ..answers import where
-            from ..answers.source import stored_paths
-            from ..store.database import Reader
-
-            ans = where.where(Reader(conn), q, at or None, all_=not at)
-            return ans, {v: stored_paths(conn, v) for v in _linked_versions(ans)}
+        def run(ix):
+            ans = ix.where(q, at or None, all_versions=not at).to_json()  # the page reads the JSON
+            return ans, {v: ix.stored_paths(v) for v in _linked_versions(ans)}
 
         try:
-            ans, u.stored = await db.execute_fn(run)
+            ans, u.stored = await ask(datasette, wanted, run)
         except Problem as e:
             from .errors import choices
 

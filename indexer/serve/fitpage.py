@@ -11,29 +11,23 @@ from .state import served_database
 
 
 async def fit_page(datasette, request):
-    from ..answers.fit import MAX_INPUT
-    from ..answers.markup import one_line
+    from ..api import FIT_MAX_INPUT as MAX_INPUT
     from ..core.problems import Problem
+    from ..render.fit import one_line
+    from .state import ask
 
     wanted, names = await served_database(datasette, request)
     form = await _form(request)
     text = form.get("text", "") or ""
     at = (form.get("at", "") or "").strip()[:MAX_QUERY]
     kind = form.get("kind", "") if form.get("kind", "") in ("tool", "reasoning") else ""
-    db = datasette.get_database(wanted)
-    versions = [r[0] for r in (await db.execute(
-        "select label from versions where status = 'complete' order by ord")).rows]
+    versions = await ask(datasette, wanted, lambda ix: ix.labels())
     answer, error = None, None
     if len(text) > MAX_INPUT:
         error = f"the file is larger than {MAX_INPUT >> 20} MB; run tpindex fit on it instead"
     elif text.strip():
-        def run(conn):
-            from ..api import Index
-
-            return Index(conn).fit(text, at or None, kind or None, name="the pasted file")
-
         try:
-            answer = await db.execute_fn(run)
+            answer = await ask(datasette, wanted, lambda ix: ix.fit(text, at or None, kind or None, name="the pasted file"))
         except Problem as e:
             error = e.message + (f" ({e.hint})" if e.hint else "")
     return Response.html(await datasette.render_template("tpindex_fit.html", {

@@ -19,15 +19,6 @@ IMPL_HELP = {
     "unresolved": "the chain could not be followed",
 }
 
-ROWS_SQL = """
-select p.kind, p.name, v.label as version, p.impl, p.real_file, p.real_class, p.real_line, p.adapter, p.reason,
-       p.code_sig, (select u.blob_id from files f join units u on u.id = f.unit_id
-        where f.version_id = p.version_id and f.path = p.real_file) as real_blob
-from parser_map p join versions v on v.id = p.version_id and v.status = 'complete'
-where (:kind = '' or p.kind = :kind) and (:prefix = '' or substr(p.name, 1, length(:prefix)) = :prefix)
-"""
-
-
 @dataclass
 class Cell:
     version: str
@@ -73,7 +64,7 @@ def describe(name: str, version: str, r: dict) -> str:
 
 
 def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Matrix:
-    """versions in version order; rows from ROWS_SQL; which_url(name, version) -> a cell's link;
+    """versions in version order; rows from Index.matrix_rows; which_url(name, version) -> a cell's link;
     diff_url(name, kind, a, b, path_a, path_b) -> the link of a cell whose real file moved or changed."""
     position = {v: i for i, v in enumerate(versions)}
     by_key: dict[tuple[str, str], dict[str, dict]] = {}
@@ -115,11 +106,12 @@ def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Ma
     return Matrix(versions, sections, counts)
 
 
-async def load(db, kind: str, prefix: str, which_url, diff_url=None) -> Matrix:
-    versions = [r[0] for r in (await db.execute(
-        "select label from versions where status = 'complete' order by ord")).rows]
-    res = await db.execute(ROWS_SQL, {"kind": kind, "prefix": prefix})  # under serve's --time-limit
-    return build(versions, [dict(r) for r in res.rows], which_url, diff_url)
+async def load(datasette, database: str, kind: str, prefix: str, which_url, diff_url=None) -> Matrix:
+    from .state import ask
+
+    versions, rows = await ask(datasette, database, lambda ix: (ix.labels(), ix.matrix_rows(kind, prefix)),
+                               time_limit=True)  # under serve's --time-limit: QueryInterrupted past it
+    return build(versions, rows, which_url, diff_url)
 
 
 def which_link(base: str):

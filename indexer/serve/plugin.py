@@ -5,8 +5,8 @@
   upstream, "↗"); the second file of a comparison (real_file_a / real_file_b) also links to their diff; a
   parser name to its page, a class to the class tree, a version to its page (cells.py);
 - register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
-  /-/version/<label> and /-/find (routes.py, pages.py); /-/check-doc and /-/where (docpages.py); /-/fit
-  (fitpage.py); /-/replay (replaypage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep
+  /-/version/<label> and /-/find (routes.py; their data answers/pages.py, through Index); /-/check-doc and
+  /-/where (docpages.py); /-/fit (fitpage.py); /-/replay (replaypage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep
   (code_pages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;
@@ -70,9 +70,9 @@ def prepare_connection(conn, database, datasette):
     try:
         if conn.execute("select 1 from sqlite_master where type = 'table' and name = 'parser_map'").fetchone():
             conn.execute("pragma query_only = 1")
-            from ..answers.versions import sql_resolver
+            from ..api import prepare_connection as tpindex_functions
 
-            sql_resolver(conn)  # tpindex_version(label): the canned questions' versions, as the commands read them
+            tpindex_functions(conn)  # tpindex_version(label): the canned questions' versions, as the commands read them
     except Exception:  # a database that cannot be read here is Datasette's to report
         pass
 
@@ -155,12 +155,9 @@ def extra_template_vars(template, database, table, columns, view_name, request, 
             actor = request.actor if request else None
             if not await datasette.permission_allowed(actor, "view-database", name, default=True):
                 continue
-            db = datasette.get_database(name)
-            versions = [r[0] for r in (await db.execute(
-                "select label from versions where status = 'complete' order by ord")).rows]
-            kinds = [(r[0], r[1]) for r in (await db.execute(
-                "select kind, count(distinct name) from parser_map_v group by kind"
-                " order by case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, kind")).rows]
+            from .state import ask
+
+            versions, kinds = await ask(datasette, name, lambda ix: (ix.labels(), ix.kind_counts()))
             queries = await datasette.get_canned_queries(name, actor)
             out.append({"name": name, "versions": versions, "kinds": kinds,
                         "queries": [q for q in queries.values() if not q.get("write")]})
@@ -179,10 +176,10 @@ async def _page_vars(template, database, request, datasette):
     out = {"tpindex_find": datasette.urls.path("-/find"), "tpindex_find_db": db_name if len(names) > 1 else None}
     if template == "query.html" and request is not None and database in names \
             and cells.page_name(request) == "which" and request.args.get("name"):
-        from . import pages
+        from .state import ask
 
-        out["tpindex_which_why"] = await pages.run(datasette, database, lambda db: pages.which_empty(
-            db, request.args.get("name", ""), request.args.get("version", "")))
+        out["tpindex_which_why"] = await ask(datasette, database, lambda ix: ix.which_empty(
+            request.args.get("name", ""), request.args.get("version", "")))
         out["tpindex_urls"] = cells.Urls(datasette, database, len(names) > 1)
     return out
 
@@ -260,7 +257,7 @@ async def matrix_page(datasette, request):
         return code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, name=name, kind=kind_)
 
     try:
-        m = await matrix.load(datasette.get_database(wanted), kind, prefix, matrix.which_link(which), diff_link)
+        m = await matrix.load(datasette, wanted, kind, prefix, matrix.which_link(which), diff_link)
     except QueryInterrupted:
         from .errors import PageError
 
@@ -312,19 +309,17 @@ def register_mcp_tools(datasette, mcp):
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
             raise Problem(f"database {names[0]!r} is not available")
 
-        from ..store.database import open_reader
-
         path = datasette.get_database(names[0]).path
         limit = datasette.setting("sql_time_limit_ms") / 1000
 
         def ask():
             # a connection of its own, in a thread of its own: a search waiting for its child process (up to
             # the time limit) holds none of Datasette's SQL threads, which the pages need
-            reader = open_reader(path)
+            ix = Index.of_file(path, time_limit=limit)
             try:
-                return question(Index(reader, time_limit=limit))
+                return question(ix)
             finally:
-                reader.conn.close()
+                ix.close()
 
         return await asyncio.to_thread(ask)
 

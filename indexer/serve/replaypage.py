@@ -12,8 +12,9 @@ MAX_FIELD = 200
 
 async def replay_page(datasette, request):
     from ..core.problems import Problem
+    from ..render.replay import format_text
     from .docpages import _form
-    from .state import served_database
+    from .state import ask, served_database
 
     wanted, names = await served_database(datasette, request)
     form = await _form(request)
@@ -21,24 +22,17 @@ async def replay_page(datasette, request):
     name = (form.get("name", "") or "").strip()[:MAX_FIELD]
     tags = (form.get("tags", "") or "").strip()[:MAX_FIELD]
     splits = (form.get("splits", "") or "token").strip()[:MAX_FIELD]
-    db = datasette.get_database(wanted)
-    versions = [r[0] for r in (await db.execute(
-        "select label from versions where status = 'complete' order by ord")).rows]
+    versions = await ask(datasette, wanted, lambda ix: ix.labels())
     report, error = None, None
     if len(text.encode("utf-8", "replace")) > MAX_TEXT:
         error = f"the text is larger than {MAX_TEXT // 1000} kB; replay it with tpindex replay instead"
     elif text.strip() and name:
-        def run(conn):
-            from ..api import Index
-            from ..replay.render import format_text
-            from ..store.database import Reader
-
-            ans = Index(Reader(conn)).replay(name, tags=tags or None, text=text,
-                                             splits=[s.strip() for s in splits.split(",") if s.strip()])
-            return format_text(ans)
+        def run(ix):
+            return format_text(ix.replay(name, tags=tags or None, text=text,
+                                         splits=[s.strip() for s in splits.split(",") if s.strip()]))
 
         try:
-            report = await db.execute_fn(run)
+            report = await ask(datasette, wanted, run)
         except Problem as e:
             error = e.message + (f" ({e.hint})" if e.hint else "")
     elif text.strip() or name:

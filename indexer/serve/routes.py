@@ -1,6 +1,7 @@
-"""Route handlers of the browser's own pages (pages.py holds what they show): /-/parser/<kind>/<name>,
-/-/version/<label> and /-/find. Each serves the tpindex database named by `?db=` (default: the first); what
-cannot be shown is a Problem, rendered by the plugin's handle_exception hook (errors.py)."""
+"""Route handlers of the browser's own pages (answers/pages.py holds what they show, asked through Index):
+/-/parser/<kind>/<name>, /-/version/<label> and /-/find. Each serves the tpindex database named by `?db=`
+(default: the first); what cannot be shown is a Problem, rendered by the plugin's handle_exception hook
+(errors.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from urllib.parse import unquote
 
 from datasette.utils.asgi import Response
 
-from . import pages
 from .cells import Urls
-from .state import served_database
+from .state import ask, served_database
 
 
 async def _urls(datasette, database: str) -> Urls:
@@ -22,7 +22,7 @@ async def _urls(datasette, database: str) -> Urls:
 async def parser_route(datasette, request):
     database, _ = await served_database(datasette, request)
     kind, name = unquote(request.url_vars["kind"]), unquote(request.url_vars["name"])  # raw in the route
-    page = await pages.run(datasette, database, lambda db: pages.parser_page(db, kind, name, request.args.get("v")))
+    page = await ask(datasette, database, lambda ix: ix.parser_page(kind, name, request.args.get("v")))
     urls = await _urls(datasette, database)
     urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_parser.html", {
@@ -33,7 +33,7 @@ async def parser_route(datasette, request):
 async def version_route(datasette, request):
     database, _ = await served_database(datasette, request)
     label = unquote(request.url_vars["label"])  # the route matches the raw path: v0.33.0%2Blocal
-    page = await pages.run(datasette, database, lambda db: pages.version_page(db, label))
+    page = await ask(datasette, database, lambda ix: ix.version_page(label))
     urls = await _urls(datasette, database)
     urls.stored = page.stored
     return Response.html(await datasette.render_template("tpindex_version.html", {
@@ -44,7 +44,7 @@ async def version_route(datasette, request):
 async def find_route(datasette, request):
     database, _ = await served_database(datasette, request)
     q = request.args.get("q", "")[:200]
-    found = await pages.run(datasette, database, lambda db: pages.find(db, q))
+    found = await ask(datasette, database, lambda ix: ix.find(q))
     urls = await _urls(datasette, database)
     if isinstance(found, tuple):
         target = urls.version(found[1]) if found[0] == "version" else urls.parser(found[1], found[2])

@@ -1,4 +1,5 @@
-"""What the plugin keeps per served tpindex database, and which database a page asks for: the state every
+"""What the plugin keeps per served tpindex database, which database a page asks for, and `ask`: how a page
+puts its question to the database's `Index` (the one query layer) in the database's thread. The state every
 page module reads (they import it from here, not from the plugin that registers them)."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..core.links import DEFAULT_UPSTREAM, normalize_upstream, ref_for, upstream_problem
+from ..core.links import DEFAULT_UPSTREAM, normalize_upstream, upstream_problem
 
 PLUGIN = "tpindex"
 LABELS_TTL = 5.0  # seconds a page renders with the version labels it read, before reading them again
@@ -25,8 +26,7 @@ class DbState:
     async def ref(self, db, label: str) -> str:
         if label not in self.refs:
             async with self.lock:
-                res = await db.execute("select label, source, commit_id from versions")
-                self.refs.update({r[0]: ref_for(r[0], r[1], r[2]) for r in res.rows})
+                self.refs.update(await db.execute_fn(lambda conn: _index(conn).refs()))
                 self.refs.setdefault(label, label)
         return self.refs[label]
 
@@ -35,9 +35,15 @@ class DbState:
         while the database is served gets its cells linked too."""
         now = time.monotonic()
         if self.labels is None or now - self.labels_read_at > LABELS_TTL:
-            res = await db.execute("select label from versions where status = 'complete'")
-            self.labels, self.labels_read_at = {r[0] for r in res.rows}, now
+            labels = await db.execute_fn(lambda conn: _index(conn).labels())
+            self.labels, self.labels_read_at = set(labels), now
         return self.labels
+
+
+def _index(conn):
+    from ..api import Index
+
+    return Index(conn)
 
 
 def _cache(datasette) -> dict:
@@ -55,8 +61,7 @@ async def state(datasette, database: str | None) -> DbState | None:
         db = datasette.get_database(database)
         st = None
         if not db.is_memory and "parser_map" in await db.table_names():
-            res = await db.execute("select value from meta where key = 'upstream'")
-            st = DbState(res.rows[0][0] if res.rows else None)
+            st = DbState(await db.execute_fn(lambda conn: _index(conn).stored_upstream()))
         cache[database] = st
     return cache[database]
 
@@ -86,3 +91,35 @@ def upstream_for(datasette, database: str, st: DbState) -> str | None:
     config = datasette.plugin_config(PLUGIN, database=database) or {}
     upstream = str(config.get("upstream") or st.upstream or DEFAULT_UPSTREAM)
     return None if upstream_problem(upstream) else normalize_upstream(upstream)
+
+
+async def ask(datasette, database: str, question, time_limit: bool = False):
+    """question(Index) in the database's thread; its links go to the served upstream (serve --upstream, else
+    the stored one; none when that is not a valid URL). `time_limit`: its SQL stopped at serve's --time-limit,
+    as Datasette stops a query (QueryInterrupted)."""
+    import sqlite3
+
+    import datasette.database as dd
+
+    from ..api import Index
+
+    upstream = upstream_for(datasette, database, await state(datasette, database))
+    limit_ms = datasette.setting("sql_time_limit_ms") if time_limit else None
+
+    def asked(conn):
+        ix = Index(conn)
+        ix.db.upstream_override = upstream
+        return question(ix)
+
+    def go(conn):
+        if limit_ms is None:
+            return asked(conn)
+        with dd.sqlite_timelimit(conn, limit_ms):
+            try:
+                return asked(conn)
+            except sqlite3.OperationalError as e:
+                if e.args == ("interrupted",):
+                    raise dd.QueryInterrupted(e, "", {}) from None
+                raise
+
+    return await datasette.get_database(database).execute_fn(go)

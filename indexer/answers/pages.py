@@ -8,22 +8,26 @@
 - `/-/find?q=`: the search box: a version label goes to its page, a parser name (prefix, any case) to
   its page, several matches to a list, none to close names.
 
-The data functions take a read connection (store.Reader) and run in Datasette's database thread; the
-answers modules (card, which, diff) do the work, as for the command line.
+The data functions take a read connection (store.Reader), asked through `Index` (parser_page, version_page,
+find, which_empty) in Datasette's database thread; the answers modules (card, which, diff) do the work, as for
+the command line, and the SQL of their own is one file per fact under queries/read/ (store/queries.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..answers.card import Card, Links, cards
-from ..answers.diff import comparer
-from ..answers.history import range_commits
-from ..answers.versions import AnswerError, indexed, nearest, require, resolve
-from ..answers.which import check_name, history, parsers_at
 from ..core.specs import named
 from ..core.suggest import close_names
-from ..store.database import Reader
+from ..store import queries
+from .card import Card, Links, cards
+from .contract import contract_diff
+from .diff import comparer
+from .history import range_commits
+from .search import find_names
+from .serveline import serve_line
+from .versions import AnswerError, indexed, nearest, require, resolve
+from .which import check_name, history, parsers_at
 
 KIND_ORDER = ("tool", "reasoning", "engine")
 IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")
@@ -31,22 +35,6 @@ IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")
 
 class NotFound(AnswerError):
     """A page about something the database does not hold."""
-
-
-async def run(datasette, database: str, fn):
-    """fn(Reader) in the database's thread; its links go to the served upstream (serve --upstream, else the
-    stored one; none when that is not a valid URL)."""
-    from .state import state, upstream_for
-
-    upstream = upstream_for(datasette, database, await state(datasette, database))
-    db = datasette.get_database(database)
-
-    def go(conn):
-        reader = Reader(conn)
-        reader.upstream_override = upstream
-        return fn(reader)
-
-    return await db.execute_fn(go)
 
 
 # ---- a parser name ----------------------------------------------------------------------------------
@@ -97,13 +85,12 @@ class ParserPage:
 
 def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     check_name(db, name)
-    kinds = [k for k in KIND_ORDER if db.execute("select 1 from parser_map where kind = ? and name = ? limit 1",
-                                                 [k, name]).fetchone()]
+    registered = set(queries.column(db, "name_kinds", name=name))
+    kinds = [k for k in KIND_ORDER if k in registered]
     if kind not in kinds:
         raise NotFound(f"{name!r} is not a {kind} parser in any indexed version (it is a {' and a '.join(kinds)}"
                        " parser)", f"see /-/parser/{kinds[0]}/{name}")
-    present = [r[0] for r in db.execute("select version from parser_map_v where kind = ? and name = ?"
-                                        " order by version_ord", [kind, name])]
+    present = queries.column(db, "name_versions", name=name, kind=kind)
     asked = None
     version = present[-1]
     if at:
@@ -117,22 +104,20 @@ def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     hops = [{**h.to_json(), "url": link(h.file, h.line)} for h in parsers_at(db, name, version, kind)[0].hops]
     ranges = _ranges(db, kind, name)
     changes = _code_changes(db, kind, name, present)
-    from ..api import Index
-
     return ParserPage(kind, name, version, card, hops, kinds, present, ranges, changes, asked,
                       [k for k in kinds if k != kind], _stored(db, [version] + [r.last for r in ranges if r.row]),
-                      Index(db).serve_line(card), indexed(db)[-1])
+                      serve_line(db, card), indexed(db)[-1])
 
 
 def _stored(db, versions) -> dict[str, frozenset]:
-    from ..answers.source import stored_paths
+    from .source import stored_paths
 
     return {v: stored_paths(db, v) for v in dict.fromkeys(versions)}
 
 
 def _counted(db, change: CodeChange, kind: str, name: str) -> CodeChange:
     """The change with the +/- of the name's code diff from its previous version."""
-    from ..answers.namecode import name_code_counts
+    from .namecode import name_code_counts
 
     try:
         change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind) or (None, None)
@@ -166,14 +151,12 @@ def _ranges(db, kind: str, name: str) -> list[Range]:
 def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChange]:
     """Each version (after the first) where the code that runs for the name changed (`tpindex diff`'s
     code-changed, with what changed), or where its real file moved (with the own files that differ)."""
-    from ..answers.diff import code_changes
+    from .diff import code_changes
 
-    rows = {r["version"]: r for r in (dict(x) for x in db.query(
-        "select * from parser_map_v where kind = ? and name = ?", [kind, name]))}
+    rows = {r["version"]: r for r in queries.rows(db, "name_rows", kind=kind, name=name)}
     by_version: dict[str, dict[str, tuple[str, int]]] = {}
-    for v, path, blob, shared in db.execute(
-            "select version, file, blob_id, shared from parser_code_v where kind = ? and name = ?", [kind, name]):
-        by_version.setdefault(v, {})[path] = (blob, shared)
+    for r in queries.rows(db, "name_code_files", kind=kind, name=name):
+        by_version.setdefault(r["version"], {})[r["file"]] = (r["blob_id"], r["shared"])
     out = []
     for a, b in zip(present, present[1:], strict=False):
         ra, rb = rows[a], rows[b]
@@ -218,7 +201,7 @@ class VersionPage:
 
 
 def version_page(db, label: str) -> VersionPage:
-    from ..answers.diff import diff
+    from .diff import diff
 
     try:
         version = require(db, label)
@@ -227,7 +210,7 @@ def version_page(db, label: str) -> VersionPage:
     labels = indexed(db)
     i = labels.index(version)
     prev, nxt = (labels[i - 1] if i else None), (labels[i + 1] if i + 1 < len(labels) else None)
-    rows = [dict(r) for r in db.query("select * from parser_map_v where version = ? order by name", [version])]
+    rows = queries.rows(db, "version_rows", version=version)
     link = Links(db, version)
     for r in rows:  # the real file upstream, beside its local link
         r["real_url"] = link(r["real_file"], r["real_line"])
@@ -240,10 +223,8 @@ def version_page(db, label: str) -> VersionPage:
         by_impl = [(i, rs) for i, rs in by_impl if rs]
         groups.append((kind, by_impl))
         counts[kind] = {i: len(rs) for i, rs in by_impl}
-    files = db.execute("select file_count from versions where label = ?", [version]).fetchone()[0] or 0
-    from ..api import Index
-
-    contract = Index(db).contract_diff(prev, version) if prev else None
+    files = queries.value(db, "version_file_count", version=version) or 0
+    contract = contract_diff(db, prev, version) if prev else None
     changes = diff(db, prev, version) if prev else None
     return VersionPage(version, prev, nxt, groups, counts, len(rows), changes, files, contract,
                        _stored(db, [v for v in (version, prev) if v]), _change_counts(db, prev, version, changes))
@@ -256,8 +237,8 @@ NAME_CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed", "real-
 
 def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
     """The +/- of each name's code change and of each shared file's change from a to b."""
-    from ..answers.namecode import name_code_counts
-    from ..answers.source import count_paths
+    from .namecode import name_code_counts
+    from .source import count_paths
 
     out: dict = {}
     for ch in changes.changes if changes else []:
@@ -292,15 +273,12 @@ def find(db, q: str) -> tuple[str, tuple] | Found:
         found = named(label, labels)
         if len(found) == 1:
             return ("version", found[0])
-    from ..api import Index
-
-    hits = Index(db).find_names(q)
+    hits = find_names(db, q)
     if len({(h.kind, h.name) for h in hits}) == 1:
         return ("parser", hits[0].kind, hits[0].name)
     if hits:
         return Found(q, matches=hits)
-    distinct = sorted({r[0] for r in db.execute("select distinct name from parser_map")})
-    close = close_names(q, distinct, n=6, cutoff=0.5)
+    close = close_names(q, queries.column(db, "parser_names"), n=6, cutoff=0.5)
     return Found(q, suggestions=close)
 
 
@@ -321,14 +299,54 @@ def which_empty(db, name: str, version: str) -> dict | None:
             found = named(version, labels)
             return {"why": e.message, "versions": found or nearest(version, labels) or labels[-3:], "names": [],
                     "present": []}
-    present = [r[0] for r in db.execute(
-        "select distinct version from parser_map_v where name = ? order by version_ord", [name])]
+    present = queries.column(db, "name_versions", name=name, kind=None)
     if not present:
-        distinct = [r[0] for r in db.execute("select distinct name from parser_map order by name")]
-        close = close_names(name, distinct, n=5, cutoff=0.5, also=lambda n: name.lower() in n.lower())
+        close = close_names(name, queries.column(db, "parser_names"), n=5, cutoff=0.5,
+                            also=lambda n: name.lower() in n.lower())
         return {"why": f"no parser is named {name!r} in any indexed version", "names": close, "versions": [],
                 "present": []}
     if at not in present:
         return {"why": f"{name!r} is not registered at {at}", "present": present, "names": [], "versions": [],
                 "at": at}
     return None
+
+
+# ---- a file at a version (/-/source), a file's or a name's diff (/-/diff) ----------------------------------
+
+
+@dataclass
+class SourcePage:
+    version: str
+    code: object | None  # store.code.Code; None: the path is a directory of the version
+    files: list[str]  # a directory: its paths; a file: the versions holding it, in version order
+    blobs: dict[str, str] | None = None  # version -> the file's blob (a file)
+    outline: dict | None = None  # answers.source.file_outline (a file)
+
+
+def source_page(db, version: str, path: str) -> SourcePage:
+    from .source import _blob_at, directory, file_outline, load_at
+
+    v = require(db, version)
+    if _blob_at(db, v, path) is None:
+        listing = directory(db, v, path)
+        if listing is not None:  # a directory: its files, each linked
+            return SourcePage(v, None, listing)
+    c = load_at(db, v, path)
+    blobs = {r["label"]: r["blob_id"] for r in queries.rows(db, "path_blobs", path=path)}
+    return SourcePage(v, c, list(blobs), blobs, file_outline(db, v, path))
+
+
+def diff_files(db, a: str, b: str, path_a: str, path_b: str, name: str, kind: str | None) -> list[tuple]:
+    """(diff as answers.source.diff_paths gives it, the old file's lines, the new file's lines) of one file
+    (path_a or path_b given), or of each of a parser name's code files (answers.namecode.name_code_diff)."""
+    from ..store import code
+    from .namecode import name_code_diff
+    from .source import diff_paths
+
+    if path_a or path_b:
+        diffs = [diff_paths(db, a, path_a or path_b, b, path_b or path_a)]
+    else:
+        diffs = name_code_diff(db, a, b, name, kind)["files"]
+    # the whole files for highlighting, by the blob ids the diff found (a binary file has no lines)
+    return [(d, *(code.read_lines(db, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
+            for d in diffs]

@@ -7,7 +7,7 @@ import json
 import string
 
 from ..answers.model import Replay, ReplayVersion
-from .run import cell
+from ..replay.run import cell
 
 
 def _letters(r: Replay) -> dict[str, str]:

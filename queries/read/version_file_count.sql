@@ -1,0 +1,2 @@
+-- How many files a version's scope holds.
+select file_count from versions where label = :version
