@@ -253,6 +253,7 @@ ROAD = {"api", "schemas", "render", "core", *SURFACES}  # what a surface module 
 # when one is no longer imported, so the list only shrinks.
 OFF_ROAD = {
     ("indexer.cli.main", "indexer.build.pipeline"): "build writes the index: the write road (sources -> build -> store)",
+    ("indexer.cli.main", "indexer.build.choose"): "build picks the versions it writes (the write road)",
     ("indexer.cli.main", "indexer.sources.directory"): "build --path: where the versions it writes come from",
     ("indexer.cli.main", "indexer.sources.pypi"): "build --from-pypi: where the versions it writes come from",
     ("indexer.cli.main", "indexer.sources.git"): "build --repo: where the versions it writes come from",
