@@ -304,3 +304,76 @@ def test_hard_coded_dispatch_era(tmp_path):
          "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py"),
     ]
     assert [h[0] for h in hops(db, "v0.6.0", "hermes")] == ["registered", "dispatch", "reexport", "real"]
+
+
+# Two bases that each lead to an engine class, and a parser subclassing two parsers: Python reads
+# `_parser_engine_cls` (and the code a class reuses) through the class's method resolution order (C3), so
+# the left branch wins even where the right base is nearer by depth.
+MRO_INIT = lazy_registry("tool", tool_names("omega", "alpha", "beta", "kid"))
+
+OMEGA = '''
+from vllm.tool_parsers.omega_bases import LeftMixin, RightBase
+
+
+class OmegaToolParser(LeftMixin, RightBase):
+    pass
+'''
+
+OMEGA_BASES = '''
+from vllm.parser.left import LeftEngine
+from vllm.parser.right import RightEngine
+
+
+class LeftBase:
+    _parser_engine_cls = LeftEngine
+
+
+class LeftMixin(LeftBase):
+    pass
+
+
+class RightBase:
+    _parser_engine_cls = RightEngine
+'''
+
+KID = '''
+from vllm.tool_parsers.alpha_tool_parser import AlphaToolParser
+from vllm.tool_parsers.beta_tool_parser import BetaToolParser
+
+
+class KidMixin(AlphaToolParser):
+    pass
+
+
+class KidToolParser(KidMixin, BetaToolParser):
+    def extract_tool_calls(self, text):
+        return text
+'''
+
+MRO_TREE = {
+    "vllm/tool_parsers/__init__.py": MRO_INIT,
+    "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
+    "vllm/tool_parsers/omega_tool_parser.py": OMEGA,
+    "vllm/tool_parsers/omega_bases.py": OMEGA_BASES,
+    "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+    "vllm/tool_parsers/beta_tool_parser.py": BETA_STANDALONE,
+    "vllm/tool_parsers/kid_tool_parser.py": KID,
+    "vllm/parser/__init__.py": "",
+    "vllm/parser/left.py": "class LeftEngine:\n    def parse(self, text):\n        return text\n",
+    "vllm/parser/right.py": "class RightEngine:\n    def parse(self, text):\n        return text\n",
+}
+
+
+def test_walks_over_bases_follow_the_method_resolution_order(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"v0.25.0": MRO_TREE})
+    db = tmp_path / "x.db"
+    build_tags(repo, db, "v0.25.0")
+    p = parser(db, "v0.25.0", "omega")
+    # OmegaToolParser.__mro__: Omega, LeftMixin, LeftBase, RightBase: LeftBase's engine class is Python's
+    assert (p["impl"], p["real_class"], p["real_file"]) == ("unified", "LeftEngine", "vllm/parser/left.py")
+    assert [h[:2] for h in hops(db, "v0.25.0", "omega")] == [
+        ("registered", "OmegaToolParser"), ("class", "OmegaToolParser"), ("base", "LeftMixin"),
+        ("base", "LeftBase"), ("engine attribute", "LeftBase"), ("real", "LeftEngine")]
+    # KidToolParser.__mro__: Kid, KidMixin, AlphaToolParser, BetaToolParser, ToolParser: alpha's class first
+    p = parser(db, "v0.25.0", "kid")
+    assert (p["parent_class"], p["parent_file"]) == ("AlphaToolParser", "vllm/tool_parsers/alpha_tool_parser.py")
