@@ -5,26 +5,15 @@ files after an intended change, then read the diff."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
-from conftest import tpindex
-from test_resolve import unified_db  # noqa: F401 (a fixture)
-
-GOLDEN = Path(__file__).parent / "golden"
+from fixtures.golden import golden
+from fixtures.helpers import tpindex
 
 
 @pytest.fixture(scope="module")
 def db(unified_db):  # noqa: F811 (the fixture imported above)
     return unified_db
-
-
-def golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"output differs from {path}; UPDATE_GOLDEN=1 rewrites it"
 
 
 def test_which_at_a_version(db):

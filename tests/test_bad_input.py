@@ -11,42 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import make_repo, remount, rows, tmpfs, tpindex
-from test_crash import assert_user_error
-
-TP = "vllm/entrypoints/openai/tool_parsers"
-
-ABSTRACT = "class ToolParser:\n    pass  # TODO: streaming\n\n\nclass ToolParserManager:\n    pass\n"
-
-
-def parser(name: str, cls: str) -> str:
-    return (f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
-            f"@ToolParserManager.register_module({name!r})\nclass {cls}(ToolParser):\n    pass\n")
-
-
-HISTORY = {
-    "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT, f"{TP}/hermes_tool_parser.py": parser("hermes", "Hermes")},
-    "v0.7.0": {f"{TP}/mistral_tool_parser.py": parser("mistral", "Mistral")},
-}
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    return make_repo(tmp_path_factory.mktemp("bad") / "repo", HISTORY)
-
-
-@pytest.fixture(scope="module")
-def built(repo, tmp_path_factory):
-    db = tmp_path_factory.mktemp("built") / "index.db"
-    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
-    return db
-
-
-def fails(*args, words=()):
-    result = tpindex(*args, ok=False)
-    assert_user_error(result, *words)
-    return result
-
+from fixtures.crash import assert_user_error
+from fixtures.helpers import make_repo, remount, rows, tmpfs, tpindex
+from fixtures.small import ABSTRACT, TP, fails, parser
 
 # -- the source and the versions -----------------------------------------------------------------------------
 
@@ -59,14 +26,14 @@ def test_not_a_git_repository(tmp_path):
     assert not (tmp_path / "x.db").exists()
 
 
-def test_unknown_tag(repo, tmp_path):
-    fails("build", "--repo", repo, "--tags", "v0.6.4", "--db", tmp_path / "x.db", words=("v0.6.4", "v0.6.3"))
+def test_unknown_tag(small_repo, tmp_path):
+    fails("build", "--repo", small_repo, "--tags", "v0.6.4", "--db", tmp_path / "x.db", words=("v0.6.4", "v0.6.3"))
     assert not (tmp_path / "x.db").exists()
 
 
 @pytest.mark.parametrize("spec", ["v0.6.3..v0.7.0..v0.8.0", "..", "v0.6.3,,v0.7.0", "v0.7.0..v0.6.3", "", " , "])
-def test_malformed_spec(repo, tmp_path, spec):
-    fails("build", "--repo", repo, "--tags", spec, "--db", tmp_path / "x.db")
+def test_malformed_spec(small_repo, tmp_path, spec):
+    fails("build", "--repo", small_repo, "--tags", spec, "--db", tmp_path / "x.db")
 
 
 def test_no_vllm_files_in_scope_is_a_warning_and_zero_rows(tmp_path):
@@ -83,8 +50,8 @@ def test_no_vllm_files_in_scope_is_a_warning_and_zero_rows(tmp_path):
 
 # -- the database ----------------------------------------------------------------------------------------------
 
-def test_missing_db_directory(repo, tmp_path):
-    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", tmp_path / "no" / "such" / "x.db",
+def test_missing_db_directory(small_repo, tmp_path):
+    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", tmp_path / "no" / "such" / "x.db",
           words=("does not exist", "mkdir"))
     for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["export"], ["versions"]):
         fails(*cmd, "--db", tmp_path / "no" / "x.db", words=("no database",))
@@ -104,40 +71,40 @@ def readonly_dir(tmp_path):
     d.chmod(0o755)
 
 
-def test_unwritable_db_directory(repo, readonly_dir):
-    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", readonly_dir / "x.db",
+def test_unwritable_db_directory(small_repo, readonly_dir):
+    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", readonly_dir / "x.db",
           words=("cannot write", "permissions"))
 
 
-def test_unwritable_database_file_is_refused_but_readable(repo, built, tmp_path):
+def test_unwritable_database_file_is_refused_but_readable(small_repo, built, tmp_path):
     """A database on read-only media: build refuses it clearly; which, diff and check still read it."""
     with tmpfs(tmp_path / "ro", "size=1m", "needs root to mount a read-only filesystem") as d:
         db = d / "index.db"
         db.write_bytes(built.read_bytes())  # a WAL database, closed cleanly: no -wal or -shm file
         remount(d, "ro")
-        fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("cannot write",))
+        fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", db, words=("cannot write",))
         assert "Hermes" in tpindex("which", "hermes", "--db", db).output
         tpindex("check", "--db", db)
 
 
-def test_not_a_sqlite_file(repo, tmp_path):
+def test_not_a_sqlite_file(small_repo, tmp_path):
     db = tmp_path / "notes.db"
     db.write_text("these are my notes, not a database\n" * 100)
     before = db.read_bytes()
-    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex database",))
+    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex database",))
     for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["export"], ["versions"]):
         fails(*cmd, "--db", db, words=("not a tpindex database",))
     assert db.read_bytes() == before
 
 
-def test_sqlite_database_of_something_else(repo, tmp_path):
+def test_sqlite_database_of_something_else(small_repo, tmp_path):
     db = tmp_path / "other.db"
     conn = sqlite3.connect(db)
     conn.execute("create table people (name text)")
     conn.commit()
     conn.close()
     before = db.read_bytes()
-    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex one",))
+    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", db, words=("not a tpindex one",))
     # refused before anything changed: not switched to WAL mode, no lock file beside it
     assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
     fails("which", "hermes", "--db", db, words=("not a tpindex one",))
@@ -182,18 +149,18 @@ def set_schema(db, version: int) -> None:
     conn.close()
 
 
-def test_newer_schema_is_refused(repo, built, tmp_path):
+def test_newer_schema_is_refused(small_repo, built, tmp_path):
     db = tmp_path / "newer.db"
     db.write_bytes(built.read_bytes())
     set_schema(db, 99)
     before = db.read_bytes()
-    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("newer tpindex", "schema 99"))
+    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", db, words=("newer tpindex", "schema 99"))
     for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["versions"]):
         fails(*cmd, "--db", db, words=("newer tpindex",))
     assert db.read_bytes() == before
 
 
-def test_older_schema_is_migrated(repo, built, tmp_path, monkeypatch):
+def test_older_schema_is_migrated(small_repo, built, tmp_path, monkeypatch):
     """A tpindex one schema ahead (a made-up migration adds a column): a build migrates a database of the
     current schema in place and keeps its versions."""
     import indexer.store.database
@@ -206,19 +173,19 @@ def test_older_schema_is_migrated(repo, built, tmp_path, monkeypatch):
                         {**indexer.store.database.MIGRATIONS, now: "alter table versions add column note text;"})
     out = tpindex("check", "--db", db, ok=False)
     assert out.exit_code == 1 and f"schema version {now}" in out.output and "migrates" in out.output
-    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    tpindex("build", "--repo", small_repo, "--tags", "v0.6.3..", "--db", db, "-q")
     assert rows(db, "select value from meta where key = 'schema_version'") == [(str(now + 1),)]
     assert "note" in [c[1] for c in rows(db, "pragma table_info(versions)")]
     assert rows(db, "select label from versions order by ord") == [("v0.6.3",), ("v0.7.0",)]
     tpindex("check", "--db", db)
 
 
-def test_schema_older_than_any_migration_is_refused(repo, built, tmp_path):
+def test_schema_older_than_any_migration_is_refused(small_repo, built, tmp_path):
     db = tmp_path / "ancient.db"
     db.write_bytes(built.read_bytes())
     set_schema(db, 0)
     before = db.read_bytes()
-    fails("build", "--repo", repo, "--tags", "v0.6.3", "--db", db, words=("schema 0",))
+    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", db, words=("schema 0",))
     assert db.read_bytes() == before
 
 
@@ -235,9 +202,9 @@ def test_version_not_indexed_for_diff(built):
     fails("which", "hermes", "--at", "v0.9.0", "--db", built, words=("v0.9.0",))
 
 
-def test_db_path_with_uri_characters(repo, tmp_path):
+def test_db_path_with_uri_characters(small_repo, tmp_path):
     db = tmp_path / "odd?name#1%.db"
-    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    tpindex("build", "--repo", small_repo, "--tags", "v0.6.3..", "--db", db, "-q")
     assert "Hermes" in tpindex("which", "hermes", "--db", db).output
     tpindex("check", "--db", db)
     assert {p.name for p in tmp_path.iterdir()} <= {db.name + s for s in ("", "-wal", "-shm", ".lock")}
@@ -371,10 +338,10 @@ def corrupted_copies(built, tmp_path):
     ["check"], ["build", "--tags", "v0.6.3.."],
     ["which", "hermes"], ["versions"], ["diff", "v0.6.3", "v0.7.0"],
 ])
-def test_damaged_database_pages(repo, built, tmp_path, cmd):
+def test_damaged_database_pages(small_repo, built, tmp_path, cmd):
     """No traceback whichever page is damaged: check reports it (exit 1) or refuses the file (exit 2)."""
     if cmd[0] == "build":
-        cmd = [*cmd, "--repo", str(repo), "-q"]
+        cmd = [*cmd, "--repo", str(small_repo), "-q"]
     for db in corrupted_copies(built, tmp_path):
         result = tpindex(*cmd, "--db", db, ok=False)
         assert result.exit_code in (0, 1, 2), (db.name, result.output)
@@ -441,10 +408,10 @@ def test_standard_output_closed_by_its_reader(built):
 
 
 @pytest.mark.parametrize("value", ["one", "", "1.5", "9" * 5000])
-def test_a_schema_version_that_is_not_a_number(repo, built, tmp_path, value):
+def test_a_schema_version_that_is_not_a_number(small_repo, built, tmp_path, value):
     db = damaged(built, tmp_path, f"update meta set value = '{value}' where key = 'schema_version'")
     before = db.read_bytes()
-    for cmd in (["versions"], ["which", "hermes"], ["build", "--repo", repo, "--tags", "v0.6.3"]):
+    for cmd in (["versions"], ["which", "hermes"], ["build", "--repo", small_repo, "--tags", "v0.6.3"]):
         result = fails(*cmd, "--db", db, words=("meta.schema_version", "not a number"))
         assert len(result.output) < 400, result.output
     result = tpindex("check", "--db", db, ok=False)
@@ -455,7 +422,7 @@ def test_a_schema_version_that_is_not_a_number(repo, built, tmp_path, value):
 
 @pytest.mark.parametrize("spec", ["v0.6.3.." + "9" * 10_000, "9" * 10_000 + "..v0.7.0", "v" + "9" * 10_000,
                                   "v0.6.3..v0.7." + "1" * 5000])
-def test_an_absurdly_long_version_is_a_malformed_spec(repo, tmp_path, spec):
-    result = fails("build", "--repo", repo, "--tags", spec, "--db", tmp_path / "x.db")
+def test_an_absurdly_long_version_is_a_malformed_spec(small_repo, tmp_path, spec):
+    result = fails("build", "--repo", small_repo, "--tags", spec, "--db", tmp_path / "x.db")
     assert len(result.output) < 500 and "int" not in result.output.lower().replace("hint", ""), result.output
     assert not (tmp_path / "x.db").exists()

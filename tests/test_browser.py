@@ -10,69 +10,15 @@ screenshots of each (TPINDEX_SHOTS=DIR keeps them there to look at).
 
 from __future__ import annotations
 
-import html
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 from urllib.parse import urlencode, urljoin
 
 import pytest
-from test_card import build_card_fixture
-from test_serve import BETA_HACK_LINE, BETA_PARSER_LINE, VERSIONS, build_fixture
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+from fixtures.browser import follow, serve, shots_dir
+from fixtures.card import build_card_fixture
+from fixtures.serve import BETA_HACK_LINE, BETA_PARSER_LINE, VERSIONS, build_fixture
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Browser:
-    def __init__(self, profile: Path):
-        self.profile = profile
-
-    def run(self, *args: str) -> str:
-        out = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={self.profile}", *args],
-                             capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr[-2000:]
-        return out.stdout
-
-    def dom(self, url: str) -> str:
-        """The page's DOM after it loaded (scripts run)."""
-        return self.run("--dump-dom", url)
-
-    def screenshot(self, url: str, path: Path, size: str = "1400,1000") -> Path:
-        self.run(f"--screenshot={path}", f"--window-size={size}", "--hide-scrollbars", url)
-        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
-        return path
-
-
-def follow(page: str, base: str, pattern: str, missing: str, flags: int = 0) -> str:
-    """The absolute URL (a link's href, a form's action) that the first group of `pattern` matches on
-    `page`, asserted there with `missing` as the message."""
-    found = re.search(pattern, page, flags)
-    assert found, missing
-    return urljoin(base, html.unescape(found.group(1)))
-
-
-@pytest.fixture
-def browser(tmp_path) -> Browser:
-    if CHROMIUM is None:
-        pytest.skip("CHROMIUM IS NOT INSTALLED: this end-to-end browser test did not run. "
-                    "Install it with `apt-get install -y chromium` (.ci/run does).")
-    return Browser(tmp_path / "chromium-profile")
 
 
 @pytest.fixture
@@ -83,35 +29,6 @@ def server(browser, tmp_path):
 @pytest.fixture
 def cards_server(browser, tmp_path):
     yield from serve(build_card_fixture(tmp_path), tmp_path)
-
-
-def serve(db, tmp_path):
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "indexer.cli.main", "serve", "--db", str(db), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base, timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "tpindex serve did not answer within 60 s"
-            time.sleep(0.2)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_browse_home_question_source_matrix_diff_and_search_in_chromium(browser, server, tmp_path):
@@ -163,12 +80,6 @@ def test_browse_home_question_source_matrix_diff_and_search_in_chromium(browser,
     assert sorted(p.name for p in shots.iterdir()) == ["diff.png", "grep.png", "home.png", "matrix.png", "source.png",
                                                       "which.png"]
     assert all(p.stat().st_size > 5000 for p in shots.iterdir())
-
-
-def shots_dir(tmp_path) -> Path:
-    d = Path(os.environ.get("TPINDEX_SHOTS") or tmp_path / "screenshots")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def test_search_a_name_reach_its_page_follow_a_version_and_a_class_in_chromium(browser, cards_server, tmp_path):

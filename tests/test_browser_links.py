@@ -11,12 +11,7 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from test_serve import (
-    BETA_PARSER_LINE,
-    VERSIONS,
-    fixture_db,  # noqa: F401  (a fixture)
-    serve,
-)
+from fixtures.serve import BETA_PARSER_LINE, VERSIONS, serve
 
 UPSTREAM_HOST = "github.com"
 LOCAL = ("/-/source/", "/-/diff?")
@@ -222,7 +217,7 @@ def test_the_home_page_links_the_tools_and_diff_without_parameters_is_a_form(cli
 
 
 def test_plants_and_markers_say_whose_code_holds_them(client):
-    from test_serve import canned
+    from fixtures.serve import canned
 
     plants = canned(client, "plants_by_version", version="v0.30.0")
     assert [(r["file"], r["tool_parsers"], r["reasoning_parser_names"]) for r in plants] == [
@@ -235,7 +230,7 @@ def test_plants_and_markers_say_whose_code_holds_them(client):
 
 
 def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_directories(client):
-    from test_serve import BETA_PARSER
+    from fixtures.serve import BETA_PARSER
 
     page = client.html("/-/source/v0.30.0/vllm/parser/beta.py")
     implements = re.search(r'<p class="tp-implements">(.*?)</p>', page, re.S).group(1)

@@ -10,8 +10,8 @@ import re
 from urllib.parse import quote
 
 import pytest
-from conftest import make_repo
-from eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
+from fixtures.eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import make_repo
 
 
 def tool(cls: str) -> str:
@@ -44,8 +44,8 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from conftest import build_tags
-    from test_serve import serve
+    from fixtures.helpers import build_tags
+    from fixtures.serve import serve
 
     root = tmp_path_factory.mktemp("search")
     db = root / "search.db"

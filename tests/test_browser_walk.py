@@ -16,9 +16,9 @@ import re
 from urllib.parse import urlencode, urljoin
 
 import pytest
-from conftest import build_tags, line_of, make_repo
-from eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
-from test_browser import browser, follow, serve, shots_dir  # noqa: F401 (browser: a fixture)
+from fixtures.browser import follow, serve, shots_dir
+from fixtures.eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import build_tags, line_of, make_repo
 
 pytestmark = pytest.mark.slow
 

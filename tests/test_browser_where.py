@@ -7,15 +7,15 @@ import html
 import re
 
 import pytest
-from conftest import line_of
-from test_where import TP, parser, repo, tree_db  # noqa: F401 (fixtures)
+from fixtures.helpers import line_of
+from fixtures.where import TP, parser
 
 ALPHA_LINE = line_of(parser("AlphaToolParser"), "class AlphaToolParser")
 
 
 @pytest.fixture(scope="module")
 def client(tree_db):  # noqa: F811
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(tree_db)
     yield c

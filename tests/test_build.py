@@ -7,7 +7,8 @@ import hashlib
 import subprocess
 
 import pytest
-from conftest import build_tags, commit, git, make_repo, rows, tpindex
+from fixtures.build import ABSTRACT, CROSSING, CROSSING_SCOPE, NEW, NEW_ABSTRACT, SHARED
+from fixtures.helpers import build_tags, commit, git, make_repo, rows, tpindex
 
 TP = "vllm/entrypoints/openai/tool_parsers"
 
@@ -17,8 +18,6 @@ def parser_file(name: str, cls: str, extra: str = "") -> str:
             f"@ToolParserManager.register_module({name!r})\n"
             f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        return text{extra}\n")
 
-
-ABSTRACT = "class ToolParser:\n    pass\n\n\nclass ToolParserManager:\n    pass\n"
 
 HISTORY = {
     "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT,
@@ -163,33 +162,6 @@ def test_version_with_no_registry_warns(tmp_path, db):
 
 # -- content met first where it is only recorded, later where it is parsed ----------------------------------------
 
-NEW = "vllm/tool_parsers"
-SHARED = '''from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
-
-
-@ToolParserManager.register_module("x")
-class XToolParser(ToolParser):
-    def extract_tool_calls(self, text):
-        # TODO: handle partial JSON
-        return text
-'''
-SCRIPT = "class Helper:\n    pass  # HACK: recorded under scripts/, parsed under vllm/\n"
-NEW_ABSTRACT = ABSTRACT + "\n\n# FIXME: shared base\n"
-
-# Blobs crossing between recorded paths (tests/, examples/, an --include glob outside vllm/) and parsed ones
-# (vllm/), both ways, within a version and across versions.
-CROSSING = {
-    "v1.0.0": {f"{NEW}/abstract_tool_parser.py": NEW_ABSTRACT, "tests/tool_parsers/test_x.py": SHARED,
-               "scripts/helper.py": SCRIPT, "examples/tool_chat_template_x.jinja": "{{ messages }}\n"},
-    "v1.1.0": {f"{NEW}/x_tool_parser.py": SHARED},
-    "v1.2.0": {"tests/tool_parsers/test_x.py": None, f"{NEW}/helper.py": SCRIPT,
-               "tests/tool_parsers/test_base.py": NEW_ABSTRACT},
-    "v1.3.0": {f"{NEW}/x_tool_parser.py": None, f"{NEW}/y_tool_parser.py": SHARED.replace('"x"', '"y"'),
-               "scripts/other.py": SHARED.replace('"x"', '"y"')},
-    "v1.4.0": {f"{NEW}/x_tool_parser.py": SHARED, "scripts/helper.py": None},
-}
-CROSSING_SCOPE = ("scripts/*.py",)
-
 
 def crossing_build(repo, db, spec: str):
     from indexer.core.scope import Scope
@@ -200,7 +172,7 @@ def crossing_build(repo, db, spec: str):
 def test_content_first_recorded_is_parsed_where_it_is_parsed(tmp_path):
     """v1.0.0 holds a test file; v1.1.0 copies it into the parser package: built one version per run, the
     copy's class, registration and marker are there, exactly as when both are built at once."""
-    from test_crash import assert_same, dump
+    from fixtures.crash import assert_same, dump
 
     repo = make_repo(tmp_path / "repo", CROSSING)
     together, apart = tmp_path / "together.db", tmp_path / "apart.db"
@@ -221,7 +193,7 @@ def test_any_split_and_order_of_builds_gives_the_database_of_one_build(tmp_path,
     """The tags built in random groups, in random order (seeded): the same rows as one build of all."""
     import random
 
-    from test_crash import assert_same, dump
+    from fixtures.crash import assert_same, dump
 
     repo = make_repo(tmp_path / "repo", CROSSING)
     one = tmp_path / "one.db"
@@ -260,7 +232,7 @@ def modules_build(repo, db, spec: str):
 @pytest.mark.parametrize("order", [["v2.0.0..v2.3.0"], ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"],
                                    ["v2.3.0", "v2.1.0", "v2.0.0,v2.2.0"], ["v2.2.0", "v2.1.0,v2.3.0", "v2.0.0"]])
 def test_a_module_outside_the_parser_packages_has_every_kind_but_a_parsers_own_whatever_the_order(tmp_path, order):
-    from test_crash import assert_same, dump
+    from fixtures.crash import assert_same, dump
 
     repo = make_repo(tmp_path / "repo", MODULES)
     one = tmp_path / "one.db"
@@ -302,7 +274,7 @@ def as_an_older_tpindex_left_it(db, blob: str, version: str) -> None:
 
 
 def test_check_finds_facts_missing_as_an_older_tpindex_left_them_and_a_build_repairs_them(tmp_path):
-    from test_crash import assert_same, dump
+    from fixtures.crash import assert_same, dump
 
     repo = make_repo(tmp_path / "repo", CROSSING)
     blob = git(repo, "rev-parse", f"v1.1.0:{NEW}/x_tool_parser.py")

@@ -2,15 +2,15 @@
 indexed version: its imports (and where they moved), its bases, each override against the base's signature
 and against the calls vLLM makes, its constructor against how serving constructs parsers, its super() calls,
 its registrations (and the built-ins they shadow), and the first and last compatible version.
-Fixture history and plugins: tests/plugin_eras.py."""
+Fixture history and plugins: tests/fixtures/plugin_eras.py."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from conftest import build_tags, line_of, make_repo, tpindex
-from plugin_eras import NEW, OLD, PLUGIN_ANYWHERE, PLUGIN_NEW, PLUGIN_V10, SERVING, history, serving
+from fixtures.helpers import build_tags, line_of, make_repo, tpindex
+from fixtures.plugin_eras import NEW, OLD, PLUGIN_ANYWHERE, PLUGIN_NEW, PLUGIN_V10, SERVING, history, serving
 
 ALL = ["v0.10.0", "v0.13.0", "v0.14.0", "v0.19.0", "v0.20.0"]
 

@@ -9,8 +9,7 @@ import re
 import textwrap
 
 import pytest
-from conftest import build_tags, tpindex
-from test_where import TP, repo, tree_db  # noqa: F401 (fixtures)
+from fixtures.helpers import build_tags, tpindex
 
 DOC = textwrap.dedent("""\
     # Operator notes (fixture)
@@ -177,9 +176,9 @@ def test_exit_status_and_formats(tree_db, doc, tmp_path):  # noqa: F811
     assert r.exit_code == 2 and "cannot read" in r.output
 
 
-def test_versions_without_the_tree_leave_path_and_symbol_claims_unchecked(repo, doc, tmp_path):  # noqa: F811
+def test_versions_without_the_tree_leave_path_and_symbol_claims_unchecked(where_repo, doc, tmp_path):  # noqa: F811
     db = tmp_path / "plain.db"
-    build_tags(repo, db, "v0.30.0..v0.33.0")
+    build_tags(where_repo, db, "v0.30.0..v0.33.0")
     _, rep = report(db, doc)
     by = {(r["line"], r["kind"], r["claim"]): r for r in rep["versions"][0]["results"]}
     assert by[(4, "symbol", "`make_arg_parser` in `vllm/entrypoints/launchers/cli_args.py`")]["status"] == "unchecked"
@@ -192,7 +191,7 @@ def test_versions_without_the_tree_leave_path_and_symbol_claims_unchecked(repo, 
 
 @pytest.fixture(scope="module")
 def client(tree_db):  # noqa: F811
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(tree_db)
     yield c
@@ -261,7 +260,7 @@ def test_counts_of_names_by_implementation_and_of_files(tree_db, tmp_path):  # n
 @pytest.mark.parametrize("fmt,name", [("text", "check_doc.txt"), ("json", "check_doc.json"),
                                       ("markdown", "check_doc.md")])
 def test_check_doc_is_golden(tree_db, doc, fmt, name):  # noqa: F811
-    from test_answers import golden
+    from fixtures.golden import golden
 
     r = tpindex("check-doc", doc, "--at", "v0.31.0", "--at", "v0.33.0", "--format", fmt, "--db", tree_db, ok=False)
     golden(name, r.output.replace(str(doc), "DOC"))

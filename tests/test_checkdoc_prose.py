@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from test_where import repo, tree_db  # noqa: F401 (fixtures)
+from fixtures.helpers import build_tags, make_repo, tpindex
 
 
 def check(db, tmp_path, text: str, *at: str) -> list[list[tuple[str, str, str, str]]]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, line_of, make_repo, rows, tpindex
-from eras import abstract_module, lazy_registry, tool_names
+from fixtures.eras import abstract_module, lazy_registry, tool_names
+from fixtures.helpers import build_tags, line_of, make_repo, rows, tpindex
 
 NAMES = ("tagged", "plain", "insists", "heir", "untagged", "decorated", "after", "factory")
 
@@ -247,7 +247,7 @@ def test_card_and_which_json_show_the_value_and_the_condition(creation_db):
 def test_the_browsers_parser_page_shows_what_set_it(creation_db):
     import html
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     client = serve(creation_db)
     try:

@@ -9,10 +9,9 @@ import shlex
 
 import pytest
 from click.testing import CliRunner
-from conftest import build_tags, line_of, make_repo, rows, tpindex
-from test_logic import TREE as LOGIC_TREE
-from test_logic import V2 as LOGIC_V2
-from test_resolve import unified_db  # noqa: F401 (a fixture)
+from fixtures.helpers import build_tags, line_of, make_repo, rows, tpindex
+from fixtures.logic import TREE as LOGIC_TREE
+from fixtures.logic import V2 as LOGIC_V2
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +115,7 @@ MOVED_V2 = MOVED_V1.replace("def get_parser():", "def _compose_parser():").repla
 
 
 def test_diff_entries_carry_data_without_doubled_or_empty_changes(tmp_path):
-    from test_logic import ABSTRACT
+    from fixtures.logic import ABSTRACT
 
     init = LOGIC_TREE["vllm/tool_parsers/__init__.py"]
     repo = make_repo(tmp_path / "repo", {
@@ -210,7 +209,7 @@ def test_tpindex_db_sets_the_default_database(unified_db):  # noqa: F811
 
 
 def test_progress_names_the_version_being_written(tmp_path):
-    from test_logic import TREE
+    from fixtures.logic import TREE
 
     from indexer.build.pipeline import build
     from indexer.core.scope import Scope

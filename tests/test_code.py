@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
 P = "vllm/tool_parsers"
 ALPHA = f"{P}/alpha_tool_parser.py"

@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
-from eras import ABS_REASONING, abstract_module, engine_adapters, engine_stub, lazy_registry
+from fixtures.eras import ABS_REASONING, abstract_module, engine_adapters, engine_stub, lazy_registry
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
 UNIFIED = ("qwen9", "seedy", "mimi")
 
@@ -420,7 +420,7 @@ def test_uses_digests_ignore_comments_blank_lines_and_where_an_import_stands():
 
 
 def test_the_parser_and_version_pages_say_what_changed_in_the_code_that_runs(closure_db):
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(closure_db)
     try:

@@ -7,7 +7,7 @@ import shutil
 import sqlite3
 
 import pytest
-from conftest import build_tags, line_of, make_repo, rows
+from fixtures.helpers import build_tags, line_of, make_repo, rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,18 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import rows, tpindex
-from test_crash import (
-    SPEC,
-    assert_same,
-    assert_user_error,
-    check_ok,
-    dump,
-    fixture_repo,  # noqa: F401  (a module fixture reused here)
-    make_repo,
-    tpindex_exe,
-    vllm_history,
-)
+from fixtures.crash import SPEC, assert_same, assert_user_error, check_ok, dump, tpindex_exe, vllm_history
+from fixtures.helpers import make_repo, rows, tpindex
 
 N = len(vllm_history())
 

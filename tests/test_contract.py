@@ -1,15 +1,15 @@
 """The parser contract per version and `tpindex diff A B --contract` (issue 28): the bases plugins derive
 from, the registries they call, the utils helpers, the types the signatures name and where they are
 imported from, and how serving constructs and calls parsers; their changes typed in the manner of griffe's
-breakage check, each with file:line on both sides. Fixture history: tests/plugin_eras.py."""
+breakage check, each with file:line on both sides. Fixture history: tests/fixtures/plugin_eras.py."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from conftest import build_tags, line_of, make_repo, tpindex
-from plugin_eras import NEW, OLD, SERVING, abstract, history, serving
+from fixtures.helpers import build_tags, line_of, make_repo, tpindex
+from fixtures.plugin_eras import NEW, OLD, SERVING, abstract, history, serving
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,7 @@ def test_cli_text_json_markdown_and_exit_status(contract_db):
 
 
 def test_engine_era_adapters_are_bases(tmp_path):
-    from eras import (
+    from fixtures.eras import (
         ABS_REASONING,
         PLAIN_ABSTRACT,
         engine_adapters,
@@ -182,7 +182,7 @@ def test_the_version_page_shows_the_contract_changes(contract_db):
     import html
     import re
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(contract_db)
     try:

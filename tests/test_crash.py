@@ -24,204 +24,30 @@ import sqlite3
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import pytest
-from conftest import make_repo, remount, tmpfs
+from fixtures.crash import (
+    ABSTRACT,
+    NEW,
+    SPEC,
+    assert_same,
+    assert_user_error,
+    check_ok,
+    dump,
+    lazy_init,
+    parsers,
+    tpindex_exe,
+    vllm_history,
+)
+from fixtures.helpers import make_repo, remount, tmpfs
 
 ROOT = Path(__file__).resolve().parent.parent
-OLD = "vllm/entrypoints/openai/tool_parsers"
-OLD_R = "vllm/entrypoints/openai/reasoning_parsers"
-NEW = "vllm/tool_parsers"
-N_PARSERS = 26  # new blobs per version > build.INLINE_PARSE_LIMIT (24), so -j 2 uses the worker pool
 
 # -- a multi-era fixture (hand-written imitations of vLLM's layouts) ------------------------------------
 
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls(self, text):
-        raise NotImplementedError
-
-    def extract_tool_calls_streaming(self, delta):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    tool_parsers = {}
-
-    @classmethod
-    def register_module(cls, name=None, force=True, module=None):
-        return lambda m: m
-
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        cls.tool_parsers[name] = (module_path, class_name)
-'''
-
-ABS_REASONING = '''
-class ReasoningParser:
-    pass
-
-
-class ReasoningParserManager:
-    @classmethod
-    def register_module(cls, name=None, force=True, module=None):
-        return lambda m: m
-'''
-
-
-def parser_src(pkg: str, i: int, version: str, decorated: bool) -> str:
-    """Tool parser number i as it looks at a version: a marker per file, a HACK and a plant in some."""
-    deco = f'@ToolParserManager.register_module(["p{i}", "p{i}_alias"])\n' if decorated else ""
-    hack = ('        # HACK: keep the first call\n        self.prev_tool_call_arr = [{"arguments": {}}]\n'
-            if i % 5 == 0 else "")
-    base = "ToolParser" if i % 7 else "P1ToolParser"  # one model's parser subclassing another's
-    imp = "" if i % 7 else f"from {pkg}.p1_tool_parser import P1ToolParser\n"
-    return (f"# parser {i} as of {version}\n"
-            f"from {pkg}.abstract_tool_parser import ToolParser, ToolParserManager\n{imp}\n\n"
-            f"{deco}class P{i}ToolParser({base}):\n"
-            f"    supports_required_and_named = {i % 2 == 0}\n\n"
-            f"    def extract_tool_calls_streaming(self, delta):\n"
-            f"        # TODO({version}): partial JSON in parser {i}\n{hack}"
-            f"        return delta\n")
-
-
-def lazy_init(pkg: str, version: str) -> str:
-    entries = "".join(f'    "p{i}": ("p{i}_tool_parser", "P{i}ToolParser"),\n' for i in range(N_PARSERS))
-    return (f"# {version}\nfrom {pkg}.abstract_tool_parser import ToolParser, ToolParserManager\n\n"
-            f"_TOOL_PARSERS_TO_REGISTER = {{\n{entries}}}\n\n\n"
-            "def register_lazy_tool_parsers():\n"
-            "    for name, (file_name, class_name) in _TOOL_PARSERS_TO_REGISTER.items():\n"
-            f'        ToolParserManager.register_lazy_module(name, f"{pkg}.{{file_name}}", class_name)\n')
-
-
-def parsers(path: str, version: str, decorated: bool) -> dict[str, str]:
-    pkg = path.replace("/", ".")
-    return {f"{path}/p{i}_tool_parser.py": parser_src(pkg, i, version, decorated) for i in range(N_PARSERS)}
-
-
-def vllm_history(n_versions: int = 5) -> dict[str, dict[str, str | None]]:
-    """Tags across registry eras; every version rewrites the N_PARSERS parser files (new blobs)."""
-    gone = {f"{OLD}/p{i}_tool_parser.py": None for i in range(N_PARSERS)}
-    history: dict[str, dict[str, str | None]] = {
-        "v0.6.3": {f"{OLD}/__init__.py": "", f"{OLD}/abstract_tool_parser.py": ABSTRACT,
-                   **parsers(OLD, "v0.6.3", True),
-                   "examples/tool_chat_template_p1.jinja": "{{ messages }}\n",
-                   "tests/tool_parsers/test_p1.py": "def test_p1():\n    pass\n",
-                   "docs/unrelated.md": "out of scope\n"},
-        "v0.7.1": {**parsers(OLD, "v0.7.1", True),
-                   f"{OLD_R}/__init__.py": "", f"{OLD_R}/abs_reasoning_parsers.py": ABS_REASONING,
-                   f"{OLD_R}/r1_reasoning_parser.py":
-                       f"from {OLD_R.replace('/', '.')}.abs_reasoning_parsers import ReasoningParser,"
-                       " ReasoningParserManager\n\n\n@ReasoningParserManager.register_module('r1')\n"
-                       "class R1ReasoningParser(ReasoningParser):\n    pass  # XXX: no streaming yet\n"},
-        "v0.11.1": {**parsers(OLD, "v0.11.1", False), f"{OLD}/__init__.py": lazy_init(OLD.replace("/", "."), "v0.11.1"),
-                    f"{OLD}/broken_tool_parser.py": "def broken(:\n    pass\n"},
-        "v0.13.0": {**gone, f"{OLD}/broken_tool_parser.py": None, f"{OLD}/abstract_tool_parser.py": None,
-                    f"{OLD}/__init__.py": "def __getattr__(name):\n    raise AttributeError(name)\n",
-                    f"{NEW}/__init__.py": lazy_init("vllm.tool_parsers", "v0.13.0"),
-                    f"{NEW}/abstract_tool_parser.py": ABSTRACT, **parsers(NEW, "v0.13.0", False)},
-        "v0.14.0rc1": {**parsers(NEW, "v0.14.0rc1", False), f"{OLD}/__init__.py": None},
-        "v0.14.0": {**parsers(NEW, "v0.14.0", False)},
-    }
-    return dict(list(history.items())[:n_versions])
-
 
 # -- comparing databases by content ------------------------------------------------------------------------
-
-# Columns that legitimately differ between two builds of the same versions:
-# - versions.id, units.id, markers.id: rowids, assigned in whatever order the versions and blobs were
-#   written (a resumed build writes the remaining versions later); every column pointing at them is
-#   replaced by what it points to (unit_id -> (blob id, path), version_id -> label, markers_fts rowid ->
-#   the marker's content);
-# - versions.indexed_at: the wall-clock time of the write.
-# markers_fts' shadow tables (_data, _idx, _docsize, _config) store the same index in a layout that
-# depends on rowids and merge history; the index is compared through fts5vocab instead (term, marker,
-# column, offset) and checked with FTS5's own integrity-check.
-# Everything else, including versions.ord (renumbered after every build), must be equal.
-DROP = {"versions": {"id", "indexed_at"}, "units": {"id"}, "markers": {"id"}, "code_texts": {"id"}, "commits": {"id"}}
-FTS_SHADOW = ("markers_fts_data", "markers_fts_idx", "markers_fts_docsize", "markers_fts_config",
-              "code_index_data", "code_index_idx", "code_index_config")
-
-
-def dump(db_path: Path) -> dict[str, list]:
-    conn = sqlite3.connect(db_path)
-    try:
-        conn.execute("insert into markers_fts(markers_fts, rank) values ('integrity-check', 1)")
-        conn.rollback()
-        unit = {i: (b, p) for i, b, p in conn.execute("select id, blob_id, path from units")}
-        version = dict(conn.execute("select id, label from versions"))
-        marker_cols = [c[1] for c in conn.execute("pragma table_info(markers)") if c[1] != "id"]
-        marker = {}
-        for r in conn.execute(f"select id, {', '.join(marker_cols)} from markers"):
-            d = dict(zip(marker_cols, r[1:], strict=True))
-            d["unit_id"] = unit[d["unit_id"]]
-            marker[r[0]] = tuple(d.values())
-        out: dict[str, list] = {}
-        tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
-        commit = dict(conn.execute("select id, sha from commits")) if "commits" in tables else {}  # ids: met order
-        for t in tables:
-            if t.startswith("sqlite_") or t in FTS_SHADOW:
-                continue
-            if t == "markers_fts":
-                conn.execute("create virtual table temp.vocab using fts5vocab(main, markers_fts, 'instance')")
-                out[t] = sorted((term, marker[doc], col, off) for term, doc, col, off in
-                                conn.execute("select term, doc, col, offset from temp.vocab"))
-                out[t + " rows"] = sorted((marker[i], text) for i, text in
-                                          conn.execute("select rowid, text from markers_fts"))
-                continue
-            if t in ("code_texts", "code_lines", "code_index"):  # line ids depend on the order builds met lines
-                if t not in out:
-                    out.update(code_dump(conn))
-                continue
-            cols = [c[1] for c in conn.execute(f"pragma table_info({t})") if c[1] not in DROP.get(t, ())]
-            rows = []
-            for r in conn.execute(f"select {', '.join(cols)} from {t}"):
-                d = dict(zip(cols, r, strict=True))
-                if "unit_id" in d:
-                    d["unit_id"] = unit[d["unit_id"]]
-                if "version_id" in d:
-                    d["version_id"] = version[d["version_id"]]
-                if t == "commit_files":
-                    d["commit_id"] = commit[d["commit_id"]]
-                if t == "commits" and d["parents"] is not None:
-                    d["parents"] = [commit[int(p)] for p in d["parents"].split()]
-                if t == "blobs" and d["facts"] is not None:
-                    d["facts"] = json.loads(zlib.decompress(d["facts"]))
-                rows.append(json.dumps(d, sort_keys=True, default=list))
-            out[t] = sorted(rows)
-        return out
-    finally:
-        conn.close()
-
-
-def code_dump(conn) -> dict[str, list]:
-    """The code tables without their line ids (which follow the order builds met the lines): each blob's
-    text, every distinct line, and whether the inverted index names exactly each blob's blocks."""
-    from indexer.store import code
-
-    texts = sorted(json.dumps([b, k, n, e, code.read_text(conn, b)]) for b, k, n, e in
-                   conn.execute("select blob_id, kind, size, final_newline from code_texts"))
-    lines = sorted(s for (t,) in conn.execute("select text from code_lines") for s in t.split("\n"))
-    shift = code.block_shift(conn)
-    conn.execute("create virtual table temp.code_vocab using fts5vocab(main, code_index, 'instance')")
-    indexed: dict[int, set] = {}
-    for term, doc in conn.execute("select term, doc from temp.code_vocab"):
-        indexed.setdefault(doc, set()).add(int(term))
-    consistent = all(indexed.get(i, set()) == {x >> shift for x in code.unpack_ids(p)}
-                     for i, p in conn.execute("select id, lines from code_texts where lines is not null"))
-    return {"code_texts": texts, "code_lines": lines, "code_index": [consistent]}
-
-
-def assert_same(got: dict, want: dict, what: str = "") -> None:
-    assert sorted(got) == sorted(want), f"{what}: tables differ"
-    for t in want:
-        if got[t] != want[t]:
-            extra = [r for r in got[t] if r not in want[t]][:3]
-            missing = [r for r in want[t] if r not in got[t]][:3]
-            pytest.fail(f"{what}: table {t} differs ({len(got[t])} rows, clean build {len(want[t])});"
-                        f" extra {extra}; missing {missing}")
 
 
 # -- the kill harness ------------------------------------------------------------------------------------------
@@ -282,27 +108,9 @@ def run_driver(repo: Path, db: Path, kill_at: int, jobs: int, spec: str = "v0.6.
     return proc.returncode, out, err
 
 
-def check_ok(db: Path, killed: bool = False) -> str:
-    """`tpindex check` passes; after a kill before the schema was committed it finds no index yet."""
-    from conftest import tpindex
-
-    result = tpindex("check", "--db", db, ok=not killed)
-    if killed and result.exit_code == 2:
-        assert "holds no index yet" in result.output, result.output
-    else:
-        assert result.exit_code == 0 and result.output.startswith(("ok: ", "note: ")), result.output
-    return result.output
-
-
 # -- the trials ------------------------------------------------------------------------------------------------
 
-SPEC = "v0.6.3.."
 SEED = 8
-
-
-@pytest.fixture(scope="module")
-def fixture_repo(tmp_path_factory):
-    return make_repo(tmp_path_factory.mktemp("crash") / "repo", vllm_history())
 
 
 @pytest.fixture(scope="module")
@@ -341,11 +149,6 @@ def test_killed_at_a_statement_then_rebuilt(fixture_repo, clean, tmp_path, trial
     assert code == 0, err
     assert_same(dump(db), want, f"trial {trial}")
     check_ok(db)
-
-
-def tpindex_exe() -> list[str]:
-    exe = Path(sys.executable).parent / "tpindex"
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from indexer.cli.main import main; main()"]
 
 
 def complete_versions(db: Path) -> int:
@@ -481,21 +284,10 @@ def fake_index(monkeypatch):
 
 
 def pypi_build(tmp_path, db, tags, ok=True):
-    from conftest import tpindex
+    from fixtures.helpers import tpindex
 
     return tpindex("build", "--from-pypi", "--tags", tags, "--pre", "-j", "2", "--db", db, "-q",
                    "--cache-dir", tmp_path / "cache", ok=ok)
-
-
-def assert_user_error(result, *words):
-    """Exit 2, a one-line message and a hint, no traceback."""
-    out = result.output
-    assert result.exit_code == 2, out
-    assert "Traceback" not in out and result.exception is None or isinstance(result.exception, SystemExit), out
-    lines = out.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("Error: ") and lines[1].startswith("Hint: "), out
-    for w in words:
-        assert w in out, out
 
 
 def test_failed_download_changes_nothing_and_a_rerun_completes(fake_index, tmp_path):
@@ -541,7 +333,7 @@ def test_archive_unreadable_during_the_build_keeps_earlier_versions(fake_index, 
     result = pypi_build(tmp_path, db, "v0.6.3..", ok=False)
     monkeypatch.undo()
     assert_user_error(result, "v0.13.0")
-    from conftest import rows
+    from fixtures.helpers import rows
 
     assert rows(db, "select label, status from versions order by ord") == [
         ("v0.6.3", "complete"), ("v0.7.1", "complete"), ("v0.11.1", "complete")]
@@ -570,13 +362,13 @@ def limit_pages(monkeypatch, pages: int) -> None:
 
 
 def git_build(repo, db, ok=True, jobs=2):
-    from conftest import tpindex
+    from fixtures.helpers import tpindex
 
     return tpindex("build", "--repo", repo, "--tags", SPEC, "--pre", "-j", str(jobs), "--db", db, "-q", ok=ok)
 
 
 def test_disk_full_during_a_build_keeps_complete_versions(fixture_repo, clean, tmp_path, monkeypatch):
-    from conftest import rows
+    from fixtures.helpers import rows
 
     want, _, clean_db = clean
     full = rows(clean_db, "pragma page_count")[0][0]
@@ -670,7 +462,7 @@ def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
 @pytest.mark.slow
 def test_killed_while_creating_the_schema(tmp_path):
     """At every statement of creating a database: afterwards it opens, and `check` passes."""
-    from conftest import tpindex
+    from fixtures.helpers import tpindex
 
     n = setup_sweep(tmp_path / "new.db", lambda db: None)
     assert tpindex("check", "--db", tmp_path / "new.db").output.startswith("ok: 0 version(s)")
@@ -681,7 +473,7 @@ def test_killed_while_creating_the_schema(tmp_path):
 def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
     """At every statement of a (made-up) migration N -> N+1 (N the current schema): afterwards it migrates,
     exactly once."""
-    from conftest import rows
+    from fixtures.helpers import rows
 
     from indexer.store.database import MIGRATIONS, SCHEMA_VERSION
 
@@ -712,7 +504,7 @@ def parse_or_die(data: bytes) -> dict:
 
 
 def test_parser_worker_killed(fixture_repo, clean, tmp_path, monkeypatch):
-    from conftest import rows
+    from fixtures.helpers import rows
 
     want, _, _ = clean
     db = tmp_path / "t.db"
@@ -849,7 +641,7 @@ def small_fs(tmp_path):
 
 
 def test_real_full_filesystem(fixture_repo, clean, small_fs):
-    from conftest import rows
+    from fixtures.helpers import rows
 
     want, _, _ = clean
     d, grow = small_fs

@@ -9,7 +9,7 @@ import inspect
 import textwrap
 
 import pytest
-from conftest import make_repo
+from fixtures.helpers import make_repo
 
 from indexer.core.problems import BuildError, Problem
 

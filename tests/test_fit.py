@@ -21,8 +21,8 @@ import json
 
 import jsonschema
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from eras import lazy_registry
+from fixtures.eras import lazy_registry
+from fixtures.helpers import build_tags, make_repo, tpindex
 
 TOOL_ABSTRACT = '''
 class ToolParser:
@@ -467,7 +467,7 @@ def test_the_query_layer_and_the_mcp_tool_answer_the_same(fit_db):
 def test_the_web_page_takes_a_pasted_file_and_shows_the_same_answer(fit_db, tmp_path):
     import re
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     client = serve(fit_db)
     try:

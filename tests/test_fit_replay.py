@@ -1,7 +1,7 @@
 """`tpindex fit OUTPUT --replay` (issues 29 and 25): the top candidates are run on the raw output by the
 version's own code (indexer/replay/), and what each made of it is evidence in the ranking.
 
-The fixture is the decorator-era tree of tests/replay_trees.py (its `fixture_json` parser finds JSON between
+The fixture is the decorator-era tree of tests/fixtures/replay_trees.py (its `fixture_json` parser finds JSON between
 <call> and </call>) with two parsers added here that look for the very same tokens, so the index's facts alone
 cannot tell the three apart:
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from replay_trees import DECORATOR_INIT, history
+from fixtures.helpers import build_tags, make_repo, tpindex
+from fixtures.replay_trees import DECORATOR_INIT, history
 
 OUTPUT = 'Let me look.\n<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>'
 

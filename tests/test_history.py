@@ -16,8 +16,15 @@ import json
 import shutil
 
 import pytest
-from conftest import build_tags, commit, git, rows, tpindex
-from eras import PLAIN_ABSTRACT, engine_adapters, engine_stub, lazy_registry, registered_adapters, tool_names
+from fixtures.eras import (
+    PLAIN_ABSTRACT,
+    engine_adapters,
+    engine_stub,
+    lazy_registry,
+    registered_adapters,
+    tool_names,
+)
+from fixtures.helpers import build_tags, commit, git, rows, tpindex
 
 INIT = lazy_registry("tool", tool_names("alpha", "beta"))
 
@@ -426,7 +433,7 @@ def test_a_directory_database_says_why_it_cannot_answer(tmp_path):
 
 
 def test_a_package_index_database_says_why_it_cannot_answer(monkeypatch, tmp_path):
-    from test_source_pypi import FakeIndex, cli_build, index  # noqa: F401
+    from fixtures.pypi import FakeIndex, cli_build
 
     fake = FakeIndex()
     import http.server
@@ -525,7 +532,7 @@ def test_diff_json_with_commits_follows_its_schema(clone):
 
 
 def test_parser_page_lists_the_commits_of_each_code_change(clone):
-    from test_serve import serve
+    from fixtures.serve import serve
 
     repo, db, c = clone
     client = serve(db)

@@ -7,8 +7,7 @@ import ast
 import inspect
 import json
 
-from conftest import rows, tpindex
-from test_resolve import unified_db  # noqa: F401 (a fixture)
+from fixtures.helpers import rows, tpindex
 
 from indexer.core import kinds
 from indexer.core.kinds import ChangeType, HopKind, ImplKind

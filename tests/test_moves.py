@@ -10,8 +10,8 @@ import json
 import textwrap
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import build_tags, make_repo, tpindex
 
 TP = "vllm/tool_parsers"
 OLD, MID, NEW = ("vllm/entrypoints/openai/cli_args.py", "vllm/entrypoints/launchers/cli_args.py",

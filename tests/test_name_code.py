@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import line_of, tpindex
-from test_logic import BASE45, logic_db  # noqa: F401 (a fixture)
-from test_resolve import BETA_MODEL, BETA_STANDALONE, unified_db  # noqa: F401 (a fixture)
+from fixtures.helpers import line_of, tpindex
+from fixtures.logic import BASE45
+from fixtures.unified import BETA_MODEL, BETA_STANDALONE
 
 
 def test_show_name_prints_the_class_that_really_implements_it(logic_db):  # noqa: F811
@@ -89,7 +89,7 @@ def test_show_name_json_follows_its_schema(logic_db, args):  # noqa: F811
 
 
 def test_diff_page_of_a_names_own_code(logic_db):  # noqa: F811
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(logic_db)
     try:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, line_of, make_repo, rows, tpindex
-from eras import PLAIN_ABSTRACT, lazy_registry
-from test_registry_eras import HISTORY as ERAS
-from test_registry_eras import SERVING_CHAT
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import build_tags, line_of, make_repo, rows, tpindex
+from fixtures.registry_eras import HISTORY as ERAS
+from fixtures.registry_eras import SERVING_CHAT
 
 TP = "vllm/tool_parsers"
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import rows, tpindex
+from fixtures.helpers import rows, tpindex
 
 pytestmark = pytest.mark.network
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import tpindex
-from test_real_logic import logic_db  # noqa: F401  (the session fixture: a build of four real releases)
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 
@@ -45,8 +44,8 @@ def files(ms):
     return [m["file"] for m in ms]
 
 
-def test_hermes(logic_db):  # noqa: F811
-    c = card(logic_db, "hermes")
+def test_hermes(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "hermes")
     f = "vllm/tool_parsers/hermes_tool_parser.py"
     assert (c["impl"], c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
         "standalone", "Hermes2ProToolParser", f, 34)
@@ -65,8 +64,8 @@ def test_hermes(logic_db):  # noqa: F811
     assert c["streaming"] == "code"
 
 
-def test_deepseek_v3(logic_db):  # noqa: F811
-    c = card(logic_db, "deepseek_v3")
+def test_deepseek_v3(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "deepseek_v3")
     assert (c["impl"], c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
         "standalone", "DeepSeekV3ToolParser", "vllm/tool_parsers/deepseekv3_tool_parser.py", 30)
     s = sentinels(c)
@@ -82,8 +81,8 @@ def test_deepseek_v3(logic_db):  # noqa: F811
     assert files(c["tests"]) == ["tests/tool_parsers/test_deepseekv3_tool_parser.py"]
 
 
-def test_mistral(logic_db):  # noqa: F811
-    c = card(logic_db, "mistral")
+def test_mistral(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "mistral")
     assert (c["impl"], c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
         "unified", "MistralParser", "vllm/parser/mistral.py", 273)
     assert (c["registered"]["class"], c["registered"]["file"], c["registered"]["line"]) == (
@@ -106,8 +105,8 @@ def test_mistral(logic_db):  # noqa: F811
                                  "tests/tool_use/mistral/test_mistral_tool_calls.py"]  # (issue 23 item 8)
 
 
-def test_glm47(logic_db):  # noqa: F811
-    c = card(logic_db, "glm47")
+def test_glm47(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "glm47")
     assert (c["impl"], c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
         "unified", "Glm47MoeParser", "vllm/parser/glm47_moe.py", 203)
     assert c["registered"]["class"] == "Glm47MoeModelToolParser" and c["stub"] is True
@@ -125,8 +124,8 @@ def test_glm47(logic_db):  # noqa: F811
     assert c["lifecycle"]["became_unified"] == "v0.25.0"  # the first indexed version of this build that is
 
 
-def test_qwen3_coder(logic_db):  # noqa: F811
-    c = card(logic_db, "qwen3_coder")
+def test_qwen3_coder(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "qwen3_coder")
     assert (c["impl"], c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
         "unified", "Qwen3Parser", "vllm/parser/qwen3.py", 205)
     assert c["aliases"] == ["qwen3_xml"]
@@ -139,8 +138,8 @@ def test_qwen3_coder(logic_db):  # noqa: F811
     assert c["pairs"] == []
 
 
-def test_phi4_mini_json(logic_db):  # noqa: F811
-    c = card(logic_db, "phi4_mini_json")
+def test_phi4_mini_json(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "phi4_mini_json")
     assert (c["impl"], c["real"]["class"]) == ("standalone", "Phi4MiniJsonToolParser")
     assert c["streaming"] == "returns-none" and c["streaming_method"]["line"] == 113
     s = sentinels(c)
@@ -151,8 +150,8 @@ def test_phi4_mini_json(logic_db):  # noqa: F811
     assert files(c["tests"]) == ["tests/tool_parsers/test_phi4mini_tool_parser.py"]
 
 
-def test_openai(logic_db):  # noqa: F811
-    c = card(logic_db, "openai")
+def test_openai(real_logic_db):  # noqa: F811
+    c = card(real_logic_db, "openai")
     assert (c["impl"], c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
         "standalone", "GptOssToolParser", "vllm/tool_parsers/gptoss_tool_parser.py", 17)
     assert c["streaming"] == "raises-not-implemented"
@@ -162,16 +161,16 @@ def test_openai(logic_db):  # noqa: F811
     assert files(c["tests"]) == ["tests/entrypoints/tool_parsers/test_openai_tool_parser.py"]
 
 
-def test_card_all_markdown_of_a_real_release(logic_db):  # noqa: F811
-    out = tpindex("card", "--all", "--at", AT, "--format", "markdown", "--db", logic_db).output
+def test_card_all_markdown_of_a_real_release(real_logic_db):  # noqa: F811
+    out = tpindex("card", "--all", "--at", AT, "--format", "markdown", "--db", real_logic_db).output
     assert out.startswith(f"# vLLM {AT}: tool-calling parser reference")
     for name in ("hermes", "deepseek_v3", "mistral", "glm47", "qwen3_coder", "phi4_mini_json", "openai"):
         assert f"| tool | [{name}](#tool-{name.replace('_', '-')}) |" in out
 
 
-def test_deepseek_dsml_pieces_and_tokens_with_a_space(logic_db):  # noqa: F811
-    s = sentinels(card(logic_db, "deepseek_v32"))
+def test_deepseek_dsml_pieces_and_tokens_with_a_space(real_logic_db):  # noqa: F811
+    s = sentinels(card(real_logic_db, "deepseek_v32"))
     assert s["｜DSML｜"]["attributes"] == ["_DSML"] and s["｜DSML｜"]["places"][0]["line"] == 45
-    s = sentinels(card(logic_db, "deepseek_v41"))
+    s = sentinels(card(real_logic_db, "deepseek_v41"))
     assert s["<｜DSML｜ calls>"]["attributes"] == ["DSML_TOOL_START"] and s["<｜DSML｜ calls>"]["places"][0]["line"] == 16
     assert "U+FF5C FULLWIDTH VERTICAL LINE" in s["<｜DSML｜ calls>"]["non_ascii"]

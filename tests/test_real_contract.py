@@ -19,7 +19,7 @@ name). The expected values were established by reading the releases by hand (`gi
 from __future__ import annotations
 
 import pytest
-from conftest import tpindex
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 

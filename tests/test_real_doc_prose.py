@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import tpindex
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 

@@ -19,8 +19,7 @@ import tarfile
 from pathlib import PurePosixPath
 
 import pytest
-from conftest import tpindex
-from test_real_logic import logic_db  # noqa: F401  (the session fixture)
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 
@@ -99,7 +98,7 @@ flags `--tool-call-parser x`, or `--tool-call-parser y`
                               "tool_chat_template_delta.jinja": {"delta"}}
 
 
-def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_second(logic_db, pypi, tmp_path):  # noqa: F811
+def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_second(real_logic_db, pypi, tmp_path):  # noqa: F811
     files = archive_files(pypi, AT)
     pairs = doc_pairs(files["docs/features/tool_calling.md"])
     templates = sorted(p for p in files if p.startswith("examples/"))
@@ -107,12 +106,12 @@ def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_sec
     from indexer.answers.fit import fit
     from indexer.api import Index
 
-    db = Index(logic_db).db
+    db = Index(real_logic_db).db
     report, misses, hits, code_hits = [], [], 0, 0
     for path in templates:
         neutral = tmp_path / "chat.txt"  # the file name cannot help
         neutral.write_text(files[path], encoding="utf-8")
-        ans = json.loads(tpindex("fit", neutral, "--at", AT, "--format", "json", "--db", logic_db).output)
+        ans = json.loads(tpindex("fit", neutral, "--at", AT, "--format", "json", "--db", real_logic_db).output)
         ranks = {c["name"]: c["rank"] for c in ans["tool"]}
         top = ", ".join(f"{c['rank']}. {c['name']} ({c['score']})" for c in ans["tool"][:3])
         name = path.rsplit("/", 1)[1]

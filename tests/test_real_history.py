@@ -4,8 +4,8 @@ commits, and says so with the build that would answer, naming its versions as th
 from __future__ import annotations
 
 import pytest
-from conftest import tpindex
-from test_real_releases import VERSIONS, real_db  # noqa: F401 (a session fixture)
+from fixtures.helpers import tpindex
+from fixtures.real_releases import VERSIONS
 
 pytestmark = pytest.mark.network
 

@@ -21,7 +21,7 @@ import json
 import shlex
 
 import pytest
-from conftest import tpindex
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import tpindex
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 

@@ -12,11 +12,11 @@ import shutil
 import tarfile
 
 import pytest
-from conftest import build_tags, git, rows, tpindex
+from fixtures.helpers import build_tags, git, rows
+from fixtures.real_releases import VERSIONS
 
 pytestmark = pytest.mark.network
 
-VERSIONS = ("v0.30.0", "v0.31.0", "v0.32.0")
 
 TOOL_V30 = set("""apertus cohere_command3 cohere_command4 deepseek_v3 deepseek_v31 deepseek_v32 deepseek_v4
 deepseek_v41 dots ernie45 functiongemma gemma4 gigachat3 glm45 glm47 granite granite-20b-fc granite4 hermes
@@ -66,13 +66,6 @@ REAL = {
     ("hf", "tool", "v0.32.0"): ("name-check", "vllm/parser/response_template.py", "ResponseTemplateParser"),
     ("ling3", "reasoning", "v0.32.0"): ("unified", "vllm/parser/ling3.py", "Ling3Parser"),
 }
-
-
-@pytest.fixture(scope="session")
-def real_db(pypi, tmp_path_factory):
-    db = tmp_path_factory.mktemp("real") / "real.db"
-    tpindex("build", "--from-pypi", "--tags", "v0.30.0..v0.32.0", "--db", db, "-q")
-    return db
 
 
 def test_versions_indexed_in_order(real_db):

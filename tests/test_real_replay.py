@@ -14,7 +14,7 @@ Skipped, loudly, only when the package index cannot be reached.
 from __future__ import annotations
 
 import pytest
-from conftest import tpindex
+from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 

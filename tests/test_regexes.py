@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 import textwrap
 
-from conftest import build_tags, line_of, make_repo, rows
-from eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.helpers import build_tags, line_of, make_repo, rows
 
 from indexer.extract import parse
 

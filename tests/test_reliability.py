@@ -15,42 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import make_repo, rows, tpindex
-from test_crash import assert_user_error
-
-TP = "vllm/tool_parsers"
-ABSTRACT = "class ToolParser:\n    pass\n\n\nclass ToolParserManager:\n    pass\n"
-
-
-def parser(name: str, cls: str, extra: str = "") -> str:
-    return (f"from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
-            f"@ToolParserManager.register_module({name!r})\nclass {cls}(ToolParser):\n"
-            f"    def extract_tool_calls_streaming(self, previous_text, current_text, delta_text):\n"
-            f"        return None  # the streaming method of this fixture parser, a long enough line\n{extra}")
-
-
-HISTORY = {
-    "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT, f"{TP}/hermes_tool_parser.py": parser("hermes", "Hermes")},
-    "v0.7.0": {f"{TP}/mistral_tool_parser.py": parser("mistral", "Mistral", "    # TODO: a marker\n")},
-}
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    return make_repo(tmp_path_factory.mktemp("rel") / "repo", HISTORY)
-
-
-@pytest.fixture(scope="module")
-def built(repo, tmp_path_factory):
-    db = tmp_path_factory.mktemp("built") / "index.db"
-    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
-    return db
-
-
-def fails(*args, words=()):
-    result = tpindex(*args, ok=False)
-    assert_user_error(result, *words)
-    return result
+from fixtures.helpers import make_repo, rows, tpindex
+from fixtures.small import HISTORY, TP, fails
 
 
 def copy(db: Path, to: Path) -> Path:
@@ -475,7 +441,7 @@ def test_served_sql_is_bounded_in_value_and_result_size(built, sql):
     import resource
     from urllib.parse import urlencode
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(built)
     try:
@@ -492,7 +458,7 @@ def test_served_sql_is_bounded_in_value_and_result_size(built, sql):
 
 
 def test_home_and_database_pages_log_no_errors(built, capfd):
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(built)
     try:
@@ -514,7 +480,7 @@ EVIL = "javascript:alert(document.domain)//"
 def test_a_stored_javascript_upstream_makes_no_link_and_no_page_fails(built, tmp_path, served_upstream):
     from urllib.parse import quote
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     db = copy(built, tmp_path / "evil.db")
     conn = sqlite3.connect(db)
@@ -544,15 +510,15 @@ def test_a_stored_javascript_upstream_makes_no_link_and_no_page_fails(built, tmp
 # -- 12. labels that need URL encoding ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("label", ["v0.7.0+local", "v0.7.0 local#1?x", "feature/x%2F"])
-def test_every_link_to_a_label_that_needs_encoding_answers(built, repo, tmp_path, label):
+def test_every_link_to_a_label_that_needs_encoding_answers(built, small_repo, tmp_path, label):
     import re
     from html import unescape
     from urllib.parse import quote, urlsplit
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     db = copy(built, tmp_path / "labels.db")
-    tpindex("build", "--path", repo, "--label", label, "--db", db, "-q")
+    tpindex("build", "--path", small_repo, "--label", label, "--db", db, "-q")
     c = serve(db)
     try:
         assert c.get(f"/-/find?q={quote(label)}").headers["location"].startswith("/-/version/")

@@ -1,4 +1,4 @@
-"""Replay (issue 25) on fixture trees that imitate each era's interfaces (tests/replay_trees.py, written
+"""Replay (issue 25) on fixture trees that imitate each era's interfaces (tests/fixtures/replay_trees.py, written
 here): the version's own code runs in a child process, from a tree materialized into the cache."""
 
 from __future__ import annotations
@@ -9,19 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from replay_trees import history
-
-CALL = '<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>'
-
-
-@pytest.fixture(scope="module")
-def replay_db(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("replay")
-    repo = make_repo(base / "repo", history())
-    db = base / "index.db"
-    build_tags(repo, db, "v0.6.3..")
-    return db
+from fixtures.helpers import tpindex
+from fixtures.replay_trees import CALL
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +221,7 @@ def test_mcp_tool_replay(replay_db, tmp_path):
 
 
 def test_web_page(replay_db):
-    from test_serve import serve
+    from fixtures.serve import serve
 
     client = serve(replay_db)
     try:

@@ -1,6 +1,6 @@
 """The warm replay server (indexer/replay/server.py, child/main.py): reused across runs, replaced when stale
 or dead, shared by concurrent runs, ended when idle or stopped, and never keeping a run's workers alive
-after its tpindex is gone. On the fixture trees of tests/replay_trees.py."""
+after its tpindex is gone. On the fixture trees of tests/fixtures/replay_trees.py."""
 
 from __future__ import annotations
 
@@ -15,21 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from replay_trees import history
+from fixtures.helpers import tpindex
+from fixtures.replay_trees import CALL
 
 from indexer.replay import server
-
-CALL = '<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>'
-
-
-@pytest.fixture(scope="module")
-def replay_db(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("replay-server")
-    repo = make_repo(base / "repo", history())
-    db = base / "index.db"
-    build_tags(repo, db, "v0.6.3..")
-    return db
 
 
 @pytest.fixture

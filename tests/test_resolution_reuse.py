@@ -8,9 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
-from test_build import CROSSING, CROSSING_SCOPE, NEW, SHARED
-from test_crash import assert_same, dump
+from fixtures.build import CROSSING, CROSSING_SCOPE, NEW, SHARED
+from fixtures.crash import assert_same, dump
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
 CHILD = '''from vllm.tool_parsers.x_tool_parser import XToolParser
 from vllm.tool_parsers.abstract_tool_parser import ToolParserManager

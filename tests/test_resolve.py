@@ -4,183 +4,10 @@ hard-coded era (v0.6.0)."""
 
 from __future__ import annotations
 
-import pytest
-from conftest import build_tags, line_of, make_repo, rows
-from eras import PLAIN_ABSTRACT, engine_stub, lazy_registry, tool_names
-from test_registry_eras import HISTORY as ERAS
-
-# alpha_too is a second name for alpha's class; broken names a module that does not exist
-INIT = lazy_registry("tool", {
-    **tool_names("alpha"),
-    "alpha_too": ("alpha_tool_parser", "AlphaToolParser"),
-    **tool_names("beta", "gamma", "delta", "eps", "child"),
-    "broken": ("missing_tool_parser", "MissingToolParser"),
-})
-
-ALPHA = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class AlphaToolParser(ToolParser):
-    def extract_tool_calls(self, text):
-        return text
-'''
-
-CHILD = '''
-from .alpha_tool_parser import AlphaToolParser
-
-
-class ChildToolParser(AlphaToolParser):
-    def extract_tool_calls(self, text):
-        return text.strip()
-'''
-
-BETA_STANDALONE = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class BetaToolParser(ToolParser):
-    def extract_tool_calls(self, text):
-        return []
-'''
-
-BETA_STUB = engine_stub("BetaToolParser", "BetaParserToolAdapter", "supports_required_and_named = False")
-
-GAMMA_STUB = '''
-from vllm.parser.gamma import GammaParserToolAdapter
-
-
-class GammaToolParser(GammaParserToolAdapter):
-    pass
-'''
-
-GAMMA_MODEL = '''
-from vllm.parser.engine.adapters import make_adapters
-
-
-class GammaParser:
-    def parse(self, text):
-        return text
-
-
-GammaParserReasoningAdapter, GammaParserToolAdapter = make_adapters(GammaParser)
-'''
-
-DELTA = '''
-from vllm.tool_parsers.delta_base import DeltaBase
-
-
-class DeltaToolParser(DeltaBase):
-    structural_tag_model = "delta"
-'''
-
-DELTA_BASE = '''
-from vllm.parser.engine import registered_adapters
-
-
-class DeltaBase(registered_adapters.DeltaParserToolAdapter):
-    pass
-'''
-
-EPS = '''
-from vllm.parser.eps import EpsToolParser
-
-__all__ = ["EpsToolParser"]
-'''
-
-EPS_MODEL = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class EpsToolParser(ToolParser):
-    def extract_tool_calls(self, text):
-        return None
-'''
-
-ADAPTERS = '''
-from vllm.parser.beta import BetaParser
-from vllm.parser.delta import DeltaParser
-from vllm.parser.engine.adapters import make_adapters
-
-(
-    BetaParserReasoningAdapter,
-    BetaParserToolAdapter,
-) = make_adapters(BetaParser)
-
-(DeltaParserReasoningAdapter, DeltaParserToolAdapter) = make_adapters(DeltaParser)
-'''
-
-ENGINE = '''
-def make_adapters(parser_cls):
-    return parser_cls, parser_cls
-'''
-
-BETA_MODEL = '''
-class BetaParser:
-    def parse(self, text):
-        return text
-'''
-
-DELTA_MODEL = '''
-from vllm.parser.beta import BetaParser
-
-
-class DeltaParser(BetaParser):
-    pass
-'''
-
-MANAGER = '''
-KAPPA = "beta"
-
-
-class ParserManager:
-    @classmethod
-    def get_parser(cls, tool_parser_name=None, reasoning_parser_name=None):
-        if tool_parser_name == "alpha" and reasoning_parser_name is None:
-            print("no import here: not a composition")
-        if tool_parser_name == KAPPA:
-            from vllm.parser.beta_v2 import BetaV2Parser
-
-            return BetaV2Parser
-        return None
-'''
-
-BETA_V2 = '''
-class BetaV2Parser:
-    def parse(self, text):
-        return text
-'''
-
-TAG_A = {
-    "vllm/tool_parsers/__init__.py": INIT,
-    "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
-    "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
-    "vllm/tool_parsers/child_tool_parser.py": CHILD,
-    "vllm/tool_parsers/beta_tool_parser.py": BETA_STANDALONE,
-    "vllm/tool_parsers/gamma_tool_parser.py": GAMMA_STUB,
-    "vllm/tool_parsers/delta_tool_parser.py": DELTA,
-    "vllm/tool_parsers/delta_base.py": DELTA_BASE,
-    "vllm/tool_parsers/eps_tool_parser.py": EPS,
-    "vllm/parser/__init__.py": "",
-    "vllm/parser/gamma.py": GAMMA_MODEL,
-    "vllm/parser/beta.py": BETA_MODEL,
-    "vllm/parser/delta.py": DELTA_MODEL,
-    "vllm/parser/eps.py": EPS_MODEL,
-    "vllm/parser/engine/__init__.py": "",
-    "vllm/parser/engine/adapters.py": ENGINE,
-    "vllm/parser/engine/registered_adapters.py": ADAPTERS,
-}
-TAG_B = {"vllm/tool_parsers/beta_tool_parser.py": BETA_STUB}
-TAG_C = {"vllm/parser/parser_manager.py": MANAGER, "vllm/parser/beta_v2.py": BETA_V2}
-
-
-@pytest.fixture(scope="module")
-def unified_db(tmp_path_factory):
-    base = tmp_path_factory.mktemp("unified")
-    repo = make_repo(base / "repo", {"v0.24.0": TAG_A, "v0.25.0": TAG_B, "v0.27.0": TAG_C})
-    db = base / "index.db"
-    build_tags(repo, db, "v0.24.0..")
-    return db
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.helpers import build_tags, line_of, make_repo, rows
+from fixtures.registry_eras import HISTORY as ERAS
+from fixtures.unified import ADAPTERS, ALPHA, BETA_MODEL, BETA_STANDALONE, BETA_STUB, INIT, MANAGER
 
 
 def parser(db, version, name, kind="tool"):
@@ -304,3 +131,76 @@ def test_hard_coded_dispatch_era(tmp_path):
          "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py"),
     ]
     assert [h[0] for h in hops(db, "v0.6.0", "hermes")] == ["registered", "dispatch", "reexport", "real"]
+
+
+# Two bases that each lead to an engine class, and a parser subclassing two parsers: Python reads
+# `_parser_engine_cls` (and the code a class reuses) through the class's method resolution order (C3), so
+# the left branch wins even where the right base is nearer by depth.
+MRO_INIT = lazy_registry("tool", tool_names("omega", "alpha", "beta", "kid"))
+
+OMEGA = '''
+from vllm.tool_parsers.omega_bases import LeftMixin, RightBase
+
+
+class OmegaToolParser(LeftMixin, RightBase):
+    pass
+'''
+
+OMEGA_BASES = '''
+from vllm.parser.left import LeftEngine
+from vllm.parser.right import RightEngine
+
+
+class LeftBase:
+    _parser_engine_cls = LeftEngine
+
+
+class LeftMixin(LeftBase):
+    pass
+
+
+class RightBase:
+    _parser_engine_cls = RightEngine
+'''
+
+KID = '''
+from vllm.tool_parsers.alpha_tool_parser import AlphaToolParser
+from vllm.tool_parsers.beta_tool_parser import BetaToolParser
+
+
+class KidMixin(AlphaToolParser):
+    pass
+
+
+class KidToolParser(KidMixin, BetaToolParser):
+    def extract_tool_calls(self, text):
+        return text
+'''
+
+MRO_TREE = {
+    "vllm/tool_parsers/__init__.py": MRO_INIT,
+    "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
+    "vllm/tool_parsers/omega_tool_parser.py": OMEGA,
+    "vllm/tool_parsers/omega_bases.py": OMEGA_BASES,
+    "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+    "vllm/tool_parsers/beta_tool_parser.py": BETA_STANDALONE,
+    "vllm/tool_parsers/kid_tool_parser.py": KID,
+    "vllm/parser/__init__.py": "",
+    "vllm/parser/left.py": "class LeftEngine:\n    def parse(self, text):\n        return text\n",
+    "vllm/parser/right.py": "class RightEngine:\n    def parse(self, text):\n        return text\n",
+}
+
+
+def test_walks_over_bases_follow_the_method_resolution_order(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"v0.25.0": MRO_TREE})
+    db = tmp_path / "x.db"
+    build_tags(repo, db, "v0.25.0")
+    p = parser(db, "v0.25.0", "omega")
+    # OmegaToolParser.__mro__: Omega, LeftMixin, LeftBase, RightBase: LeftBase's engine class is Python's
+    assert (p["impl"], p["real_class"], p["real_file"]) == ("unified", "LeftEngine", "vllm/parser/left.py")
+    assert [h[:2] for h in hops(db, "v0.25.0", "omega")] == [
+        ("registered", "OmegaToolParser"), ("class", "OmegaToolParser"), ("base", "LeftMixin"),
+        ("base", "LeftBase"), ("engine attribute", "LeftBase"), ("real", "LeftEngine")]
+    # KidToolParser.__mro__: Kid, KidMixin, AlphaToolParser, BetaToolParser, ToolParser: alpha's class first
+    p = parser(db, "v0.25.0", "kid")
+    assert (p["parent_class"], p["parent_file"]) == ("AlphaToolParser", "vllm/tool_parsers/alpha_tool_parser.py")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import build_tags, line_of, make_repo, rows
+from fixtures.helpers import build_tags, line_of, make_repo, rows
 
 from indexer.extract import parse
 from indexer.extract.sentinels import non_ascii, regex_tokens, token_sequence

@@ -12,7 +12,6 @@ The history imitates vLLM's layouts with hand-written files (no vLLM code):
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import html
 import json
@@ -24,202 +23,35 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import pytest
-from conftest import line_of, make_repo, remount, rows, tmpfs, tpindex
-from conftest import rows as rows_
-from eras import engine_stub, lazy_registry, tool_names
-
-OLD = "vllm/entrypoints/openai/tool_parsers"
-
-CLI_ARGS = '''
-def make_arg_parser(parser):
-    parser.add_argument(
-        "--tool-call-parser",
-        type=str,
-        choices=["alpha"],
-        default=None)
-    return parser
-'''
-SERVING_CHAT = '''
-from vllm.entrypoints.openai.tool_parsers import AlphaToolParser
-
-
-class OpenAIServingChat:
-    def __init__(self, tool_parser):
-        if tool_parser == "alpha":
-            self.tool_parser = AlphaToolParser
-'''
-OLD_INIT = '''
-from .abstract_tool_parser import ToolParser
-from .alpha_tool_parser import AlphaToolParser
-
-__all__ = ["ToolParser", "AlphaToolParser"]
-'''
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls_streaming(self, delta):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    tool_parsers = {}
-
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        cls.tool_parsers[name] = (module_path, class_name)
-'''
-OLD_ALPHA = '''
-from vllm.entrypoints.openai.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class AlphaToolParser(ToolParser):
-    def extract_tool_calls_streaming(self, delta):
-        return delta
-'''
-
-ALPHA = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class AlphaToolParser(ToolParser):
-    supports_required_and_named = False
-
-    def __init__(self):
-        # TODO: stream arguments as they arrive
-        self.prev_tool_call_arr = [{"arguments": {}}]
-
-    def extract_tool_calls_streaming(self, delta):
-        return delta
-'''
-ALPHA_MOVED = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class AlphaToolParser(ToolParser):
-    supports_required_and_named = False
-
-    def __init__(self):
-        # TODO: stream arguments as they arrive
-        self.prev_tool_call_arr = []
-
-    def extract_tool_calls_streaming(self, delta):
-        return delta
-'''
-BETA_STANDALONE = '''
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class BetaToolParser(ToolParser):
-    def extract_tool_calls_streaming(self, delta):
-        return delta
-'''
-BETA_STUB = engine_stub("BetaToolParser", "BetaParserToolAdapter")
-REASONING_INIT = lazy_registry("reasoning", {"beta": ("beta_reasoning_parser", "BetaReasoningParser")}, call=True)
-ABS_REASONING = '''
-class ReasoningParser:
-    pass
-
-
-class ReasoningParserManager:
-    reasoning_parsers = {}
-
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        cls.reasoning_parsers[name] = (module_path, class_name)
-'''
-BETA_REASONING_STANDALONE = '''
-from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
-
-
-class BetaReasoningParser(ReasoningParser):
-    def is_reasoning_end(self, ids):
-        return True
-'''
-BETA_REASONING_STUB = engine_stub("BetaReasoningParser", "BetaParserReasoningAdapter")
-ADAPTERS = '''
-from vllm.parser.beta import BetaParser
-
-
-def make_adapters(parser_cls):
-    return type("R", (), {}), type("T", (), {})
-
-
-(BetaParserReasoningAdapter, BetaParserToolAdapter) = make_adapters(BetaParser)
-'''
-BETA_PARSER = '''
-class BetaParser:
-    def parse(self, text):
-        # HACK: the model sometimes repeats its opening tag
-        return text
-'''
-PARSER_MANAGER = '''
-def tool_parser_for(tool_parser_name):
-    if tool_parser_name == "delta":
-        from vllm.parser.delta import DeltaParser
-
-        return DeltaParser
-    return None
-'''
-DELTA_PARSER = '''
-class DeltaParser:
-    # <b>not bold</b> & "quoted" <script>alert(1)</script>
-    def parse(self, text):
-        return text
-'''
-
-
-# the lazy tool registry, called at import, at v0.29.0, v0.30.0 (gamma gone, delta added) and v0.31.0
-# (alpha's file renamed)
-INIT_29 = lazy_registry("tool", tool_names("alpha", "beta", "gamma"), call=True)
-INIT_30 = lazy_registry("tool", tool_names("alpha", "beta", "delta"), call=True)
-INIT_31 = lazy_registry("tool", {"alpha": ("alpha_parser", "AlphaToolParser"), **tool_names("beta", "delta")}, call=True)
-
-HISTORY = {
-    "v0.6.0": {
-        "vllm/entrypoints/openai/cli_args.py": CLI_ARGS,
-        "vllm/entrypoints/openai/serving_chat.py": SERVING_CHAT,
-        f"{OLD}/__init__.py": OLD_INIT,
-        f"{OLD}/abstract_tool_parser.py": ABSTRACT,
-        f"{OLD}/alpha_tool_parser.py": OLD_ALPHA,
-    },
-    "v0.29.0": {
-        "vllm/entrypoints/openai/cli_args.py": None,
-        "vllm/entrypoints/openai/serving_chat.py": None,
-        f"{OLD}/__init__.py": None,
-        f"{OLD}/abstract_tool_parser.py": None,
-        f"{OLD}/alpha_tool_parser.py": None,
-        "vllm/tool_parsers/__init__.py": INIT_29,
-        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
-        "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
-        "vllm/tool_parsers/beta_tool_parser.py": BETA_STANDALONE,
-        "vllm/reasoning/__init__.py": REASONING_INIT,
-        "vllm/reasoning/abs_reasoning_parsers.py": ABS_REASONING,
-        "vllm/reasoning/beta_reasoning_parser.py": BETA_REASONING_STANDALONE,
-    },
-    "v0.30.0": {
-        "vllm/tool_parsers/__init__.py": INIT_30,
-        "vllm/tool_parsers/beta_tool_parser.py": BETA_STUB,
-        "vllm/reasoning/beta_reasoning_parser.py": BETA_REASONING_STUB,
-        "vllm/parser/__init__.py": "",
-        "vllm/parser/engine/__init__.py": "",
-        "vllm/parser/engine/registered_adapters.py": ADAPTERS,
-        "vllm/parser/beta.py": BETA_PARSER,
-        "vllm/parser/parser_manager.py": PARSER_MANAGER,
-        "vllm/parser/delta.py": DELTA_PARSER,
-    },
-    "v0.31.0": {
-        "vllm/tool_parsers/__init__.py": INIT_31,
-        "vllm/tool_parsers/alpha_tool_parser.py": None,
-        "vllm/tool_parsers/alpha_parser.py": ALPHA_MOVED,
-    },
-}
-VERSIONS = list(HISTORY)
+from fixtures.helpers import line_of, make_repo, remount, rows, tmpfs, tpindex
+from fixtures.helpers import rows as rows_
+from fixtures.serve import (
+    ADAPTERS,
+    ALPHA,
+    ALPHA_MOVED,
+    BETA_HACK_LINE,
+    BETA_PARSER,
+    BETA_PARSER_LINE,
+    BETA_REASONING_STUB,
+    BETA_STUB,
+    DELTA_PARSER,
+    GH,
+    HISTORY,
+    INIT_30,
+    OLD,
+    OLD_ALPHA,
+    PARSER_MANAGER,
+    VERSIONS,
+    Client,
+    build_fixture,
+    canned,
+    serve,
+)
 
 # Lines the tests expect, computed from the texts above.
 ALPHA_CLASS_LINE = line_of(ALPHA, "class AlphaToolParser")
 ALPHA_TODO_LINE = line_of(ALPHA, "# TODO")
 ALPHA_PLANT_LINE = line_of(ALPHA, "prev_tool_call_arr")
-BETA_PARSER_LINE = line_of(BETA_PARSER, "class BetaParser")
-BETA_HACK_LINE = line_of(BETA_PARSER, "# HACK")
 BETA_STUB_LINE = line_of(BETA_STUB, "class BetaToolParser")
 ADAPTER_IMPORT_LINE = line_of(BETA_STUB, "import BetaParserToolAdapter")
 REASONING_ADAPTER_IMPORT_LINE = line_of(BETA_REASONING_STUB, "import BetaParserReasoningAdapter")
@@ -228,75 +60,7 @@ DELTA_CHECK_LINE = line_of(PARSER_MANAGER, 'if tool_parser_name == "delta"')
 DELTA_CLASS_LINE = line_of(DELTA_PARSER, "class DeltaParser")
 
 
-def build_fixture(root: Path, upstream: str | None = None) -> Path:
-    """The repository and its database under root, built by the real pipeline; -> the database path."""
-    from indexer.build.pipeline import build
-    from indexer.core.scope import Scope
-    from indexer.sources.git import GitSource
-
-    repo = make_repo(root / "repo", HISTORY)
-    source = GitSource(repo)
-    db = root / "fixture.db"
-    stats = build(db, source, [source.ref(v) for v in VERSIONS], Scope.named("default"), jobs=1, upstream=upstream)
-    assert stats.warnings == [], stats.warnings
-    return db
-
-
 # -- the served database -----------------------------------------------------------------------------
-
-class Client:
-    """Datasette's test client, driven from synchronous tests on one event loop."""
-
-    def __init__(self, ds):
-        self.ds = ds
-        self.loop = asyncio.new_event_loop()
-        self.run(ds.invoke_startup())
-
-    def run(self, coro):
-        return self.loop.run_until_complete(coro)
-
-    def get(self, path: str):
-        return self.run(self.ds.client.get(path))
-
-    def post(self, path: str, **kw):
-        return self.run(self.ds.client.post(path, **kw))
-
-    def html(self, path: str) -> str:
-        r = self.get(path)
-        assert r.status_code == 200, (path, r.status_code, r.text[:2000])
-        return r.text
-
-    def json(self, path: str):
-        r = self.get(path)
-        assert r.status_code == 200, (path, r.status_code, r.text[:2000])
-        return r.json()
-
-    def close(self):
-        for db in self.ds.databases.values():
-            db.close()
-        self.loop.close()
-
-
-@pytest.fixture(scope="module")
-def fixture_db(tmp_path_factory) -> Path:
-    return build_fixture(tmp_path_factory.mktemp("serve"))
-
-
-def serve(db: Path, **kw) -> Client:
-    from indexer.serve.app import make_datasette
-
-    return Client(make_datasette(db, **kw))
-
-
-@pytest.fixture(scope="module")
-def client(fixture_db):
-    c = serve(fixture_db)
-    yield c
-    c.close()
-
-
-def canned(client: Client, query: str, **params) -> list[dict]:
-    return client.json(f"/tpindex/{query}.json?" + urlencode({**params, "_shape": "array"}))
 
 
 def pick(rows_: list[dict], *cols: str) -> list[tuple]:
@@ -509,7 +273,6 @@ def test_canned_queries_bind_their_parameters(client, fixture_db, value):
 LINK = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>')  # a path may wrap at <wbr>
 UP = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>&nbsp;<a class="tpindex-up" href="([^"]+)"')
 DIFF = re.compile(r'<a class="tpindex-diff" href="([^"]+)"')
-GH = "https://github.com/vllm-project/vllm/blob"
 
 
 def links(page: str) -> list[tuple[str, str]]:
@@ -850,7 +613,7 @@ BAD_UPSTREAMS = ["https://x.example/{nope}", "https://x.example/{", "https://x.e
 
 @pytest.mark.parametrize("upstream", BAD_UPSTREAMS)
 def test_a_bad_upstream_is_refused_by_serve_and_build(fixture_db, tmp_path, upstream):
-    from test_crash import assert_user_error
+    from fixtures.crash import assert_user_error
 
     with socket.socket() as busy:  # were the upstream accepted, serve would stop at the port, not serve
         busy.bind(("127.0.0.1", 0))

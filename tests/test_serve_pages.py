@@ -13,13 +13,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from test_serve import (
-    BETA_PARSER_LINE,
-    GH,
-    VERSIONS,
-    fixture_db,  # noqa: F401  (a fixture)
-    serve,
-)
+from fixtures.serve import BETA_PARSER_LINE, GH, VERSIONS, serve
 
 
 @pytest.fixture(scope="module")

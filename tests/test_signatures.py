@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import build_tags, line_of, make_repo, rows
+from fixtures.helpers import build_tags, line_of, make_repo, rows
 
 BASE = '''
 from typing import Any

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import build_tags, make_repo, rows
-from eras import lazy_registry, tool_names
+from fixtures.eras import lazy_registry, tool_names
+from fixtures.helpers import build_tags, make_repo, rows
 
 from indexer.core.scope import Scope
 from indexer.sources import git_blob_id

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
 import json
 import os
@@ -11,13 +10,13 @@ import random
 import subprocess
 import sys
 import tarfile
-import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import build_tags, make_repo, rows
-from eras import lazy_registry, tool_names
+from fixtures.eras import lazy_registry, tool_names
+from fixtures.helpers import build_tags, make_repo, rows
+from fixtures.pypi import ABSTRACT, ALPHA, cli_build, sdist, tree
 
 from indexer.build.pipeline import build
 from indexer.core.scope import Scope
@@ -32,143 +31,6 @@ from indexer.sources.pypi import (
     sdist_version,
 )
 
-INIT = lazy_registry("tool", {"alpha": ("alpha_tool_parser", "AlphaToolParser"),
-                              "alpha_alias": ("alpha_tool_parser", "AlphaToolParser")}, inline=True).encode()
-
-ABSTRACT = b'''\
-class ToolParser:
-    def extract_tool_calls_streaming(self, delta):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    tool_parsers = {}
-'''
-
-ALPHA = b'''\
-from vllm.tool_parsers.abstract_tool_parser import ToolParser
-
-
-class AlphaToolParser(ToolParser):
-    supports_required_and_named = False
-
-    def extract_tool_calls_streaming(self, delta):
-        # TODO: handle partial JSON
-        return delta
-'''
-
-
-def tree(version: str) -> dict[str, bytes]:
-    """A small source tree imitating vLLM's layout (written here, not copied)."""
-    files = {
-        "vllm/__init__.py": b"",
-        "vllm/tool_parsers/__init__.py": INIT,
-        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
-        "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
-        "vllm/other/unrelated.py": b"X = 1\n",
-        "examples/tool_chat_template_alpha.jinja": b"{{ messages }}\n",
-        "tests/tool_parsers/test_alpha.py": b"def test_alpha():\n    pass\n",
-        "README.md": f"release {version}\n".encode(),
-    }
-    if version >= "0.32":
-        files["vllm/tool_parsers/alpha_tool_parser.py"] = ALPHA.replace(b"# TODO", b"# FIXME")
-    return files
-
-
-def sdist(version: str, files: dict[str, bytes]) -> bytes:
-    """A source archive laid out like setuptools writes one: vllm-X.Y.Z/..., PKG-INFO, vllm.egg-info/."""
-    top = f"vllm-{version}"
-    members = dict(files)
-    members["PKG-INFO"] = f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n".encode()
-    members["vllm.egg-info/SOURCES.txt"] = "\n".join(files).encode()
-    members["vllm/_version.py"] = f"__version__ = version = '{version}'\n".encode()
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        dirs = sorted({str(Path(p).parent) for p in members} - {"."})
-        for d in [""] + dirs:
-            info = tarfile.TarInfo(f"{top}/{d}".rstrip("/"))
-            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 1
-            tar.addfile(info)
-        for path, data in members.items():
-            info = tarfile.TarInfo(f"{top}/{path}")
-            info.size, info.mtime = len(data), 1
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-class FakeIndex:
-    """A PEP 691 simple index for vllm with a /files/ directory; records every request path."""
-
-    def __init__(self):
-        self.entries: list[dict] = []
-        self.blobs: dict[str, bytes] = {}
-        self.requests: list[str] = []
-        self.html_only = False
-        self.url = ""
-
-    def add(self, version: str, files: dict[str, bytes] | None = None, yanked=False, sha256: str | None = None):
-        data = sdist(version, files if files is not None else tree(version))
-        name = f"vllm-{version}.tar.gz"
-        self.blobs[name] = data
-        self.entries.append({"filename": name, "url": f"../../files/{name}", "yanked": yanked,
-                             "hashes": {"sha256": sha256 or hashlib.sha256(data).hexdigest()}})
-        wheel = f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl"
-        self.entries.append({"filename": wheel, "url": f"../../files/{wheel}", "yanked": yanked,
-                             "hashes": {"sha256": "0" * 64}})
-        return data
-
-    def downloads(self) -> list[str]:
-        return [p for p in self.requests if p.startswith("/files/")]
-
-    def handler(self):
-        index = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                index.requests.append(self.path)
-                if self.path == "/simple/vllm/":
-                    if "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "") \
-                            and not index.html_only:
-                        body = json.dumps({"meta": {"api-version": "1.0"}, "name": "vllm",
-                                           "files": index.entries}).encode()
-                        ctype = "application/vnd.pypi.simple.v1+json"
-                    else:
-                        links = "".join(
-                            f'<a href="{e["url"]}#sha256={e["hashes"]["sha256"]}"'
-                            f'{" data-yanked" if e["yanked"] else ""}>{e["filename"]}</a><br>'
-                            for e in index.entries)
-                        body = f"<html><body>{links}</body></html>".encode()
-                        ctype = "text/html"
-                    return self._send(200, body, ctype)
-                name = self.path.removeprefix("/files/")
-                if self.path.startswith("/files/") and name in index.blobs:
-                    return self._send(200, index.blobs[name], "application/octet-stream")
-                self._send(404, b"not found", "text/plain")
-
-            def _send(self, code, body, ctype):
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        return Handler
-
-
-@pytest.fixture
-def index():
-    fake = FakeIndex()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}/simple"
-    yield fake
-    server.shutdown()
-    server.server_close()
-
 
 @pytest.fixture
 def released(index):
@@ -181,13 +43,6 @@ def released(index):
 
 def source(index, cache: Path) -> PypiSource:
     return PypiSource(cache_dir=cache, progress=None, index_url=index.url)
-
-
-def cli_build(monkeypatch, index, *args):
-    from indexer.cli.main import main
-
-    monkeypatch.setenv("PIP_INDEX_URL", index.url)
-    return CliRunner().invoke(main, ["build", "--from-pypi", "-q", "-j", "1", *map(str, args)])
 
 
 # -- listing -----------------------------------------------------------------------------------------------
@@ -554,7 +409,7 @@ def test_a_damaged_archive_on_the_index_is_refused_or_indexed_whole(monkeypatch,
     """The index serves a damaged archive with a matching hash (damaged before it was hashed): every
     build either refuses it (exit 2, the file named, a hint, nothing of it written) or writes exactly
     the rows of the intact archive."""
-    from test_crash import assert_same, dump
+    from fixtures.crash import assert_same, dump
 
     files = {**tree("0.30.0"), "vllm/zz_large.py": b"X = 1\n" * 300_000}
     data = index.add("0.30.0", files)
@@ -673,7 +528,7 @@ def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(monk
     index.add("0.30.0", files)
     whole, db = tmp_path / "whole.db", tmp_path / "cut.db"
     assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", whole, "--cache-dir", tmp_path / "c").exit_code == 0
-    from conftest import tpindex
+    from fixtures.helpers import tpindex
 
     tpindex("check", "--db", whole)
     read = pypi.read_members

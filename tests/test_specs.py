@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import commit, make_repo, rows, tpindex
+from fixtures.helpers import commit, make_repo, rows, tpindex
 
 from indexer.core.specs import SpecError, parse_version, select, sort_key
 
@@ -131,7 +131,7 @@ def test_git_prerelease_by_name_and_with_pre(repo, db):
 
 
 def test_git_branch_and_commit_labelled_by_the_ref(repo, db):
-    from conftest import git
+    from fixtures.helpers import git
 
     head = git(repo, "rev-parse", "HEAD")
     v9 = git(repo, "rev-parse", "v0.9.0^{commit}")
@@ -152,7 +152,7 @@ def test_git_unknown_tag_is_a_user_error(repo, db):
 
 
 def test_git_tags_not_on_commits_are_not_versions(repo, db):
-    from conftest import git
+    from fixtures.helpers import git
 
     tree = git(repo, "rev-parse", "HEAD^{tree}")
     git(repo, "tag", "v0.99.0", tree)  # a tag of a tree, not of a commit

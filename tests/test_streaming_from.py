@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
-from test_sentinel_overrides import R1_FILE, R1_STREAMING, TREE, card
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
+from fixtures.sentinels import R1_FILE, R1_STREAMING, TREE, card
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_the_base_name_itself_and_a_framework_streaming_method(over_db):
 def test_the_browsers_parser_page_says_it_too(over_db):
     import html
 
-    from test_serve import serve
+    from fixtures.serve import serve
 
     client = serve(over_db)
     try:

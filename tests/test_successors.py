@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, make_repo, tpindex
-from eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import build_tags, make_repo, tpindex
 
 TP = "vllm/tool_parsers"
 
@@ -148,7 +148,7 @@ def test_diff_and_which_json_follow_their_schemas(db):
 
 
 def test_the_browser_shows_renames_and_successors(db):
-    from test_serve import serve
+    from fixtures.serve import serve
 
     client = serve(db)
     try:

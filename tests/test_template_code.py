@@ -12,8 +12,8 @@ import json
 import sqlite3
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
-from eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
 TEMPLATE = "examples/tool_chat_template_zeta.jinja"
 TEST = "tests/tool_parsers/test_zeta_tool_parser.py"

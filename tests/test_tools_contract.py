@@ -15,8 +15,7 @@ from pathlib import Path
 import anyio
 import jsonschema
 import pytest
-from conftest import rows, tpindex
-from test_resolve import unified_db  # noqa: F401 (a fixture)
+from fixtures.helpers import rows, tpindex
 
 TPINDEX = str(Path(sys.executable).parent / "tpindex")
 
@@ -256,7 +255,7 @@ def test_mcp_over_streamable_http_from_serve(db, served):
                 assert refused.is_error, sql
 
     anyio.run(main)
-    from conftest import rows
+    from fixtures.helpers import rows
 
     assert rows(db, "select count(*) from versions") == [(3,)]
 

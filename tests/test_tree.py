@@ -5,8 +5,8 @@ every text file; on the fixture repository of test_where."""
 from __future__ import annotations
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
-from test_where import HISTORY, TP, parser, registry, repo, tree_db  # noqa: F401 (fixtures)
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
+from fixtures.where import HISTORY, TP, parser, registry
 
 from indexer.core.scope import Scope
 
@@ -109,7 +109,7 @@ def test_identifiers_are_indexed_case_sensitively():
     assert encode_word("ToolParser") == '"$tool$parser"'
 
 
-def test_parsed_blobs_derive_their_definitions_without_a_second_parse(repo, tmp_path, monkeypatch):  # noqa: F811
+def test_parsed_blobs_derive_their_definitions_without_a_second_parse(where_repo, tmp_path, monkeypatch):  # noqa: F811
     import indexer.build.tree
 
     seen = []
@@ -121,7 +121,7 @@ def test_parsed_blobs_derive_their_definitions_without_a_second_parse(repo, tmp_
 
     monkeypatch.setattr(indexer.build.tree, "light", spy)
     db = tmp_path / "t.db"
-    build_tags(repo, db, "v0.30.0", scope=Scope.named("default", tree=True), jobs=1)
+    build_tags(where_repo, db, "v0.30.0", scope=Scope.named("default", tree=True), jobs=1)
     parsed_light = {d for d, defs in seen if defs}
     scope_blobs = [d.encode() if isinstance(d, str) else d for p, d in HISTORY["v0.30.0"].items()
                    if p.startswith(TP)]
@@ -147,15 +147,15 @@ def test_a_blob_met_first_outside_the_scope_gets_full_facts_in_it(tmp_path):
         ("v0.31.0", f"{TP}/delta_tool_parser.py")]
 
 
-def test_the_tier_changes_no_parser_fact_and_toggles_by_reindexing(repo, tree_db, tmp_path):  # noqa: F811
+def test_the_tier_changes_no_parser_fact_and_toggles_by_reindexing(where_repo, tree_db, tmp_path):  # noqa: F811
     db = tmp_path / "plain.db"
-    build_tags(repo, db, "v0.30.0..v0.33.0", jobs=2)
+    build_tags(where_repo, db, "v0.30.0..v0.33.0", jobs=2)
     cols = "version, kind, name, impl, reg_file, real_file, real_class, alias_of"
     assert rows(db, f"select {cols} from parser_map_v order by 1, 2, 3") == \
         rows(tree_db, f"select {cols} from parser_map_v order by 1, 2, 3")
     assert rows(db, "select count(*) from tree_files") == [(0,)]
     assert rows(db, "select distinct scope from versions") == [("default",)]
-    out = tpindex("build", "--repo", repo, "--tags", "v0.32.0..v0.33.0", "--tree", "--db", db).output
+    out = tpindex("build", "--repo", where_repo, "--tags", "v0.32.0..v0.33.0", "--tree", "--db", db).output
     assert "2 of them re-indexed" in out
     assert rows(db, "select label, scope from versions order by ord") == [
         ("v0.30.0", "default"), ("v0.31.0", "default"), ("v0.32.0", "default+tree"), ("v0.33.0", "default+tree")]

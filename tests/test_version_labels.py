@@ -11,8 +11,8 @@ import json
 import shlex
 
 import pytest
-from conftest import build_tags, make_repo, rows, tpindex
-from eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
 TP = "vllm/tool_parsers"
 
@@ -141,7 +141,7 @@ def test_the_resolver_itself():
 
 @pytest.fixture(scope="module")
 def client(db):
-    from test_serve import serve
+    from fixtures.serve import serve
 
     c = serve(db)
     yield c
@@ -162,7 +162,7 @@ def test_the_browser_pages_resolve_short_labels(client):
 
 
 def test_canned_questions_resolve_short_labels(client):
-    from test_serve import canned
+    from fixtures.serve import canned
 
     got = canned(client, "which", name="alpha", version="v0.31")
     assert got and {r["version"] for r in got} == {"v0.31.0"}

@@ -8,170 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import build_tags, line_of, make_repo, tpindex
-from eras import PLAIN_ABSTRACT, lazy_registry
-
-TP = "vllm/tool_parsers"
-
-
-def registry(names: dict[str, tuple[str, str]]) -> str:
-    return lazy_registry("tool", names, inline=True, imports="ToolParserManager")
-
-
-def parser(cls: str, extra: str = "") -> str:
-    return (f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
-            f"class {cls}(ToolParser):\n"
-            f"    def extract_tool_calls(self, text):\n"
-            f"        return text\n{extra}")
-
-
-CLI_ARGS = '''
-import argparse
-
-
-class FrontendArgs:
-    host: str = "127.0.0.1"
-
-
-def make_arg_parser(parser):
-    parser.add_argument("--tool-call-parser")
-    return parser
-
-
-def validate_args(args):
-    return args
-'''
-
-CLI_ARGS_33 = '''
-import argparse
-
-MAX_PORT = 65535
-
-
-class FrontendArgs:
-    host: str = "127.0.0.1"
-    port: int = 8000
-
-
-def make_arg_parser(parser):
-    parser.add_argument("--tool-call-parser")
-    parser.add_argument("--reasoning-parser")
-    return parser
-
-
-def validate_args(args):
-    return args
-'''
-
-API_UTILS = '''
-import os
-
-
-def setup_env():
-    os.environ.setdefault("X", "1")
-
-
-def log_args(args):
-    print(args)
-'''
-
-API_UTILS_32 = '''
-def log_args(args):
-    print(args)
-'''
-
-STARTUP = '''
-import os
-
-
-def setup_env():
-    os.environ.setdefault("X", "1")
-'''
-
-SERVING = '''
-class ChatServing:
-    def stream(self, parser, chunks):
-        for chunk in chunks:
-            yield parser.parse_delta(chunk)
-'''
-
-SERVING_33 = '''
-from vllm.entrypoints.chat.stream import StreamProcessor
-
-
-class ChatServing:
-    def stream(self, parser, chunks):
-        return StreamProcessor(parser).run(chunks)
-'''
-
-STREAM = '''
-class StreamProcessor:
-    def __init__(self, parser):
-        self.parser = parser
-
-    def run(self, chunks):
-        for chunk in chunks:
-            yield self.parser.parse_delta(chunk)
-'''
-
-# a module defining `handle` in 45 classes (a name defined in many places)
-HANDLERS = "".join(f"class Handler{i}:\n    def handle(self):\n        return {i}\n\n\n" for i in range(45))
-
-GUIDE = "# Tool calling\n\nUse `--tool-call-parser alpha`. The registry is `_TOOL_PARSERS_TO_REGISTER`; see OperatorNotes.\n"
-
-NAMES_30 = {"alpha": ("alpha_tool_parser", "AlphaToolParser"), "alpha_too": ("alpha_tool_parser", "AlphaToolParser"),
-            "beta": ("beta_tool_parser", "BetaToolParser")}
-NAMES_31 = {**NAMES_30, "gamma": ("gamma_tool_parser", "GammaToolParser")}
-NAMES_33 = {k: v for k, v in NAMES_31.items() if k != "beta"}
-
-HISTORY = {
-    "v0.30.0": {
-        f"{TP}/__init__.py": registry(NAMES_30),
-        f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
-        f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser"),
-        f"{TP}/beta_tool_parser.py": parser("BetaToolParser"),
-        "vllm/entrypoints/launchers/cli_args.py": CLI_ARGS,
-        "vllm/entrypoints/serve/api_utils.py": API_UTILS,
-        "vllm/entrypoints/chat/serving.py": SERVING,
-        "vllm/handlers.py": HANDLERS,
-        "docs/guide.md": GUIDE,
-        "AGENTS.md": "Read docs/guide.md first.\n",
-        "examples/tool_chat_template_alpha.jinja": "{{ messages }}\n",
-        "tests/tool_parsers/test_alpha_tool_parser.py": "def test_alpha():\n    assert True\n",
-    },
-    "v0.31.0": {
-        f"{TP}/__init__.py": registry(NAMES_31),
-        f"{TP}/gamma_tool_parser.py": parser("GammaToolParser"),
-    },
-    "v0.32.0": {
-        "vllm/entrypoints/serve/api_utils.py": API_UTILS_32,
-        "vllm/entrypoints/common/startup.py": STARTUP,
-        "docs/guide.md": None,
-        "docs/features/guide.md": GUIDE,
-    },
-    "v0.33.0": {
-        f"{TP}/__init__.py": registry(NAMES_33),
-        f"{TP}/beta_tool_parser.py": None,
-        "vllm/entrypoints/launchers/cli_args.py": None,
-        "vllm/entrypoints/common/cli_args.py": CLI_ARGS_33,
-        "vllm/entrypoints/chat/serving.py": SERVING_33,
-        "vllm/entrypoints/chat/stream.py": STREAM,
-    },
-}
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    return make_repo(tmp_path_factory.mktemp("where") / "repo", HISTORY)
-
-
-@pytest.fixture(scope="module")
-def tree_db(repo, tmp_path_factory):
-    from indexer.core.scope import Scope
-
-    db = tmp_path_factory.mktemp("where-db") / "tree.db"
-    build_tags(repo, db, "v0.30.0..v0.33.0", scope=Scope.named("default", tree=True), jobs=2)
-    return db
+from fixtures.helpers import build_tags, line_of, tpindex
+from fixtures.where import CLI_ARGS, CLI_ARGS_33, TP
 
 
 def where(db, *args, ok=True):
@@ -273,9 +111,9 @@ def test_json_has_the_ranges(tree_db):
         ("v0.32.0", "v0.33.0", ["vllm/entrypoints/common/startup.py"])]
 
 
-def test_where_needs_the_tree(repo, tmp_path):
+def test_where_needs_the_tree(where_repo, tmp_path):
     db = tmp_path / "plain.db"
-    build_tags(repo, db, "v0.33.0")
+    build_tags(where_repo, db, "v0.33.0")
     r = where(db, "make_arg_parser", ok=False)
     assert r.exit_code == 2 and "--tree" in r.output and "Traceback" not in r.output
     r = where(db, "x", "--at", "v0.33.0", "--all", ok=False)
@@ -302,7 +140,7 @@ def test_where_json_follows_its_schema(tree_db, args):
     (("vllm/entrypoints/chat/serving.py", "--all"), "where_serving_all.txt"),
 ])
 def test_where_is_golden(tree_db, args, name):
-    from test_answers import golden
+    from fixtures.golden import golden
 
     golden(name, where(tree_db, *args).output)
 

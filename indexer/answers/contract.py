@@ -183,7 +183,7 @@ def _contract_class(facts: _Facts, c: Cls, role: str, kinds: list[str], derived:
         elif r["kind"] == "attribute" and not r["name"].startswith("_"):
             attrs.append(Attribute(name=r["name"], annotation=r["annotation"], value=r["value"], file=c.path,
                                    line=r["line"]))
-    written = [w for w, _ in facts.v.module(c.module)["bases"].get(c.name, [])]
+    written = [w for w, _ in facts.v.module(c.module).bases.get(c.name, [])]
     return ContractClass(name=c.name, module=c.module, file=c.path, line=c.line, role=role, kinds=kinds,
                          derived=derived, bases=written, methods=sigs, attributes=attrs)
 
@@ -210,7 +210,7 @@ class _Providers:
                 continue
             if is_class:
                 found = find_symbol(self.v, *split(f"{src}.{real}", self.v), [])
-                ok = found[0] == "class" and (found[1], found[2]) == (module, name)
+                ok = found.is_class and found.key == (module, name)
             else:
                 ok = src == module and real == name
             if ok:
@@ -270,8 +270,8 @@ def _type_target(facts: _Facts, module: str, head: str, name: str) -> tuple[str,
         dotted = imported[0] + name[len(head):]
         return (dotted, imported[1]) if dotted.startswith("vllm.") else None
     mod = facts.v.module(module)
-    if mod is not None and head in mod["classes"]:
-        return f"{module}.{head}", mod["classes"][head]["line"]
+    if mod is not None and head in mod.classes:
+        return f"{module}.{head}", mod.classes[head]["line"]
     return None
 
 

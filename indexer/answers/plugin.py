@@ -180,8 +180,8 @@ class At:
 
     def _in_parsed(self, module: str, unit: int, name: str) -> tuple[str, int | None, str | None]:
         m = self.v.module(module)
-        if name in m["classes"]:
-            return "defined", m["classes"][name]["line"], "class"
+        if name in m.classes:
+            return "defined", m.classes[name]["line"], "class"
         for kind, qual, line, _ in self._definitions(unit):
             if qual == name:
                 return "defined", line, kind

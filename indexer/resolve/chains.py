@@ -15,7 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.kinds import HopKind, ImplKind
-from .classgraph import ADAPTER_SUFFIXES, MAX_HOPS, Cls, Hop, Version, class_at, find_symbol, mro, split
+from .classgraph import (
+    ADAPTER_SUFFIXES,
+    Cls,
+    Hop,
+    Version,
+    base_links,
+    class_at,
+    find_symbol,
+    mro,
+    path_to,
+    split,
+)
 from .logic import (
     Logic,
     Reach,
@@ -47,55 +58,53 @@ class Resolution:
 def resolve_class(v: Version, module: str, cls: str) -> Resolution:
     res = Resolution()
     found = find_symbol(v, module, cls, res.hops)
-    if found[0] == "binding" and found[2].endswith(ADAPTER_SUFFIXES):
+    if found.is_binding and found.name.endswith(ADAPTER_SUFFIXES):
         res.reexport = bool(res.hops)
-        res.reg_key = (found[1], found[2])
-        return _adapter(v, res, found[1], found[2])
-    if found[0] != "class":
-        res.impl, res.reason = ImplKind.UNRESOLVED, found[1] if found[0] is None else f"{cls} in {module} is not a class"
+        res.reg_key = found.key
+        return _adapter(v, res, found.module, found.name)
+    if not found.is_class:
+        res.impl, res.reason = ImplKind.UNRESOLVED, found.reason if found.kind is None else f"{cls} in {module} is not a class"
         return res
-    _, mod, name = found
     res.reexport = bool(res.hops)
-    res.reg_key = (mod, name)
-    m = v.module(mod)
-    here = Hop(HopKind.CLASS, name, mod, m["path"], m["classes"][name]["line"])
+    res.reg_key = found.key
+    reg = class_at(v, found.module, found.name)
+    here = Hop(HopKind.CLASS, reg.name, reg.module, reg.path, reg.line)
     res.hops.append(here)
-    # walk the bases breadth-first for an adapter or a class-based dispatch; keep only the path to it
-    queue, seen = [(mod, name, [])], set()
-    while queue and len(seen) < MAX_HOPS * 4:
-        cmod, cname, path = queue.pop(0)
-        if (cmod, cname) in seen:
+    # the first class of the resolution order (as Python reads `_parser_engine_cls`) declaring an engine
+    # class or a class-based dispatch, or subclassing an adapter; the hops keep the bases up to it
+    for k in mro(v, reg):
+        if k.binding:
             continue
-        seen.add((cmod, cname))
-        cm = v.module(cmod)
-        if cname in cm["engines"]:
-            engine, line = cm["engines"][cname]
-            res.hops.extend(path)
-            res.adapter = cname
-            res.hops.append(Hop(HopKind.ENGINE_ATTRIBUTE, cname, cmod, cm["path"], line))
-            full = engine if engine.startswith("vllm.") else _written_in(v, cmod, engine)
-            return _to_real(v, res, full, ImplKind.UNIFIED, engine, cmod)
-        if cname in cm["dispatch"]:
-            real_written, line = cm["dispatch"][cname]
-            res.hops.extend(path)
-            res.hops.append(Hop(HopKind.UNIFIED_PARSER_CLS, cname, cmod, cm["path"], line))
-            return _to_real(v, res, _written_in(v, cmod, real_written), ImplKind.UNIFIED, real_written, cmod)
-        for written, resolved in cm["bases"].get(cname, []):
-            resolved = resolved or v.resolve_in(cmod, written.split("[")[0])
-            if not resolved:
+        km = v.module(k.module)
+        if k.name in km.engines:
+            engine, line = km.engines[k.name]
+            res.hops.extend(_base_hops(v, reg, k))
+            res.adapter = k.name
+            res.hops.append(Hop(HopKind.ENGINE_ATTRIBUTE, k.name, k.module, k.path, line))
+            full = engine if engine.startswith("vllm.") else _written_in(v, k.module, engine)
+            return _to_real(v, res, full, ImplKind.UNIFIED, engine, k.module)
+        if k.name in km.dispatch:
+            real_written, line = km.dispatch[k.name]
+            res.hops.extend(_base_hops(v, reg, k))
+            res.hops.append(Hop(HopKind.UNIFIED_PARSER_CLS, k.name, k.module, k.path, line))
+            return _to_real(v, res, _written_in(v, k.module, real_written), ImplKind.UNIFIED, real_written, k.module)
+        for b in base_links(v, k):
+            if b.target is None:
                 continue
-            bmod, bname = split(resolved, v)
-            sub_hops: list[Hop] = []
-            found = None if bname.endswith(ADAPTER_SUFFIXES) else find_symbol(v, bmod, bname, sub_hops)
-            if found is None or (found[0] == "binding" and found[2].endswith(ADAPTER_SUFFIXES)):
-                res.hops.extend(path)  # a base named like an adapter, or bound to one: follow its make_adapters()
-                return _adapter(v, res, bmod, bname)
-            if found[0] == "class":
-                bm = v.module(found[1])
-                hop = Hop(HopKind.BASE, found[2], found[1], bm["path"], bm["classes"][found[2]]["line"])
-                queue.append((found[1], found[2], path + sub_hops + [hop]))
+            if b.target[1].endswith(ADAPTER_SUFFIXES) or (b.symbol.is_binding and b.symbol.name.endswith(ADAPTER_SUFFIXES)):
+                res.hops.extend(_base_hops(v, reg, k))  # a base named like an adapter, or bound to one
+                return _adapter(v, res, *b.target)  # follow its make_adapters()
     res.real = here
     return res
+
+
+def _base_hops(v: Version, c: Cls, ancestor: Cls) -> list[Hop]:
+    """The hops from a class up to an ancestor of its resolution order: each base's re-exports, then it."""
+    out: list[Hop] = []
+    for b in path_to(v, c, ancestor):
+        out.extend(b.hops)
+        out.append(Hop(HopKind.BASE, b.cls.name, b.cls.module, b.cls.path, b.cls.line))
+    return out
 
 
 def _adapter(v: Version, res: Resolution, bmod: str, bname: str) -> Resolution:
@@ -103,15 +112,15 @@ def _adapter(v: Version, res: Resolution, bmod: str, bname: str) -> Resolution:
     hops: list[Hop] = []
     found = find_symbol(v, bmod, bname, hops)
     res.hops.extend(hops)
-    if found[0] != "binding":
+    if not found.is_binding:
         res.impl = ImplKind.UNRESOLVED
-        res.reason = (found[1] if found[0] is None else
-                      f"adapter {bname} in {found[1]} is a class, not made by make_adapters()")
+        res.reason = (found.reason if found.kind is None else
+                      f"adapter {bname} in {found.module} is a class, not made by make_adapters()")
         return res
-    _, amod, aname = found
+    amod, aname = found.key
     am = v.module(amod)
-    parser, line = am["bindings"][aname]
-    res.hops.append(Hop(HopKind.ADAPTER, aname, amod, am["path"], line))
+    parser, line = am.bindings[aname]
+    res.hops.append(Hop(HopKind.ADAPTER, aname, amod, am.path, line))
     if not parser:
         res.impl, res.reason = ImplKind.UNRESOLVED, f"make_adapters() argument in {amod} is not an imported or local class"
         return res
@@ -131,11 +140,11 @@ def _to_real(v: Version, res: Resolution, full: str | None, impl: ImplKind, writ
     hops: list[Hop] = []
     found = find_symbol(v, rmod, rname, hops)
     res.hops.extend(hops)
-    if found[0] != "class":
-        res.impl, res.reason = ImplKind.UNRESOLVED, found[1] if found[0] is None else f"{rname} is not a class"
+    if not found.is_class:
+        res.impl, res.reason = ImplKind.UNRESOLVED, found.reason if found.kind is None else f"{rname} is not a class"
         return res
-    rm = v.module(found[1])
-    res.real = Hop(HopKind.REAL, found[2], found[1], rm["path"], rm["classes"][found[2]]["line"])
+    real = class_at(v, *found.key)
+    res.real = Hop(HopKind.REAL, real.name, real.module, real.path, real.line)
     res.hops.append(res.real)
     res.impl = impl
     return res
@@ -210,7 +219,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     for n in names:
         res, logic = n.res, n.logic
         reg_mod = v.module(n.module) if n.module else None
-        reg_file = reg_mod["path"] if reg_mod else None
+        reg_file = reg_mod.path if reg_mod else None
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         real, wrapper = logic.real, logic.roles.get("wrapper")
         files, sig = code_files(v, logic, own_keys, n.kind, parsers, reach)
@@ -219,7 +228,7 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,
             "impl": res.impl, "real_class": real.name if real else None, "real_module": real.module if real else None,
             "real_file": real.path if real else None, "real_line": real.line if real else None,
-            "adapter": res.adapter, "stub": int(reg_mod["n_methods"] == 0) if reg_mod else None,
+            "adapter": res.adapter, "stub": int(reg_mod.n_methods == 0) if reg_mod else None,
             "reexport": int(res.reexport), "reason": res.reason, "streaming": logic.streaming,
             "streaming_class": logic.streaming_cls.name if logic.streaming_cls else None,
             "streaming_file": logic.streaming_cls.path if logic.streaming_cls else None,
@@ -405,24 +414,8 @@ def _aliases_and_parents(v: Version, rows: list[dict]) -> None:
 
 
 def _parent_parser(v: Version, module: str, cls: str, parsers: set) -> tuple[str, str] | None:
-    """The nearest ancestor of a class that is itself some name's parser class in this version."""
-    queue, seen = [(module, cls)], set()
-    while queue:
-        mod, name = queue.pop(0)
-        if (mod, name) in seen or len(seen) > MAX_HOPS:
-            continue
-        seen.add((mod, name))
-        m = v.module(mod)
-        if m is None:
-            continue
-        for written, resolved in m["bases"].get(name, []):
-            resolved = resolved or v.resolve_in(mod, written.split("[")[0])
-            if not resolved:
-                continue
-            found = find_symbol(v, *split(resolved, v), [])
-            if found[0] != "class":
-                continue
-            if (found[1], found[2]) in parsers:
-                return found[2], v.module(found[1])["path"]
-            queue.append((found[1], found[2]))
-    return None
+    """The first ancestor of a class in its resolution order that is itself some name's parser class in
+    this version."""
+    c = class_at(v, module, cls)
+    found = next((k for k in mro(v, c)[1:] if not k.binding and k.key in parsers), None) if c else None
+    return (found.name, found.path) if found else None

@@ -6,6 +6,7 @@ it), from which the method or attribute a class really uses is read."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ..core.kinds import HopKind
 
@@ -23,6 +24,65 @@ class Hop:
     line: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Module:
+    """The facts of one unit (a Python file's blob) that resolution reads, by name. Made once a unit and
+    shared by every version holding it (Version.cache), so never changed after it is made."""
+
+    path: str
+    unit: int
+    classes: dict[str, dict]  # qualname -> line, end_line, no_methods, decorators
+    bases: dict[str, list[tuple[str, str | None]]]  # class -> its bases in order: (as written, resolved)
+    imports: dict[str, tuple[str, str, int]]  # bound name -> (module, name, line) of a module-level import
+    aliases: dict[str, tuple[str | None, str, int]]  # name -> (resolved, written, line) of `X = Y`
+    bindings: dict[str, tuple[str | None, int]]  # adapter -> (parser class, line) of a make_adapters() assignment
+    dispatch: dict[str, tuple[str, int]]  # class -> (the class its unified_parser_cls() returns, line)
+    engines: dict[str, tuple[str, int]]  # class -> (the class its _parser_engine_cls names, line)
+    n_methods: int  # how many methods the file defines
+    methods: dict[str, dict[str, dict]]  # class -> method -> line, end_line, body, calls_super, delegates
+    attrs: dict[str, dict[str, dict]]  # class -> attribute -> value, value_kind, resolved, line
+    sets: dict[tuple[str, str], list[dict]]  # (via, owner) -> what runs at class creation (class_sets rows)
+    envs: dict[str, dict]  # environment flag -> how, value, line of its default
+    held: dict[str, set[str]]  # class -> the attributes / properties of its own holding a sentinel
+    uses: dict[tuple[str, str], tuple]  # (what, qualname) -> (line, end_line, digest, names)
+
+
+class SymbolKind(StrEnum):
+    """What a name is defined as, once re-exports and aliases are followed (Symbol.kind)."""
+
+    CLASS = "class"
+    """A class statement."""
+    BINDING = "binding"
+    """A module-level assignment from make_adapters(P): an adapter class made at import time."""
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """Where a name is defined, through re-exports and aliases (find_symbol): `name` in `module` as a
+    class or a make_adapters() binding, or not found (`kind` None) with the `reason`."""
+
+    kind: SymbolKind | None
+    module: str | None = None
+    name: str | None = None
+    reason: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.module, self.name
+
+    @property
+    def is_class(self) -> bool:
+        return self.kind is SymbolKind.CLASS
+
+    @property
+    def is_binding(self) -> bool:
+        return self.kind is SymbolKind.BINDING
+
+    @classmethod
+    def missing(cls, reason: str) -> Symbol:
+        return cls(None, reason=reason)
+
+
 class Version:
     """Lazy, cached views of one version's facts, by module."""
 
@@ -33,12 +93,12 @@ class Version:
                             " where f.version_id = ? and f.path like '%.py'", [version_id]).fetchall()
         self.files = {m: (p, u) for m, p, u, _ in rows}
         self.blobs = {p: b for _, p, _, b in rows}  # path -> blob id
-        self._mods: dict[str, dict] = {}
-        self.bases_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its direct bases (bases() below)
+        self._mods: dict[str, Module] = {}
+        self.bases_memo: dict[tuple[str, str], list[Base]] = {}  # class key -> its direct bases (base_links())
         self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
         self.creations: dict[frozenset, object] = {}  # flags set -> indexer/creation.py's evaluation with them
 
-    def module(self, module: str) -> dict | None:
+    def module(self, module: str) -> Module | None:
         if module not in self.files:
             return None
         if module not in self._mods:
@@ -48,7 +108,7 @@ class Version:
             self._mods[module] = self.cache[unit]
         return self._mods[module]
 
-    def _load(self, path: str, unit: int) -> dict:
+    def _load(self, path: str, unit: int) -> Module:
         """The facts of one unit that resolution reads, by name."""
         c = self.conn
         classes = {q: {"line": ln, "end_line": end, "no_methods": nm, "decorators": deco}
@@ -108,10 +168,9 @@ class Version:
         for what, q, ln, end, digest, names in c.execute(
                 "select what, qualname, line, end_line, digest, names from uses where unit_id = ?", [unit]):
             uses.setdefault((what, q), (ln, end, digest, names.split() if names else ()))
-        return {"path": path, "unit": unit, "classes": classes, "bases": bases, "imports": imports,
-                "aliases": aliases, "bindings": bindings, "dispatch": dispatch, "engines": engines,
-                "n_methods": n_methods, "methods": methods, "attrs": attrs, "sets": sets, "envs": envs,
-                "held": held, "uses": uses}
+        return Module(path=path, unit=unit, classes=classes, bases=bases, imports=imports, aliases=aliases,
+                      bindings=bindings, dispatch=dispatch, engines=engines, n_methods=n_methods, methods=methods,
+                      attrs=attrs, sets=sets, envs=envs, held=held, uses=uses)
 
     def resolve_in(self, module: str, dotted: str) -> str | None:
         """What a name written in a module means (through its imports, else a class of its own)."""
@@ -119,10 +178,10 @@ class Version:
         if m is None:
             return None
         head, _, rest = dotted.partition(".")
-        if head in m["imports"]:
-            mod, name, _ = m["imports"][head]
+        if head in m.imports:
+            mod, name, _ = m.imports[head]
             return f"{mod}.{name}" + ("." + rest if rest else "")
-        if head in m["classes"]:
+        if head in m.classes:
             return f"{module}.{dotted}"
         return None
 
@@ -137,33 +196,34 @@ def split(dotted: str, v: Version) -> tuple[str, str]:
     return dotted.rpartition(".")[0], dotted.rpartition(".")[2]
 
 
-def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int = 0):
-    """Follow re-exports to where `name` is defined: ("class"|"binding", module, name) or (None, reason)."""
+def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int = 0) -> Symbol:
+    """Follow re-exports and aliases to where `name` is defined, appending a hop for each to `hops`."""
     m = v.module(module)
     if m is None:
-        return None, f"module {module} is not a file of this version in scope"
-    if name in m["classes"]:
-        return "class", module, name
-    if name in m["bindings"]:
-        return "binding", module, name
-    if name in m["aliases"] and depth < MAX_HOPS:
-        resolved, written, line = m["aliases"][name]
+        return Symbol.missing(f"module {module} is not a file of this version in scope")
+    if name in m.classes:
+        return Symbol(SymbolKind.CLASS, module, name)
+    if name in m.bindings:
+        return Symbol(SymbolKind.BINDING, module, name)
+    if name in m.aliases and depth < MAX_HOPS:
+        resolved, written, line = m.aliases[name]
         if not resolved:
-            return None, f"{name} in {module} is an alias of {written}, which is neither imported nor defined there"
-        hops.append(Hop(HopKind.ALIAS, name, module, m["path"], line))
+            return Symbol.missing(f"{name} in {module} is an alias of {written}, which is neither imported nor"
+                                  " defined there")
+        hops.append(Hop(HopKind.ALIAS, name, module, m.path, line))
         return find_symbol(v, *split(resolved, v), hops, depth + 1)
-    if name in m["imports"] and depth < MAX_HOPS:
-        src_mod, src_name, line = m["imports"][name]
+    if name in m.imports and depth < MAX_HOPS:
+        src_mod, src_name, line = m.imports[name]
         target = src_mod if src_mod in v.files else None
         if target is None:
             sub = f"{src_mod}.{src_name}"
             if sub in v.files:  # `from pkg import submodule`
-                return None, f"{module} imports module {sub}, not a class"
-            return None, f"{name} is imported in {module} from {src_mod}, which is not a file of this version in scope"
-        hops.append(Hop(HopKind.REEXPORT, name, module, m["path"], line))
+                return Symbol.missing(f"{module} imports module {sub}, not a class")
+            return Symbol.missing(f"{name} is imported in {module} from {src_mod}, which is not a file of this"
+                                  " version in scope")
+        hops.append(Hop(HopKind.REEXPORT, name, module, m.path, line))
         return find_symbol(v, target, src_name, hops, depth + 1)
-    return None, f"{name} is not defined in {module}"
-
+    return Symbol.missing(f"{name} is not defined in {module}")
 
 
 
@@ -189,11 +249,11 @@ def class_at(v: Version, module: str, name: str) -> Cls | None:
     m = v.module(module)
     if m is None:
         return None
-    if name in m["classes"]:
-        c = m["classes"][name]
-        return Cls(module, name, m["path"], c["line"], c["end_line"])
-    if name in m["bindings"]:
-        return Cls(module, name, m["path"], m["bindings"][name][1], m["bindings"][name][1], binding=True)
+    if name in m.classes:
+        c = m.classes[name]
+        return Cls(module, name, m.path, c["line"], c["end_line"])
+    if name in m.bindings:
+        return Cls(module, name, m.path, m.bindings[name][1], m.bindings[name][1], binding=True)
     return None
 
 
@@ -202,36 +262,75 @@ def lookup(v: Version, dotted: str | None) -> Cls | None:
     if not dotted:
         return None
     found = find_symbol(v, *split(dotted, v), [])
-    return class_at(v, found[1], found[2]) if found[0] in ("class", "binding") else None
+    return class_at(v, found.module, found.name) if found.kind is not None else None
+
+
+@dataclass(frozen=True)
+class Base:
+    """One base a class statement writes, as this version resolves it: `target` is the (module, name) the
+    written base names (split on the longest module that is a file), `symbol` where that is defined and
+    `hops` the re-exports and aliases on the way, `cls` the class (or make_adapters() binding) it is, None
+    when it is outside the scope."""
+
+    written: str
+    target: tuple[str, str] | None
+    symbol: Symbol | None
+    hops: tuple[Hop, ...]
+    cls: Cls | None
+
+
+def base_links(v: Version, c: Cls) -> list[Base]:
+    """A class's bases in order as written, each resolved (an adapter made by make_adapters() has the
+    generic adapter as its one base); memoized per version."""
+    memo = v.bases_memo
+    if c.key in memo:
+        return memo[c.key]
+    out: list[Base] = []
+    if c.binding:
+        generic = _generic_adapter(v, c)
+        out = [Base(generic.name, generic.key, Symbol(SymbolKind.CLASS, *generic.key), (), generic)] if generic else []
+    else:
+        for written, resolved in v.module(c.module).bases.get(c.name, []):
+            dotted = resolved or v.resolve_in(c.module, written.split("[")[0])
+            if not dotted:
+                out.append(Base(written, None, None, (), None))
+                continue
+            target = split(dotted, v)
+            hops: list[Hop] = []
+            found = find_symbol(v, *target, hops)
+            base = class_at(v, found.module, found.name) if found.kind is not None else None
+            out.append(Base(written, target, found, tuple(hops), base if base != c else None))
+    memo[c.key] = out
+    return out
 
 
 def bases(v: Version, c: Cls) -> list[Cls]:
     """Direct bases in order, those that resolve to a class of this version (others are outside the scope)."""
-    memo = v.bases_memo
-    if c.key in memo:
-        return memo[c.key]
-    out: list[Cls] = []
-    if c.binding:
-        generic = _generic_adapter(v, c)
-        out = [generic] if generic else []
-    else:
-        for written, resolved in v.module(c.module)["bases"].get(c.name, []):
-            base = lookup(v, resolved or v.resolve_in(c.module, written.split("[")[0]))
-            if base is not None and base != c:
-                out.append(base)
-    memo[c.key] = out
+    return [b.cls for b in base_links(v, c) if b.cls is not None]
+
+
+def path_to(v: Version, c: Cls, ancestor: Cls) -> list[Base]:
+    """The bases from `c` up to `ancestor` (a class of its resolution order), each step the first base
+    whose own resolution order holds it: how `c` inherits from it."""
+    out: list[Base] = []
+    while c != ancestor and len(out) <= MAX_HOPS * 2:
+        step = next((b for b in base_links(v, c) if b.cls is not None and ancestor in mro(v, b.cls)), None)
+        if step is None:
+            break
+        out.append(step)
+        c = step.cls
     return out
 
 
 def _generic_adapter(v: Version, c: Cls) -> Cls | None:
     """The class make_adapters() subclasses for this binding: in the module make_adapters comes from, the
     class named like the binding's role (…ToolAdapter / …ReasoningAdapter)."""
-    imported = v.module(c.module)["imports"].get("make_adapters")
+    imported = v.module(c.module).imports.get("make_adapters")
     home = v.module(imported[0]) if imported else None
     if home is None:
         return None
     role = "ToolAdapter" if c.name.endswith("ToolAdapter") else "ReasoningAdapter"
-    names = sorted((q for q in home["classes"] if q.endswith(role) and "." not in q), key=len)
+    names = sorted((q for q in home.classes if q.endswith(role) and "." not in q), key=len)
     return class_at(v, imported[0], names[0]) if names else None
 
 
@@ -267,21 +366,21 @@ def _c3(seqs: list[list[Cls]]) -> list[Cls] | None:
 
 def methods(v: Version, c: Cls) -> dict[str, dict]:
     """The methods a class defines itself (name -> line, end_line, body, calls_super, delegates)."""
-    return {} if c.binding else v.module(c.module)["methods"].get(c.name, {})
+    return {} if c.binding else v.module(c.module).methods.get(c.name, {})
 
 
 def attrs(v: Version, c: Cls) -> dict[str, dict]:
     """The class attributes a class sets itself (name -> value, value_kind, resolved, line); an adapter
     made by make_adapters(P) sets `_parser_engine_cls = P`."""
     if c.binding:
-        parser, line = v.module(c.module)["bindings"][c.name]
+        parser, line = v.module(c.module).bindings[c.name]
         return {ENGINE_ATTR: {"value": parser, "value_kind": "name", "resolved": parser, "line": line}}
-    return v.module(c.module)["attrs"].get(c.name, {})
+    return v.module(c.module).attrs.get(c.name, {})
 
 
 def held(v: Version, c: Cls) -> set[str]:
     """The class attributes and properties (or methods) of a class's own that hold a sentinel."""
-    return set() if c.binding else v.module(c.module)["held"].get(c.name, set())
+    return set() if c.binding else v.module(c.module).held.get(c.name, set())
 
 
 def resolve_method(v: Version, order: list[Cls], method: str, start: int = 0) -> tuple[Cls, dict] | None:

@@ -138,14 +138,14 @@ class Creation:
     def _after_body(self, k: Cls, name: str | None = None) -> list[dict]:
         if k.binding:
             return []
-        rows = self.v.module(k.module)["sets"].get(("after_body", f"{k.module}.{k.name}"), [])
+        rows = self.v.module(k.module).sets.get(("after_body", f"{k.module}.{k.name}"), [])
         return [{**r, "file": k.path, "set_by": "assignment after the class body"}
                 for r in reversed(rows) if name in (None, r["attribute"])]
 
     def _decorated(self, k: Cls, name: str | None = None) -> list[dict]:
         if k.binding:
             return []
-        record = self.v.module(k.module)["classes"].get(k.name) or {}
+        record = self.v.module(k.module).classes.get(k.name) or {}
         out = []
         for written in json.loads(record.get("decorators") or "[]"):  # topmost first: it is applied last
             head = written.split("(")[0].strip()
@@ -156,9 +156,9 @@ class Creation:
             m = self.v.module(mod)
             if m is None:
                 continue
-            for r in reversed(m["sets"].get(("decorator", fn), [])):
+            for r in reversed(m.sets.get(("decorator", fn), [])):
                 if name in (None, r["attribute"]):
-                    out.append({**r, "value": _argument(r, written), "file": m["path"], "set_by": f"decorator {fn}"})
+                    out.append({**r, "value": _argument(r, written), "file": m.path, "set_by": f"decorator {fn}"})
         return out
 
     def _hooks(self, k: Cls, name: str | None = None) -> list[dict]:
@@ -167,7 +167,7 @@ class Creation:
             hook = methods(self.v, h).get(HOOK)
             if hook is None:
                 continue
-            rows = self.v.module(h.module)["sets"].get(("init_subclass", h.name), []) if not h.binding else []
+            rows = self.v.module(h.module).sets.get(("init_subclass", h.name), []) if not h.binding else []
             out.extend({**r, "file": h.path, "set_by": f"{h.name}.{HOOK}"} for r in reversed(rows)
                        if name in (None, r["attribute"]))
             if not hook["calls_super"]:
@@ -227,10 +227,10 @@ class Creation:
             return self.flags_read[dotted]
         mod, name = split(dotted, self.v)
         m = self.v.module(mod)
-        row = m["envs"].get(name) if m is not None else None
+        row = m.envs.get(name) if m is not None else None
         if row is None:
             return None
-        flag = Flag(dotted, name, _py(row["value"], "literal"), m["path"], row["line"])
+        flag = Flag(dotted, name, _py(row["value"], "literal"), m.path, row["line"])
         self.flags_read[dotted] = flag
         return flag
 

@@ -30,6 +30,7 @@ from .classgraph import (
     ENGINE_ATTR,
     MAX_HOPS,
     Cls,
+    Module,
     Version,
     attrs,
     class_at,
@@ -270,8 +271,8 @@ def own_paths(v: Version, own_keys: set) -> set[str]:
     out = set()
     for module, name in own_keys:
         m = v.module(module)
-        if m is not None and name in m["classes"]:
-            out.add(m["path"])
+        if m is not None and name in m.classes:
+            out.add(m.path)
     return out
 
 
@@ -291,13 +292,13 @@ class Reach:
             while queue and len(found) < MAX_PIECES:
                 module, what, qualname = queue.pop()
                 m = self.v.module(module)
-                for ref in m["uses"][(what, qualname)][3]:
+                for ref in m.uses[(what, qualname)][3]:
                     self._refer(m, module, ref, found, queue)
             self.memo[key] = found
         return self.memo[key]
 
-    def _refer(self, m: dict, module: str, name: str, found: dict, queue: list, hops: int = 0) -> None:
-        uses = m["uses"]
+    def _refer(self, m: Module, module: str, name: str, found: dict, queue: list, hops: int = 0) -> None:
+        uses = m.uses
 
         def take(what: str, qualname: str, part: str) -> None:
             key = (module, what, qualname)
@@ -310,7 +311,7 @@ class Reach:
                 take(what, name, "functions")
                 return
         if ("class", name) in uses:
-            if (module, name) in self.own_keys or m["path"] not in self.parsers:
+            if (module, name) in self.own_keys or m.path not in self.parsers:
                 return  # another name's parser (its code is its own), or framework
             take("class", name, "functions")
             for what, q in uses:
@@ -319,7 +320,7 @@ class Reach:
             return
         if ("import", name) in uses:
             take("import", name, "imports")
-            target = m["imports"].get(name)
+            target = m.imports.get(name)
             there = self.v.module(target[0]) if target is not None and hops < MAX_HOPS else None
             if there is not None:
                 self._refer(there, target[0], target[1], found, queue, hops + 1)
@@ -340,7 +341,7 @@ def code_pieces(v: Version, logic: Logic, kind: str, own_keys: set, parsers: set
 
     def take(module: str, what: str, qualname: str, part: str) -> None:
         m = v.module(module)
-        if m is not None and (what, qualname) in m["uses"]:
+        if m is not None and (what, qualname) in m.uses:
             pieces.setdefault((module, what, qualname), part)
 
     for c in dict.fromkeys(c for c in (*logic.roles.values(), logic.real) if c is not None):
@@ -410,15 +411,15 @@ def _code_files(v: Version, logic: Logic, own_keys: set, kind: str, parsers: set
                 add(k, "base" if k not in logic.roles.values() and k != logic.real else role)
     listed: dict[str, list] = {}
     own = []
-    mods: dict[str, dict] = {}
+    mods: dict[str, Module] = {}
     for (module, what, qualname), part in pieces.items():
         m = mods.get(module) or mods.setdefault(module, v.module(module))
-        path = m["path"]
+        path = m.path
         if path not in by_path:
             by_path[path] = {"roles": {"helper"}, "shared": path not in parsers}
         listed.setdefault(path, []).append([part, what, qualname])
         if not by_path[path]["shared"]:
-            own.append(f"{path}\0{what}\0{qualname}\0{m['uses'][(what, qualname)][2]}")
+            own.append(f"{path}\0{what}\0{qualname}\0{m.uses[(what, qualname)][2]}")
     rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"]),
              "pieces": json.dumps(sorted(listed[p])) if p in listed else None}
             for p, e in sorted(by_path.items())]
