@@ -5,6 +5,11 @@ No checkout: the work tree and the index are never touched. One persistent, pipe
 a level of the tree per request; nothing is cached between versions) and the blobs. Every git command
 gets the repository's git directory explicitly, so the current directory and the environment's GIT_DIR
 play no part.
+
+Discovering the repository, its tags and commits is done with git itself, not gitpython's `Repo` (issue 24,
+measured): importing gitpython costs 0.11 CPU-s, and a build with nothing to do (every version indexed)
+took 0.19-0.21 CPU-s with these few git commands against 0.26-0.29 with `Repo` listing the tags. gitpython
+reads the history (sources/history.py), which only a build with new versions walks.
 """
 
 from __future__ import annotations
