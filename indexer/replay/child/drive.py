@@ -496,13 +496,15 @@ def _stream_result(chunks: list[str]) -> dict:
 def _defer_schemas() -> None:
     """Pydantic models build their validators at first use instead of at class creation (pydantic's
     `defer_build`): a tree's protocol defines hundreds of models and a replay validates a few; this halves
-    a worker's time and changes no result (the same schema is built, later)."""
+    a worker's time and changes no result (the same schema is built, later). A module's own top-level
+    `model_rebuild()` of its models is deferred too, to their first use (speed.defer_rebuilds)."""
     try:
         from pydantic._internal import _config
 
         _config.config_defaults["defer_build"] = True
     except (ImportError, AttributeError, TypeError):
-        pass
+        return
+    speed.defer_rebuilds()
 
 
 def run(job: dict) -> dict:

@@ -86,17 +86,11 @@ def _third_party() -> list[str]:
 
 
 def _learn(header: dict) -> None:
-    """The dataclass code earlier workers met, compiled here once for every worker (child/speed.py)."""
+    """The dataclass code earlier workers met, compiled here once for every worker (or loaded as an earlier
+    server kept it: child/speed.py)."""
     path = header.get("dataclass_file")
-    if not path:
-        return
-    try:
-        with open(path, encoding="utf-8") as f:
-            texts = json.load(f)
-    except (OSError, ValueError):
-        return
-    if isinstance(texts, list):
-        speed.DATACLASS.learn(texts)
+    if path:
+        speed.DATACLASS.learn_file(path)
 
 
 def _import(names: list[str]) -> None:
@@ -225,6 +219,8 @@ def serve(config: dict) -> None:
     if config.get("detach") and os.fork():
         os._exit(0)  # the starter returns at once; the server is nobody's child but init's
     speed.install()
+    import drive  # noqa: F401 - the child's own modules too, once here rather than in every worker
+
     _learn({"dataclass_file": config.get("dataclass_file")})
     _import(config.get("preload") or [])
     watch = list(config.get("watch") or [])
