@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core import ranges
 from ..core.suggest import close_names
+from ..store.database import lifecycle_of
 from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
@@ -83,9 +84,8 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
 
 def gone_after(db, name: str, kind: str | None, version: str) -> str:
     """At a version after the name's last one: what took over (`; renamed to X at vY`, ...), else ''."""
-    sql = "select kind, last_version, removed_in from lifecycle where name = ?" + (" and kind = ?" if kind else "")
     versions = indexed(db)
-    for k, last, removed in db.execute(sql, [name] + ([kind] if kind else [])):
+    for k, last, removed in db.execute(*lifecycle_of(name, kind or None, "kind, last_version, removed_in")):
         if removed and versions.index(version) >= versions.index(removed):
             text = gone_text(k, name, db, last, removed)
             if text:
@@ -124,8 +124,8 @@ def history(db, name: str, kind: str | None = None) -> History:
 
 
 def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None:
-    row = db.execute("select first_version, last_version, became_unified, real_file_changed_in, code_changed_in,"
-                     " removed_in from lifecycle where name = ? and kind = ?", [name, kind]).fetchone()
+    row = db.execute(*lifecycle_of(name, kind, "first_version, last_version, became_unified, real_file_changed_in,"
+                                               " code_changed_in, removed_in")).fetchone()
     if row is None or not versions:
         return None
     first, last, unified, moved, changed, removed = row
