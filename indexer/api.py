@@ -18,26 +18,24 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .answers.model import (
-    CodeDiff,
-    Contains,
-    Diff,
-    Export,
-    GrepMatch,
-    GrepResult,
-    History,
-    Log,
-    NameCodeDiff,
-    NameSpans,
-    Shown,
-    VersionInfo,
-    Which,
-)
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the answers' data classes are imported by the answers that make them (`where` needs none)
     from .answers.card import Card
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
+    from .answers.model import (
+        CodeDiff,
+        Contains,
+        Diff,
+        Export,
+        GrepResult,
+        History,
+        Log,
+        NameCodeDiff,
+        NameSpans,
+        Shown,
+        VersionInfo,
+        Which,
+    )
 
 
 class Index:
@@ -119,6 +117,7 @@ class Index:
         versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions.
         Stopped after `time_limit` seconds (default answers.grep.GREP_TIME_LIMIT; 0: no limit)."""
         from .answers.grep import GREP_TIME_LIMIT, search
+        from .answers.model import GrepMatch, GrepResult
 
         if time_limit is None:
             time_limit = GREP_TIME_LIMIT if self.time_limit is None else self.time_limit
@@ -137,7 +136,7 @@ class Index:
     def show_name(self, name: str, at: str | None = None, kind: str | None = None,
                   method: str | None = None) -> NameSpans:
         """The class that really implements a parser name (or one contract method as the name resolves it)."""
-        from .answers.model import Span
+        from .answers.model import NameSpans, Span
         from .answers.namecode import name_spans
         from .answers.source import as_shown
 
@@ -154,6 +153,7 @@ class Index:
 
     def name_code_diff(self, a: str, b: str, name: str, kind: str | None = None) -> NameCodeDiff:
         """A parser name's own code from A to B, file by file, following its real file when it moved."""
+        from .answers.model import NameCodeDiff
         from .answers.namecode import name_code_diff
         from .answers.source import as_code_diff
 
@@ -222,6 +222,7 @@ class Index:
 
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows
+        from .answers.model import Export
 
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)
