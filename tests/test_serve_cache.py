@@ -16,21 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_repo
-from eras import lazy_registry, tool_names
-
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls_streaming(self, delta):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    tool_parsers = {}
-
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        cls.tool_parsers[name] = (module_path, class_name)
-'''
+from eras import PLAIN_ABSTRACT, lazy_registry, tool_names
 
 
 def parser_file(cls: str, marker: str) -> str:
@@ -39,16 +25,16 @@ from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
 class {cls}(ToolParser):
-    def extract_tool_calls_streaming(self, delta):
+    def extract_tool_calls(self, text):
         # TODO: {marker}
-        return delta
+        return []
 '''
 
 
 HISTORY = {
     "v0.29.0": {
         "vllm/tool_parsers/__init__.py": lazy_registry("tool", tool_names("alpha"), call=True),
-        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+        "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
         "vllm/tool_parsers/alpha_tool_parser.py": parser_file("AlphaToolParser", "alpha streaming"),
     },
     "v0.30.0": {

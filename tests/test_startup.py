@@ -17,40 +17,27 @@ from pathlib import Path
 
 import pytest
 from conftest import make_repo
-from eras import lazy_registry, tool_names
+from eras import PLAIN_ABSTRACT, lazy_registry, tool_names
 
 HEAVY = {"tree_sitter", "tree_sitter_python", "jinja2", "datasette", "sqlite_utils", "git", "pygments", "uvicorn",
          "mcp", "click_default_group", "pydantic", "httpx"}
 
-ABSTRACT = '''
-class ToolParser:
-    def extract_tool_calls_streaming(self, delta):
-        raise NotImplementedError
-
-
-class ToolParserManager:
-    tool_parsers = {}
-
-    @classmethod
-    def register_lazy_module(cls, name, module_path, class_name):
-        cls.tool_parsers[name] = (module_path, class_name)
-'''
 ALPHA = '''
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
-class AlphaToolParser(ToolParser):
-    def extract_tool_calls_streaming(self, delta):
-        return make_arg_parser(delta)
-
-
 def make_arg_parser(parser):
     return parser
+
+
+class AlphaToolParser(ToolParser):
+    def extract_tool_calls(self, text):
+        return make_arg_parser(text)
 '''
 HISTORY = {
     "v0.29.0": {
         "vllm/tool_parsers/__init__.py": lazy_registry("tool", tool_names("alpha"), call=True),
-        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+        "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
         "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
     },
     "v0.30.0": {
