@@ -1,8 +1,8 @@
 """The short commands as whole processes (issue 30: `which`, `card`, `diff`, `where` <= 0.1 s each): most of
 their time is start-up, so each imports only what it uses. Asserted on the modules a real process has
 imported when the command is done (no timings): none of the parser's, the browser's, the templates', git's
-or the highlighter's packages, and `where`, which answers from the tree tables alone, not the answers' data
-classes either.
+or the highlighter's packages, and `where` and `card`, whose answers are not among the data classes of
+answers/model.py, not those either.
 
 The fixture imitates the lazy-registry era with hand-written files (no vLLM code).
 """
@@ -88,7 +88,9 @@ def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, a
     assert not heavy, f"tpindex {' '.join(args)} imported {heavy}"
 
 
-def test_where_does_not_build_the_answers_data_classes(tree_db, tmp_path):
-    modules = imported(["where", "make_arg_parser", "--db", str(tree_db)], tmp_path)
-    assert "indexer.answers.where" in modules
+@pytest.mark.parametrize("args", [["where", "make_arg_parser"], ["card", "alpha"], ["card", "alpha", "--format", "json"]])
+def test_where_and_card_do_not_build_the_answers_data_classes(tree_db, tmp_path, args):
+    """`where` answers from the tree tables, `card` with data classes of its own (answers/card.py)."""
+    modules = imported([*args, "--db", str(tree_db)], tmp_path)
+    assert f"indexer.answers.{args[0]}" in modules
     assert "indexer.answers.model" not in modules

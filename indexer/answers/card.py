@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from ..core.links import source_url
 from ..store.database import lifecycle_of
 from .matching import for_version
-from .model import Model
+from .plain import Model
 from .successors import Maps, Successor, links
 from .versions import AnswerError, newest, require, upstream_refs
 from .which import CHOICE_FLAGS, check_name, gone_after

@@ -7,25 +7,10 @@ named `class_` is written `class`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 
-
-class Model:
-    def to_json(self) -> dict:
-        return _plain(self)
-
-
-def _plain(value):
-    if dataclasses.is_dataclass(value):
-        return {f.name.rstrip("_"): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if not f.name.startswith("_")}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+from .plain import Model, _plain  # noqa: F401 (the base class of every answer, and its JSON, re-exported)
 
 
 @dataclass

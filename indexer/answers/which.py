@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import ranges
 from ..core.suggest import close_names
 from ..store.database import lifecycle_of
-from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
+
+if TYPE_CHECKING:  # the data classes are imported where they are made: card checks names without them
+    from .model import History, Hop, Lifecycle, Parser, Which
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
 # what makes two consecutive versions one range of `which --all`
@@ -49,6 +53,8 @@ def span_text(runs: list[tuple[str, str]]) -> str:
 
 
 def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:
+    from .model import Attribute, Hop, Parser
+
     sql = "select * from parser_map_v where name = ? and version = ?" + (" and kind = ?" if kind else "")
     out = []
     for r in db.query(sql + " order by kind", [name, version] + ([kind] if kind else [])):
@@ -65,6 +71,8 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
 
 
 def which(db, name: str, at: str | None = None, kind: str | None = None) -> Which:
+    from .model import Which
+
     check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
     found = parsers_at(db, name, version, kind)
@@ -96,6 +104,8 @@ def gone_after(db, name: str, kind: str | None, version: str) -> str:
 
 def history(db, name: str, kind: str | None = None) -> History:
     """Every indexed version of a name, equal consecutive versions collapsed into ranges."""
+    from .model import History, KindHistory, Parser, Range
+
     kinds = check_name(db, name, kind)
     versions = indexed(db)
     out = []
@@ -125,6 +135,8 @@ def history(db, name: str, kind: str | None = None) -> History:
 
 
 def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None:
+    from .model import Lifecycle
+
     row = db.execute(*lifecycle_of(name, kind, "first_version, last_version, became_unified, real_file_changed_in,"
                                                " code_changed_in, removed_in")).fetchone()
     if row is None or not versions:
