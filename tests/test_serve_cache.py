@@ -174,12 +174,15 @@ def test_requests_that_differ_in_who_asks_do_not_share_an_entry(full_db):
 
 def test_only_pages_that_depend_on_the_request_and_the_database_are_kept(full_db):
     """Not kept: anything but GET, errors, a response setting a cookie (a form's CSRF token), Datasette's
-    own introspection pages, and the pages that run more than a read of the database (replay, fit)."""
+    own introspection pages, the pages that run more than a read of the database (replay, fit), and SQL a
+    user wrote (it may call random())."""
     ds = served(full_db)
     get(ds, "/-/parser/tool/nosuchname")  # 404
     get(ds, "/-/check-doc")  # a form posting with a CSRF token: sets its cookie
     get(ds, "/-/threads")
     get(ds, "/-/replay")
+    assert get(ds, "/tpindex.json?sql=select+random()&_shape=array").json() != \
+        get(ds, "/tpindex.json?sql=select+random()&_shape=array").json()  # SQL a user wrote
     asyncio.run(ds.client.post("/-/check-doc", data={"doc": "x"}))
     assert cache_of(ds).stats()["entries"] == 0
 

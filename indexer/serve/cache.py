@@ -15,7 +15,8 @@ Bounded: at most `max_bytes` in all (bodies, headers and keys), an entry at most
 page wait for the first one's render instead of rendering it too. Kept: 200 answers to GET without a
 Set-Cookie header, of the pages that read the database only (the home page, the database's own pages,
 and /-/parser, /-/version, /-/parser-matrix, /-/source, /-/diff, /-/grep, /-/find, /-/where); never the
-introspection pages, the forms (check-doc, fit) or replay, which runs code.
+introspection pages, the forms (check-doc, fit), replay, which runs code, or SQL a user wrote (?sql=: it may
+call random() or read the time).
 """
 
 from __future__ import annotations
@@ -124,6 +125,11 @@ def _kept_path(datasette, path: str) -> bool:
     return db is not None and not db.is_memory and first != "_internal"
 
 
+def _user_sql(query_string: bytes) -> bool:
+    """A query a user wrote (?sql=) may read more than the database (random(), the time): never kept."""
+    return any(p.split(b"=", 1)[0] == b"sql" for p in query_string.split(b"&"))
+
+
 def _key(scope) -> tuple:
     headers = scope.get("headers") or []
     return (scope.get("method"), scope.get("scheme"), scope.get("root_path", ""),
@@ -145,7 +151,8 @@ def wrap(app, datasette):
         if cache is None or scope["type"] != "http":
             return await app(scope, receive, send)
         state = cache.state(datasette)
-        if scope.get("method") != "GET" or not _kept_path(datasette, scope.get("path", "")):
+        if scope.get("method") != "GET" or not _kept_path(datasette, scope.get("path", "")) \
+                or _user_sql(scope.get("query_string", b"")):
             return await app(scope, receive, send)
         key = _key(scope)
         entry = cache.get(key)
