@@ -173,7 +173,7 @@ def wrap(app, datasette):
         async def capture(message):
             nonlocal start, size, complete
             if message["type"] == "http.response.start":
-                start = message
+                start = {**message, "headers": list(message.get("headers") or [])}  # kept as sent
             elif message["type"] == "http.response.body" and size <= cache.max_entry:
                 body = message.get("body", b"")
                 chunks.append(body)
