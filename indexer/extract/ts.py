@@ -77,6 +77,19 @@ def combined(files: tuple[str, ...] | None = None) -> tuple[Query, tuple[str, ..
     return Query(language(), "\n".join((queries_dir() / rel).read_text() for rel in files)), tuple(owner)
 
 
+_QueryCursor = None  # tree_sitter.QueryCursor, once a cursor is asked for
+
+
+def _cursor(q: Query):
+    """A cursor over q (the class looked up once: an import statement in these per-blob calls cost 1 us)."""
+    global _QueryCursor
+    if _QueryCursor is None:
+        from tree_sitter import QueryCursor
+
+        _QueryCursor = QueryCursor
+    return _QueryCursor(q)
+
+
 class _Primed:
     root: Node | None = None
     found: dict[str, list[dict[str, list[Node]]]] = {}
@@ -86,11 +99,9 @@ class _Primed:
 def prime(root: Node, files: tuple[str, ...] | None = None) -> None:
     """Run the pattern files (default: every one) over a tree in one pass; matches()/captures() on this
     root then read the result (a pattern file left out runs on its own cursor when asked)."""
-    from tree_sitter import QueryCursor
-
     q, owner = combined(files)
     found: dict[str, list] = {}
-    for index, caps in QueryCursor(q).matches(root):
+    for index, caps in _cursor(q).matches(root):
         found.setdefault(owner[index], []).append(caps)
     _Primed.root, _Primed.found, _Primed.files = root, found, frozenset(owner)
 
@@ -106,9 +117,7 @@ def _primed(q: Query, node: Node) -> bool:
 def matches(q: Query, node: Node) -> list[dict[str, list[Node]]]:
     if _primed(q, node):
         return _Primed.found.get(_NAMES[id(q)], [])
-    from tree_sitter import QueryCursor
-
-    return [caps for _, caps in QueryCursor(q).matches(node)]
+    return [caps for _, caps in _cursor(q).matches(node)]
 
 
 def captures(q: Query, node: Node) -> dict[str, list[Node]]:
@@ -120,9 +129,7 @@ def captures(q: Query, node: Node) -> dict[str, list[Node]]:
         for nodes in merged.values():
             nodes.sort(key=lambda n: n.start_byte)
         return merged
-    from tree_sitter import QueryCursor
-
-    return QueryCursor(q).captures(node)
+    return _cursor(q).captures(node)
 
 
 def text(node: Node | None) -> str:
