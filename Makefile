@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m compileall -q indexer  # bytecode, as a wheel install has it (PYTHONDONTWRITEBYTECODE)
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -18,41 +18,43 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .answers.model import (
-    CheckDoc,
-    CheckReport,
-    CodeDiff,
-    Contains,
-    Diff,
-    Export,
-    GrepMatch,
-    GrepResult,
-    History,
-    Log,
-    NameCodeDiff,
-    NameSpans,
-    Shown,
-    VersionInfo,
-    Where,
-    Which,
-)
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the answers' data classes are imported by the answers that make them (`where` needs few)
     from .answers.card import Card, CardSet
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
     from .answers.grep import Plan as GrepPlan
     from .answers.grep import Result as GrepSearch
+    from .answers.model import (
+        CheckDoc,
+        CheckReport,
+        CodeDiff,
+        Contains,
+        Diff,
+        Export,
+        GrepResult,
+        History,
+        Log,
+        NameCodeDiff,
+        NameSpans,
+        Shown,
+        VersionInfo,
+        Where,
+        Which,
+    )
     from .answers.pages import Found, ParserPage, SourcePage, VersionPage
 
 
 def __getattr__(name: str):
-    """Limits of the answers, read without importing them before they are asked for (FIT_MAX_INPUT: the
-    characters `fit` reads of a file)."""
+    """Read without importing the answers before they are asked for: FIT_MAX_INPUT (the characters `fit`
+    reads of a file) and the answers' data classes (`from indexer.api import NameCodeDiff`)."""
     if name == "FIT_MAX_INPUT":
         from .answers.fit import MAX_INPUT
 
         return MAX_INPUT
+    from .answers import model
+
+    if not name.startswith("_") and isinstance(getattr(model, name, None), type):
+        return getattr(model, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -150,6 +152,8 @@ class Index:
         """A POSIX extended regular expression (as `git grep -E` reads it) over the stored code of the indexed
         versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions.
         Stopped after `time_limit` seconds (default answers.grep.GREP_TIME_LIMIT; 0: no limit)."""
+        from .answers.model import GrepMatch, GrepResult
+
         res = self.search(pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
                           time_limit=time_limit)
         return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
@@ -185,7 +189,7 @@ class Index:
     def show_name(self, name: str, at: str | None = None, kind: str | None = None,
                   method: str | None = None) -> NameSpans:
         """The class that really implements a parser name (or one contract method as the name resolves it)."""
-        from .answers.model import Span
+        from .answers.model import NameSpans, Span
         from .answers.namecode import name_spans
         from .answers.source import as_shown
 
@@ -267,6 +271,7 @@ class Index:
 
     def name_code_diff(self, a: str, b: str, name: str, kind: str | None = None) -> NameCodeDiff:
         """A parser name's own code from A to B, file by file, following its real file when it moved."""
+        from .answers.model import NameCodeDiff
         from .answers.namecode import name_code_diff
         from .answers.source import as_code_diff
 
@@ -362,6 +367,7 @@ class Index:
 
     def export(self, at: str | None = None) -> Export:
         from .answers.export import COLUMNS, export_rows
+        from .answers.model import Export
 
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)

@@ -58,6 +58,48 @@ def test_diff_without_changes_exits_0(db):
     assert r.exit_code == 0 and r.output.startswith("no changes")
 
 
+def test_diff_reads_each_classes_bases_as_the_class_hierarchy_view_gives_them(db):
+    """diff's bases of every class at a version (read from that version's files only, not through the view,
+    whose join of base files runs over every version) are the view's, in every indexed version."""
+    import sqlite3
+
+    from indexer.answers.diff import _bases
+    from indexer.store.database import Reader
+
+    conn = sqlite3.connect(db)
+    try:
+        view = ("select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from"
+                " (select * from class_hierarchy where version = ? order by file, class, pos) group by file, class")
+        versions = [r[0] for r in conn.execute("select label from versions order by ord")]
+        assert versions
+        for v in versions:
+            want = {(r[0], r[1]): (r[2], r[3]) for r in conn.execute(view, [v])}
+            assert want and _bases(Reader(conn), v) == want, v
+    finally:
+        conn.close()
+
+
+def test_a_known_name_is_checked_without_listing_every_name(db):
+    """check_name lists every name (for close-name suggestions) only when the name is not found."""
+    import sqlite3
+
+    from indexer.answers.versions import AnswerError
+    from indexer.answers.which import check_name
+    from indexer.store.database import Reader
+
+    conn = sqlite3.connect(db)
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        assert check_name(Reader(conn), "alpha") == ["tool"]
+        assert not [s for s in seen if "distinct name" in s]
+        with pytest.raises(AnswerError, match="no parser named 'alphx'") as e:
+            check_name(Reader(conn), "alphx")
+        assert "alpha" in (e.value.hint or "")
+    finally:
+        conn.close()
+
+
 def test_diff_of_a_version_not_indexed_exits_2(db):
     r = tpindex("diff", "v0.24.0", "v9.9.9", "--db", db, ok=False)
     assert r.exit_code == 2 and "v9.9.9 is not indexed" in r.output

@@ -119,6 +119,28 @@ def test_lifecycle_view(unified_db):
     assert got == [("v0.24.0", "v0.27.0", "v0.25.0", "v0.25.0, v0.27.0", None)]
 
 
+def test_the_lifecycle_of_one_name_is_the_views_row(unified_db):
+    """lifecycle_of (the view's query with the name, and the kind, filtered inside its window: the short
+    commands ask for one name) gives the view's rows, for every name and kind, and a name not there none."""
+    import sqlite3
+
+    from indexer.store.database import lifecycle_of
+
+    conn = sqlite3.connect(unified_db)
+    try:
+        every = conn.execute("select * from lifecycle order by kind, name").fetchall()
+        assert len(every) > 2
+        for kind, name in sorted({(r[0], r[1]) for r in every}):
+            assert conn.execute(*lifecycle_of(name, kind)).fetchall() == [r for r in every if r[:2] == (kind, name)]
+            assert sorted(conn.execute(*lifecycle_of(name)).fetchall()) == [r for r in every if r[1] == name]
+        cols = conn.execute(*lifecycle_of("beta", "tool", columns="last_version, removed_in")).fetchall()
+        assert cols == conn.execute("select last_version, removed_in from lifecycle where kind = 'tool'"
+                                    " and name = 'beta'").fetchall()
+        assert conn.execute(*lifecycle_of("nosuchname")).fetchall() == []
+    finally:
+        conn.close()
+
+
 def test_hard_coded_dispatch_era(tmp_path):
     repo = make_repo(tmp_path / "repo", {"v0.6.0": ERAS["v0.6.0"]})
     db = tmp_path / "x.db"

@@ -36,8 +36,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..core.links import source_url
+from ..store.database import lifecycle_of
 from .matching import for_version
-from .model import Model
+from .plain import Model
 from .successors import Maps, links
 from .versions import AnswerError, newest, require, upstream_refs
 from .which import check_name, gone_after
@@ -150,8 +151,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     markers = _rows(db, f"select * from markers_v where {in_own} order by file, line", [version, *own_files])
     everyone = _by_key(_rows(db, "select kind, name, impl, real_class, real_module, real_file, real_line"
                                  " from parser_map_v where version = ?", [version]))
-    life = {(r["kind"], r["name"]): r for r in _rows(db, "select * from lifecycle" + (" where name = ?" if name else ""),
-                                                     [name] if name else [])}
+    life = {(r["kind"], r["name"]): r for r in _rows(db, *(lifecycle_of(name) if name else ("select * from lifecycle", [])))}
     matched = for_version(db, version)
     rendered: dict[str, dict] = {}  # a template's call markup, once per card set
     maps = Maps(db)

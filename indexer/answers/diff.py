@@ -357,15 +357,29 @@ def _class_changes(db, a: str, b: str) -> list[Change]:
     for file, cls in added:
         out.append(Change(type=ChangeType.CLASS_ADDED, subject=file, detail=f"class {cls}", file=file, line=cb[(file, cls)][0],
                           after=cls))
-    bases_sql = ("select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from"
-                 " (select * from class_hierarchy where version = ? order by file, class, pos) group by file, class")
-    ba = {(r[0], r[1]): r[2] for r in db.execute(bases_sql, [a])}
-    bb = {(r[0], r[1]): (r[2], r[3]) for r in db.execute(bases_sql, [b])}
+    ba = {k: v[0] for k, v in _bases(db, a).items()}
+    bb = _bases(db, b)
     for key in sorted(set(ba) & set(bb)):
         if ba[key] != bb[key][0]:
             out.append(Change(type=ChangeType.CLASS_REBASED, subject=key[0], detail=f"class {key[1]}: bases {ba[key]} -> {bb[key][0]}",
                               file=key[0], line=bb[key][1], before=ba[key], after=bb[key][0]))
     return sorted(out, key=lambda c: (c.type != "class-moved", c.type, c.file, c.line or 0))
+
+
+def _bases(db, version: str) -> dict[tuple[str, str], tuple[str, int]]:
+    """(file, class) -> (its bases, comma-separated in order, and its line) at a version: the class_hierarchy
+    view's rows, read from the version's own files (the view's left join to each base's file materializes
+    the files of every version first: 18 ms a version on 64)."""
+    sql = """
+        with vf as (select file, module, unit_id from version_files where version = ?)
+        select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from (
+            select vf.file, c.qualname as class, c.line, b.pos, b.written as base_written, b.resolved as base
+            from classes c join vf on vf.unit_id = c.unit_id
+            join bases b on b.unit_id = c.unit_id and b.class = c.qualname and b.keyword is null
+            left join vf bf on bf.module = b.base_module
+            order by vf.file, c.qualname, b.pos)
+        group by file, class"""
+    return {(r[0], r[1]): (r[2], r[3]) for r in db.execute(sql, [version])}
 
 
 # -- text and Markdown -------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from ..core import ranges as version_ranges
 from ..extract.locate import Names, absolute
 from ..resolve.classgraph import Cls, Version, class_at, lookup, mro, resolve_method
+from ..store.database import lifecycle_of
 from .contract import POSITIONAL, _callable, _Facts, contract, public, signature_text
 from .contract_model import (
     Contract,
@@ -716,8 +717,7 @@ def _shadow_changes(db, report: PluginVersion, since: str, plugin: Plugin) -> No
             continue
         kind, name = f.subject.split(" ", 1)
         name = name.strip("'")
-        row = db.execute("select real_file_changed_in, code_changed_in from lifecycle where kind = ? and name = ?",
-                         [kind, name]).fetchone()
+        row = db.execute(*lifecycle_of(name, kind, "real_file_changed_in, code_changed_in")).fetchone()
         changed = sorted({v.strip() for part in (row or ()) if part for v in part.split(",")}, key=sort_key)
         lo, hi = sort_key(since), sort_key(report.version)
         changed = [v for v in changed if lo < sort_key(v) <= hi]

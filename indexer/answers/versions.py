@@ -4,11 +4,14 @@ a build command that would index it, as written (the source the database was bui
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 from ..core.problems import Problem
 from ..core.specs import ambiguous, named, parse_version, sort_key
 from ..core.suggest import close_names
-from .model import VersionInfo
+
+if TYPE_CHECKING:
+    from .model import VersionInfo
 
 
 class AnswerError(Problem):
@@ -128,6 +131,8 @@ def sql_resolver(conn) -> None:
 
 
 def version_infos(db) -> list[VersionInfo]:
+    from .model import VersionInfo  # here: `where` reads versions without the answers' data classes
+
     origin = "v.origin" if _has_origin(db) else "null"
     rows = db.execute(f"""
         select v.label, v.source, {origin}, v.status, v.file_count,

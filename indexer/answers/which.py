@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import ranges
 from ..core.suggest import close_names
-from .model import Attribute, History, Hop, KindHistory, Lifecycle, Parser, Range, Which
+from ..store.database import lifecycle_of
 from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
+
+if TYPE_CHECKING:  # the data classes are imported where they are made: card checks names without them
+    from .model import History, Hop, Lifecycle, Parser, Which
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
 # what makes two consecutive versions one range of `which --all`
@@ -23,13 +28,14 @@ def kinds_of(db, name: str) -> list[str]:
 
 
 def check_name(db, name: str, kind: str | None = None) -> list[str]:
-    """The kinds the name is registered as in some indexed version (only `kind`, when given)."""
-    names = known_names(db)
-    if name not in names:
+    """The kinds the name is registered as in some indexed version (only `kind`, when given). Every name is
+    listed only for a name not found (pages check a name per version range: 26 listings for one page)."""
+    kinds = kinds_of(db, name)
+    if not kinds:
+        names = known_names(db)
         close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
         hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)
-    kinds = kinds_of(db, name)
     if kind and kind not in kinds:
         are = " and ".join(KIND_WORDS.get(k, k) for k in kinds)
         raise AnswerError(f"{name!r} is {are}, not {KIND_WORDS.get(kind, kind)}",
@@ -47,6 +53,8 @@ def span_text(runs: list[tuple[str, str]]) -> str:
 
 
 def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:
+    from .model import Attribute, Hop, Parser
+
     sql = "select * from parser_map_v where name = ? and version = ?" + (" and kind = ?" if kind else "")
     out = []
     for r in db.query(sql + " order by kind", [name, version] + ([kind] if kind else [])):
@@ -63,6 +71,8 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
 
 
 def which(db, name: str, at: str | None = None, kind: str | None = None) -> Which:
+    from .model import Which
+
     check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
     found = parsers_at(db, name, version, kind)
@@ -83,9 +93,8 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
 
 def gone_after(db, name: str, kind: str | None, version: str) -> str:
     """At a version after the name's last one: what took over (`; renamed to X at vY`, ...), else ''."""
-    sql = "select kind, last_version, removed_in from lifecycle where name = ?" + (" and kind = ?" if kind else "")
     versions = indexed(db)
-    for k, last, removed in db.execute(sql, [name] + ([kind] if kind else [])):
+    for k, last, removed in db.execute(*lifecycle_of(name, kind or None, "kind, last_version, removed_in")):
         if removed and versions.index(version) >= versions.index(removed):
             text = gone_text(k, name, db, last, removed)
             if text:
@@ -95,6 +104,8 @@ def gone_after(db, name: str, kind: str | None, version: str) -> str:
 
 def history(db, name: str, kind: str | None = None) -> History:
     """Every indexed version of a name, equal consecutive versions collapsed into ranges."""
+    from .model import History, KindHistory, Parser, Range
+
     kinds = check_name(db, name, kind)
     versions = indexed(db)
     out = []
@@ -124,8 +135,10 @@ def history(db, name: str, kind: str | None = None) -> History:
 
 
 def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None:
-    row = db.execute("select first_version, last_version, became_unified, real_file_changed_in, code_changed_in,"
-                     " removed_in from lifecycle where name = ? and kind = ?", [name, kind]).fetchone()
+    from .model import Lifecycle
+
+    row = db.execute(*lifecycle_of(name, kind, "first_version, last_version, became_unified, real_file_changed_in,"
+                                               " code_changed_in, removed_in")).fetchone()
     if row is None or not versions:
         return None
     first, last, unified, moved, changed, removed = row

@@ -8,7 +8,7 @@ import socket
 import click
 
 from ..core.problems import Problem
-from ..serve.app import SQL_TIME_LIMIT_MS, _Server, make_datasette
+from ..serve.app import CACHE_MB, SQL_TIME_LIMIT_MS, _Server, make_datasette
 from .main import db_option
 
 
@@ -41,7 +41,10 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--time-limit", "time_limit_ms", default=SQL_TIME_LIMIT_MS, show_default=True,
               type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query and of any code search (the search page, MCP's grep), in"
                    " milliseconds.")
-def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
+@click.option("--cache-mb", default=CACHE_MB, show_default=True, type=click.IntRange(0, 65536), metavar="MB",
+              help="Memory for the response cache: a page is rendered once per state of the database and then"
+                   " answered from memory, until a build writes into the database; 0 turns it off.")
+def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
     from ..api import Index
@@ -54,7 +57,7 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms):
 
     import uvicorn
 
-    ds = make_datasette(db_path, upstream, time_limit_ms, host)
+    ds = make_datasette(db_path, upstream, time_limit_ms, host, cache_bytes=cache_mb << 20)
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
     click.echo(f"Serving {db_path} read-only at {url}  (parser matrix: {url}-/parser-matrix; Ctrl-C stops)")
     if open_browser:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import ast
 import re
-
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from .ts import text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 LITERALS = {"string", "concatenated_string", "integer", "float", "true", "false", "none", "tuple", "list", "set",
             "unary_operator"}

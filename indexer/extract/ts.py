@@ -7,18 +7,36 @@ them as `indexer/queries/`.
 from __future__ import annotations
 
 import functools
-
-import tree_sitter_python
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from typing import TYPE_CHECKING
 
 from .paths import queries_dir
 
-LANGUAGE = Language(tree_sitter_python.language())
+if TYPE_CHECKING:
+    from tree_sitter import Language, Node, Parser, Query
+
+# tree-sitter is imported at the first parse or query, not with this module: the read-only commands use
+# the helpers below on no tree (resolve imports them), and its import is a fifth of their start-up.
+
+
+@functools.cache
+def language() -> Language:
+    import tree_sitter_python
+    from tree_sitter import Language
+
+    return Language(tree_sitter_python.language())
+
+
+def __getattr__(name: str):
+    if name == "LANGUAGE":  # the language, made on first use
+        return language()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.cache
 def parser() -> Parser:
-    return Parser(LANGUAGE)
+    from tree_sitter import Parser
+
+    return Parser(language())
 
 
 def _rel(name: str) -> str:
@@ -28,7 +46,9 @@ def _rel(name: str) -> str:
 @functools.cache
 def query(name: str) -> Query:
     """A pattern file under queries/patterns/ (or a path relative to queries/)."""
-    q = Query(LANGUAGE, (queries_dir() / _rel(name)).read_text())
+    from tree_sitter import Query
+
+    q = Query(language(), (queries_dir() / _rel(name)).read_text())
     _NAMES[id(q)] = _rel(name)
     return q
 
@@ -52,7 +72,22 @@ def combined(files: tuple[str, ...] | None = None) -> tuple[Query, tuple[str, ..
     owner: list[str] = []
     for rel in files:
         owner.extend([rel] * query(rel).pattern_count)
-    return Query(LANGUAGE, "\n".join((queries_dir() / rel).read_text() for rel in files)), tuple(owner)
+    from tree_sitter import Query
+
+    return Query(language(), "\n".join((queries_dir() / rel).read_text() for rel in files)), tuple(owner)
+
+
+_QueryCursor = None  # tree_sitter.QueryCursor, once a cursor is asked for
+
+
+def _cursor(q: Query):
+    """A cursor over q (the class looked up once: an import statement in these per-blob calls cost 1 us)."""
+    global _QueryCursor
+    if _QueryCursor is None:
+        from tree_sitter import QueryCursor
+
+        _QueryCursor = QueryCursor
+    return _QueryCursor(q)
 
 
 class _Primed:
@@ -66,7 +101,7 @@ def prime(root: Node, files: tuple[str, ...] | None = None) -> None:
     root then read the result (a pattern file left out runs on its own cursor when asked)."""
     q, owner = combined(files)
     found: dict[str, list] = {}
-    for index, caps in QueryCursor(q).matches(root):
+    for index, caps in _cursor(q).matches(root):
         found.setdefault(owner[index], []).append(caps)
     _Primed.root, _Primed.found, _Primed.files = root, found, frozenset(owner)
 
@@ -82,7 +117,7 @@ def _primed(q: Query, node: Node) -> bool:
 def matches(q: Query, node: Node) -> list[dict[str, list[Node]]]:
     if _primed(q, node):
         return _Primed.found.get(_NAMES[id(q)], [])
-    return [caps for _, caps in QueryCursor(q).matches(node)]
+    return [caps for _, caps in _cursor(q).matches(node)]
 
 
 def captures(q: Query, node: Node) -> dict[str, list[Node]]:
@@ -94,7 +129,7 @@ def captures(q: Query, node: Node) -> dict[str, list[Node]]:
         for nodes in merged.values():
             nodes.sort(key=lambda n: n.start_byte)
         return merged
-    return QueryCursor(q).captures(node)
+    return _cursor(q).captures(node)
 
 
 def text(node: Node | None) -> str:

@@ -10,17 +10,20 @@ SQL_TIME_LIMIT_MS = 5000
 MAX_VALUE_BYTES = 16 << 20  # the largest string or blob a served query may make (SQLITE_LIMIT_LENGTH)
 MAX_RESULT_BYTES = 64 << 20  # ... and the most its rows may hold together (the stored values are far smaller)
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+CACHE_MB = 64  # serve --cache-mb: the response cache's budget (serve/cache.py)
+CACHE_BYTES = CACHE_MB << 20
 
 
 def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_ms: int = SQL_TIME_LIMIT_MS,
-                   host: str | None = None):
+                   host: str | None = None, cache_bytes: int = CACHE_BYTES):
     """A Datasette instance serving one tpindex database read-only (the connections open it with
     mode=ro and are query-only; Datasette 0.65 has no write API and no writable canned query is defined).
     SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; /-/mcp
-    answers only requests addressed to a loopback host (or `host`) from a loopback origin."""
+    answers only requests addressed to a loopback host (or `host`) from a loopback origin. Pages are kept
+    in a response cache of at most cache_bytes (cache.py; 0: none)."""
     from datasette.app import Datasette
 
-    from . import plugin
+    from . import cache, plugin
     from .metadata import metadata
 
     _register_plugin(plugin)
@@ -44,6 +47,7 @@ def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_
     if "_memory" in ds.databases:  # added by Datasette when started without files
         ds.remove_database("_memory")
     _protect_mcp(ds, host)
+    cache.install(ds, cache_bytes)
     return ds
 
 

@@ -189,9 +189,11 @@ MAX_FORM_BYTES = 3 * 200_000 + 4096  # a check-doc form: the 200 kB document, ur
 
 @hookimpl
 def asgi_wrapper(datasette):
-    """A form posted to /-/check-doc is read no further than MAX_FORM_BYTES (Datasette's CSRF check and
-    post_vars() read a whole body, 100 MB as well as 2 kB, before the page could look at its size): a
-    declared length over it is refused at once, a longer body is cut there and the page says so."""
+    """In front of Datasette: the response cache (cache.py, when serve installed one), then a form posted to
+    /-/check-doc read no further than MAX_FORM_BYTES (Datasette's CSRF check and post_vars() read a whole
+    body, 100 MB as well as 2 kB, before the page could look at its size): a declared length over it is
+    refused at once, a longer body is cut there and the page says so."""
+    from . import cache
 
     def wrap(app):
         async def bounded(scope, receive, send):
@@ -220,7 +222,7 @@ def asgi_wrapper(datasette):
 
             return await app(scope, receive_bounded, send)
 
-        return bounded
+        return cache.wrap(bounded, datasette)
 
     return wrap
 

@@ -52,6 +52,11 @@ def _cache(datasette) -> dict:
     return datasette._tpindex_state
 
 
+def forget(datasette, database: str) -> None:
+    """The database changed (serve's response cache saw it): its state is read again at the next page."""
+    _cache(datasette).pop(database, None)
+
+
 async def state(datasette, database: str | None) -> DbState | None:
     """The plugin's state for a tpindex database, None for any other database."""
     if database is None or database not in datasette.databases:
