@@ -51,10 +51,11 @@ def __getattr__(name: str):
         from .answers.fit import MAX_INPUT
 
         return MAX_INPUT
-    from .answers import model
+    if name[:1].isupper():  # a class name (never a dunder the import system asks for)
+        from .answers import model
 
-    if not name.startswith("_") and isinstance(getattr(model, name, None), type):
-        return getattr(model, name)
+        if isinstance(getattr(model, name, None), type):
+            return getattr(model, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

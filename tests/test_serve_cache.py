@@ -15,8 +15,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import make_repo
-from eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.helpers import make_repo
 
 
 def parser_file(cls: str, marker: str) -> str:

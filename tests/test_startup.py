@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_repo
-from eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
+from fixtures.helpers import make_repo
 
 HEAVY = {"tree_sitter", "tree_sitter_python", "jinja2", "datasette", "sqlite_utils", "git", "pygments", "uvicorn",
          "mcp", "click_default_group", "pydantic", "httpx"}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ..core.paths import names_a_path
 from ..core.ranges import span
-from .model import Definition, Move, MoveHop, PathRange, SymbolRange, Where
 from .trees import Def, TreeIndex, module_path_candidates, require_tree, to_glob
 from .versions import AnswerError, require
+from .where_model import Definition, Move, MoveHop, PathRange, SymbolRange, Where
 
 SHOW = 20  # definitions or files listed before "... and N more"
 

@@ -3,8 +3,9 @@ lists capped at SHOW lines (the JSON lists everything)."""
 
 from __future__ import annotations
 
-from ..answers.model import Definition, Move, PathRange, Where, given
+from ..answers.plain import given
 from ..answers.where import SHOW
+from ..answers.where_model import Definition, Move, PathRange, Where
 
 
 def move_text(m: Move) -> str:
