@@ -24,12 +24,12 @@ def kinds_of(db, name: str) -> list[str]:
 
 def check_name(db, name: str, kind: str | None = None) -> list[str]:
     """The kinds the name is registered as in some indexed version (only `kind`, when given)."""
-    names = known_names(db)
-    if name not in names:
+    kinds = kinds_of(db, name)
+    if not kinds:
+        names = known_names(db)  # read only to suggest close names: a scan of every row
         close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
         hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)
-    kinds = kinds_of(db, name)
     if kind and kind not in kinds:
         are = " and ".join(KIND_WORDS.get(k, k) for k in kinds)
         raise AnswerError(f"{name!r} is {are}, not {KIND_WORDS.get(kind, kind)}",
