@@ -253,6 +253,22 @@ def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_dir
     assert client.get("/-/source/v0.30.0/vllm/nowhere").status_code == 404
 
 
+def test_the_source_page_outline_lists_module_level_functions_with_links(client):
+    from conftest import line_of
+    from test_serve import PARSER_MANAGER
+
+    page = client.html("/-/source/v0.30.0/vllm/parser/parser_manager.py")
+    outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S)
+    assert outline, "a file of functions only has an outline too"
+    line = line_of(PARSER_MANAGER, "def tool_parser_for")
+    assert f'<a href="#L{line}"><code>def tool_parser_for</code></a>' in outline.group(1)
+    assert f'id="L{line}"' in page
+    # a file of classes and functions lists both, in the order of the file; a method is no module function
+    page = client.html("/-/source/v0.30.0/vllm/tool_parsers/__init__.py")
+    outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S).group(1)
+    assert re.findall(r"<code>def (\w+)</code>", outline) == ["register_lazy_tool_parsers"]
+
+
 def test_search_rows_merge_a_line_that_only_moved_and_show_code_flush_left(client):
     from indexer.answers.grep import Match, Result
     from indexer.serve.code_pages import _grep_rows
