@@ -269,6 +269,21 @@ def test_the_source_page_outline_lists_module_level_functions_with_links(client)
     assert re.findall(r"<code>def (\w+)</code>", outline) == ["register_lazy_tool_parsers"]
 
 
+def test_a_blank_cell_is_empty_and_long_names_may_wrap_so_a_question_fits_the_window(client):
+    # a column of blanks takes no room (td:empty in the CSS), not Datasette's &nbsp;
+    page = client.html("/tpindex/history?name=alpha")
+    assert '<td class="col-reason"></td>' in page and '<td class="col-reason">&nbsp;</td>' not in page
+    # a long file name (20 characters or more) may wrap after an underscore, a path after a slash
+    from indexer.serve.cells import breakable_class, breakable_path
+
+    assert str(breakable_path("vllm/tool_parsers/glm47_moe_tool_parser.py")) == \
+        "vllm/<wbr>tool_parsers/<wbr>glm47_<wbr>moe_<wbr>tool_<wbr>parser.py"
+    assert str(breakable_path("vllm/parser/glm47_moe.py")) == "vllm/<wbr>parser/<wbr>glm47_moe.py"
+    page = client.html("/-/parser/tool/alpha?v=v0.30.0")
+    assert ">vllm/<wbr>tool_parsers/<wbr>alpha_<wbr>tool_<wbr>parser.py:4</a>" in page
+    assert str(breakable_class("ToolParser.__init_subclass__")) == "Tool<wbr>Parser.<wbr>__init_subclass__"
+
+
 def test_search_rows_merge_a_line_that_only_moved_and_show_code_flush_left(client):
     from indexer.answers.grep import Match, Result
     from indexer.serve.code_pages import _grep_rows
