@@ -121,20 +121,26 @@ def doc_claims(db, version: str) -> DocClaims | None:
     return None
 
 
-def docstring(db, version: str, path: str, line: int) -> str | None:
-    """The docstring of the class defined at path:line at a version (None: none, or its code not stored)."""
+SPAN = 120  # the lines read from a class's header on: its header and its docstring
+
+
+def docstring(db, version: str, path: str, line: int, lines=None) -> str | None:
+    """The docstring of the class defined at path:line at a version (None: none, or its code not stored).
+    `lines`: a store.code.Lines shared by the calls of one question (each page of lines read once), else one
+    of its own; only the lines from the header on are read."""
     from ..store import code
 
     blob = _blob(db, version, path)
     if blob is None:
         return None
     if (blob, line) not in _DOCSTRINGS:
-        lines = code.read_lines(db, blob)
-        if lines is None:
+        ids = code.line_ids(db, blob)
+        if ids is None:
             return None
+        span = (lines or code.Lines(db)).get(ids[line - 1:line - 1 + SPAN])
         if len(_DOCSTRINGS) >= _MAX:
             _DOCSTRINGS.clear()
-        _DOCSTRINGS[(blob, line)] = _class_docstring(lines, line)
+        _DOCSTRINGS[(blob, line)] = _class_docstring(span, 1)
     return _DOCSTRINGS[(blob, line)]
 
 

@@ -122,11 +122,14 @@ def _prose(db, latest: dict[tuple[str, str], dict]) -> dict[str, list[tuple[Name
             n.fam = None  # the family level is for names
             out[via].append((n, (word, file, line)))
 
+    from ..store.code import Lines
+
     docs: dict[str, object] = {}
+    lines = Lines(db)  # each page of stored lines read once for every docstring
     for (kind, name), r in latest.items():
         for file, line in dict.fromkeys(((r["real_file"], r["real_line"]), (r["reg_file"], r["reg_line"]))):
             if file and line:
-                for word in family_words(docstring(db, r["version"], file, line) or ""):
+                for word in family_words(docstring(db, r["version"], file, line, lines) or ""):
                     one("docstring", kind, name, word, file, line)
         if kind == "tool":
             if r["version"] not in docs:
