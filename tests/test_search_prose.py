@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import html
 import re
-from urllib.parse import quote
 
 import pytest
-from conftest import line_of, make_repo
+from conftest import line_of
 from eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
+from test_browser_search import find, listed, served
 
 TP = "vllm/tool_parsers"
 ZETA = '''from vllm.tool_parsers.abstract_tool_parser import ToolParser
@@ -105,23 +105,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from conftest import build_tags
-    from test_serve import serve
-
-    root = tmp_path_factory.mktemp("prose")
-    db = root / "prose.db"
-    build_tags(make_repo(root / "repo", {"v0.30.0": FILES}), db, "v0.30.0")
-    c = serve(db)
-    yield c
-    c.close()
-
-
-def find(client, q: str):
-    return client.get("/-/find?q=" + quote(q))
-
-
-def listed(page: str) -> list[tuple[str, str]]:
-    return re.findall(r'<a class="tpindex-name" href="/-/parser/(\w+)/(\w+)">', page)
+    yield from served(tmp_path_factory, "prose", FILES)
 
 
 @pytest.mark.parametrize("q, where", [
