@@ -7,16 +7,11 @@ from __future__ import annotations
 
 import html
 import re
-from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from fixtures.links import UPSTREAM_HOST, upstream_without_local
 from fixtures.serve import BETA_PARSER_LINE, VERSIONS, serve
-
-UPSTREAM_HOST = "github.com"
-LOCAL = ("/-/source/", "/-/diff?")
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-ROWS = {"li", "p", "dd"}  # what "beside" means: in the same table row, else list item or paragraph
 
 
 @pytest.fixture(scope="module")
@@ -24,67 +19,6 @@ def client(fixture_db):  # noqa: F811  (the fixture imported above)
     c = serve(fixture_db)
     yield c
     c.close()
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict, parent: Node | None):
-        self.tag, self.attrs, self.parent, self.children = tag, attrs, parent, []
-
-    def anchors(self):
-        for ch in self.children:
-            if ch.tag == "a":
-                yield ch
-            yield from ch.anchors()
-
-
-class Tree(HTMLParser):
-    def __init__(self, page: str):
-        super().__init__()
-        self.root = self.at = Node("root", {}, None)
-        self.all: list[Node] = []
-        self.feed(page)
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, dict(attrs), self.at)
-        self.at.children.append(node)
-        self.all.append(node)
-        if tag not in VOID:
-            self.at = node
-
-    def handle_endtag(self, tag):
-        n = self.at
-        while n is not None and n.tag != tag:
-            n = n.parent
-        if n is not None and n.parent is not None:
-            self.at = n.parent
-
-
-def upstream_without_local(page: str, only: list[str] | None = None) -> list[str]:
-    """The links to the upstream host with no local source or diff link in the same row, item or paragraph
-    (or, outside those, the same parent element): a change's commits are in its row, beside its diff. Links marked upstream-only (a file whose code the database
-    does not hold) go to `only` instead."""
-    bad = []
-    for a in Tree(page).all:
-        href = a.attrs.get("href") or ""
-        parts = urlsplit(href)
-        if a.tag != "a" or UPSTREAM_HOST not in parts.netloc or parts.path.count("/") < 3:
-            continue  # the repository itself (Datasette's "Data source") is not a link to code
-        if "tpindex-up-only" in (a.attrs.get("class") or "").split():
-            if only is not None:
-                only.append(href)
-            continue
-        box = row = a.parent
-        while row is not None and row.tag != "tr":
-            row = row.parent
-        if row is None:
-            while box.parent is not None and box.tag not in ROWS:
-                box = box.parent
-            box = box if box.tag in ROWS else a.parent
-        else:
-            box = row
-        if not any(any(m in (x.attrs.get("href") or "") for m in LOCAL) for x in box.anchors()):
-            bad.append(href)
-    return bad
 
 
 def pages(client) -> list[str]:
@@ -246,6 +180,37 @@ def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_dir
     assert "/-/source/v0.30.0/vllm/parser/beta.py" in files and "/-/source/v0.30.0/vllm/parser/engine/registered_adapters.py" in files
     assert all(client.get(f).status_code == 200 for f in files)
     assert client.get("/-/source/v0.30.0/vllm/nowhere").status_code == 404
+
+
+def test_the_source_page_outline_lists_module_level_functions_with_links(client):
+    from conftest import line_of
+    from test_serve import PARSER_MANAGER
+
+    page = client.html("/-/source/v0.30.0/vllm/parser/parser_manager.py")
+    outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S)
+    assert outline, "a file of functions only has an outline too"
+    line = line_of(PARSER_MANAGER, "def tool_parser_for")
+    assert f'<a href="#L{line}"><code>def tool_parser_for</code></a>' in outline.group(1)
+    assert f'id="L{line}"' in page
+    # a file of classes and functions lists both, in the order of the file; a method is no module function
+    page = client.html("/-/source/v0.30.0/vllm/tool_parsers/__init__.py")
+    outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S).group(1)
+    assert re.findall(r"<code>def (\w+)</code>", outline) == ["register_lazy_tool_parsers"]
+
+
+def test_a_blank_cell_is_empty_and_long_names_may_wrap_so_a_question_fits_the_window(client):
+    # a column of blanks takes no room (td:empty in the CSS), not Datasette's &nbsp;
+    page = client.html("/tpindex/history?name=alpha")
+    assert '<td class="col-reason"></td>' in page and '<td class="col-reason">&nbsp;</td>' not in page
+    # a long file name (20 characters or more) may wrap after an underscore, a path after a slash
+    from indexer.serve.cells import breakable_class, breakable_path
+
+    assert str(breakable_path("vllm/tool_parsers/glm47_moe_tool_parser.py")) == \
+        "vllm/<wbr>tool_parsers/<wbr>glm47_<wbr>moe_<wbr>tool_<wbr>parser.py"
+    assert str(breakable_path("vllm/parser/glm47_moe.py")) == "vllm/<wbr>parser/<wbr>glm47_moe.py"
+    page = client.html("/-/parser/tool/alpha?v=v0.30.0")
+    assert ">vllm/<wbr>tool_parsers/<wbr>alpha_<wbr>tool_<wbr>parser.py:4</a>" in page
+    assert str(breakable_class("ToolParser.__init_subclass__")) == "Tool<wbr>Parser.<wbr>__init_subclass__"
 
 
 def test_search_rows_merge_a_line_that_only_moved_and_show_code_flush_left(client):

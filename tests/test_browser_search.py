@@ -42,17 +42,22 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def served(tmp_path_factory, name: str, files: dict[str, str]):
+    """Datasette's test client on a database of one version (v0.30.0) of `files`, built here."""
     from fixtures.helpers import build_tags
     from fixtures.serve import serve
 
-    root = tmp_path_factory.mktemp("search")
-    db = root / "search.db"
-    build_tags(make_repo(root / "repo", {"v0.30.0": FILES}), db, "v0.30.0")
+    root = tmp_path_factory.mktemp(name)
+    db = root / f"{name}.db"
+    build_tags(make_repo(root / "repo", {"v0.30.0": files}), db, "v0.30.0")
     c = serve(db)
     yield c
     c.close()
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    yield from served(tmp_path_factory, "search", FILES)
 
 
 def find(client, q: str):

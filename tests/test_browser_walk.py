@@ -1,6 +1,7 @@
 """The operator's walk in Chromium (issue 27): home -> search "GLM-4.7" -> glm47 -> its real file at the line,
-in the stored code -> its chat template (listed, upstream: its text is not stored by this build) -> the diff of its code since v0.30.0 -> the serve line; a removed
-name's banner; the where and check-doc pages with their links. Every page is saved at 1400 px and 900 px
+in the stored code -> the diff of its code since v0.30.0 -> the serve line (and which evidence paired its
+reasoning parser); a removed name's banner; the where and check-doc pages with their links; its chat template,
+in the stored code; no page of the walk links upstream without a local link beside it. Every page is saved at 1400 px and 900 px
 wide (TPINDEX_SHOTS=DIR keeps them there to look at). A fixture of three engine-era versions, built with
 --tree, written here:
 
@@ -19,6 +20,7 @@ import pytest
 from fixtures.browser import follow, serve, shots_dir
 from fixtures.eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
 from fixtures.helpers import build_tags, line_of, make_repo
+from fixtures.links import upstream_without_local
 
 pytestmark = pytest.mark.slow
 
@@ -125,6 +127,7 @@ def test_the_operators_walk_from_a_model_name_to_its_code_template_diff_and_serv
     line = html.unescape(re.search(r'<pre class="serve-cmd"><code>(.*?)</code></pre>', page, re.S).group(1))
     assert line == ("vllm serve MODEL --enable-auto-tool-choice --tool-call-parser glm47 --reasoning-parser glm47"
                     " --chat-template examples/tool_chat_template_glm47.jinja")
+    assert '<span class="paired-by" data-by="same name">' in page  # the page says which evidence paired them
 
     # a removed name's page says when it went
     gone_url = urljoin(base, "-/parser/tool/glm4_moe")
@@ -158,3 +161,7 @@ def test_the_operators_walk_from_a_model_name_to_its_code_template_diff_and_serv
     assert "is not stored" not in template and "tool_call" in text(template)
     shoot(browser, template_url, shots, "template", 900)
     assert all(p.stat().st_size > 5000 for p in shots.glob("walk-*.png"))
+    # no page of the walk links upstream without a local link beside it
+    walked = {"home": home, "find": found, "glm47": page, "source": source, "diff": diff, "removed": gone,
+              "where": where, "check-doc": check, "template": template}
+    assert {k: upstream_without_local(v) for k, v in walked.items() if upstream_without_local(v)} == {}

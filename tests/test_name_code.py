@@ -104,3 +104,26 @@ def test_diff_page_of_a_names_own_code(logic_db):  # noqa: F811
         assert "/-/diff?a=v0.32.0&amp;b=v0.33.0&amp;name=child47&amp;kind=tool" in page
     finally:
         c.close()
+
+
+def test_a_version_pages_counts_of_several_names_are_each_names_own(logic_db, unified_db):  # noqa: F811
+    # the version page counts every changed name at once (names_code_counts): the same +/- as each name's own
+    import sqlite3
+
+    from indexer.answers.namecode import name_code_counts, names_code_counts
+    from indexer.answers.versions import AnswerError
+    from indexer.store.database import Reader
+
+    for path, a, b in ((logic_db, "v0.32.0", "v0.33.0"), (unified_db, "v0.24.0", "v0.25.0")):
+        conn = sqlite3.connect(path)
+        conn.row_factory = sqlite3.Row
+        db = Reader(conn)
+        names = [(r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map order by kind, name")]
+        one = {}
+        for kind, name in names:
+            try:
+                one[(kind, name)] = name_code_counts(db, a, b, name, kind)
+            except AnswerError:  # registered at neither version: the page lists no counts for it
+                continue
+        assert names_code_counts(db, a, b, names) == one and any(v for v in one.values())
+        conn.close()

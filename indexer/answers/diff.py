@@ -266,6 +266,12 @@ def _parts_text(parts: list[CodePart], paths: list[str]) -> str:
     return f"code changed in {where}: " + "; ".join(f"{p.part} {named(p)}{counted(p)}" for p in parts)
 
 
+# (blob a, blob b) -> the changed opcodes of their line ids: equal ids are equal lines in any database, so the
+# opcodes of two blobs are the same whichever database holds them, and a page asked again does not compare again
+_OPCODES: dict[tuple[str, str], list] = {}
+MAX_OPCODES = 4_000
+
+
 def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[set, set]]):
     """Lines removed and added in each part's lines of a file, and in the whole file, compared by the stored
     line ids (no text read): ({part: (added, removed)}, file added, file removed); a side without the file
@@ -278,16 +284,17 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
         per = {part: (len(lb), len(la)) for part, (la, lb) in lines.items()}
         total = code.line_ids(db, blob_a or blob_b)
         return per, (len(total) if blob_b else 0), (len(total) if blob_a else 0)
-    cache = db.__dict__.setdefault("_code_opcodes", {})  # names sharing a file compare it once
-    if (blob_a, blob_b) not in cache:
+    ia, ib = code.line_ids(db, blob_a), code.line_ids(db, blob_b)
+    if ia is None or ib is None:
+        return None
+    ops = _OPCODES.get((blob_a, blob_b))
+    if ops is None:  # names sharing a file compare it once, and once per process (a blob id names its content)
         import difflib
 
-        ia, ib = code.line_ids(db, blob_a), code.line_ids(db, blob_b)
-        cache[(blob_a, blob_b)] = None if ia is None or ib is None else [
-            op for op in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes() if op[0] != "equal"]
-    ops = cache[(blob_a, blob_b)]
-    if ops is None:
-        return None
+        ops = [op for op in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes() if op[0] != "equal"]
+        if len(_OPCODES) >= MAX_OPCODES:
+            _OPCODES.clear()
+        _OPCODES[(blob_a, blob_b)] = ops
     per = {part: [0, 0] for part in lines}
     file_added = file_removed = 0
     for _tag, i1, i2, j1, j2 in ops:  # 0-based [i1, i2) removed from A, [j1, j2) added in B

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 TEMPLATE_PREFIX = "examples/tool_chat_template_"
 GENERIC = {"tool", "tools", "parser", "reasoning", "engine"}
 LEVELS = ("exact", "more specific", "family", "more general")
-VIAS = ("name", "registered file", "real file", "real class", "registered class")  # the classes: answers/search.py
+# the classes and the prose: answers/search.py
+VIAS = ("name", "registered file", "real file", "real class", "registered class", "docstring", "docs")
 
 
 @dataclass(frozen=True)

@@ -78,15 +78,27 @@ def _name_code_pairs(db, a: str, b: str, name: str, kind: str | None) -> tuple[s
     its other own files whose code in them changed."""
     kinds = check_name(db, name, kind)
     a, b = require(db, a), require(db, b)
+    return a, b, kinds, _pairs(db, a, b, name, kinds)
+
+
+def _registered(db, version: str, name: str, kind: str) -> tuple[str | None] | None:
+    """(real file,) of the name at a version, None when it is not registered there (parsers_at's row, read
+    without its hops and attributes)."""
+    row = db.execute("select real_file from parser_map_v where name = ? and version = ? and kind = ?",
+                     [name, version, kind]).fetchone()
+    return None if row is None else (row[0],)
+
+
+def _pairs(db, a: str, b: str, name: str, kinds: list[str]) -> list[tuple]:
+    """_name_code_pairs's pairs, for versions and kinds already checked."""
     pairs: list[tuple[str | None, str | None]] = []
     for k in kinds:
-        ra = next(iter(parsers_at(db, name, a, k)), None)
-        rb = next(iter(parsers_at(db, name, b, k)), None)
+        ra, rb = _registered(db, a, name, k), _registered(db, b, name, k)
         if ra is None and rb is None:
             continue
         fa = _own_files(db, a, name, k) if ra else {}
         fb = _own_files(db, b, name, k) if rb else {}
-        real_a, real_b = (ra.real_file if ra else None), (rb.real_file if rb else None)
+        real_a, real_b = (ra[0] if ra else None), (rb[0] if rb else None)
         if real_a or real_b:
             pairs.append((real_a, real_b))
         for path in sorted(set(fa) | set(fb)):
@@ -95,7 +107,7 @@ def _name_code_pairs(db, a: str, b: str, name: str, kind: str | None) -> tuple[s
             pairs.append((path if path in fa else None, path if path in fb else None))
     if not pairs:
         raise AnswerError(f"{name!r} is registered at neither {a} nor {b}", "tpindex which NAME --all says where")
-    return a, b, kinds, list(dict.fromkeys(pairs))  # each pair once, in order
+    return list(dict.fromkeys(pairs))  # each pair once, in order
 
 
 def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> dict:
@@ -114,10 +126,28 @@ def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> di
 def name_code_counts(db, a: str, b: str, name: str, kind: str | None = None) -> tuple[int, int] | None:
     """Lines added and removed in the name's own code from A to B: the +/- of its diff (name_code_diff),
     counted from the stored line ids alone; None when some of that code is not stored."""
+    a, b, _, pairs = _name_code_pairs(db, a, b, name, kind)
+    return _summed(db, a, b, pairs)
+
+
+def _summed(db, a: str, b: str, pairs: list[tuple]) -> tuple[int, int] | None:
     from .source import count_paths
 
-    a, b, _, pairs = _name_code_pairs(db, a, b, name, kind)
     counts = [count_paths(db, a, pa or pb, b, pb or pa) for pa, pb in pairs]
     if any(c is None for c in counts):
         return None
     return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+
+def names_code_counts(db, a: str, b: str, names: list[tuple[str, str]]) -> dict[tuple[str, str], tuple | None]:
+    """name_code_counts of several (kind, name) of the index between the same two versions (a version's page):
+    the versions checked once, each name's registered kind taken as known. A name registered at neither
+    version is left out."""
+    a, b = require(db, a), require(db, b)
+    out = {}
+    for kind, name in names:
+        try:
+            out[(kind, name)] = _summed(db, a, b, _pairs(db, a, b, name, [kind]))
+        except AnswerError:
+            continue
+    return out

@@ -237,15 +237,16 @@ NAME_CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed", "real-
 
 def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
     """The +/- of each name's code change and of each shared file's change from a to b."""
-    from .namecode import name_code_counts
+    from .namecode import names_code_counts
     from .source import count_paths
 
-    out: dict = {}
-    for ch in changes.changes if changes else []:
+    every = changes.changes if changes else []
+    # the names' counts together: the versions are checked once and each name's kind is the change's
+    out: dict = names_code_counts(db, a, b, list(dict.fromkeys(
+        (ch.kind, ch.name) for ch in every if ch.type in NAME_CODE_CHANGES))) if every else {}
+    for ch in every:
         try:
-            if ch.type in NAME_CODE_CHANGES:
-                out[(ch.kind, ch.name)] = name_code_counts(db, a, b, ch.name, ch.kind)
-            elif ch.type == "framework-changed" and ch.file:
+            if ch.type == "framework-changed" and ch.file:
                 out[ch.file] = count_paths(db, a, ch.file, b, ch.file)
         except AnswerError:  # code not stored: the change is listed without counts
             pass

@@ -228,11 +228,11 @@ def as_code_diff(d: dict):
 
 def file_outline(db, version: str, path: str) -> dict:
     """What a source page shows beside the code of path at version: its classes with their methods (lines),
-    and the parser names it implements (`implements`: kind, name and the roles the file plays for it, as
+    its module-level functions (signatures: closures and methods left out), and the parser names it implements (`implements`: kind, name and the roles the file plays for it, as
     parser_code records them: registered, real, engine, wrapper, base, helper)."""
     unit = db.execute("select f.unit_id from files f join versions v on v.id = f.version_id"
                       " where v.label = ? and f.path = ?", [version, path]).fetchone()
-    classes = []
+    classes, functions = [], []
     if unit:
         methods: dict[str, list[dict]] = {}
         for cls, name, line in db.execute("select class, name, line from methods where unit_id = ? order by line",
@@ -240,10 +240,13 @@ def file_outline(db, version: str, path: str) -> dict:
             methods.setdefault(cls, []).append({"name": name, "line": line})
         classes = [{"name": q, "line": line, "methods": methods.get(q, [])} for q, line in db.execute(
             "select qualname, line from classes where unit_id = ? order by line", [unit[0]])]
+        functions = [{"name": n, "line": line} for n, line in db.execute(
+            "select name, line from signatures where unit_id = ? and kind = 'function' order by line, name",
+            [unit[0]])]
     implements = [{"kind": k, "name": n, "roles": r} for k, n, r in db.execute(
         "select kind, name, roles from parser_code_v where version = ? and file = ? order by"
         " case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, name", [version, path])]
-    return {"classes": classes, "implements": implements}
+    return {"classes": classes, "functions": functions, "implements": implements}
 
 
 def directory(db, version: str, path: str) -> list[str] | None:

@@ -32,7 +32,7 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
     listed only for a name not found (pages check a name per version range: 26 listings for one page)."""
     kinds = kinds_of(db, name)
     if not kinds:
-        names = known_names(db)
+        names = known_names(db)  # read only to suggest close names: a scan of every row
         close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
         hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)

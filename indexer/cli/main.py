@@ -168,8 +168,8 @@ def main():
 @db_option
 @click.option("--scope", type=click.Choice(["default", "all"]), default="default", show_default=True,
               help="default: the tool-calling subsystem (every path the tool-parser and reasoning-parser "
-                   "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates "
-                   "and parser tests); all: every .py under vllm/.")
+                   "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates, "
+                   "parser tests and the tool-calling documentation); all: every .py under vllm/.")
 @click.option("--tree", is_flag=True,
               help="Also record every path of each version's tree (docs/, tests/, examples/, ...), the definitions "
                    "(classes, functions, methods, module-level names) of every module under vllm/, and which "

@@ -41,6 +41,11 @@ PRESENCE = (
     "tests/parser/*test_*.py",
     "tests/tool_use/*test_*.py",
 )
+# The tool-calling documentation (docs/source/features/ until the docs moved in v0.9.0), recorded and stored like
+# the templates: the search box reads the model families it names, the serve line its flag pairs
+# (answers/docwords.py)
+DOCS = ("docs/features/tool_calling.md", "docs/source/features/tool_calling.md")
+PRESENCE += DOCS
 TOOL_CALLING += FRAMEWORK + PRESENCE
 ALL = ("vllm/*.py",)
 

@@ -25,7 +25,7 @@ NAME_LIST_COLUMNS = {"alias_of"}
 # columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers; the
 # names whose own code holds a plant or a marker)
 COLUMN_KINDS = {"tool_parsers": "tool", "reasoning_parser_names": "reasoning"}
-COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COLUMNS | set(COLUMN_KINDS) | {"name", "notes"}
+COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COLUMNS | set(COLUMN_KINDS) | {"name", "notes", "adapter"}
 
 
 class Urls:
@@ -84,12 +84,27 @@ def _a(href: str, text: str, cls: str, title: str | None = None) -> Markup:
 
 
 def _breakable(cls: str) -> Markup:
-    """A long class name that may wrap where a word starts (Glm47MoeParser<wbr>ReasoningAdapter)."""
+    """A long class name that may wrap where a word starts (Glm47MoeParser<wbr>ReasoningAdapter), and a long
+    dotted name after a dot (ToolParser.<wbr>__init_subclass__)."""
     import re
 
     if len(cls) < 20:
         return escape(cls)
-    return Markup("<wbr>").join(escape(p) for p in re.split(r"(?<=[a-z0-9])(?=[A-Z][a-z])", cls))
+    return Markup("<wbr>").join(escape(p) for p in re.split(r"(?<=[a-z0-9])(?=[A-Z][a-z])|(?<=\.)", cls))
+
+
+breakable_class = _breakable
+
+
+def breakable_path(path: str) -> Markup:
+    """A path that may wrap after a slash, and a long file or directory name (20 characters or more) after an
+    underscore too (glm47_moe_<wbr>tool_<wbr>parser.py), so that a narrow file column stays narrow."""
+    def part(p: str) -> Markup:
+        if len(p) < 20:
+            return escape(p)
+        return Markup("_<wbr>").join(escape(x) for x in p.split("_"))
+
+    return Markup("/<wbr>").join(part(p) for p in str(path).split("/"))
 
 
 def _list(values: str, one) -> Markup:
@@ -112,6 +127,8 @@ def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | No
         return _list(value, lambda n: _a(urls.parser(list_kind, n, version), n, "tpindex-name"))
     if column in CLASS_COLUMNS and version and value.replace(".", "").replace("_", "").isalnum():
         return _a(urls.class_tree(value, version), _breakable(value), "tpindex-class", f"class tree of {value} at {version}")
+    if column == "adapter":  # a generated class (make_adapters), no class tree: a long name may wrap
+        return _breakable(value)
     if column in VERSION_COLUMNS and value in labels:
         return _a(urls.version(value), value, "tpindex-version")
     if column in VERSION_LIST_COLUMNS:

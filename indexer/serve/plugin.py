@@ -41,9 +41,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def _breakable_path(path) -> Markup:
-    from markupsafe import escape
-
-    return Markup("/<wbr>").join(escape(p) for p in str(path).split("/"))
+    return cells.breakable_path(path)
 
 
 @hookimpl
@@ -56,6 +54,7 @@ def prepare_jinja2_environment(env, datasette):
 
     env.filters["tp_quote"] = lambda s: quote(str(s), safe="")  # a label as one path segment (v0.33.0+local)
     env.filters["tp_path"] = _breakable_path  # a path that may wrap after a slash
+    env.filters["tp_class"] = cells.breakable_class  # a long class name that may wrap where a word starts
     loader = env.loader
     first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None
     if isinstance(first, FileSystemLoader) and first.searchpath:
@@ -89,6 +88,8 @@ def canned_queries(datasette, database, actor):
 
 @hookimpl
 def render_cell(row, value, column, table, database, datasette):
+    if value is None:  # an empty cell, not Datasette's &nbsp;: a column of blanks takes no room (td:empty, the CSS)
+        return Markup("")
     if not isinstance(value, str) or not hasattr(row, "keys"):
         return None
     cols = link_columns(column, row.keys()) if is_linkable_file(value) else None
@@ -122,7 +123,7 @@ def render_cell(row, value, column, table, database, datasette):
         out = Markup('<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
                      '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>').format(
             code_pages.source_href(datasette, version, value, at_line, db_arg), where, version,
-            Markup("/<wbr>").join(value.split("/")), up, where, version)  # a long path wraps after a slash
+            cells.breakable_path(value), up, where, version)  # a long path wraps after a slash (cells.py)
         sides = diff_columns(column, row.keys())
         if sides and (column == sides[3] or not row[sides[3]]):
             a, b, path_a, path_b = (row[c] for c in sides)
