@@ -23,6 +23,7 @@ pytest_plugins = [
     "fixtures.registry_eras",
     "fixtures.replay_trees",
     "fixtures.sentinels",
+    "fixtures.search",
     "fixtures.serve",
     "fixtures.small",
     "fixtures.unified",

@@ -183,8 +183,8 @@ def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_dir
 
 
 def test_the_source_page_outline_lists_module_level_functions_with_links(client):
-    from conftest import line_of
-    from test_serve import PARSER_MANAGER
+    from fixtures.helpers import line_of
+    from fixtures.serve import PARSER_MANAGER
 
     page = client.html("/-/source/v0.30.0/vllm/parser/parser_manager.py")
     outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S)

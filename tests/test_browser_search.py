@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import html
 import re
-from urllib.parse import quote
 
 import pytest
 from fixtures.eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
-from fixtures.helpers import make_repo
+from fixtures.search import find, listed, served
 
 
 def tool(cls: str) -> str:
@@ -42,30 +41,9 @@ FILES = {
 }
 
 
-def served(tmp_path_factory, name: str, files: dict[str, str]):
-    """Datasette's test client on a database of one version (v0.30.0) of `files`, built here."""
-    from fixtures.helpers import build_tags
-    from fixtures.serve import serve
-
-    root = tmp_path_factory.mktemp(name)
-    db = root / f"{name}.db"
-    build_tags(make_repo(root / "repo", {"v0.30.0": files}), db, "v0.30.0")
-    c = serve(db)
-    yield c
-    c.close()
-
-
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     yield from served(tmp_path_factory, "search", FILES)
-
-
-def find(client, q: str):
-    return client.get("/-/find?q=" + quote(q))
-
-
-def listed(page: str) -> list[tuple[str, str]]:
-    return re.findall(r'<a class="tpindex-name" href="/-/parser/(\w+)/(\w+)">', page)
 
 
 @pytest.mark.parametrize("q, where", [

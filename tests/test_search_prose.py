@@ -10,9 +10,9 @@ import html
 import re
 
 import pytest
-from conftest import line_of
-from eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
-from test_browser_search import find, listed, served
+from fixtures.eras import ABS_REASONING, PLAIN_ABSTRACT, lazy_registry
+from fixtures.helpers import line_of
+from fixtures.search import find, listed, served
 
 TP = "vllm/tool_parsers"
 ZETA = '''from vllm.tool_parsers.abstract_tool_parser import ToolParser
