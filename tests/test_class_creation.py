@@ -254,6 +254,7 @@ def test_the_browsers_parser_page_shows_what_set_it(creation_db):
         page = html.unescape(client.html("/-/parser/tool/tagged?v=v0.28.0"))
     finally:
         client.close()
+    page = page.replace("<wbr>", "")  # where a long name may wrap: not text
     row = next(x for x in page.split("<tr>") if "forced_choice_ok = False" in x)
     assert "ToolParser.__init_subclass__ on" in row and "True when VLLM_STRICT_CALLS is False" in row
 

@@ -24,7 +24,17 @@ def known_names(db) -> list[str]:
 
 
 def kinds_of(db, name: str) -> list[str]:
+    if not name.isascii() and not _encodable(name):
+        return []  # not UTF-8 (a command-line argument of other bytes): no name is that
     return [r[0] for r in db.execute("select distinct kind from parser_map where name = ? order by kind", [name])]
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_name(db, name: str, kind: str | None = None) -> list[str]:
