@@ -172,10 +172,20 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
     how many names it registers. `cache` (unit id -> facts) may be shared by the versions of one build."""
     conn = db.conn
     v = Version(conn, version_id, cache)
-    regs = conn.execute(
-        "select r.kind, r.name, r.module, r.class, r.form, f.path, r.line from registrations r"
-        " join files f on f.unit_id = r.unit_id"
-        " where f.version_id = ? order by r.kind, r.name, f.path, r.line", [version_id]).fetchall()
+    names, n_regs = _registered_names(conn, v, version_id)
+    own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
+    parsers = own_paths(v, own_keys)
+    reach = Reach(v, own_keys, parsers)  # what each definition reaches, shared by the names that run it
+    rows = _Rows(version_id)
+    for n in names:
+        rows.add(v, n, own_keys, parsers, reach)
+    _aliases_and_parents(v, rows.map)
+    rows.write(conn)
+    return n_regs
+
+
+def _name_checks(conn, version_id: int) -> tuple[dict[tuple[str, str], list], list[tuple]]:
+    """The serving code's checks of this version: by (kind, name), and those testing a class."""
     checks: dict[tuple[str, str], list] = {}
     class_checks: list[tuple] = []
     for kind, name, cls, module, path, line, fmod, tested in conn.execute(
@@ -186,6 +196,16 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             checks.setdefault((kind, name), []).append((cls, module, path, line, fmod))
         else:
             class_checks.append((kind, tested, (cls, module, path, line, fmod)))
+    return checks, class_checks
+
+
+def _registered_names(conn, v: Version, version_id: int) -> tuple[list[Named], int]:
+    """Every registered name resolved to its classes and its logic decided; -> (names, registrations)."""
+    regs = conn.execute(
+        "select r.kind, r.name, r.module, r.class, r.form, f.path, r.line from registrations r"
+        " join files f on f.unit_id = r.unit_id"
+        " where f.version_id = ? order by r.kind, r.name, f.path, r.line", [version_id]).fetchall()
+    checks, class_checks = _name_checks(conn, version_id)
     names: list[Named] = []
     seen: set[tuple[str, str]] = set()
     for kind, name, module, cls, form, path, line in regs:
@@ -212,18 +232,32 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
                                      if r is not None and r.real is not None}
     for n in names:
         _decide(v, n, registered, parser_keys)
-    own_keys = {c.key for n in names for c in list(n.logic.roles.values()) + [n.logic.real] if c is not None}
-    parsers = own_paths(v, own_keys)
-    reach = Reach(v, own_keys, parsers)  # what each definition reaches, shared by the names that run it
-    rows, hop_rows, method_rows, attr_rows, code_rows, over_rows = [], [], [], [], [], []
-    for n in names:
+    return names, len(regs)
+
+
+MAP_COLS = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
+            "form", "impl", "real_class",
+            "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
+            "parent_file", "reason", "streaming", "streaming_class", "streaming_file", "streaming_line",
+            "streaming_from", "wrapper_class", "wrapper_file", "wrapper_line", "notes", "code_sig"]
+
+
+class _Rows:
+    """The rows of one version's resolved tables, a name at a time, then written."""
+
+    def __init__(self, version_id: int):
+        self.version_id = version_id
+        self.map: list[dict] = []
+        self.hops, self.methods, self.attrs, self.code, self.over = [], [], [], [], []
+
+    def add(self, v: Version, n: Named, own_keys: set, parsers: set[str], reach: Reach) -> None:
         res, logic = n.res, n.logic
         reg_mod = v.module(n.module) if n.module else None
         reg_file = reg_mod.path if reg_mod else None
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         real, wrapper = logic.real, logic.roles.get("wrapper")
         files, sig = code_files(v, logic, own_keys, n.kind, parsers, reach)
-        rows.append({
+        self.map.append({
             "kind": n.kind, "name": n.name, "registry_file": n.registry_file, "registry_line": n.registry_line,
             "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,
             "impl": res.impl, "real_class": real.name if real else None, "real_module": real.module if real else None,
@@ -237,34 +271,30 @@ def resolve_version(db, version_id: int, cache: dict | None = None) -> int:
             "wrapper_line": wrapper.line if wrapper else None, "notes": notes_json(logic.notes), "code_sig": sig,
         })
         hops = [Hop(HopKind.REGISTERED, n.cls, n.module, n.registry_file, n.registry_line)] + res.hops
-        hop_rows.extend((version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
-                        for i, h in enumerate(hops))
-        key = (version_id, n.kind, n.name)
-        method_rows.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
-        attr_rows.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
-        over_rows.extend((*key, *(o[c] for c in OVER_COLS)) for o in logic.overridden)
-        code_rows.extend((*key, f["path"], f["roles"], f["shared"], f["pieces"]) for f in files)
-    _aliases_and_parents(v, rows)
-    cols = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
-            "form", "impl", "real_class",
-            "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
-            "parent_file", "reason", "streaming", "streaming_class", "streaming_file", "streaming_line",
-            "streaming_from", "wrapper_class", "wrapper_file", "wrapper_line", "notes", "code_sig"]
-    for table in RESOLVED_TABLES:
-        conn.execute(f"delete from {table} where version_id = ?", [version_id])
-    conn.executemany(f"insert into parser_map(version_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
-                     [(version_id, *[r.get(c) for c in cols]) for r in rows])
-    conn.executemany("insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line)"
-                     " values (?, ?, ?, ?, ?, ?, ?, ?, ?)", hop_rows)
-    conn.executemany(f"insert or ignore into parser_methods(version_id, kind, name, {', '.join(METHOD_COLS)})"
-                     f" values (?, ?, ?{', ?' * len(METHOD_COLS)})", method_rows)
-    conn.executemany(f"insert or ignore into parser_attrs(version_id, kind, name, {', '.join(ATTR_COLS)})"
-                     f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", attr_rows)
-    conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared, pieces)"
-                     " values (?, ?, ?, ?, ?, ?, ?)", code_rows)
-    conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
-                     f" values (?, ?, ?{', ?' * len(OVER_COLS)})", over_rows)
-    return len(regs)
+        self.hops.extend((self.version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
+                         for i, h in enumerate(hops))
+        key = (self.version_id, n.kind, n.name)
+        self.methods.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
+        self.attrs.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
+        self.over.extend((*key, *(o[c] for c in OVER_COLS)) for o in logic.overridden)
+        self.code.extend((*key, f["path"], f["roles"], f["shared"], f["pieces"]) for f in files)
+
+    def write(self, conn) -> None:
+        version_id = self.version_id
+        for table in RESOLVED_TABLES:
+            conn.execute(f"delete from {table} where version_id = ?", [version_id])
+        conn.executemany(f"insert into parser_map(version_id, {', '.join(MAP_COLS)}) values (?{', ?' * len(MAP_COLS)})",
+                         [(version_id, *[r.get(c) for c in MAP_COLS]) for r in self.map])
+        conn.executemany("insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line)"
+                         " values (?, ?, ?, ?, ?, ?, ?, ?, ?)", self.hops)
+        conn.executemany(f"insert or ignore into parser_methods(version_id, kind, name, {', '.join(METHOD_COLS)})"
+                         f" values (?, ?, ?{', ?' * len(METHOD_COLS)})", self.methods)
+        conn.executemany(f"insert or ignore into parser_attrs(version_id, kind, name, {', '.join(ATTR_COLS)})"
+                         f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", self.attrs)
+        conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared, pieces)"
+                         " values (?, ?, ?, ?, ?, ?, ?)", self.code)
+        conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
+                         f" values (?, ?, ?{', ?' * len(OVER_COLS)})", self.over)
 
 
 RESOLVED_TABLES = ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden")
