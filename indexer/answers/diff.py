@@ -176,8 +176,15 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
     changed)."""
     ca, cb = _code(db, a), _code(db, b)
     uses = _Uses(db)
-    out, framework, helpers = [], defaultdict(list), defaultdict(dict)
     compare = comparer(db, a, b)
+    out = [c for kind, name in names if (c := _name_change(db, a, b, kind, name, ca, cb, uses, compare, mb))]
+    return out + _framework_changes(ca, cb, uses, compare)
+
+
+def _framework_changes(ca: dict, cb: dict, uses: _Uses, compare) -> list[Change]:
+    """One `framework-changed` per shared file that changed, with the names it affects (a file of helpers a
+    name calls affects it only when those helpers changed)."""
+    framework, helpers = defaultdict(list), defaultdict(dict)
     for key in sorted(set(ca) & set(cb)):
         fa, fb = ca[key], cb[key]
         for p in sorted(set(fa) & set(fb)):
@@ -191,63 +198,68 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
                         continue  # the helpers it calls there did not change
                     helpers[p].update(dict.fromkeys(_display(k[1], k[2]) for k in changed))
                 framework[p].append(f"{key[1]} ({key[0]})")
-    for kind, name in names:
-        fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
-        pa, pb = _pieces(fa, uses), _pieces(fb, uses)
-        changed = []  # (path, what, qualname, change, part)
-        for k in sorted(set(pa) | set(pb)):
-            if k not in pb:
-                if uses.digest(b, k) != pa[k][1]:
-                    changed.append((*k, "removed", pa[k][0]))
-            elif k not in pa:
-                if uses.digest(a, k) != pb[k][1]:
-                    changed.append((*k, "added", pb[k][0]))
-            elif pa[k][1] != pb[k][1]:
-                changed.append((*k, "changed", pb[k][0]))
-        if not changed:
-            continue
-        paths = list(dict.fromkeys(c[0] for c in changed))
-        files, parts = [], []
-        lines: dict[tuple[str, str], tuple[set, set]] = {}  # (path, part) -> (lines at A, lines at B)
-        for path, what, q, change, part in changed:
-            la, lb = lines.setdefault((path, part), (set(), set()))
-            if change != "added":
-                la |= uses.lines(pa[(path, what, q)][2], what, q)
-            if change != "removed":
-                lb |= uses.lines(pb[(path, what, q)][2], what, q)
-        counts: dict[tuple[str, str], tuple[int, int] | None] = {}
-        for path in paths:
-            blob_a, blob_b = (fa.get(path) or (None,))[0], (fb.get(path) or (None,))[0]
-            f = {"file": path, "blob_a": blob_a, "blob_b": blob_b, "compare": compare(path)}
-            here = {part: v for (p, part), v in lines.items() if p == path}
-            counted = _counted(db, blob_a, blob_b, here)
-            if counted is not None:
-                per_part, f["file_added"], f["file_removed"] = counted
-                counts.update({(path, part): c for part, c in per_part.items()})
-                f["added"] = sum(c[0] for c in per_part.values())
-                f["removed"] = sum(c[1] for c in per_part.values())
-            files.append(f)
-        for part in PARTS:
-            mine = [c for c in changed if c[4] == part]
-            if not mine:
-                continue
-            known = [counts.get((p, part)) for p in dict.fromkeys(c[0] for c in mine)]
-            added = None if None in known else sum(k[0] for k in known)
-            removed = None if None in known else sum(k[1] for k in known)
-            parts.append(CodePart(part=part, names=list(dict.fromkeys(_display(c[1], c[2]) for c in mine)),
-                                  added=added, removed=removed,
-                                  pieces=[{"file": c[0], "what": c[1], "qualname": c[2], "change": c[3]}
-                                          for c in mine]))
-        real = mb[(kind, name)]
-        out.append(Change(type=ChangeType.CODE_CHANGED, subject=f"{name} ({kind})", kind=kind, name=name,
-                          detail=_parts_text(parts, paths), file=real["real_file"], line=real["real_line"],
-                          files=files, parts=parts, compare=compare(paths[0])))
+    out = []
     for p, affected in sorted(framework.items()):
         called = f" (helpers it calls: {', '.join(helpers[p])})" if helpers.get(p) else ""
         out.append(Change(type=ChangeType.FRAMEWORK_CHANGED, subject=p, file=p, names=affected, compare=compare(p),
                           detail=f"shared framework code changed{called}; affects {len(affected)} name(s):"
                                  f" {', '.join(affected)}"))
     return out
+
+
+def _name_change(db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, uses: _Uses, compare,
+                 mb: dict) -> Change | None:
+    """`code-changed` for one name, by part, with each file's +/- counts; None when its code did not change."""
+    fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
+    pa, pb = _pieces(fa, uses), _pieces(fb, uses)
+    changed = []  # (path, what, qualname, change, part)
+    for k in sorted(set(pa) | set(pb)):
+        if k not in pb:
+            if uses.digest(b, k) != pa[k][1]:
+                changed.append((*k, "removed", pa[k][0]))
+        elif k not in pa:
+            if uses.digest(a, k) != pb[k][1]:
+                changed.append((*k, "added", pb[k][0]))
+        elif pa[k][1] != pb[k][1]:
+            changed.append((*k, "changed", pb[k][0]))
+    if not changed:
+        return None
+    paths = list(dict.fromkeys(c[0] for c in changed))
+    files, parts = [], []
+    lines: dict[tuple[str, str], tuple[set, set]] = {}  # (path, part) -> (lines at A, lines at B)
+    for path, what, q, change, part in changed:
+        la, lb = lines.setdefault((path, part), (set(), set()))
+        if change != "added":
+            la |= uses.lines(pa[(path, what, q)][2], what, q)
+        if change != "removed":
+            lb |= uses.lines(pb[(path, what, q)][2], what, q)
+    counts: dict[tuple[str, str], tuple[int, int] | None] = {}
+    for path in paths:
+        blob_a, blob_b = (fa.get(path) or (None,))[0], (fb.get(path) or (None,))[0]
+        f = {"file": path, "blob_a": blob_a, "blob_b": blob_b, "compare": compare(path)}
+        here = {part: v for (p, part), v in lines.items() if p == path}
+        counted = _counted(db, blob_a, blob_b, here)
+        if counted is not None:
+            per_part, f["file_added"], f["file_removed"] = counted
+            counts.update({(path, part): c for part, c in per_part.items()})
+            f["added"] = sum(c[0] for c in per_part.values())
+            f["removed"] = sum(c[1] for c in per_part.values())
+        files.append(f)
+    for part in PARTS:
+        mine = [c for c in changed if c[4] == part]
+        if not mine:
+            continue
+        known = [counts.get((p, part)) for p in dict.fromkeys(c[0] for c in mine)]
+        added = None if None in known else sum(k[0] for k in known)
+        removed = None if None in known else sum(k[1] for k in known)
+        parts.append(CodePart(part=part, names=list(dict.fromkeys(_display(c[1], c[2]) for c in mine)),
+                              added=added, removed=removed,
+                              pieces=[{"file": c[0], "what": c[1], "qualname": c[2], "change": c[3]}
+                                      for c in mine]))
+    real = mb[(kind, name)]
+    return Change(type=ChangeType.CODE_CHANGED, subject=f"{name} ({kind})", kind=kind, name=name,
+                  detail=_parts_text(parts, paths), file=real["real_file"], line=real["real_line"],
+                  files=files, parts=parts, compare=compare(paths[0]))
 
 
 def _parts_text(parts: list[CodePart], paths: list[str]) -> str:
