@@ -92,9 +92,13 @@ def parse(data: bytes, depth: int = FULL) -> dict:
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
-        prime(root, patterns(depth, any(w in data for w in MARKER_WORDS)))
+        marked = any(w in data for w in MARKER_WORDS)
+        prime(root, patterns(depth, marked))
+        facts = out["facts"]
         for kind in kinds(depth):
-            facts = out["facts"]
+            if kind == "markers" and not marked:
+                facts[kind] = []  # a marker is a comment holding one of the words: none in the bytes, none here
+                continue  # (its pattern, left out of the primed query, would walk the tree again)
             facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
