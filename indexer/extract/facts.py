@@ -50,8 +50,7 @@ DERIVED = {"uses": uses.extract}
 # serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
 # in vllm/engine/arg_utils.py), with the pattern files those read
 PARSER_KINDS = ("sentinels", "request_settings", "regexes", "plants", "uses")
-PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/",
-                   "patterns/uses.scm")
+PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/")
 MARKER_PATTERNS = "patterns/markers.scm"
 MARKER_WORDS = (b"HACK", b"TODO", b"FIXME", b"XXX")  # a file without any has no marker comment
 
