@@ -42,7 +42,7 @@ KINDS = {
     "signatures": signatures.extract,  # the parser contract: functions' signatures, class attributes
     "parser_calls": parser_calls.extract,  # how vLLM's code constructs and calls parser objects
 }
-# Kinds read from the tree and the facts of the kinds above (KINDS run first)
+# Kinds read from the tree, the blob's bytes and the facts of the kinds above (KINDS run first)
 DERIVED = {"uses": uses.extract}
 # Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings, regular
 # expressions and plants;
@@ -98,7 +98,7 @@ def parse(data: bytes, depth: int = FULL) -> dict:
             if kind == "markers" and not marked:
                 facts[kind] = []  # a marker is a comment holding one of the words: none in the bytes, none here
                 continue  # (its pattern, left out of the primed query, would walk the tree again)
-            facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts)
+            facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts, data)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
         out["facts"] = {}

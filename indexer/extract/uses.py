@@ -79,8 +79,9 @@ def _bound(imp: dict) -> str:
     return imp["alias"] or imp["name"]
 
 
-def extract(root: Node, facts: dict) -> list[dict]:
-    data = root.text or b""
+def extract(root: Node, facts: dict, data: bytes) -> list[dict]:
+    """`data`: the bytes the tree was parsed from (the root node's text leaves out leading blank lines,
+    which would shift every line and byte offset)."""
     lines = data.split(b"\n")
     pieces: list[dict] = []  # rows without digest and names yet
     seen: set[tuple[str, str]] = set()
