@@ -240,3 +240,39 @@ def test_uses_of_a_file_starting_with_blank_lines_digest_its_own_lines():
     assert got[("name", "LIMIT")]["digest"] == same[("name", "LIMIT")]["digest"]
     assert got[("function", "f")]["names"] == same[("function", "f")]["names"] == "LIMIT"
     assert got[("function", "f")]["digest"] == same[("function", "f")]["digest"]
+
+
+ENVS = '''
+import os
+
+environment_variables = {
+    "VLLM_ENFORCE_STRICT_TOOL_CALLING": lambda: os.getenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "1") == "1",
+    "VLLM_PROBE_LIMIT": lambda: int(os.getenv("VLLM_PROBE_LIMIT", "16")),
+}
+'''
+
+
+def test_an_environment_entry_read_in_an_earlier_version_is_not_read_again(monkeypatch):
+    """vllm/envs.py's versions repeat most entries: a lambda's value is read once per process by its text
+    (in a tree without errors), the same rows either way."""
+    from indexer.extract import env_defaults, expr
+
+    env_defaults._READ.clear()
+    calls: list[str] = []
+    real = expr.env_value
+
+    def counting(node, read=None):
+        calls.append(ts.text(node))
+        return real(node, read)
+
+    monkeypatch.setattr(expr, "env_value", counting)
+    first = parse(ENVS.encode(), MODULE)["facts"]["env_defaults"]
+    n = len(calls)
+    assert n and [(r["name"], r["value"], r["variable"]) for r in first] == [
+        ("VLLM_ENFORCE_STRICT_TOOL_CALLING", "True", "VLLM_ENFORCE_STRICT_TOOL_CALLING"),
+        ("VLLM_PROBE_LIMIT", "16", "VLLM_PROBE_LIMIT")]
+    moved = parse(("# a new first line\n" + ENVS).encode(), MODULE)["facts"]["env_defaults"]
+    assert len(calls) == n, "read again"
+    assert [{**r, "line": r["line"] - 1} for r in moved] == first
+    broken = parse((ENVS + "def (:\n").encode(), MODULE)["facts"]["env_defaults"]  # errors: read afresh
+    assert len(calls) > n and [r["value"] for r in broken] == [r["value"] for r in first]
