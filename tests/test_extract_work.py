@@ -276,3 +276,30 @@ def test_an_environment_entry_read_in_an_earlier_version_is_not_read_again(monke
     assert [{**r, "line": r["line"] - 1} for r in moved] == first
     broken = parse((ENVS + "def (:\n").encode(), MODULE)["facts"]["env_defaults"]  # errors: read afresh
     assert len(calls) > n and [r["value"] for r in broken] == [r["value"] for r in first]
+
+
+def test_a_process_compiles_one_query_per_combination_of_pattern_files_it_runs(monkeypatch):
+    """Each extraction depth, with and without the marker pattern, is one combined query compiled once; no
+    pattern file is compiled on its own while every tree is primed (compiling costs more than a walk)."""
+    from indexer.extract import plants
+
+    compiled: list[int] = []
+    real = ts.Query
+
+    def counting(language, source):
+        compiled.append(len(source))
+        return real(language, source)
+
+    for fn in (ts.query, ts.combined, plants.plant_names):
+        fn.cache_clear()
+    monkeypatch.setattr(ts, "Query", counting)
+    try:
+        for depth in (FULL, MODULE):
+            for marker in ("", "  # TODO: a marker\n"):
+                for _ in range(2):
+                    assert parse((PARSER + marker).encode(), depth)["status"] == "ok"
+        assert len(compiled) == 4
+    finally:
+        monkeypatch.undo()
+        for fn in (ts.query, ts.combined, plants.plant_names):
+            fn.cache_clear()

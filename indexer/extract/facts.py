@@ -22,7 +22,7 @@ from . import (
     signatures,
     uses,
 )
-from .ts import combined, parser, prime, unprime
+from .ts import parser, pattern_files, prime, unprime
 
 KINDS = {
     "imports": imports.extract,
@@ -64,7 +64,7 @@ def patterns(depth: int, markers: bool) -> tuple[str, ...]:
     """The pattern files a blob's extraction at `depth` runs (markers: whether its bytes hold a marker word;
     a blob without one skips the comment pattern, which tests every comment). Each combination is compiled
     once (ts.combined)."""
-    files = tuple(dict.fromkeys(combined()[1]))  # every pattern file, as the cached full query has them
+    files = pattern_files()  # listing them compiles nothing
     if depth < FULL:
         files = tuple(f for f in files if not f.startswith(PARSER_PATTERNS))
     return files if markers else tuple(f for f in files if f != MARKER_PATTERNS)
