@@ -153,18 +153,13 @@ def _reference_uses(data: bytes, rows: list[dict], bound: set[str]) -> dict[tupl
             node.type == "argument_list" and parent is not None and parent.type == "class_definition"
             and parent.child_by_field_name("superclasses") == node)
         stack.extend((c, skipped) for c in node.children)
-        if node.type != "identifier" or node.text.decode() not in bound:
-            continue
-        if node.start_byte and AFTER_NAME[data[node.start_byte - 1]]:
-            continue
-        o = owner[node.start_point.row + 1]
-        if o < 0:
-            continue
-        role = _role(node)
-        if role == "bind":
-            local[o].add(node.text.decode())
-        elif role == "read" and not skipped:
-            refs[o].add(node.text.decode())
+        name = node.text.decode() if node.type == "identifier" else None
+        after = node.start_byte and AFTER_NAME[data[node.start_byte - 1]]  # an attribute: x.name
+        line_owner = owner[node.start_point.row + 1]
+        if name in bound and not after and line_owner >= 0:
+            role = _role(node)
+            if role == "bind" or (role == "read" and not skipped):
+                (local if role == "bind" else refs)[line_owner].add(name)
     out = {}
     for i, g in enumerate(groups):
         first = g[0]
