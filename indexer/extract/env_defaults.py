@@ -18,9 +18,15 @@ from tree_sitter import Node
 from . import expr
 from .ts import line, matches, query, text
 
+# A lambda's value read before, by its text: vllm/envs.py's versions repeat most of their ~170 entries. In a
+# tree without errors an expression's text decides its subtree, so the value read from it is the same.
+_READ: dict[str, tuple[str | None, str | None, str]] = {}
+READ_CACHE = 8192
+
 
 def extract(root: Node) -> list[dict]:
     rows = []
+    clean = not root.has_error
     for caps in matches(query("env_defaults.scm"), root):
         value = caps["value"][0]
         if "declared" in caps:
@@ -35,11 +41,19 @@ def extract(root: Node) -> list[dict]:
         name = expr.literal(caps["name"][0])
         if not isinstance(name, str) or not _module_dict(node, root):
             continue
-        variables: list[str] = []
-        got = expr.env_value(value, variables)
-        rows.append({"name": name, "how": "environment", "value": None if got is expr.UNKNOWN else repr(got),
-                     "variable": variables[0] if variables else None, "written": expr.short(text(value)),
-                     "line": line(node)})
+        written = text(value)
+        known = _READ.get(written) if clean else None
+        if known is None:
+            variables: list[str] = []
+            got = expr.env_value(value, variables)
+            known = (None if got is expr.UNKNOWN else repr(got), variables[0] if variables else None,
+                     expr.short(written))
+            if clean:
+                if len(_READ) >= READ_CACHE:
+                    _READ.clear()
+                _READ[written] = known
+        rows.append({"name": name, "how": "environment", "value": known[0], "variable": known[1],
+                     "written": known[2], "line": line(node)})
     rows.sort(key=lambda r: r["line"])
     return rows
 

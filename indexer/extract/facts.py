@@ -22,7 +22,7 @@ from . import (
     signatures,
     uses,
 )
-from .ts import combined, parser, prime, unprime
+from .ts import parser, pattern_files, prime, unprime
 
 KINDS = {
     "imports": imports.extract,
@@ -42,7 +42,7 @@ KINDS = {
     "signatures": signatures.extract,  # the parser contract: functions' signatures, class attributes
     "parser_calls": parser_calls.extract,  # how vLLM's code constructs and calls parser objects
 }
-# Kinds read from the tree and the facts of the kinds above (KINDS run first)
+# Kinds read from the tree, the blob's bytes and the facts of the kinds above (KINDS run first)
 DERIVED = {"uses": uses.extract}
 # Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings, regular
 # expressions and plants;
@@ -50,8 +50,7 @@ DERIVED = {"uses": uses.extract}
 # serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
 # in vllm/engine/arg_utils.py), with the pattern files those read
 PARSER_KINDS = ("sentinels", "request_settings", "regexes", "plants", "uses")
-PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/",
-                   "patterns/uses.scm")
+PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/")
 MARKER_PATTERNS = "patterns/markers.scm"
 MARKER_WORDS = (b"HACK", b"TODO", b"FIXME", b"XXX")  # a file without any has no marker comment
 
@@ -65,7 +64,7 @@ def patterns(depth: int, markers: bool) -> tuple[str, ...]:
     """The pattern files a blob's extraction at `depth` runs (markers: whether its bytes hold a marker word;
     a blob without one skips the comment pattern, which tests every comment). Each combination is compiled
     once (ts.combined)."""
-    files = tuple(dict.fromkeys(combined()[1]))  # every pattern file, as the cached full query has them
+    files = pattern_files()  # listing them compiles nothing
     if depth < FULL:
         files = tuple(f for f in files if not f.startswith(PARSER_PATTERNS))
     return files if markers else tuple(f for f in files if f != MARKER_PATTERNS)
@@ -92,10 +91,14 @@ def parse(data: bytes, depth: int = FULL) -> dict:
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
-        prime(root, patterns(depth, any(w in data for w in MARKER_WORDS)))
+        marked = any(w in data for w in MARKER_WORDS)
+        prime(root, patterns(depth, marked))
+        facts = out["facts"]
         for kind in kinds(depth):
-            facts = out["facts"]
-            facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts)
+            if kind == "markers" and not marked:
+                facts[kind] = []  # a marker is a comment holding one of the words: none in the bytes, none here
+                continue  # (its pattern, left out of the primed query, would walk the tree again)
+            facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts, data)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]
         out["facts"] = {}

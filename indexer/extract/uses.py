@@ -24,14 +24,13 @@ locals, attributes and `self`); uses.scm gives the annotations and base lists th
 
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import re
+from itertools import compress
+from operator import and_, itemgetter, not_
 
 from tree_sitter import Node
-
-from .ts import captures, query
 
 PARAMETER_PARENTS = frozenset({"parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
                                "dictionary_splat_pattern"})
@@ -40,22 +39,28 @@ NAMED_PARENTS = frozenset({"default_parameter", "typed_default_parameter", "keyw
 IMPORT_PARENTS = frozenset({"dotted_name", "aliased_import"})  # a name an import inside a function binds
 TARGET_PARENTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "as_pattern_target"})
 BINDING_PARENTS = frozenset({"assignment", "augmented_assignment", "for_statement", "for_in_clause"})
+STATEMENTS = frozenset({"block", "module", "function_definition", "decorated_definition"})  # with *_statement
 SHORT = 4  # a bound name this short is searched with a pattern (_short_pattern)
 IN_NAME = [chr(b).isalnum() or b == 0x5F or b >= 0x80 for b in range(256)]
 AFTER_NAME = [ok or b == 0x2E for b, ok in enumerate(IN_NAME)]  # a name after a dot is an attribute
 
 
+_NO_CODE = (b"", b"#")  # what a blank or comment-only line starts with, once stripped
+_FIRST = itemgetter(slice(0, 1))
+
+
+def _code(lines: list[bytes], keep: list[bool], owner: list[int], index: int, line: int, end: int):
+    """A definition's own lines (those of the definitions inside it left out), without blank and
+    comment-only lines (keep: which lines are code). Iterated in C: a class's span holds its methods'."""
+    chunk, code = lines[line - 1:end], keep[line - 1:end]
+    mine = owner[line:line + len(chunk)]
+    if mine.count(index) != len(chunk):
+        code = map(and_, code, map(index.__eq__, mine))
+    return compress(chunk, code)
+
+
 def _digest(parts) -> str:
     return hashlib.sha1(b"\n".join(parts)).hexdigest()[:16]
-
-
-def _code(lines: list[bytes], owner: list[int], index: int, line: int, end: int) -> list[bytes]:
-    """A definition's own lines (those of the definitions inside it left out), without blank and
-    comment-only lines."""
-    chunk = lines[line - 1:end]
-    if owner[line:end + 1].count(index) != len(chunk):
-        chunk = [text for n, text in enumerate(chunk, line) if owner[n] == index]
-    return [text for text in chunk if (code := text.lstrip()) and code[0] != 0x23]  # 0x23: "#"
 
 
 def bound_names(facts: dict) -> set[str]:
@@ -74,8 +79,9 @@ def _bound(imp: dict) -> str:
     return imp["alias"] or imp["name"]
 
 
-def extract(root: Node, facts: dict) -> list[dict]:
-    data = root.text or b""
+def extract(root: Node, facts: dict, data: bytes) -> list[dict]:
+    """`data`: the bytes the tree was parsed from (the root node's text leaves out leading blank lines,
+    which would shift every line and byte offset)."""
     lines = data.split(b"\n")
     pieces: list[dict] = []  # rows without digest and names yet
     seen: set[tuple[str, str]] = set()
@@ -110,25 +116,25 @@ def extract(root: Node, facts: dict) -> list[dict]:
         for m in c["methods"]:
             own(piece("method", f"{c['qualname']}.{m['name']}", m["line"], m["end_line"]), m["line"], m["end_line"])
     refs: list[set[str]] = [set() for _ in pieces]
-    skipped = _spans(captures(query("uses.scm"), root))
-    starts = [a for a, _ in skipped]
     local: list[set[str]] = [set() for _ in pieces]
+    whole = root.has_error
     for node in _named(root, data, bound_names(facts)):
         o = owner[node.start_point.row + 1]
-        role = _role(node) if o >= 0 else None
+        if o < 0:
+            continue
+        role = _role(node)
         if role == "bind":
             local[o].add(node.text.decode())
-        elif role == "read":
-            at = bisect.bisect_right(starts, node.start_byte) - 1
-            if at < 0 or skipped[at][1] < node.end_byte:
-                refs[o].add(node.text.decode())
+        elif role == "read" and not _unread(node, whole):
+            refs[o].add(node.text.decode())
     for i, p in enumerate(pieces):
         if p["what"] in ("function", "method"):
             refs[i] -= local[i]  # a name a function binds is its local wherever it is read
+    keep = list(map(not_, map(_NO_CODE.__contains__, map(_FIRST, map(bytes.lstrip, lines)))))  # a line of code
     out = []
     for i, p in enumerate(pieces):
         names = " ".join(sorted(refs[i] - {p["qualname"], *p["also"]}))
-        digest = _digest(_code(lines, owner, i, p["line"], p["end_line"]))
+        digest = _digest(_code(lines, keep, owner, i, p["line"], p["end_line"]))
         for qualname in (p["qualname"], *p["also"]):
             out.append({"what": p["what"], "qualname": qualname, "line": p["line"], "end_line": p["end_line"],
                         "digest": digest, "names": names})
@@ -142,18 +148,6 @@ def extract(root: Node, facts: dict) -> list[dict]:
             out.append({"what": "import", "qualname": name, "line": imp["line"],
                         "end_line": imp.get("end_line", imp["line"]), "digest": _digest([what]), "names": ""})
     return out
-
-
-def _spans(caps: dict) -> list[tuple[int, int]]:
-    """The byte spans of the annotations and base lists, merged where they nest or overlap, in order."""
-    spans = sorted((n.start_byte, n.end_byte) for nodes in caps.values() for n in nodes)
-    merged: list[tuple[int, int]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
 
 
 def _named(root: Node, data: bytes, bound: set[str]):
@@ -210,3 +204,26 @@ def _role(node: Node) -> str | None:
     if kind in BINDING_PARENTS and parent.child_by_field_name("left") == node:
         return "bind"
     return "read"
+
+
+def _unread(node: Node, whole: bool) -> bool:
+    """Whether a name written in code is no read of it at run time: inside an annotation (a `type` node: a
+    parameter's, a return's, an assignment's), or in a class's base list (the resolution order follows bases).
+
+    Both hold only expressions: in a tree without errors neither has a statement or a block inside, so the
+    walk up (each `parent` costs a descent from the root) stops at the first one; `whole` (a tree with
+    errors, whose error nodes may nest anything): it goes to the root."""
+    child, parent = node, node.parent
+    while parent is not None:
+        kind = parent.type
+        if kind == "type":
+            return True
+        if kind == "class_definition":
+            if child.type == "argument_list" and parent.child_by_field_name("superclasses") == child:
+                return True
+            if not whole:
+                return False
+        elif not whole and (kind in STATEMENTS or kind.endswith("_statement")):
+            return False
+        child, parent = parent, parent.parent
+    return False

@@ -7,7 +7,9 @@ vllm/); their bytes are read beforehand (untimed); then only `Parser.parse` over
 this one process. With --extract, the extraction (`indexer.extract.parse`: tree-sitter parse, every
 pattern query, the extractors) is timed the same way, as a second figure, and the build's whole per-blob
 function (`indexer.build.pipeline.parse_and_locate`: the extraction, packing the facts, locating them at the path,
-splitting the code into line keys) as a third.
+splitting the code into line keys) as a third, each blob at the extraction depth the build gives it (the
+deepest its paths need, indexer.core.scope.depth_needed: vllm/envs.py and the other modules outside the parser
+packages without a parser's own kinds).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def main(argv=None) -> None:
 
     from tree_sitter import Parser
 
-    from indexer.core.scope import Scope, parsed
+    from indexer.core.scope import Scope, depth_needed, parsed
     from indexer.core.specs import select
     from indexer.extract.ts import LANGUAGE
     from indexer.sources.git import GitSource
@@ -37,13 +39,15 @@ def main(argv=None) -> None:
     scope = Scope.named(args.scope)
     labels = select(args.tags, source.names()).names
     t0 = time.perf_counter()
-    readers, files = {}, 0
+    readers, depth, files = {}, {}, 0
     for label in labels:
         for e in source.files(source.ref(label), scope):
             files += 1
             if parsed(e.path):
                 readers.setdefault(e.blob_id, (e.path, e.read))
+                depth[e.blob_id] = max(depth.get(e.blob_id, 0), depth_needed(e.path))  # the deepest, as the build
     paths = [path for path, _ in readers.values()]
+    depths = [depth[blob_id] for blob_id in readers]
     blobs = [read() for _, read in readers.values()]
     collect = time.perf_counter() - t0
 
@@ -60,14 +64,14 @@ def main(argv=None) -> None:
 
         parse(b"x = 1\n")  # compile the pattern queries before timing
         c0, t0 = time.process_time(), time.perf_counter()
-        for data in blobs:
-            parse(data)
+        for data, depth in zip(blobs, depths, strict=True):
+            parse(data, depth)
         out["extract_s"], out["extract_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
         from indexer.build.pipeline import parse_and_locate
 
         c0, t0 = time.process_time(), time.perf_counter()
-        for path, data in zip(paths, blobs, strict=True):
-            parse_and_locate(data, path)
+        for path, data, depth in zip(paths, blobs, depths, strict=True):
+            parse_and_locate(data, path, True, depth)
         out["worker_s"], out["worker_cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
     json.dump(out, sys.stdout)
 
