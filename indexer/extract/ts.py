@@ -27,9 +27,22 @@ def language() -> Language:
     return Language(tree_sitter_python.language())
 
 
+def _ts(name: str):
+    """tree_sitter's `name` (Query, QueryCursor), imported on first use and kept as this module's attribute
+    (a test may replace it there)."""
+    found = globals().get(name)
+    if found is None:
+        import tree_sitter
+
+        found = globals()[name] = getattr(tree_sitter, name)
+    return found
+
+
 def __getattr__(name: str):
     if name == "LANGUAGE":  # the language, made on first use
         return language()
+    if name in ("Query", "QueryCursor"):
+        return _ts(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -53,9 +66,7 @@ class Pattern:
 
     @functools.cached_property
     def compiled(self) -> Query:
-        from tree_sitter import Query
-
-        return Query(language(), (queries_dir() / self.rel).read_text())
+        return _ts("Query")(language(), (queries_dir() / self.rel).read_text())
 
     @property
     def pattern_count(self) -> int:
@@ -86,14 +97,12 @@ def combined(files: tuple[str, ...] | None = None) -> tuple[Query, tuple[str, ..
 
 @functools.cache
 def _combined(files: tuple[str, ...]) -> tuple[Query, tuple[str, ...]]:
-    from tree_sitter import Query
-
     texts = [(queries_dir() / rel).read_text().encode() for rel in files]
     starts, at = [], 0  # where each file's text begins in the joined source
     for t in texts:
         starts.append(at)
         at += len(t) + 1
-    q = Query(language(), b"\n".join(texts).decode())
+    q = _ts("Query")(language(), b"\n".join(texts).decode())
     owner = tuple(files[bisect.bisect_right(starts, q.start_byte_for_pattern(i)) - 1] for i in range(q.pattern_count))
     return q, owner
 
@@ -106,17 +115,8 @@ def _clear() -> None:
 combined.cache_clear = _clear  # type: ignore[attr-defined]
 
 
-_QueryCursor = None  # tree_sitter.QueryCursor, once a cursor is asked for
-
-
 def _cursor(q: Query):
-    """A cursor over q (the class looked up once: an import statement in these per-blob calls cost 1 us)."""
-    global _QueryCursor
-    if _QueryCursor is None:
-        from tree_sitter import QueryCursor
-
-        _QueryCursor = QueryCursor
-    return _QueryCursor(q)
+    return _ts("QueryCursor")(q)
 
 
 class _Primed:
