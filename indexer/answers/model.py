@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .plain import OMITTED, Model, _plain, given, omittable  # noqa: F401 (the base class of every answer, its JSON, omittable fields; re-exported)
+from .where_model import Definition, Move, MoveHop, PathRange, SymbolRange, Where  # noqa: F401 (where's classes, re-exported)
 
 
 @dataclass
@@ -548,6 +549,3 @@ class CheckDoc(Model):
     claims: int
     versions: list[VersionCheck]
     failed: bool
-
-
-from .where_model import Definition, Move, MoveHop, PathRange, SymbolRange, Where  # noqa: E402, F401 (re-exported)
