@@ -391,9 +391,9 @@ def _strict_arguments(mcp: MCPServer, tools: list[str]) -> None:
             if isinstance(data, dict):
                 unknown = sorted(set(data) - set(_taken))
                 if unknown:
-                    import difflib
+                    from ..core.suggest import close_names
 
-                    close = {u: difflib.get_close_matches(u, _taken, n=1, cutoff=0.5) for u in unknown}
+                    close = {u: close_names(u, _taken, n=1, cutoff=0.5) for u in unknown}
                     meant = "; ".join(f"did you mean {c[0]!r} for {u!r}?" for u, c in close.items() if c)
                     raise ValueError(f"{_tool} takes no argument {', '.join(map(repr, unknown))}; its arguments are "
                                      f"{', '.join(_taken) or 'none'}" + (f" ({meant})" if meant else ""))

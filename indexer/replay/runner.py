@@ -72,7 +72,7 @@ def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, 
             return s
         s.sock.close()
         if s.proc is not None:
-            _killpg(s.proc.pid)
+            server.kill_group(s.proc.pid)
             s.proc.wait()
             break
         server.wait_gone(s.pid)  # a stale server leaves; the next attempt starts a fresh one
@@ -118,7 +118,7 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
             now = time.monotonic()
             for jid, (pid, t0) in list(started.items()):
                 if jid not in results and jid not in killed and now - t0 > timeout:
-                    _killpg(pid)
+                    server.kill_group(pid)
                     killed.add(jid)
             if now > overall:
                 break
@@ -145,13 +145,13 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
     finally:
         for jid, (pid, _) in started.items():  # workers have process groups of their own
             if jid not in results:
-                _killpg(pid)
+                server.kill_group(pid)
         if session is not None:
             if session.session_pid and len(results) < len(jobs):
-                _killpg(session.session_pid)  # its workers die with it
+                server.kill_group(session.session_pid)  # its workers die with it
             session.sock.close()  # and a session whose client is gone ends its workers and itself
             if session.proc is not None:
-                _killpg(session.proc.pid)
+                server.kill_group(session.proc.pid)
                 session.proc.wait()
     for j in jobs:
         if j["id"] not in results:
@@ -234,12 +234,6 @@ def _write_preload(path: Path, modules: list[str]) -> None:
     except OSError:
         pass
 
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _cleanup(work: Path) -> None:

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import tempfile
@@ -119,7 +120,7 @@ def _start(python: Path, config: dict, cwd: Path, log: Path) -> tuple[subprocess
         proc.stdin.close()
     except BrokenPipeError:
         pass
-    line, buf, deadline = b"", b"", time.monotonic() + START_TIMEOUT
+    buf, deadline = b"", time.monotonic() + START_TIMEOUT
     fd = proc.stdout.fileno()
     while b"\n" not in buf and time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.5)
@@ -137,7 +138,7 @@ def _start(python: Path, config: dict, cwd: Path, log: Path) -> tuple[subprocess
             pass
     if len(line) < 2 or line[0] != "listening":
         if proc.poll() is None:
-            _killpg(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
         tail = log.read_text(errors="replace")[-1500:] if log.is_file() else ""
         raise ServerFailed(f"the replay server did not start: {tail.strip() or 'no output'}")
@@ -162,7 +163,7 @@ def open_session(python: Path, root: Path | None, work: Path, preload: list[str]
                            work, work / "child.log")
         sock = _connect(path)
         if sock is None:
-            _killpg(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
             raise ServerFailed("the replay server of this run did not accept its connection")
         return Session(sock, pid, True, proc)
@@ -238,9 +239,8 @@ def wait_gone(pid: int, seconds: float = 5.0) -> None:
         time.sleep(0.05)
 
 
-def _killpg(pid: int) -> None:
-    import signal
-
+def kill_group(pid: int) -> None:
+    """SIGKILL to the process group pid leads (gone already, or not ours: nothing)."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

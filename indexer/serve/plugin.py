@@ -40,10 +40,6 @@ from .state import served_database, state, tpindex_databases, upstream_for
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def _breakable_path(path) -> Markup:
-    return cells.breakable_path(path)
-
-
 @hookimpl
 def prepare_jinja2_environment(env, datasette):
     """Our templates, where Datasette puts a plugin package's templates: after --template-dir, before its
@@ -53,7 +49,7 @@ def prepare_jinja2_environment(env, datasette):
     from jinja2 import ChoiceLoader, FileSystemLoader
 
     env.filters["tp_quote"] = lambda s: quote(str(s), safe="")  # a label as one path segment (v0.33.0+local)
-    env.filters["tp_path"] = _breakable_path  # a path that may wrap after a slash
+    env.filters["tp_path"] = cells.breakable_path  # a path that may wrap after a slash
     env.filters["tp_class"] = cells.breakable_class  # a long class name that may wrap where a word starts
     loader = env.loader
     first = loader.loaders[0] if isinstance(loader, ChoiceLoader) and loader.loaders else None

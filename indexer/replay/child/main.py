@@ -289,9 +289,7 @@ def serve(config: dict) -> None:
             leave()
         try:
             conn, _ = listener.accept()
-        except TimeoutError:
-            continue
-        except OSError:
+        except OSError:  # the 1 s timeout (TimeoutError) included: look at the idle time and the socket again
             continue
         conn.settimeout(30)
         f = conn.makefile("r", encoding="utf-8")
