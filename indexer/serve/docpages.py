@@ -41,7 +41,9 @@ async def check_doc_page(datasette, request):
             report = await ask(datasette, wanted, lambda ix: ix.check_doc(text, [at] if at else [],
                                                                           name="the document").to_json())
         except Problem as e:
-            error = e.message + (f" ({e.hint})" if e.hint else "")
+            from .errors import inline
+
+            error = inline(e)
     if report:
         st = await state(datasette, wanted)
         upstream = upstream_for(datasette, wanted, st)

@@ -63,3 +63,9 @@ def choices(request, e, find=None) -> list[tuple[str, str]]:
     if find is not None:
         out += [(n, find(n)) for n in getattr(e, "names", ())]
     return out
+
+
+def inline(e) -> str:
+    """A Problem as the form pages (check-doc, fit, replay) show it above their form: the message, the hint
+    in brackets."""
+    return e.message + (f" ({e.hint})" if e.hint else "")

@@ -29,7 +29,9 @@ async def fit_page(datasette, request):
         try:
             answer = await ask(datasette, wanted, lambda ix: ix.fit(text, at or None, kind or None, name="the pasted file"))
         except Problem as e:
-            error = e.message + (f" ({e.hint})" if e.hint else "")
+            from .errors import inline
+
+            error = inline(e)
     return Response.html(await datasette.render_template("tpindex_fit.html", {
         "database": wanted, "databases": names, "text": text if len(text) <= MAX_INPUT else "", "at": at,
         "kind": kind, "versions": versions, "answer": answer, "error": error, "one_line": one_line,

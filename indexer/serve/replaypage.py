@@ -34,7 +34,9 @@ async def replay_page(datasette, request):
         try:
             report = await ask(datasette, wanted, run)
         except Problem as e:
-            error = e.message + (f" ({e.hint})" if e.hint else "")
+            from .errors import inline
+
+            error = inline(e)
     elif text.strip() or name:
         error = "give both the raw output and a parser name"
     return Response.html(await datasette.render_template("tpindex_replay.html", {

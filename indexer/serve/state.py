@@ -106,13 +106,11 @@ async def ask(datasette, database: str, question, time_limit: bool = False):
 
     import datasette.database as dd
 
-    from ..api import Index
-
     upstream = upstream_for(datasette, database, await state(datasette, database))
     limit_ms = datasette.setting("sql_time_limit_ms") if time_limit else None
 
     def asked(conn):
-        ix = Index(conn)
+        ix = _index(conn)
         ix.db.upstream_override = upstream
         return question(ix)
 
