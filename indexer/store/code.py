@@ -72,11 +72,7 @@ def _pack(ids: array) -> bytes:
 
 
 def unpack_ids(data: bytes) -> array:
-    ids = array(IDS_TYPE)
-    ids.frombytes(zlib.decompress(data))
-    if sys.byteorder == "big":
-        ids.byteswap()
-    return ids
+    return _ids_of(zlib.decompress(data))
 
 
 def decode_line(line: bytes) -> str:
