@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import json
 import os
+import sqlite3
 import time
 import zlib
 from collections import deque
@@ -115,8 +116,6 @@ def build(
     A build that fails part of the way (its source, the disk, the database) raises a BuildError saying that
     the versions indexed before are kept (the one being written is rolled back); Ctrl-C, a BuildInterrupted
     saying so."""
-    import sqlite3
-
     db_path = Path(db_path)
     try:
         return _build(db_path, source, versions, scope, jobs, dedup, progress, upstream, replace, code)

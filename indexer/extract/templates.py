@@ -128,6 +128,7 @@ def _render(source: str, prompts: bool = True) -> Rendered:
         return template.render(messages=messages, tools=tools, add_generation_prompt=generation, **base)
 
     errors = []
+    with_reply = None  # the plain reply's turn: the same for every attempt, rendered once it renders
     # arguments as a mapping (what vLLM and transformers pass) or as a JSON string (what some templates
     # concatenate); content None or empty
     for arguments in ({ARG: VALUE}, json.dumps({ARG: VALUE})):
@@ -136,7 +137,8 @@ def _render(source: str, prompts: bool = True) -> Rendered:
                 {"id": CALL_ID, "type": "function", "function": {"name": TOOL_NAME, "arguments": arguments}}]}
             try:
                 with_call = run([user, call], [TOOL])
-                with_reply = run([user, {"role": "assistant", "content": REPLY}], [TOOL])
+                if with_reply is None:
+                    with_reply = run([user, {"role": "assistant", "content": REPLY}], [TOOL])
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{type(e).__name__}: {e}")
                 continue
@@ -162,7 +164,8 @@ def _render(source: str, prompts: bool = True) -> Rendered:
     try:
         thinking = {"role": "assistant", "content": REPLY, "reasoning_content": THOUGHT, "reasoning": THOUGHT}
         with_thought = run([user, thinking], [TOOL])
-        with_reply = run([user, {"role": "assistant", "content": REPLY}], [TOOL])
+        if with_reply is None:
+            with_reply = run([user, {"role": "assistant", "content": REPLY}], [TOOL])
         if THOUGHT in with_thought:
             out.reasoning, _ = _between(with_thought, with_reply)
     except Exception:  # noqa: BLE001 - a template without reasoning support

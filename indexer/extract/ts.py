@@ -68,10 +68,6 @@ class Pattern:
     def compiled(self) -> Query:
         return _ts("Query")(language(), (queries_dir() / self.rel).read_text())
 
-    @property
-    def pattern_count(self) -> int:
-        return self.compiled.pattern_count
-
 
 @functools.cache
 def query(name: str) -> Pattern:

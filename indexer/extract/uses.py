@@ -19,7 +19,8 @@ One row is `{what, qualname, line, end_line, digest, names}`:
 Functions and classes nested in a function belong to the function's row. Built from the facts the blob's
 other kinds give (classes, module_defs, imports) and the tree parsed once: the bound names are found in the
 file's bytes and taken to the tree (a pattern capturing every identifier costs twice as much: most are
-locals, attributes and `self`); uses.scm gives the annotations and base lists that hold no use.
+locals, attributes and `self`); a name inside an annotation or a base list is told by walking up
+from it (_unread) and left out.
 """
 
 from __future__ import annotations

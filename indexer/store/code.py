@@ -72,11 +72,7 @@ def _pack(ids: array) -> bytes:
 
 
 def unpack_ids(data: bytes) -> array:
-    ids = array(IDS_TYPE)
-    ids.frombytes(zlib.decompress(data))
-    if sys.byteorder == "big":
-        ids.byteswap()
-    return ids
+    return _ids_of(zlib.decompress(data))
 
 
 def decode_line(line: bytes) -> str:
@@ -122,7 +118,7 @@ class CodeWriter:
     def __init__(self, conn):
         self.conn = conn
         self.stored: set[str] | None = None
-        self.known: set[str] | None = None  # the stored blob ids, read by `has` before the first `add`
+        self.known: set[str] | None = None  # the stored blob ids (and those added), read once (_blob_ids)
         self.ids: dict[int, int] = {}  # line key -> CRC-32 << 32 | line id
         self.next_id = 1
         self.new: list[str] = []  # lines met for the first time, ids next_id - len(new) .. next_id - 1
@@ -133,8 +129,7 @@ class CodeWriter:
         self.blocks: list[tuple] = []  # code_index rows
 
     def _load(self) -> None:
-        self.stored = self.known if self.known is not None else {
-            r[0] for r in self.conn.execute("select blob_id from code_texts")}
+        self.stored = self._blob_ids()
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
         self.shift = block_shift(self.conn)  # stored with another block size: index the new ones alike
         if self.shift == BLOCK_SHIFT and not self.stored:
@@ -148,11 +143,14 @@ class CodeWriter:
     def has(self, blob_id: str) -> bool:
         """Whether the blob's code is stored (or added in this run). Reads only: a build asks this outside
         the version's transaction."""
-        if self.stored is None:
-            self.known = self.known if self.known is not None else {
-                r[0] for r in self.conn.execute("select blob_id from code_texts")}
-            return blob_id in self.known
-        return blob_id in self.stored
+        return blob_id in self._blob_ids()
+
+    def _blob_ids(self) -> set[str]:
+        """The stored blob ids, read once: `has` may read them before the first `add` loads the rest, and
+        `add` then adds to this same set."""
+        if self.known is None:
+            self.known = {r[0] for r in self.conn.execute("select blob_id from code_texts")}
+        return self.known
 
     def add(self, blob_id: str, data: bytes, prepared: tuple[str, bytes, bytes] | None = None) -> None:
         """Store a blob's code; `prepared` is what `prepare(data)` gave in the worker."""
