@@ -61,7 +61,6 @@ FIT_SCORE = 5  # the least score of a tool parser that fits
 SHOWN = 5  # candidates per kind in text and Markdown (JSON has every one with evidence for it)
 MAX_REGEX_TEXT = 2000  # characters a parser's regular expression is run on (the call markup; bounded)
 MAX_INPUT = 4 << 20  # characters read from FILE
-BLOCKING = ("look-alike", "stripped", "vocabulary")  # against-evidence that stops a parser as written
 REPLAYED = 3  # tool candidates --replay runs on a raw output (the first by rank with a positive score)
 REPLAY_WEIGHT = 4  # a call made by the parser's own code (for), or none (against)
 
