@@ -95,18 +95,13 @@ _DOCS: dict[str, DocClaims] = {}
 _DOCSTRINGS: dict[tuple[str, int], str | None] = {}
 
 
-def _blob(db, version: str, path: str) -> str | None:
-    row = db.execute("select u.blob_id from files f join versions v on v.id = f.version_id join units u"
-                     " on u.id = f.unit_id where v.label = ? and f.path = ?", [version, path]).fetchone()
-    return row[0] if row else None
-
-
 def doc_claims(db, version: str) -> DocClaims | None:
     """The documentation's claims at a version; None when the version's documentation is not stored."""
     from ..store import code
+    from .source import _blob_at
 
     for path in DOC_PATHS:
-        blob = _blob(db, version, path)
+        blob = _blob_at(db, version, path)
         if blob is None:
             continue
         if blob not in _DOCS:
@@ -129,8 +124,9 @@ def docstring(db, version: str, path: str, line: int, lines=None) -> str | None:
     `lines`: a store.code.Lines shared by the calls of one question (each page of lines read once), else one
     of its own; only the lines from the header on are read."""
     from ..store import code
+    from .source import _blob_at
 
-    blob = _blob(db, version, path)
+    blob = _blob_at(db, version, path)
     if blob is None:
         return None
     if (blob, line) not in _DOCSTRINGS:

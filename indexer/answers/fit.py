@@ -61,7 +61,6 @@ FIT_SCORE = 5  # the least score of a tool parser that fits
 SHOWN = 5  # candidates per kind in text and Markdown (JSON has every one with evidence for it)
 MAX_REGEX_TEXT = 2000  # characters a parser's regular expression is run on (the call markup; bounded)
 MAX_INPUT = 4 << 20  # characters read from FILE
-BLOCKING = ("look-alike", "stripped", "vocabulary")  # against-evidence that stops a parser as written
 REPLAYED = 3  # tool candidates --replay runs on a raw output (the first by rank with a positive score)
 REPLAY_WEIGHT = 4  # a call made by the parser's own code (for), or none (against)
 
@@ -479,7 +478,6 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
     found_here: list[Evidence] = []
     alike: list[Evidence] = []
     explained: set[str] = set()
-    hits = 0
     for s in p.sentinels:
         value = s["value"]
         if s["how"] == "reference" or not _distinctive(value):
@@ -507,7 +505,6 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
         if got is not None:
             found_here.append(got)
             explained.add(value)
-            hits += 1
             continue
         if not markup.TOKEN.search(value):
             continue  # a look-alike of a word is no evidence: only of a token string
@@ -537,7 +534,7 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
         ev += _unknown_markup(p, ob, explained)
         ev += _missing(p, ob, explained)
         ev += _same_template(p, ob)
-    ev += _vocabulary(p, inp, hits)
+    ev += _vocabulary(p, inp)
     ev += _stripped(p, inp, found_here)
     return ev
 
@@ -683,7 +680,7 @@ def _same_template(p: Profile, ob: Observation) -> list[Evidence]:
     return []
 
 
-def _vocabulary(p: Profile, inp: Input, hits: int) -> list[Evidence]:
+def _vocabulary(p: Profile, inp: Input) -> list[Evidence]:
     if inp.vocab is None and inp.plain_vocab is None:
         return []
     vocab = set(inp.vocab or {}) | (inp.plain_vocab or set())

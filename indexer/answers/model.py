@@ -2,8 +2,8 @@
 
 `to_json()` gives the stable JSON contract (see indexer/schemas/): field names are the same in every
 answer (`registered_file`, `real_file`, ...), booleans are JSON booleans, lists are lists, and a field
-named `class_` is written `class`. A field whose value is `OMITTED` (declared with `omittable()`) is left out
-of the JSON: `where` says which question it answered by the keys it has.
+named `class_` is written `class`. A field whose value is `OMITTED` (declared with plain.omittable()) is left
+out of the JSON: `where` says which question it answered by the keys it has.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .plain import OMITTED, Model, _plain, given, omittable  # noqa: F401 (the base class of every answer, its JSON, omittable fields; re-exported)
+from .plain import Model  # the base class of every answer (its JSON, omittable fields: answers/plain.py)
 from .where_model import Definition, Move, MoveHop, PathRange, SymbolRange, Where  # noqa: F401 (where's classes, re-exported)
 
 

@@ -538,7 +538,7 @@ def _path_history(at: At, module: str) -> str:
                            at.index.index_of(s["first"]) <= at.index.index_of(at.version) <= at.index.index_of(s["last"])),
                           None)
             moves = f", moved to {', '.join(m.describe() for m in absent['moves'])}" if absent and absent["moves"] else ""
-            span = _span(list(dict.fromkeys([spans[0]["first"], spans[-1]["last"]])))
+            span = version_ranges.span(list(dict.fromkeys([spans[0]["first"], spans[-1]["last"]])))
             return f" ({candidate} is in {span}{moves})"
     return ""
 
@@ -727,12 +727,3 @@ def _shadow_changes(db, report: PluginVersion, since: str, plugin: Plugin) -> No
         elif sort_key(report.version) > lo:
             f.message += f"; the built-in's code is as at {since}"
 
-
-# -- text and Markdown ----------------------------------------------------------------------------------------
-
-_span = version_ranges.span
-
-
-def ranges(labels: list[str], chosen: list[str]) -> list[list[str]]:
-    """`chosen` as runs of consecutive versions of `labels`."""
-    return version_ranges.runs(chosen, labels)

@@ -88,20 +88,21 @@ def _closest(name: str, candidates: list[str]) -> list[str]:
                                                                for c in candidates])]
 
 
-def _docs_pair(db, card) -> tuple[list[str], dict[str, dict]]:
-    """The reasoning parsers the documentation pairs the name with (registered at the version), with their line."""
+def _docs_pair(db, card) -> dict[str, dict]:
+    """The reasoning parsers the documentation pairs the name with (registered at the version), in its order,
+    each with its line."""
     from .docwords import doc_claims
 
     claims = doc_claims(db, card.version)
     if claims is None:
-        return [], {}
+        return {}
     registered = {r[0] for r in db.execute(
         "select name from parser_map_v where version = ? and kind = 'reasoning'", [card.version])}
     out: dict[str, dict] = {}
     for tool, reasoning, line in claims.pairs:
         if tool == card.name and reasoning in registered and reasoning not in out:
             out[reasoning] = {"file": claims.path, "line": line}
-    return list(out), out
+    return out
 
 
 def serve_line(db, card) -> ServeLine | None:
@@ -126,8 +127,9 @@ def serve_line(db, card) -> ServeLine | None:
         chosen = ending if len(ending) == 1 else _closest(card.name, ending)
         if chosen:
             reasoning, by, others = chosen[0], "end token", chosen[1:]
-    documented, doc_lines = _docs_pair(db, card)
-    if reasoning is None and documented:
+    doc_lines = _docs_pair(db, card)
+    if reasoning is None and doc_lines:
+        documented = list(doc_lines)
         reasoning, by, others = documented[0], "docs", documented[1:]
     agrees = reasoning is None or reasoning in ending  # the token is said when it paired them, agrees, or none paired
     exact = [t["file"] for t in card.chat_templates if t["level"] == "exact"]

@@ -6,7 +6,7 @@ from ..answers.contract_model import (
     PluginReport,
     PluginVersion,
 )
-from ..answers.plugin import _span, ranges
+from ..core.ranges import runs, span
 
 
 def _key(pv: PluginVersion) -> tuple:
@@ -25,12 +25,12 @@ def format_text(r: PluginReport, width: int | None = None) -> str:
     labels = [v.version for v in r.versions]
     classes = ", ".join(c.name for c in p.classes) or "no class"
     names = ", ".join(f"{g.name} ({g.kind})" for g in p.registrations) or "nothing"
-    lines = [f"{p.path}: {classes}; registers {names}; checked at {len(labels)} version(s) {_span(labels)}"]
-    comp = "; ".join(_span(g) for g in ranges(labels, r.compatible)) or "none"
+    lines = [f"{p.path}: {classes}; registers {names}; checked at {len(labels)} version(s) {span(labels)}"]
+    comp = "; ".join(span(g) for g in runs(r.compatible, labels)) or "none"
     lines.append(f"compatible: {comp}" + (f" (first compatible {r.first_compatible}, last compatible "
                                           f"{r.last_compatible})" if r.compatible else ""))
     if r.broken:
-        lines.append(f"broken: {'; '.join(_span(g) for g in ranges(labels, r.broken))}")
+        lines.append(f"broken: {'; '.join(span(g) for g in runs(r.broken, labels))}")
     groups: list[list[PluginVersion]] = []
     for pv in r.versions:
         if groups and _key(groups[-1][-1]) == _key(pv):
@@ -41,7 +41,7 @@ def format_text(r: PluginReport, width: int | None = None) -> str:
         last = g[-1]
         ok = sum(f.status == "ok" for f in last.findings)
         lines.append("")
-        lines.append(f"{_span([x.version for x in g])}: {'compatible' if last.compatible else 'BROKEN'} ({ok} check(s) ok"
+        lines.append(f"{span([x.version for x in g])}: {'compatible' if last.compatible else 'BROKEN'} ({ok} check(s) ok"
                      + (", lines as at " + last.version if len(g) > 1 else "") + ")")
         for f in last.findings:
             if f.status == "ok":
@@ -54,8 +54,8 @@ def format_text(r: PluginReport, width: int | None = None) -> str:
 
 def format_markdown(r: PluginReport) -> str:
     labels = [v.version for v in r.versions]
-    out = [f"### `{r.plugin.path}` against the parser contract, {_span(labels)}", "",
-           f"Compatible: {'; '.join(_span(g) for g in ranges(labels, r.compatible)) or 'none'}"
+    out = [f"### `{r.plugin.path}` against the parser contract, {span(labels)}", "",
+           f"Compatible: {'; '.join(span(g) for g in runs(r.compatible, labels)) or 'none'}"
            + (f" (first {r.first_compatible}, last {r.last_compatible})." if r.compatible else "."), "",
            "| version | compatible | broken | warnings | unchecked |", "|---|---|---|---|---|"]
     for pv in r.versions:

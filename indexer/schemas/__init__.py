@@ -62,7 +62,7 @@ def _object(cls, defs: dict, only: tuple[str, ...] | None = None) -> dict:
     hints = typing.get_type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if not f.name.startswith("_") and (only is None or f.name in only)]
     props = {f.name.rstrip("_"): _type(hints[f.name], defs) for f in fields}
-    required = [f.name.rstrip("_") for f in fields if not f.metadata.get("omittable")]  # model.omittable()
+    required = [f.name.rstrip("_") for f in fields if not f.metadata.get("omittable")]  # plain.omittable()
     out = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
     if cls.__doc__ and not cls.__doc__.startswith(cls.__name__ + "("):
         out["description"] = " ".join(cls.__doc__.split())
