@@ -134,9 +134,12 @@ class CodeWriter:
         self.shift = block_shift(self.conn)  # stored with another block size: index the new ones alike
         if self.shift == BLOCK_SHIFT and not self.stored:
             self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
-        for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
-            lines = [_encode(s) for s in text.split("\n")]
-            self.ids.update(zip(map(hash, lines), (zlib.crc32(b) << 32 | i for i, b in enumerate(lines, first)),
+        for first, count, page in self.conn.execute(
+                "select first, count, cast(text as blob) from code_lines order by first"):
+            lines = _page_lines(page)
+            # every line's key and CRC << 32 | id, in C (map over builtins): no Python frame per line
+            self.ids.update(zip(map(hash, lines), map(operator.or_, map(operator.lshift, map(zlib.crc32, lines),
+                                                                         repeat(32)), range(first, first + count)),
                                 strict=True))
             self.next_id = first + count
 
@@ -230,6 +233,17 @@ def _encode(line: str) -> bytes:
     if line and max(line) >= INVALID:
         return line.translate({v: k for k, v in _ESCAPE.items()}).encode("utf-8", "surrogateescape")
     return line.encode()
+
+
+_INVALID_UTF8 = (b"\xf4\x8f\xbe", b"\xf4\x8f\xbf")  # how INVALID .. INVALID + 0x7f begin in UTF-8
+
+
+def _page_lines(page: bytes) -> list[bytes]:
+    """The bytes each line of a stored page (its text's UTF-8, as `cast(text as blob)` reads it) was read
+    from: the page split as it is, unless it holds a byte stored as an INVALID character."""
+    if _INVALID_UTF8[0] in page or _INVALID_UTF8[1] in page:
+        return [_encode(s) for s in page.decode().split("\n")]
+    return page.split(b"\n")
 
 
 def _differences(a: array, b: array, lo: int = 0, hi: int | None = None) -> set[int]:
@@ -369,8 +383,8 @@ def damaged(conn) -> tuple[int, list[str]]:
         return 0, []
     lines: list[bytes] = []
     by_id: dict[int, bytes] | None = None
-    for first, text in conn.execute("select first, text from code_lines order by first"):
-        page = [_encode(s) for s in text.split("\n")]
+    for first, text in conn.execute("select first, cast(text as blob) from code_lines order by first"):
+        page = _page_lines(text)
         if by_id is None and first == len(lines) + 1:
             lines.extend(page)
         else:  # not one run from 1 (never written so): look lines up by id
