@@ -121,7 +121,9 @@ class CodeWriter:
         self.known: set[str] | None = None  # the stored blob ids (and those added), read once (_blob_ids)
         self.ids: dict[int, int] = {}  # line key -> CRC-32 << 32 | line id
         self.next_id = 1
-        self.new: list[str] = []  # lines met for the first time, ids next_id - len(new) .. next_id - 1
+        self.new: list[str] = []  # lines met for the first time and not in a page yet, ids next_id - len(new) ..
+        self.new_chars = 0  # ... their characters and newlines: a page is made once they reach PAGE_CHARS
+        self.pages: list[tuple[int, int, str]] = []  # code_lines rows made and not written yet
         self.shift = BLOCK_SHIFT
         self.next_text = 1  # code_texts.id of the next blob
         self.texts: list[tuple] = []  # code_texts rows of text blobs, to write
@@ -191,7 +193,11 @@ class CodeWriter:
                     x = self.next_id
                     self.ids[keys[i]] = checks[i] << 32 | x
                     self.next_id += 1
-                    self.new.append(decode(lines[i]))
+                    line = decode(lines[i])
+                    self.new.append(line)
+                    self.new_chars += len(line) + 1
+                    if self.new_chars >= PAGE_CHARS:  # a full page: joined now, so a large version's new
+                        self._page()  # lines are held as pages of text, not as a string each
                 ids[i] = x & 0xFFFFFFFF
         row = self._text_id()
         self.texts.append((row, blob_id, kind, len(data), len(ids), int(data.endswith(b"\n")), _pack(ids)))
@@ -211,21 +217,15 @@ class CodeWriter:
                               " values (?, ?, 'binary', ?, 0, 0, ?)", self.binaries)
         self.conn.executemany("insert into code_index(rowid, blocks) values (?, ?)", self.blocks)
         self.texts, self.binaries, self.blocks = [], [], []
-        if not self.new:
-            return
-        first = self.next_id - len(self.new)
-        rows, page, size = [], [], 0
-        for s in self.new:
-            page.append(s)
-            size += len(s) + 1
-            if size >= PAGE_CHARS:
-                rows.append((first, len(page), "\n".join(page)))
-                first += len(page)
-                page, size = [], 0
-        if page:
-            rows.append((first, len(page), "\n".join(page)))
-        self.conn.executemany("insert into code_lines(first, count, text) values (?, ?, ?)", rows)
-        self.new = []
+        if self.new:
+            self._page()
+        self.conn.executemany("insert into code_lines(first, count, text) values (?, ?, ?)", self.pages)
+        self.pages = []
+
+    def _page(self) -> None:
+        """The new lines not in a page yet, made a page (a code_lines row to write)."""
+        self.pages.append((self.next_id - len(self.new), len(self.new), "\n".join(self.new)))
+        self.new, self.new_chars = [], 0
 
 
 def _encode(line: str) -> bytes:
