@@ -33,7 +33,8 @@ from ..store import database as store
 from ..store.code import CodeWriter, prepare
 from .workers import worker_died as _worker_died
 
-INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
+INLINE_PARSE_BYTES = 1 << 20  # a build of one version whose new blobs hold fewer bytes parses here: starting
+# the pool (two forks, each compiling the queries, the results sent back) costs more than half that work
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
 PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer bytes than this (memory: each
 # blob's bytes and results wait in this process until its version is written)
@@ -355,6 +356,8 @@ class Builder:
                 listing = None  # an archive's whole tree in memory: let it go before the next is read
                 pending.append((ref, old_id, entries, tree, size))
                 held += size
+                if self.code is not None and self.pool is not None:
+                    self.code.load()  # the stored lines' keys, read while the workers parse (once a build)
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
         except BaseException:
@@ -402,12 +405,16 @@ class Builder:
         read_many = getattr(self.source, "read_many", None)
         reading = [e for e, _ in new] + texts
         datas = iter(read_many(reading) if read_many else (e.read() for e in reading))
-        inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
+        blobs = datas  # the new blobs' bytes, then the texts'
+        inline = self.jobs <= 1
+        if alone and not inline:  # one version: its new blobs read first, to weigh the work
+            blobs = [next(datas) for _ in new]
+            inline = sum(map(len, blobs)) < INLINE_PARSE_BYTES
         code = self.code is not None
         batch: list[tuple[bytes, str, bool, int]] = []
         ids: list[str] = []
         size = total = 0
-        for (e, depth), data in zip(new, datas, strict=False):  # datas goes on with the texts
+        for (e, depth), data in zip(new, blobs, strict=False):  # datas goes on with the texts
             self._count(e.blob_id)
             total += len(data)
             if inline:

@@ -129,13 +129,19 @@ class CodeWriter:
         self.texts: list[tuple] = []  # code_texts rows of text blobs, to write
         self.binaries: list[tuple] = []  # ... of binary blobs
         self.blocks: list[tuple] = []  # code_index rows
+        self.record_shift = False  # the block size is to be recorded (the database held no code)
+
+    def load(self) -> None:
+        """Read what `add` needs of the stored code, if not read yet (reads only: a build calls it outside a
+        transaction, while its workers parse, so that the first `add` does not wait for it)."""
+        if self.stored is None:
+            self._load()
 
     def _load(self) -> None:
         self.stored = self._blob_ids()
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
         self.shift = block_shift(self.conn)  # stored with another block size: index the new ones alike
-        if self.shift == BLOCK_SHIFT and not self.stored:
-            self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
+        self.record_shift = self.shift == BLOCK_SHIFT and not self.stored  # written by flush: _load only reads
         for first, count, page in self.conn.execute(
                 "select first, count, cast(text as blob) from code_lines order by first"):
             lines = _page_lines(page)
@@ -159,8 +165,7 @@ class CodeWriter:
 
     def add(self, blob_id: str, data: bytes, prepared: tuple[str, bytes, bytes] | None = None) -> None:
         """Store a blob's code; `prepared` is what `prepare(data)` gave in the worker."""
-        if self.stored is None:
-            self._load()
+        self.load()
         if blob_id in self.stored:
             return
         kind, key_bytes, check_bytes = prepared or prepare(data)
@@ -211,6 +216,9 @@ class CodeWriter:
 
     def flush(self) -> None:
         """Write the blobs added since the last flush, and the lines met for the first time, in pages."""
+        if self.record_shift:
+            self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
+            self.record_shift = False
         self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, lines)"
                               " values (?, ?, ?, ?, ?, ?, ?)", self.texts)
         self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, raw)"
