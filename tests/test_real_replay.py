@@ -18,9 +18,10 @@ from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 
-# a version of every layout era (DESIGN.md section 2) from the decorator registry on
+# a version of every layout era (DESIGN.md section 2) from the decorator registry on; v0.34.0: torch helpers
+# that compute with dtypes at import (a dtype table whose sizes are asserted)
 ERAS = ("v0.6.3", "v0.7.1", "v0.11.1", "v0.13.0", "v0.14.0", "v0.16.0", "v0.20.0", "v0.24.0", "v0.27.0", "v0.32.0",
-        "v0.33.0")
+        "v0.33.0", "v0.34.0")
 CALL = {"get_weather": {"city": "Paris"}}
 TEXT = {
     "hermes": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from fixtures.helpers import build_tags, make_repo, rows, tpindex
 from fixtures.where import HISTORY, TP, parser, registry
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indexer.core.scope import Scope
 
@@ -107,6 +109,25 @@ def test_identifiers_are_indexed_case_sensitively():
     words = set(encode_words(b"class ToolParser: x_Y = config.Config  # TODO\n'hermes'").split())
     assert words == {"class", "$tool$parser", "x_$y", "config", "$config", "$t$o$d$o", "hermes"}
     assert encode_word("ToolParser") == '"$tool$parser"'
+
+
+IDENTIFIER_BYTES = st.lists(st.sampled_from([b"a", b"Z", b"_", b"0", b"9", b" ", b".", b"\n", b"\xc3\xa9", b"\x00",
+                                             b"$", b"ab", b"1x", b"x1"]), max_size=40).map(b"".join)
+
+
+@given(IDENTIFIER_BYTES)
+@settings(max_examples=300, deadline=None)
+def test_identifiers_are_those_an_identifier_pattern_finds(data):
+    """Every run of 2+ identifier characters that starts with a letter or _ (as the regular expression
+    [A-Za-z_][A-Za-z0-9_]+ finds them in the bytes, non-ASCII bytes separating), once each."""
+    import re
+
+    from indexer.extract.words import encode_words
+
+    expected = {w.decode() for w in re.findall(rb"[A-Za-z_][A-Za-z0-9_]+", data)}
+    got = encode_words(data).split()
+    assert len(got) == len(set(got))
+    assert {re.sub(r"\$([a-z])", lambda m: m.group(1).upper(), w) for w in got} == expected
 
 
 def test_parsed_blobs_derive_their_definitions_without_a_second_parse(where_repo, tmp_path, monkeypatch):  # noqa: F811

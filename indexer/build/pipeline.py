@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import json
 import os
+import pickle
 import sqlite3
 import time
 import zlib
@@ -32,7 +33,8 @@ from ..store import database as store
 from ..store.code import CodeWriter, prepare
 from .workers import worker_died as _worker_died
 
-INLINE_PARSE_LIMIT = 24  # a build of one version with fewer new blobs parses here: no pool to start
+INLINE_PARSE_BYTES = 1 << 20  # a build of one version whose new blobs hold fewer bytes parses here: starting
+# the pool (two forks, each compiling the queries, the results sent back) costs more than half that work
 LOOKAHEAD = 4  # versions walked and handed to the workers ahead of the one being written ...
 PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer bytes than this (memory: each
 # blob's bytes and results wait in this process until its version is written)
@@ -194,9 +196,11 @@ def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FUL
 _FACTS_JSON = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # facts hold no cycles
 
 
-def parse_batch(items: list[tuple[bytes, str, bool, int]]) -> list[dict]:
-    """Worker: parse_and_locate over a batch of (bytes, path, code, depth)."""
-    return [parse_and_locate(*item) for item in items]
+def parse_batch(items: list[tuple[bytes, str, bool, int]]) -> bytes:
+    """Worker: parse_and_locate over a batch of (bytes, path, code, depth), pickled here: the build process
+    holds the results of the versions ahead of the one it writes as these bytes (several times smaller
+    than the objects: the peak of a --scope all build), and unpickles a batch when it writes its version."""
+    return pickle.dumps([parse_and_locate(*item) for item in items], pickle.HIGHEST_PROTOCOL)
 
 
 def table_rows(located: dict[str, list[dict]], path: str) -> list[tuple[str, tuple[str, ...], list[tuple]]]:
@@ -290,6 +294,8 @@ class Builder:
         self.resolved: dict[bytes, int] = {}  # a version's Python units (hashed) -> a version of this run resolved so
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
         self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
+        self.batches: dict[object, list[dict]] = {}  # a parse batch's future -> its results, while its version
+        # is written (a batch holds blobs of one version: the one whose submit sent it)
         self.texts: dict[str, tuple | None] = {}  # blob id -> (bytes, prepared) of a recorded file's text, to store
         self.renders: dict[str, object] = {}  # template blob id -> its rendering (a row, or a future's), to store
         self.stored_renders: set[str] | None = None
@@ -350,6 +356,8 @@ class Builder:
                 listing = None  # an archive's whole tree in memory: let it go before the next is read
                 pending.append((ref, old_id, entries, tree, size))
                 held += size
+                if self.code is not None and self.pool is not None:
+                    self.code.load()  # the stored lines' keys, read while the workers parse (once a build)
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
         except BaseException:
@@ -397,12 +405,16 @@ class Builder:
         read_many = getattr(self.source, "read_many", None)
         reading = [e for e, _ in new] + texts
         datas = iter(read_many(reading) if read_many else (e.read() for e in reading))
-        inline = self.jobs <= 1 or (alone and len(new) < INLINE_PARSE_LIMIT)
+        blobs = datas  # the new blobs' bytes, then the texts'
+        inline = self.jobs <= 1
+        if alone and not inline:  # one version: its new blobs read first, to weigh the work
+            blobs = [next(datas) for _ in new]
+            inline = sum(map(len, blobs)) < INLINE_PARSE_BYTES
         code = self.code is not None
         batch: list[tuple[bytes, str, bool, int]] = []
         ids: list[str] = []
         size = total = 0
-        for (e, depth), data in zip(new, datas, strict=False):  # datas goes on with the texts
+        for (e, depth), data in zip(new, blobs, strict=False):  # datas goes on with the texts
             self._count(e.blob_id)
             total += len(data)
             if inline:
@@ -423,8 +435,8 @@ class Builder:
             if e.blob_id in self.renders and self.renders[e.blob_id] is None:
                 templates.append((e.blob_id, data))
             total += len(data)
-        if templates:  # a Jinja compile each: in a worker, like parsing
-            if self.jobs <= 1 or len(templates) < 4:
+        if templates:  # a Jinja compile each (tens of ms): in a worker, like parsing, unless this build parses here
+            if inline:
                 for (blob_id, _), row in zip(templates, render_batch([d for _, d in templates]), strict=True):
                     self.renders[blob_id] = row
             else:
@@ -478,7 +490,10 @@ class Builder:
         data, res = self.inflight.pop(blob_id)
         self.inflight_depth.pop(blob_id, None)
         if isinstance(res, tuple):  # (a future of the pool, the blob's place in its batch)
-            res = self._wait(res[0])[res[1]]
+            future = res[0]
+            if future not in self.batches:
+                self.batches[future] = pickle.loads(self._wait(future))
+            res = self.batches[future][res[1]]
         return data, res
 
     def _wait(self, future):
@@ -512,6 +527,7 @@ class Builder:
                     data, res = self._result(e.blob_id)
                     parsed_here[e.blob_id] = res
                     extracted.append((e.blob_id, data, res))
+            self.batches = {}
             self._store_blobs(extracted)
             self._store_texts(entries)
             self._store_renders(entries)

@@ -100,7 +100,14 @@ class Scope:
 @functools.lru_cache(maxsize=1 << 16)
 def _matches(patterns: tuple[str, ...], path: str) -> bool:
     """Cached: versions share most paths, and a build asks about each path once per version."""
-    return any(fnmatch.fnmatchcase(path, p) for p in patterns)
+    return _any_of(patterns)(path) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _any_of(patterns: tuple[str, ...]):
+    """One regular expression for the patterns (fnmatch's translation of each, as fnmatchcase uses): a path
+    is matched once, not once per pattern."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
 
 
 def parsed(path: str) -> bool:

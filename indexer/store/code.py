@@ -121,22 +121,33 @@ class CodeWriter:
         self.known: set[str] | None = None  # the stored blob ids (and those added), read once (_blob_ids)
         self.ids: dict[int, int] = {}  # line key -> CRC-32 << 32 | line id
         self.next_id = 1
-        self.new: list[str] = []  # lines met for the first time, ids next_id - len(new) .. next_id - 1
+        self.new: list[str] = []  # lines met for the first time and not in a page yet, ids next_id - len(new) ..
+        self.new_chars = 0  # ... their characters and newlines: a page is made once they reach PAGE_CHARS
+        self.pages: list[tuple[int, int, str]] = []  # code_lines rows made and not written yet
         self.shift = BLOCK_SHIFT
         self.next_text = 1  # code_texts.id of the next blob
         self.texts: list[tuple] = []  # code_texts rows of text blobs, to write
         self.binaries: list[tuple] = []  # ... of binary blobs
         self.blocks: list[tuple] = []  # code_index rows
+        self.record_shift = False  # the block size is to be recorded (the database held no code)
+
+    def load(self) -> None:
+        """Read what `add` needs of the stored code, if not read yet (reads only: a build calls it outside a
+        transaction, while its workers parse, so that the first `add` does not wait for it)."""
+        if self.stored is None:
+            self._load()
 
     def _load(self) -> None:
         self.stored = self._blob_ids()
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
         self.shift = block_shift(self.conn)  # stored with another block size: index the new ones alike
-        if self.shift == BLOCK_SHIFT and not self.stored:
-            self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
-        for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
-            lines = [_encode(s) for s in text.split("\n")]
-            self.ids.update(zip(map(hash, lines), (zlib.crc32(b) << 32 | i for i, b in enumerate(lines, first)),
+        self.record_shift = self.shift == BLOCK_SHIFT and not self.stored  # written by flush: _load only reads
+        for first, count, page in self.conn.execute(
+                "select first, count, cast(text as blob) from code_lines order by first"):
+            lines = _page_lines(page)
+            # every line's key and CRC << 32 | id, in C (map over builtins): no Python frame per line
+            self.ids.update(zip(map(hash, lines), map(operator.or_, map(operator.lshift, map(zlib.crc32, lines),
+                                                                         repeat(32)), range(first, first + count)),
                                 strict=True))
             self.next_id = first + count
 
@@ -154,8 +165,7 @@ class CodeWriter:
 
     def add(self, blob_id: str, data: bytes, prepared: tuple[str, bytes, bytes] | None = None) -> None:
         """Store a blob's code; `prepared` is what `prepare(data)` gave in the worker."""
-        if self.stored is None:
-            self._load()
+        self.load()
         if blob_id in self.stored:
             return
         kind, key_bytes, check_bytes = prepared or prepare(data)
@@ -188,7 +198,11 @@ class CodeWriter:
                     x = self.next_id
                     self.ids[keys[i]] = checks[i] << 32 | x
                     self.next_id += 1
-                    self.new.append(decode(lines[i]))
+                    line = decode(lines[i])
+                    self.new.append(line)
+                    self.new_chars += len(line) + 1
+                    if self.new_chars >= PAGE_CHARS:  # a full page: joined now, so a large version's new
+                        self._page()  # lines are held as pages of text, not as a string each
                 ids[i] = x & 0xFFFFFFFF
         row = self._text_id()
         self.texts.append((row, blob_id, kind, len(data), len(ids), int(data.endswith(b"\n")), _pack(ids)))
@@ -202,27 +216,24 @@ class CodeWriter:
 
     def flush(self) -> None:
         """Write the blobs added since the last flush, and the lines met for the first time, in pages."""
+        if self.record_shift:
+            self.conn.execute("insert or replace into meta(key, value) values ('code_block_shift', ?)", [BLOCK_SHIFT])
+            self.record_shift = False
         self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, lines)"
                               " values (?, ?, ?, ?, ?, ?, ?)", self.texts)
         self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, raw)"
                               " values (?, ?, 'binary', ?, 0, 0, ?)", self.binaries)
         self.conn.executemany("insert into code_index(rowid, blocks) values (?, ?)", self.blocks)
         self.texts, self.binaries, self.blocks = [], [], []
-        if not self.new:
-            return
-        first = self.next_id - len(self.new)
-        rows, page, size = [], [], 0
-        for s in self.new:
-            page.append(s)
-            size += len(s) + 1
-            if size >= PAGE_CHARS:
-                rows.append((first, len(page), "\n".join(page)))
-                first += len(page)
-                page, size = [], 0
-        if page:
-            rows.append((first, len(page), "\n".join(page)))
-        self.conn.executemany("insert into code_lines(first, count, text) values (?, ?, ?)", rows)
-        self.new = []
+        if self.new:
+            self._page()
+        self.conn.executemany("insert into code_lines(first, count, text) values (?, ?, ?)", self.pages)
+        self.pages = []
+
+    def _page(self) -> None:
+        """The new lines not in a page yet, made a page (a code_lines row to write)."""
+        self.pages.append((self.next_id - len(self.new), len(self.new), "\n".join(self.new)))
+        self.new, self.new_chars = [], 0
 
 
 def _encode(line: str) -> bytes:
@@ -230,6 +241,17 @@ def _encode(line: str) -> bytes:
     if line and max(line) >= INVALID:
         return line.translate({v: k for k, v in _ESCAPE.items()}).encode("utf-8", "surrogateescape")
     return line.encode()
+
+
+_INVALID_UTF8 = (b"\xf4\x8f\xbe", b"\xf4\x8f\xbf")  # how INVALID .. INVALID + 0x7f begin in UTF-8
+
+
+def _page_lines(page: bytes) -> list[bytes]:
+    """The bytes each line of a stored page (its text's UTF-8, as `cast(text as blob)` reads it) was read
+    from: the page split as it is, unless it holds a byte stored as an INVALID character."""
+    if _INVALID_UTF8[0] in page or _INVALID_UTF8[1] in page:
+        return [_encode(s) for s in page.decode().split("\n")]
+    return page.split(b"\n")
 
 
 def _differences(a: array, b: array, lo: int = 0, hi: int | None = None) -> set[int]:
@@ -369,8 +391,8 @@ def damaged(conn) -> tuple[int, list[str]]:
         return 0, []
     lines: list[bytes] = []
     by_id: dict[int, bytes] | None = None
-    for first, text in conn.execute("select first, text from code_lines order by first"):
-        page = [_encode(s) for s in text.split("\n")]
+    for first, text in conn.execute("select first, cast(text as blob) from code_lines order by first"):
+        page = _page_lines(text)
         if by_id is None and first == len(lines) + 1:
             lines.extend(page)
         else:  # not one run from 1 (never written so): look lines up by id

@@ -200,9 +200,43 @@ def _infer_schema(fn, *args, **kwargs):
     return "(" + ", ".join(f"Tensor {p}" for p in sig.parameters) + ") -> " + returns
 
 
-# The few values module-level code of the trees computes with (asserts, version checks), not behaviour.
+class _DType:
+    """A torch dtype: distinct from every other (module-level tables use dtypes as keys), with its item size
+    and kind (v0.34.0's torch helpers assert the size of each against the array module's at import). Any
+    other attribute is a stand-in, recorded as touched."""
+
+    def __init__(self, name: str, itemsize: int, floating: bool):
+        self.name, self.itemsize, self.is_floating_point = name, itemsize, floating
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        _touch("torch", f"{self.name}.{name}")
+        return _make("torch", f"dtype.{name}")()
+
+
+def _dtypes() -> dict[str, _DType]:
+    """torch's dtypes by every name torch gives them (torch.float and torch.float32 are one dtype)."""
+    out: dict[str, _DType] = {}
+    for names, size, floating in (
+            (("float32", "float"), 4, True), (("float64", "double"), 8, True), (("float16", "half"), 2, True),
+            (("bfloat16",), 2, True), (("float8_e4m3fn",), 1, True), (("float8_e5m2",), 1, True),
+            (("float8_e4m3fnuz",), 1, True), (("float8_e5m2fnuz",), 1, True), (("complex64", "cfloat"), 8, False),
+            (("complex128", "cdouble"), 16, False), (("uint8",), 1, False), (("int8",), 1, False),
+            (("int16", "short"), 2, False), (("int32", "int"), 4, False), (("int64", "long"), 8, False),
+            (("uint16",), 2, False), (("uint32",), 4, False), (("uint64",), 8, False), (("bool",), 1, False)):
+        dtype = _DType(names[0], size, floating)
+        out.update(dict.fromkeys(names, dtype))
+    return out
+
+
+# The few values module-level code of the trees computes with (asserts, version checks, dtype tables), not
+# behaviour.
 KNOWN = {
-    "torch": {"__version__": "2.5.0", "iinfo": _iinfo, "finfo": _finfo},
+    "torch": {"__version__": "2.5.0", "iinfo": _iinfo, "finfo": _finfo, **_dtypes()},
     "torch.library": {"infer_schema": _infer_schema},
     "torch._library.infer_schema": {"infer_schema": _infer_schema},
     "torch.version": {"cuda": None, "hip": None, "__version__": "2.5.0"},
