@@ -1,8 +1,9 @@
 """The short commands as whole processes (issue 30: `which`, `card`, `diff`, `where` <= 0.1 s each): most of
 their time is start-up, so each imports only what it uses. Asserted on the modules a real process has
 imported when the command is done (no timings): none of the parser's, the browser's, the templates', git's
-or the highlighter's packages, and `where` and `card`, whose answers are not among the data classes of
-answers/model.py, not those either.
+or the highlighter's packages, and of the answers' data classes (about 1 ms each to build) only its own
+answer's module of them (answers/*_model.py; `card` defines its own), never answers/model.py, which holds
+or re-exports them all.
 
 The fixture imitates the lazy-registry era with hand-written files (no vLLM code).
 """
@@ -88,9 +89,16 @@ def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, a
     assert not heavy, f"tpindex {' '.join(args)} imported {heavy}"
 
 
-@pytest.mark.parametrize("args", [["where", "make_arg_parser"], ["card", "alpha"], ["card", "alpha", "--format", "json"]])
-def test_where_and_card_do_not_build_the_answers_data_classes(tree_db, tmp_path, args):
-    """`where` answers from the tree tables, `card` with data classes of its own (answers/card.py)."""
+# the modules of data classes each short command builds: `card` has its own classes (answers/card.py), `diff`
+# the commits it lists under a name whose code changed (answers/commit_model.py)
+MODELS = {"which": {"which_model"}, "card": set(), "diff": {"diff_model", "commit_model"}, "where": {"where_model"}}
+
+
+@pytest.mark.parametrize("args", [["which", "alpha"], ["which", "alpha", "--format", "json"], ["card", "alpha"],
+                                  ["card", "alpha", "--format", "json"], ["diff", "v0.29.0", "v0.30.0"],
+                                  ["diff", "v0.29.0", "v0.30.0", "--format", "json"], ["where", "make_arg_parser"]])
+def test_a_short_command_builds_only_its_answers_data_classes(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     assert f"indexer.answers.{args[0]}" in modules
-    assert "indexer.answers.model" not in modules
+    built = {m.rpartition(".")[2] for m in modules if m.startswith("indexer.answers.") and m.endswith("model")}
+    assert built == MODELS[args[0]], f"tpindex {' '.join(args)} built {sorted(built)}"

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from ..core.kinds import ChangeType
 from ..resolve.logic import PARTS
-from .model import Change, CodePart, Diff
+from .diff_model import Change, CodePart, Diff
 from .successors import Successor, successor
 from .versions import require, upstream_refs
 

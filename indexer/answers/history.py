@@ -10,13 +10,16 @@ first-parent (the default, as `git log --first-parent`) keeps those on B's first
 from __future__ import annotations
 
 import heapq
-import shlex
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from .model import Commit, CommitFile, Contains, ContainsCommit, KindLog, Log
+from .commit_model import Commit, CommitFile
 from .versions import AnswerError, indexed, require, upstream_refs
 from .which import check_name, span_text, spans
+
+if TYPE_CHECKING:  # built by log and contains, not by the commits diff lists
+    from .history_model import Contains, Log
 
 SOURCES = {"pypi": "the package index", "dir": "a directory", "git": "a clone, its history not stored"}
 CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed")  # diff changes that list their commits
@@ -78,6 +81,8 @@ def _reach(g: Graph, tip: int) -> set[int]:
 
 def _no_history(db, labels: list[str], g: Graph) -> AnswerError:
     """The versions asked about have no commits: say from where they came, and the build that would answer."""
+    import shlex
+
     labels = list(dict.fromkeys(labels))
     groups: dict[str, list[str]] = {}
     for label in labels:
@@ -180,6 +185,8 @@ def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[i
 
 def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
         all_parents: bool = False) -> Log:
+    from .history_model import KindLog, Log
+
     a, b = require(db, a), require(db, b)
     _require_tables(db)
     g = _graph(db)
@@ -251,6 +258,8 @@ HEX = set("0123456789abcdef")
 
 
 def contains(db, query: str) -> Contains:
+    from .history_model import Contains, ContainsCommit
+
     q = query.strip()
     pr = None
     if q.startswith("#") and q[1:].isdigit():
