@@ -7,7 +7,7 @@ import json
 from collections import defaultdict
 
 from ..core.kinds import ChangeType
-from ..resolve.logic import PARTS
+from ..resolve.vocabulary import PARTS
 from .diff_model import Change, CodePart, Diff
 from .successors import Successor, successor
 from .versions import require, upstream_refs
