@@ -91,6 +91,20 @@ def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, a
     assert not heavy, f"tpindex {' '.join(args)} imported {heavy}"
 
 
+# imported where they are used, none of them by these commands in a pipe: packaging (a version label not written
+# as indexed), difflib (a close name suggested; diff compares lines with it), shutil and textwrap (a terminal's
+# width, lines wrapped to it)
+DEFERRED = {"packaging", "shutil", "textwrap", "difflib"}
+
+
+@pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
+                                  ["where", "make_arg_parser"]])
+def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_path, args):
+    modules = imported([*args, "--db", str(tree_db)], tmp_path)
+    found = sorted({m.split(".")[0] for m in modules} & (DEFERRED - ({"difflib"} if args[0] == "diff" else set())))
+    assert not found, f"tpindex {' '.join(args)} imported {found}"
+
+
 # the modules of data classes each short command builds: `card` has its own classes (answers/card.py), `diff`
 # the commits it lists under a name whose code changed (answers/commit_model.py)
 MODELS = {"which": {"which_model"}, "card": set(), "diff": {"diff_model", "commit_model"}, "where": {"where_model"}}

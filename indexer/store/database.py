@@ -12,7 +12,6 @@ import sqlite3
 from pathlib import Path
 
 from ..core.problems import Problem
-from . import code
 
 SCHEMA_VERSION = 11
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
@@ -764,6 +763,8 @@ def _setup(db, path) -> None:
         for table, column, kind in ADDED_COLUMNS.get(v + 1, []):
             if table in db.table_names() and column not in {r[1] for r in db.execute(f"pragma table_info({table})")}:
                 script.append(f"alter table {table} add column {column} {kind};")
+    from . import code  # here: a reader never creates the schema
+
     script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
