@@ -301,9 +301,9 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
         return None
     ops = _OPCODES.get((blob_a, blob_b))
     if ops is None:  # names sharing a file compare it once, and once per process (a blob id names its content)
-        import difflib
+        from .linediff import Matcher
 
-        ops = [op for op in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes() if op[0] != "equal"]
+        ops = [op for op in Matcher(ia, ib).get_opcodes() if op[0] != "equal"]
         if len(_OPCODES) >= MAX_OPCODES:
             _OPCODES.clear()
         _OPCODES[(blob_a, blob_b)] = ops
