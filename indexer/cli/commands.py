@@ -7,7 +7,7 @@ import json
 import click
 
 from ..core.problems import Problem
-from .main import db_option
+from .main import FILE, FILE_OR_DASH, db_option
 
 
 def index(db_path: str):
@@ -275,7 +275,7 @@ def where(query, at, all_, fmt, db_path):
 
 
 @click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
-@click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("document", type=FILE_OR_DASH)
 @click.option("--at", "at", multiple=True, metavar="VERSION|SPEC",
               help="The version(s) to check against (default: the newest indexed). Repeatable; a spec "
                    "(v0.30.0..v0.33.0, lists, globs) selects among the indexed versions. Each is checked.")
@@ -311,7 +311,7 @@ def check_doc(document, at, fmt, db_path):
 
 
 @click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
-@click.argument("plugin", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("plugin", type=FILE_OR_DASH)
 @click.option("--tags", metavar="SPEC",
               help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).")
 @click.option("--since", metavar="VERSION",
@@ -457,15 +457,15 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
 @click.argument("name", required=False)
 @click.option("--at", "at", metavar="VERSION", help="One version (default: the newest indexed).")
 @click.option("--tags", metavar="SPEC", help="Versions among the indexed ones (A..B, A.., lists, globs), as a matrix.")
-@click.option("--text", "text_file", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--text", "text_file", type=FILE_OR_DASH,
               help="The raw model output (the text the model generated, sentinels included); - reads stdin.")
-@click.option("--deltas", "deltas_file", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--deltas", "deltas_file", type=FILE_OR_DASH,
               help="The exact deltas from a log instead: a JSON list of strings, or of {text, ids} objects.")
 @click.option("--split", "split", default="token", show_default=True, metavar="HOW",
               help="How tokens are grouped into streaming deltas: token, char, word, random:SEED, interval:K.")
 @click.option("--splits", "splits", metavar="HOW,HOW",
               help="Try several splits (comma-separated) and mark a version split-sensitive when they disagree.")
-@click.option("--tools", "tools_file", type=click.Path(dir_okay=False),
+@click.option("--tools", "tools_file", type=FILE,
               help="The request's tools (an OpenAI tools JSON list; default: one get_weather tool).")
 @click.option("--tool-choice", default="auto", show_default=True, help="auto, required, none or a function name.")
 @click.option("--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it.")
