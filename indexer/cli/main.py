@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -212,6 +211,8 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
       tpindex build --from-pypi --tags v0.30.0.. --tree
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
+    from pathlib import Path
+
     from ..build.choose import choose
     from ..build.pipeline import build as run_build
     from ..core.scope import Scope

@@ -8,9 +8,6 @@ turns them into rows for one path (modules, relative imports, names resolved thr
 from __future__ import annotations
 
 import functools
-import hashlib
-
-from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
@@ -25,6 +22,10 @@ EXTRACTOR_VERSION = 12  # 3: methods' calls and delegation; 4: sentinels, reques
 
 @functools.cache
 def extractor_id() -> str:
+    import hashlib  # here, as the pattern files: what answers read of extract/ (templates, tokens) needs neither
+
+    from .paths import queries_dir
+
     h = hashlib.sha1()
     for p in sorted(queries_dir().rglob("*.scm")):
         h.update(p.relative_to(queries_dir()).as_posix().encode() + b"\0" + p.read_bytes())
