@@ -186,12 +186,13 @@ class _Uses:
         return own
 
 
-def _pieces(files: dict[str, tuple], uses: _Uses, shared: bool = False) -> dict[tuple[str, str, str], tuple]:
+def _pieces(files: dict[str, tuple], uses: _Uses, shared: bool = False,
+            skip: set[str] = frozenset()) -> dict[tuple[str, str, str], tuple]:
     """(path, what, qualname) -> (part, digest, unit) of a name's pieces in its own files (or, `shared`,
-    in its shared ones)."""
+    in its shared ones), but those of `skip`."""
     out = {}
     for path, (_blob, is_shared, unit, _roles, pieces) in files.items():
-        if bool(is_shared) != shared or not pieces:
+        if bool(is_shared) != shared or not pieces or path in skip:
             continue
         rows = uses(unit)
         for part, what, q in uses.listed(pieces):
@@ -212,11 +213,20 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
     changed)."""
     ca, cb = _code(db, a), _code(db, b)
     uses = _Uses(db)
-    uses.read(unit for key in names for files in (ca.get(key, {}), cb.get(key, {}))
-              for _blob, shared, unit, _roles, pieces in files.values() if pieces and not shared)  # their own files
+    units = []  # of the names' own files that changed, read at once
+    for key in names:
+        fa, fb = ca.get(key, {}), cb.get(key, {})
+        same = _same_files(fa, fb)
+        units += [f[2] for files in (fa, fb) for path, f in files.items() if f[4] and not f[1] and path not in same]
+    uses.read(units)
     compare = comparer(db, a, b)
     out = [c for kind, name in names if (c := _name_change(db, a, b, kind, name, ca, cb, uses, compare, mb))]
     return out + _framework_changes(ca, cb, uses, compare)
+
+
+def _same_files(fa: dict[str, tuple], fb: dict[str, tuple]) -> set[str]:
+    """The paths holding a name's code at A and at B with the same blob."""
+    return {p for p in fa.keys() & fb.keys() if fa[p][0] == fb[p][0]}
 
 
 def _framework_changes(ca: dict, cb: dict, uses: _Uses, compare) -> list[Change]:
@@ -249,7 +259,10 @@ def _name_change(db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, u
                  mb: dict) -> Change | None:
     """`code-changed` for one name, by part, with each file's +/- counts; None when its code did not change."""
     fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
-    pa, pb = _pieces(fa, uses), _pieces(fb, uses)
+    # a file with the same blob at A and B is one unit: every piece in it has the same digest at both (and
+    # digest() finds it there for a piece that is the name's at one side only), so none of it changed
+    same = _same_files(fa, fb)
+    pa, pb = _pieces(fa, uses, skip=same), _pieces(fb, uses, skip=same)
     changed = []  # (path, what, qualname, change, part)
     for k in sorted(set(pa) | set(pb)):
         if k not in pb:
