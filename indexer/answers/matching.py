@@ -56,19 +56,25 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
+_BREAKS = re.compile(r"[_\-\s]+")
+_TEST_BREAKS = re.compile(r"[_\-]+")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+_FAMILY = re.compile(r"([a-z]+)([0-9.]*)(.*)")
+
+
 def words(s: str) -> list[str]:
-    return [w for w in re.split(r"[_\-\s]+", s.lower()) if w and w not in GENERIC]
+    return [w for w in _BREAKS.split(s.lower()) if w and w not in GENERIC]
 
 
 def compact(ws: list[str]) -> str:
-    return re.sub(r"[^a-z0-9]", "", "".join(ws))
+    return _NOT_ALNUM.sub("", "".join(ws))
 
 
 def family(ws: list[str]) -> tuple[str, str, str] | None:
-    m = re.match(r"([a-z]+)([0-9.]*)(.*)", "".join(ws))
+    m = _FAMILY.match("".join(ws))
     if not m:
         return None
-    return m.group(1), m.group(2).replace(".", ""), re.sub(r"[^a-z0-9]", "", m.group(3))
+    return m.group(1), m.group(2).replace(".", ""), _NOT_ALNUM.sub("", m.group(3))
 
 
 def same_family(a: tuple | None, b: tuple | None) -> bool:
@@ -95,8 +101,9 @@ class Named:
 def named(kind: str, name: str, reg_file: str | None, real_file: str | None) -> Named:
     keys = [("name", words(name))]
     for via, path in (("registered file", reg_file), ("real file", real_file)):
-        if path and words(stem(path)):
-            keys.append((via, words(stem(path))))
+        ws = words(stem(path)) if path else []
+        if ws:
+            keys.append((via, ws))
     return Named(kind, name, keys)
 
 
@@ -110,7 +117,7 @@ def test_subject(path: str) -> tuple[list[str], str | None] | None:
     s = stem(path)
     if not (path.startswith("tests/") and path.endswith(".py") and s.startswith("test_")):
         return None
-    raw = re.split(r"[_\-]+", s[len("test_"):].lower())
+    raw = _TEST_BREAKS.split(s[len("test_"):].lower())
     kind = "reasoning" if "reasoning" in raw else "tool" if "tool" in raw else None
     parts = path.split("/")
     if kind is None:
