@@ -10,7 +10,6 @@ The fixture imitates the lazy-registry era with hand-written files (no vLLM code
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -52,10 +51,11 @@ HISTORY = {
 }
 
 # what a process imported, written by the process itself once the command is done
+# (itself importing no more than the interpreter has: the arguments and modules one a line, not JSON)
 PROBE = """
-import atexit, json, os, sys
-atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps(sorted(sys.modules))))
-sys.argv = ["tpindex", *json.loads(os.environ["ARGS"])]
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = ["tpindex", *os.environ["ARGS"].split("\\n")]
 from indexer.cli.main import main
 main()
 """
@@ -75,12 +75,12 @@ def tree_db(tmp_path_factory) -> Path:
 
 
 def imported(args: list[str], tmp_path: Path) -> list[str]:
-    out = tmp_path / "modules.json"
-    env = {**os.environ, "ARGS": json.dumps(args), "MODULES_OUT": str(out)}
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "ARGS": "\n".join(args), "MODULES_OUT": str(out)}
     r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stderr  # diff exits 1 when there are changes
     assert r.stdout.strip(), r.stderr
-    return json.loads(out.read_text())
+    return out.read_text().split("\n")
 
 
 @pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
@@ -97,16 +97,16 @@ def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, a
 # as indexed), shutil and textwrap (a terminal's width, lines wrapped to it), pathlib (a build's paths; a
 # reader's path is written as pathlib writes it: store/database.path_text); and by which and where neither
 # difflib (a close name suggested; diff compares lines with it), urllib (links: card, diff) nor hashlib (the
-# extractor's id, diff's compare links)
+# extractor's id, diff's compare links); by where no json (--format json; which reads a name's notes with it)
 DEFERRED = {"packaging", "shutil", "textwrap", "pathlib"}
-NEEDED = {"card": {"difflib", "urllib"}, "diff": {"difflib", "urllib", "hashlib"}}
+NEEDED = {"which": {"json"}, "card": {"difflib", "urllib", "json"}, "diff": {"difflib", "urllib", "hashlib", "json"}}
 
 
 @pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
                                   ["where", "make_arg_parser"]])
 def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
-    unneeded = DEFERRED | {"difflib", "urllib", "hashlib"} - NEEDED.get(args[0], set())
+    unneeded = DEFERRED | {"difflib", "urllib", "hashlib", "json"} - NEEDED.get(args[0], set())
     found = sorted({m.split(".")[0] for m in modules} & unneeded)
     assert not found, f"tpindex {' '.join(args)} imported {found}"
 

@@ -3,7 +3,6 @@ model.py so that `which` starts without building every answer's classes; model.p
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from .plain import Model
@@ -90,12 +89,20 @@ class Parser(Model):
             parent_class=r["parent_class"], parent_file=r["parent_file"], streaming=r["streaming"],
             streaming_class=r["streaming_class"], streaming_file=r["streaming_file"],
             streaming_line=r["streaming_line"], streaming_from=_listed(r["streaming_from"]),
-            notes=json.loads(r["notes"]) if r["notes"] else [], reason=r["reason"], hops=hops or [],
+            notes=_notes(r["notes"]), reason=r["reason"], hops=hops or [],
             _code_sig=r["code_sig"])
 
 
 def _listed(text: str | None) -> list[str]:
     return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
+def _notes(text: str | None) -> list[str]:
+    if not text:
+        return []
+    import json  # here: most names have no notes, and `which` in text reads no other JSON
+
+    return json.loads(text)
 
 
 @dataclass

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..core.problems import Problem
@@ -17,6 +15,8 @@ def index(db_path: str):
 
 
 def dumps(answer) -> str:
+    import json  # here, as in every command writing or reading JSON: text answers need no json (5 M instructions)
+
     return json.dumps(answer.to_json(), indent=2, ensure_ascii=False)
 
 
@@ -266,12 +266,17 @@ def where(query, at, all_, fmt, db_path):
     gone from a version says where it went: the same content at a new path, the file now holding most of
     its definitions, or the one new file with its name. Needs a database built with --tree.
     """
-    from ..render import where as w
-
     if at and all_:
         raise Problem("--at and --all ask different questions", "use one of them")
     ans = index(db_path).where(query, at, all_)
-    click.echo(json.dumps(ans.to_json(), indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(ans.to_json(), indent=2))
+    else:
+        from ..render import where as w
+
+        click.echo("\n".join(w.format_text(ans)))
 
 
 @click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
@@ -293,6 +298,8 @@ def check_doc(document, at, fmt, db_path):
     Exit status 0 when nothing is stale, too-new or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
+    import json
+
     from ..render import checkdoc
 
     try:
@@ -438,6 +445,8 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Every file in the
     build's scope is stored: the parser code, and the chat templates and tests.
     """
+    import json
+
     from ..render.grep import format_text
 
     on = fmt == "text" and use_color(color)
@@ -508,6 +517,7 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
     Runs are served by a warm replay server (the packages imported once, kept for later runs): it ends
     after TPINDEX_REPLAY_IDLE seconds without a run (default 300; 0: no warm server) or on --stop-server.
     """
+    import json
     import sys
 
     from ..render import replay as render
@@ -578,6 +588,8 @@ def _read_input(path: str) -> str:
 
 
 def _read_deltas(path: str) -> list[dict]:
+    import json
+
     try:
         data = json.loads(_read_input(path))
     except ValueError as e:
