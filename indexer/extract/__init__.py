@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 
+from .paths import queries_dir
+
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
 EXTRACTOR_VERSION = 12  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
@@ -22,9 +24,7 @@ EXTRACTOR_VERSION = 12  # 3: methods' calls and delegation; 4: sentinels, reques
 
 @functools.cache
 def extractor_id() -> str:
-    import hashlib  # here, as the pattern files: what answers read of extract/ (templates, tokens) needs neither
-
-    from .paths import queries_dir
+    import hashlib  # here: what answers read of extract/ (templates, tokens) needs no hash (OpenSSL's, 11 M instructions)
 
     h = hashlib.sha1()
     for p in sorted(queries_dir().rglob("*.scm")):
