@@ -14,11 +14,13 @@ Errors a user can fix raise `indexer.core.problems.Problem` (message + hint).
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the answers' data classes are imported by the answers that make them (`where` needs few)
+    from pathlib import Path
+
     from .answers.card import Card, CardSet
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
@@ -66,7 +68,7 @@ class Index:
         from .store.database import Reader, connect
 
         self.time_limit = time_limit
-        if isinstance(db, (str, Path)):
+        if isinstance(db, (str, os.PathLike)):  # a path (pathlib's Path among them)
             self.db = connect(db, create=False, readonly=True)
         elif isinstance(db, sqlite3.Connection):
             self.db = Reader(db)

@@ -3,7 +3,21 @@ more specific files, families, more general files, the by-name preference, and f
 
 from __future__ import annotations
 
-from indexer.answers.matching import assign, family, named, same_family, words
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.answers.matching import (
+    VIAS,
+    Keys,
+    Named,
+    assign,
+    compact,
+    family,
+    named,
+    owners,
+    same_family,
+    words,
+)
 
 T = "examples/tool_chat_template_{}.jinja".format
 TP = "vllm/tool_parsers/{}.py".format
@@ -113,3 +127,41 @@ def test_family_rule():
     assert not same_family(family(words("llama3.2_pythonic")), family(words("llama3_json")))
     assert same_family(family(words("mistral3")), family(words("mistral")))
     assert not same_family(family(words("gemma3_pythonic")), family(words("gemma4")))
+
+
+def _owners_by_definition(subject, kind, names):
+    """The levels as the module docstring writes them, every key compared with the subject (what `owners` looked
+    up before its keys were indexed, issue 30), then the by-name preference per kind."""
+    pool = [n for n in names if kind is None or n.kind in (kind, "engine")]
+    if not subject:
+        return []
+    entries = [(n, via, k) for n in pool for via, k in n.keys]
+    found = [(n, "exact", via) for n, via, k in entries if compact(k) == compact(subject)]
+    longest = max((len(k) for _, _, k in entries if len(k) < len(subject) and subject[:len(k)] == k), default=None)
+    found = found or [(n, "more specific", via) for n, via, k in entries if longest is not None and len(k) == longest
+                      and subject[:len(k)] == k]
+    found = found or [(n, "family", "name") for n in pool if same_family(family(subject), n.fam)]
+    found = found or [(n, "more general", via) for n, via, k in entries if len(subject) < len(k)
+                      and k[:len(subject)] == subject]
+    best = {n.kind: min(VIAS.index(v) for m, _, v in found if m.kind == n.kind) for n, _, _ in found}
+    out, seen = [], set()
+    for n, level, via in found:
+        if VIAS.index(via) == best[n.kind] and (n.kind, n.name) not in seen:
+            seen.add((n.kind, n.name))
+            out.append((n, level, via))
+    return out
+
+
+WORDS = st.lists(st.sampled_from(["glm", "glm4", "glm45", "llama3", "json", "qwen3", "coder", "a", "b", "tool"]),
+                 max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["tool", "reasoning", "engine"]), WORDS, WORDS, WORDS), max_size=8),
+       WORDS, st.sampled_from([None, "tool", "reasoning"]))
+def test_the_indexed_keys_find_what_the_levels_define(specs, subject, kind):
+    names = [Named(k, "_".join(n) or "tool", [("name", n), ("registered file", reg), ("real file", real)])
+             for k, n, reg, real in specs]
+    want = [(n.kind, n.name, level, via) for n, level, via in _owners_by_definition(subject, kind, names)]
+    assert [(n.kind, n.name, level, via) for n, level, via in owners(subject, kind, names)] == want
+    assert [(n.kind, n.name, level, via) for n, level, via in owners(subject, kind, Keys(names))] == want

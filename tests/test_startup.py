@@ -1,15 +1,15 @@
 """The short commands as whole processes (issue 30: `which`, `card`, `diff`, `where` <= 0.1 s each): most of
 their time is start-up, so each imports only what it uses. Asserted on the modules a real process has
 imported when the command is done (no timings): none of the parser's, the browser's, the templates', git's
-or the highlighter's packages, and `where` and `card`, whose answers are not among the data classes of
-answers/model.py, not those either.
+or the highlighter's packages, and of the answers' data classes (about 1 ms each to build) only its own
+answer's module of them (answers/*_model.py; `card` defines its own), never answers/model.py, which holds
+or re-exports them all.
 
 The fixture imitates the lazy-registry era with hand-written files (no vLLM code).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,9 +18,13 @@ from pathlib import Path
 import pytest
 from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
 from fixtures.helpers import make_repo
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 HEAVY = {"tree_sitter", "tree_sitter_python", "jinja2", "datasette", "sqlite_utils", "git", "pygments", "uvicorn",
          "mcp", "click_default_group", "pydantic", "httpx"}
+# and of tpindex's own: the resolver (about 15 ms to import); card and diff read its vocabulary (resolve/vocabulary.py)
+RESOLVER = {"indexer.resolve.logic", "indexer.resolve.classgraph", "indexer.resolve.creation", "indexer.resolve.chains"}
 
 ALPHA = '''
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
@@ -47,10 +51,11 @@ HISTORY = {
 }
 
 # what a process imported, written by the process itself once the command is done
+# (itself importing no more than the interpreter has: the arguments and modules one a line, not JSON)
 PROBE = """
-import atexit, json, os, sys
-atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write(json.dumps(sorted(sys.modules))))
-sys.argv = ["tpindex", *json.loads(os.environ["ARGS"])]
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = ["tpindex", *os.environ["ARGS"].split("\\n")]
 from indexer.cli.main import main
 main()
 """
@@ -70,12 +75,12 @@ def tree_db(tmp_path_factory) -> Path:
 
 
 def imported(args: list[str], tmp_path: Path) -> list[str]:
-    out = tmp_path / "modules.json"
-    env = {**os.environ, "ARGS": json.dumps(args), "MODULES_OUT": str(out)}
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "ARGS": "\n".join(args), "MODULES_OUT": str(out)}
     r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stderr  # diff exits 1 when there are changes
     assert r.stdout.strip(), r.stderr
-    return json.loads(out.read_text())
+    return out.read_text().split("\n")
 
 
 @pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
@@ -84,13 +89,65 @@ def imported(args: list[str], tmp_path: Path) -> list[str]:
 def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     assert "indexer.cli.commands" in modules
-    heavy = sorted({m.split(".")[0] for m in modules} & HEAVY)
+    heavy = sorted({m.split(".")[0] for m in modules} & HEAVY | set(modules) & RESOLVER)
     assert not heavy, f"tpindex {' '.join(args)} imported {heavy}"
 
 
-@pytest.mark.parametrize("args", [["where", "make_arg_parser"], ["card", "alpha"], ["card", "alpha", "--format", "json"]])
-def test_where_and_card_do_not_build_the_answers_data_classes(tree_db, tmp_path, args):
-    """`where` answers from the tree tables, `card` with data classes of its own (answers/card.py)."""
+# imported where they are used, none of them by these commands in a pipe: packaging (a version label not written
+# as indexed), shutil and textwrap (a terminal's width, lines wrapped to it), pathlib (a build's paths; a
+# reader's path is written as pathlib writes it: store/database.path_text); and by which and where neither
+# difflib (a close name suggested; diff compares lines with it), urllib (links: card, diff) nor hashlib (the
+# extractor's id, diff's compare links); by where no json (--format json; which reads a name's notes with it)
+DEFERRED = {"packaging", "shutil", "textwrap", "pathlib"}
+NEEDED = {"which": {"json"}, "card": {"difflib", "urllib", "json"}, "diff": {"difflib", "urllib", "hashlib", "json"}}
+
+
+@pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
+                                  ["where", "make_arg_parser"]])
+def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_path, args):
+    modules = imported([*args, "--db", str(tree_db)], tmp_path)
+    unneeded = DEFERRED | {"difflib", "urllib", "hashlib", "json"} - NEEDED.get(args[0], set())
+    found = sorted({m.split(".")[0] for m in modules} & unneeded)
+    assert not found, f"tpindex {' '.join(args)} imported {found}"
+
+
+# the modules of data classes each short command builds: `card` has its own classes (answers/card.py), `diff`
+# the commits it lists under a name whose code changed (answers/commit_model.py)
+MODELS = {"which": {"which_model"}, "card": set(), "diff": {"diff_model", "commit_model"}, "where": {"where_model"}}
+
+
+@pytest.mark.parametrize("args", [["which", "alpha"], ["which", "alpha", "--format", "json"], ["card", "alpha"],
+                                  ["card", "alpha", "--format", "json"], ["diff", "v0.29.0", "v0.30.0"],
+                                  ["diff", "v0.29.0", "v0.30.0", "--format", "json"], ["where", "make_arg_parser"]])
+def test_a_short_command_builds_only_its_answers_data_classes(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     assert f"indexer.answers.{args[0]}" in modules
-    assert "indexer.answers.model" not in modules
+    built = {m.rpartition(".")[2] for m in modules if m.startswith("indexer.answers.") and m.endswith("model")}
+    assert built == MODELS[args[0]], f"tpindex {' '.join(args)} built {sorted(built)}"
+
+
+# -- the database's path as pathlib and urllib.parse have it, without importing them (store/database.py) --------
+
+ODD_PATHS = ["", ".", "/", "//", "///", "//a", "///a/", "./a/./b/", "a//b/.", "~x/a~b", "é%?#", "..", "a/../b"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(ODD_PATHS) | st.text(alphabet="/.a b?#%é~\\", max_size=12))
+def test_a_database_path_is_written_and_found_as_pathlib_writes_and_finds_it(text):
+    from urllib.parse import quote
+
+    from indexer.store.database import _exists, _uri, path_text
+
+    assert path_text(text) == str(Path(text))
+    assert path_text(Path(text)) == str(Path(text))
+    assert _uri(path_text(text)) == "file:" + quote(os.fsencode(Path(text).absolute()))
+    assert _exists(path_text(text)) == Path(text).exists()
+
+
+def test_a_database_path_with_a_missing_or_unreadable_directory(tmp_path):
+    from indexer.store.database import _exists
+
+    (tmp_path / "file").write_text("x")
+    for p in (tmp_path / "nope" / "x.db", tmp_path / "file" / "x.db", tmp_path / "file"):
+        assert _exists(str(p)) == p.exists()
+    assert _exists("a\0b") is Path("a\0b").exists() is False

@@ -242,8 +242,8 @@ def _card(version: str, r: dict, link: Links) -> Card:
 
 def _streaming_method(c: Card) -> dict | None:
     """The streaming method as the side that does the parsing resolves it (engine, composed, else
-    registered), for the name's kind (logic.STREAMING)."""
-    from ..resolve.logic import STREAMING
+    registered), for the name's kind (resolve/vocabulary.py's STREAMING)."""
+    from ..resolve.vocabulary import STREAMING
 
     for role in ("engine", "composed", "registered"):
         for name in STREAMING[c.kind]:

@@ -4,11 +4,12 @@ after, file, line) and a line of prose that explains itself."""
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections import defaultdict
 
 from ..core.kinds import ChangeType
-from ..resolve.logic import PARTS
-from .model import Change, CodePart, Diff
+from ..resolve.vocabulary import PARTS
+from .diff_model import Change, CodePart, Diff
 from .successors import Successor, successor
 from .versions import require, upstream_refs
 
@@ -101,29 +102,57 @@ def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_c
 
 def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple]]:
     """(kind, name) -> {path: (blob id, shared, unit id, roles, pieces)} of the files holding each name's
-    code, `pieces` the [part, what, qualname] of the definitions that run for it there."""
+    code, `pieces` the JSON of the [part, what, qualname] of the definitions that run for it there (decoded by
+    _Uses.listed: most names' code does not change, their pieces are never looked at)."""
     out: dict[tuple[str, str], dict] = {}
     for kind, name, path, blob, shared, unit, roles, pieces in db.execute(
             "select kind, name, file, blob_id, shared, unit_id, roles, pieces from parser_code_v where version = ?",
             [version]):
-        out.setdefault((kind, name), {})[path] = (blob, shared, unit, roles, json.loads(pieces) if pieces else [])
+        out.setdefault((kind, name), {})[path] = (blob, shared, unit, roles, pieces)
     return out
 
 
 class _Uses:
-    """The uses rows of units, read once per unit: (what, qualname) -> (line, end_line, digest)."""
+    """What one diff reads of the units' definitions, each once: the uses rows of a unit ((what, qualname) ->
+    (line, end_line, digest)), read for many units at once when they are known (`read`), its definitions'
+    spans in line order (for `lines`), the pieces of a file decoded (`listed`), a blob's line ids (`ids`)."""
 
     def __init__(self, db):
-        self.db, self.rows, self.units = db, {}, {}
+        self.db, self.rows, self.units, self.spans, self.decoded, self.blobs = db, {}, {}, {}, {}, {}
+
+    def read(self, units) -> None:
+        """The rows of these units, a few queries for all of them (each unit's rows in the order of its own
+        query: by unit, then as stored)."""
+        todo = sorted({u for u in units if u is not None and u not in self.rows})
+        for i in range(0, len(todo), 500):
+            chunk = todo[i:i + 500]
+            for u in chunk:
+                self.rows[u] = {}
+            for unit, what, q, ln, end, digest in self.db.execute(
+                    "select unit_id, what, qualname, line, end_line, digest from uses where unit_id in"
+                    f" ({', '.join('?' * len(chunk))}) order by unit_id, rowid", chunk):
+                self.rows[unit].setdefault((what, q), (ln, end, digest))
 
     def __call__(self, unit: int) -> dict[tuple[str, str], tuple]:
         if unit not in self.rows:
-            found: dict[tuple[str, str], tuple] = {}
-            for what, q, ln, end, digest in self.db.execute(
-                    "select what, qualname, line, end_line, digest from uses where unit_id = ?", [unit]):
-                found.setdefault((what, q), (ln, end, digest))
-            self.rows[unit] = found
+            self.read([unit])
         return self.rows[unit]
+
+    def listed(self, pieces: str | None) -> list:
+        """A file's pieces ([part, what, qualname]), decoded once per diff (names sharing a file share them)."""
+        if not pieces:
+            return []
+        if pieces not in self.decoded:
+            self.decoded[pieces] = json.loads(pieces)
+        return self.decoded[pieces]
+
+    def ids(self, blob_id: str):
+        """A blob's line ids (store.code.line_ids), read once per diff (names sharing a file compare it)."""
+        from ..store import code
+
+        if blob_id not in self.blobs:
+            self.blobs[blob_id] = code.line_ids(self.db, blob_id)
+        return self.blobs[blob_id]
 
     def digest(self, version: str, key: tuple[str, str, str]) -> str | None:
         """The digest of a definition (path, what, qualname) at a version, whoever runs it there: a piece
@@ -140,25 +169,33 @@ class _Uses:
 
     def lines(self, unit: int, what: str, qualname: str) -> set[int]:
         """The lines that are the definition's own: its span without the definitions written inside it (a
-        class's methods and nested classes have rows of their own)."""
+        class's methods and nested classes have rows of their own), found among the unit's spans in line
+        order from the definition's first line."""
         rows = self(unit)
         line, end, _ = rows[(what, qualname)]
+        if unit not in self.spans:
+            self.spans[unit] = sorted((ln, e) for (w, _q), (ln, e, _) in rows.items() if w != "import")
+        spans = self.spans[unit]
         own = set(range(line, end + 1))
-        for (w, _q), (ln, e, _) in rows.items():
-            if w != "import" and (ln, e) != (line, end) and line <= ln and e <= end:
+        for i in range(bisect_left(spans, (line,)), len(spans)):
+            ln, e = spans[i]
+            if ln > end:
+                break
+            if (ln, e) != (line, end) and e <= end:
                 own.difference_update(range(ln, e + 1))
         return own
 
 
-def _pieces(files: dict[str, tuple], uses: _Uses, shared: bool = False) -> dict[tuple[str, str, str], tuple]:
+def _pieces(files: dict[str, tuple], uses: _Uses, shared: bool = False,
+            skip: set[str] = frozenset()) -> dict[tuple[str, str, str], tuple]:
     """(path, what, qualname) -> (part, digest, unit) of a name's pieces in its own files (or, `shared`,
-    in its shared ones)."""
+    in its shared ones), but those of `skip`."""
     out = {}
     for path, (_blob, is_shared, unit, _roles, pieces) in files.items():
-        if bool(is_shared) != shared:
+        if bool(is_shared) != shared or not pieces or path in skip:
             continue
         rows = uses(unit)
-        for part, what, q in pieces:
+        for part, what, q in uses.listed(pieces):
             if (what, q) in rows:
                 out[(path, what, q)] = (part, rows[(what, q)][2], unit)
     return out
@@ -176,9 +213,20 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
     changed)."""
     ca, cb = _code(db, a), _code(db, b)
     uses = _Uses(db)
+    units = []  # of the names' own files that changed, read at once
+    for key in names:
+        fa, fb = ca.get(key, {}), cb.get(key, {})
+        same = _same_files(fa, fb)
+        units += [f[2] for files in (fa, fb) for path, f in files.items() if f[4] and not f[1] and path not in same]
+    uses.read(units)
     compare = comparer(db, a, b)
     out = [c for kind, name in names if (c := _name_change(db, a, b, kind, name, ca, cb, uses, compare, mb))]
     return out + _framework_changes(ca, cb, uses, compare)
+
+
+def _same_files(fa: dict[str, tuple], fb: dict[str, tuple]) -> set[str]:
+    """The paths holding a name's code at A and at B with the same blob."""
+    return {p for p in fa.keys() & fb.keys() if fa[p][0] == fb[p][0]}
 
 
 def _framework_changes(ca: dict, cb: dict, uses: _Uses, compare) -> list[Change]:
@@ -189,7 +237,7 @@ def _framework_changes(ca: dict, cb: dict, uses: _Uses, compare) -> list[Change]
         fa, fb = ca[key], cb[key]
         for p in sorted(set(fa) & set(fb)):
             if fa[p][1] and fb[p][1] and fa[p][0] != fb[p][0]:
-                if fa[p][3] == fb[p][3] == "helper" and (fa[p][4] or fb[p][4]):
+                if fa[p][3] == fb[p][3] == "helper" and (uses.listed(fa[p][4]) or uses.listed(fb[p][4])):
                     pa = _pieces({p: fa[p]}, uses, shared=True)
                     pb = _pieces({p: fb[p]}, uses, shared=True)
                     changed = [k for k in sorted(set(pa) | set(pb)) if (pa.get(k) or (None, None))[1]
@@ -211,7 +259,10 @@ def _name_change(db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, u
                  mb: dict) -> Change | None:
     """`code-changed` for one name, by part, with each file's +/- counts; None when its code did not change."""
     fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
-    pa, pb = _pieces(fa, uses), _pieces(fb, uses)
+    # a file with the same blob at A and B is one unit: every piece in it has the same digest at both (and
+    # digest() finds it there for a piece that is the name's at one side only), so none of it changed
+    same = _same_files(fa, fb)
+    pa, pb = _pieces(fa, uses, skip=same), _pieces(fb, uses, skip=same)
     changed = []  # (path, what, qualname, change, part)
     for k in sorted(set(pa) | set(pb)):
         if k not in pb:
@@ -238,7 +289,7 @@ def _name_change(db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, u
         blob_a, blob_b = (fa.get(path) or (None,))[0], (fb.get(path) or (None,))[0]
         f = {"file": path, "blob_a": blob_a, "blob_b": blob_b, "compare": compare(path)}
         here = {part: v for (p, part), v in lines.items() if p == path}
-        counted = _counted(db, blob_a, blob_b, here)
+        counted = _counted(uses, blob_a, blob_b, here)
         if counted is not None:
             per_part, f["file_added"], f["file_removed"] = counted
             counts.update({(path, part): c for part, c in per_part.items()})
@@ -284,26 +335,24 @@ _OPCODES: dict[tuple[str, str], list] = {}
 MAX_OPCODES = 4_000
 
 
-def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[set, set]]):
+def _counted(uses: _Uses, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[set, set]]):
     """Lines removed and added in each part's lines of a file, and in the whole file, compared by the stored
     line ids (no text read): ({part: (added, removed)}, file added, file removed); a side without the file
     counts its part's lines whole. None when the code is not stored."""
-    from ..store import code
-
     if blob_a is None or blob_b is None:
-        if code.line_ids(db, blob_a or blob_b) is None:
+        total = uses.ids(blob_a or blob_b)
+        if total is None:
             return None
         per = {part: (len(lb), len(la)) for part, (la, lb) in lines.items()}
-        total = code.line_ids(db, blob_a or blob_b)
         return per, (len(total) if blob_b else 0), (len(total) if blob_a else 0)
-    ia, ib = code.line_ids(db, blob_a), code.line_ids(db, blob_b)
+    ia, ib = uses.ids(blob_a), uses.ids(blob_b)
     if ia is None or ib is None:
         return None
     ops = _OPCODES.get((blob_a, blob_b))
     if ops is None:  # names sharing a file compare it once, and once per process (a blob id names its content)
-        import difflib
+        from .linediff import Matcher
 
-        ops = [op for op in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes() if op[0] != "equal"]
+        ops = [op for op in Matcher(ia, ib).get_opcodes() if op[0] != "equal"]
         if len(_OPCODES) >= MAX_OPCODES:
             _OPCODES.clear()
         _OPCODES[(blob_a, blob_b)] = ops
@@ -313,8 +362,8 @@ def _counted(db, blob_a: str | None, blob_b: str | None, lines: dict[str, tuple[
         file_removed += i2 - i1
         file_added += j2 - j1
         for part, (la, lb) in lines.items():
-            per[part][1] += sum(1 for n in range(i1 + 1, i2 + 1) if n in la)
-            per[part][0] += sum(1 for n in range(j1 + 1, j2 + 1) if n in lb)
+            per[part][1] += len(la.intersection(range(i1 + 1, i2 + 1)))
+            per[part][0] += len(lb.intersection(range(j1 + 1, j2 + 1)))
     return {part: tuple(v) for part, v in per.items()}, file_added, file_removed
 
 

@@ -7,8 +7,8 @@ indexer/answers/matching.py (the same as `card`'s).
 from __future__ import annotations
 
 from .matching import for_version
-from .model import Parser
 from .versions import newest, require
+from .which_model import Parser
 
 COLUMNS = ("kind", "name", "impl", "form", "registry_file", "registry_line", "registered_module", "registered_class",
            "registered_file", "registered_line", "real_class", "real_module", "real_file", "real_line", "adapter",

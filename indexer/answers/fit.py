@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import markup
-from .model import Model
+from .plain import Model
 from .versions import AnswerError, newest, require
 
 FIT_SCORE = 5  # the least score of a tool parser that fits

@@ -10,13 +10,16 @@ first-parent (the default, as `git log --first-parent`) keeps those on B's first
 from __future__ import annotations
 
 import heapq
-import shlex
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from .model import Commit, CommitFile, Contains, ContainsCommit, KindLog, Log
+from .commit_model import Commit, CommitFile
 from .versions import AnswerError, indexed, require, upstream_refs
 from .which import check_name, span_text, spans
+
+if TYPE_CHECKING:  # built by log and contains, not by the commits diff lists
+    from .history_model import Contains, Log
 
 SOURCES = {"pypi": "the package index", "dir": "a directory", "git": "a clone, its history not stored"}
 CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed")  # diff changes that list their commits
@@ -78,6 +81,8 @@ def _reach(g: Graph, tip: int) -> set[int]:
 
 def _no_history(db, labels: list[str], g: Graph) -> AnswerError:
     """The versions asked about have no commits: say from where they came, and the build that would answer."""
+    import shlex
+
     labels = list(dict.fromkeys(labels))
     groups: dict[str, list[str]] = {}
     for label in labels:
@@ -143,11 +148,13 @@ def _rows(db, sql: str, ids) -> list[tuple]:
     return out
 
 
-def _commits(db, ids: list[int], upstream: str, files: dict[int, list[CommitFile]] | None = None) -> list[Commit]:
+def _commits(db, ids: list[int], upstream: str, files: dict[int, list[CommitFile]] | None = None,
+             found: dict[int, tuple] | None = None) -> list[Commit]:
+    """The commits of `ids` (their rows read here, or taken from `found`: id -> row)."""
     from ..core.links import commit_url, pull_url
 
-    found = {r[0]: r for r in _rows(db, "select id, sha, date, author, subject, pr, parents from commits"
-                                        " where id in ({})", ids)}
+    if found is None:
+        found = _commit_rows(db, ids)
     out = []
     for cid in ids:
         _, sha, date, author, subject, pr, parents = found[cid]
@@ -155,6 +162,11 @@ def _commits(db, ids: list[int], upstream: str, files: dict[int, list[CommitFile
                           merge=len((parents or "").split()) > 1, url=commit_url(upstream, sha),
                           pr_url=pull_url(upstream, pr), files=(files or {}).get(cid, [])))
     return out
+
+
+def _commit_rows(db, ids) -> dict[int, tuple]:
+    return {r[0]: r for r in _rows(db, "select id, sha, date, author, subject, pr, parents from commits"
+                                       " where id in ({})", ids)}
 
 
 def _code_files(db, version: str, kind: str, name: str, framework: bool) -> list[str]:
@@ -180,6 +192,8 @@ def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[i
 
 def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
         all_parents: bool = False) -> Log:
+    from .history_model import KindLog, Log
+
     a, b = require(db, a), require(db, b)
     _require_tables(db)
     g = _graph(db)
@@ -210,25 +224,46 @@ def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool 
     return Log(name=name, a=a, b=b, first_parent=not all_parents, framework=framework, kinds=out, note=note)
 
 
-def range_commits(db, kind: str, name: str, a: str, b: str) -> list[Commit] | None:
-    """The commits from A to B (first parent) that touched the name's own code files at A or at B; None when
-    either version has no history (diff and the parser page list them under a change of its code)."""
+def _first_parents(db, a: str, b: str) -> list[int] | None:
+    """The commits from A to B on B's first-parent line, oldest first; None when either version has no history."""
     if not _has_tables(db):
         return None
     g = _graph(db)
     if a not in g.tips or b not in g.tips:
         return None
-    ids = _between(db, g, a, b, True)
+    return _between(db, g, a, b, True)
+
+
+def range_commits(db, kind: str, name: str, a: str, b: str) -> list[Commit] | None:
+    """The commits from A to B (first parent) that touched the name's own code files at A or at B; None when
+    either version has no history (the parser page lists them under a change of its code; diff: attach_commits)."""
+    ids = _first_parents(db, a, b)
+    if ids is None:
+        return None
     paths = set(_code_files(db, a, kind, name, False)) | set(_code_files(db, b, kind, name, False))
     touched = _touching(db, ids, paths, True)
     return _commits(db, [i for i in ids if i in touched], upstream_refs(db, [])[0], touched)
 
 
 def attach_commits(db, changes, a: str, b: str) -> None:
-    """Each change of a name's code from A to B gets its commits, when both versions have history."""
-    for c in changes:
-        if c.type in CODE_CHANGES and c.kind and c.name:
-            c.commits = range_commits(db, c.kind, c.name, a, b)
+    """Each change of a name's code from A to B gets its commits (range_commits), when both versions have
+    history: the range, the upstream, the names' own files and the commits' rows read once for all of them."""
+    named = [c for c in changes if c.type in CODE_CHANGES and c.kind and c.name]
+    ids = _first_parents(db, a, b) if named else None
+    if ids is None:
+        for c in named:
+            c.commits = None
+        return
+    own: dict[tuple[str, str], set[str]] = {}
+    for version in (a, b):
+        for kind, name, file in db.execute("select kind, name, file from parser_code_v where version = ?"
+                                           " and shared = 0", [version]):
+            own.setdefault((kind, name), set()).add(file)
+    upstream = upstream_refs(db, [])[0]
+    touched = {id(c): _touching(db, ids, own.get((c.kind, c.name), set()), True) for c in named}
+    found = _commit_rows(db, {i for t in touched.values() for i in t})
+    for c in named:
+        c.commits = _commits(db, [i for i in ids if i in touched[id(c)]], upstream, touched[id(c)], found)
 
 
 def _has_tables(db) -> bool:
@@ -251,6 +286,8 @@ HEX = set("0123456789abcdef")
 
 
 def contains(db, query: str) -> Contains:
+    from .history_model import Contains, ContainsCommit
+
     q = query.strip()
     pr = None
     if q.startswith("#") and q[1:].isdigit():

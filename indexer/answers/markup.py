@@ -15,11 +15,9 @@ look-alikes, and the shape of the call (used by `fit` and by the card's chat tem
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from ..extract.templates import ARG, TOOL_NAME, VALUE, Rendered, from_row, render, render_call  # noqa: F401
@@ -68,6 +66,8 @@ _CONFUSABLE = {
 def _fold(c: str) -> str:
     if c in _CONFUSABLE:
         return _CONFUSABLE[c]
+    import unicodedata  # here, as difflib below: fit's look-alikes need them, card's call shapes do not
+
     n = unicodedata.normalize("NFKC", c)
     n = _CONFUSABLE.get(n, n)
     return n if len(n) == 1 else c
@@ -83,6 +83,8 @@ def skeleton(text: str) -> str:
 
 
 def name(c: str) -> str:
+    import unicodedata
+
     return f"U+{ord(c):04X} {unicodedata.name(c, '?')}"
 
 
@@ -227,6 +229,8 @@ def describe(shape_list: list[str]) -> str:
 
 def char_diff(a: str, b: str) -> list[tuple[str, str]]:
     """(op, text) pieces turning a into b: op ' ' kept, '-' only in a, '+' only in b."""
+    import difflib
+
     out: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -242,6 +246,8 @@ def char_diff(a: str, b: str) -> list[tuple[str, str]]:
 def similarity(a: str, b: str) -> float:
     if not a and not b:
         return 1.0
+    import difflib
+
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 

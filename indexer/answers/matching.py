@@ -56,19 +56,25 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
+_BREAKS = re.compile(r"[_\-\s]+")
+_TEST_BREAKS = re.compile(r"[_\-]+")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+_FAMILY = re.compile(r"([a-z]+)([0-9.]*)(.*)")
+
+
 def words(s: str) -> list[str]:
-    return [w for w in re.split(r"[_\-\s]+", s.lower()) if w and w not in GENERIC]
+    return [w for w in _BREAKS.split(s.lower()) if w and w not in GENERIC]
 
 
 def compact(ws: list[str]) -> str:
-    return re.sub(r"[^a-z0-9]", "", "".join(ws))
+    return _NOT_ALNUM.sub("", "".join(ws))
 
 
 def family(ws: list[str]) -> tuple[str, str, str] | None:
-    m = re.match(r"([a-z]+)([0-9.]*)(.*)", "".join(ws))
+    m = _FAMILY.match("".join(ws))
     if not m:
         return None
-    return m.group(1), m.group(2).replace(".", ""), re.sub(r"[^a-z0-9]", "", m.group(3))
+    return m.group(1), m.group(2).replace(".", ""), _NOT_ALNUM.sub("", m.group(3))
 
 
 def same_family(a: tuple | None, b: tuple | None) -> bool:
@@ -95,8 +101,9 @@ class Named:
 def named(kind: str, name: str, reg_file: str | None, real_file: str | None) -> Named:
     keys = [("name", words(name))]
     for via, path in (("registered file", reg_file), ("real file", real_file)):
-        if path and words(stem(path)):
-            keys.append((via, words(stem(path))))
+        ws = words(stem(path)) if path else []
+        if ws:
+            keys.append((via, ws))
     return Named(kind, name, keys)
 
 
@@ -110,7 +117,7 @@ def test_subject(path: str) -> tuple[list[str], str | None] | None:
     s = stem(path)
     if not (path.startswith("tests/") and path.endswith(".py") and s.startswith("test_")):
         return None
-    raw = re.split(r"[_\-]+", s[len("test_"):].lower())
+    raw = _TEST_BREAKS.split(s[len("test_"):].lower())
     kind = "reasoning" if "reasoning" in raw else "tool" if "tool" in raw else None
     parts = path.split("/")
     if kind is None:
@@ -121,28 +128,48 @@ def test_subject(path: str) -> tuple[list[str], str | None] | None:
     return words(s[len("test_"):]), kind
 
 
-def owners(subject: list[str], kind: str | None, names: list[Named]) -> list[tuple[Named, str, str]]:
+class Keys:
+    """The keys of a list of names, looked up by what a subject is compared with at each level: its compact form
+    (exact), its first words (more specific: a key's words), its family's letters (family: a name's), its words
+    (more general: a key's first words); each entry (name, via) in the order of the names and of their keys.
+    Built once for the files of a version (`assign`), instead of every key compared with every file's subject."""
+
+    def __init__(self, names: list[Named]):
+        self.compact: dict[str, list[tuple[Named, str]]] = {}
+        self.words: dict[tuple[str, ...], list[tuple[Named, str]]] = {}
+        self.letters: dict[str, list[tuple[Named, str]]] = {}
+        self.starts: dict[tuple[str, ...], list[tuple[Named, str]]] = {}  # every shorter start of a key's words
+        for n in names:
+            if n.fam is not None:
+                self.letters.setdefault(n.fam[0], []).append((n, "name"))
+            for (via, k), c in zip(n.keys, n.compact_keys, strict=True):
+                self.compact.setdefault(c, []).append((n, via))
+                self.words.setdefault(tuple(k), []).append((n, via))
+                for size in range(1, len(k)):
+                    self.starts.setdefault(tuple(k[:size]), []).append((n, via))
+
+
+def owners(subject: list[str], kind: str | None, names: list[Named] | Keys) -> list[tuple[Named, str, str]]:
     """The names a file with this subject goes to: [(name, level, via)] at the first level that finds any."""
-    pool = [n for n in names if kind is None or n.kind == kind or n.kind == "engine"]
+    keys = names if isinstance(names, Keys) else Keys(names)
+
+    def mine(n: Named) -> bool:
+        return kind is None or n.kind == kind or n.kind == "engine"
+
     if not subject:
         return []
-    want = compact(subject)
-    found = [(n, "exact", via) for n in pool for (via, _), k in zip(n.keys, n.compact_keys, strict=True) if k == want]
-    if not found:
-        best = 0
-        for n in pool:
-            for via, k in n.keys:
-                if len(k) < len(subject) and subject[: len(k)] == k:
-                    if len(k) > best:
-                        best, found = len(k), []
-                    if len(k) == best:
-                        found.append((n, "more specific", via))
+    found = [(n, "exact", via) for n, via in keys.compact.get(compact(subject), ()) if mine(n)]
+    if not found:  # the longest key whose words are the subject's first words
+        for size in range(len(subject) - 1, -1, -1):
+            found = [(n, "more specific", via) for n, via in keys.words.get(tuple(subject[:size]), ()) if mine(n)]
+            if found:
+                break
     if not found:
         fam = family(subject)
-        found = [(n, "family", "name") for n in pool if same_family(fam, n.fam)]
-    if not found:
-        found = [(n, "more general", via) for n in pool for via, k in n.keys
-                 if len(subject) < len(k) and k[: len(subject)] == subject]
+        found = [(n, "family", via) for n, via in keys.letters.get(fam[0] if fam else "", ())
+                 if mine(n) and same_family(fam, n.fam)]
+    if not found:  # keys whose first words are the subject's words
+        found = [(n, "more general", via) for n, via in keys.starts.get(tuple(subject), ()) if mine(n)]
     best: dict[str, int] = {}  # per kind, a match by name beats one by registered file, then by real file
     for n, _, via in found:
         best[n.kind] = min(best.get(n.kind, len(VIAS)), VIAS.index(via))
@@ -158,6 +185,7 @@ def assign(paths: list[str], names: list[Named]) -> dict[tuple[str, str], dict[s
     """(kind, name) -> {"chat_templates": [Match], "tests": [Match]} for the in-scope files of a version."""
     out: dict[tuple[str, str], dict[str, list[Match]]] = {
         (n.kind, n.name): {"chat_templates": [], "tests": []} for n in names}
+    keys = Keys(names)
     for path in sorted(paths):
         subject = template_subject(path)
         what = "chat_templates"
@@ -166,7 +194,7 @@ def assign(paths: list[str], names: list[Named]) -> dict[tuple[str, str], dict[s
         if subject is None:
             continue
         ws, kind = subject
-        for n, level, via in owners(ws, kind, names):
+        for n, level, via in owners(ws, kind, keys):
             out[(n.kind, n.name)][what].append(Match(path, level, via))
     return out
 

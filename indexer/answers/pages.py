@@ -59,7 +59,7 @@ class CodeChange:
     previous: str
     files: list[dict]  # {file, status, compare}
     moved: bool = False
-    commits: list | None = None  # answers.model.Commit, from a clone (None: no history for these versions)
+    commits: list | None = None  # answers.commit_model.Commit, from a clone (None: no history for these versions)
     what: str | None = None  # what changed, as `tpindex diff` says it (imports only, functions ..., methods ...)
     added: int | None = None  # lines added and removed in the name's code (its diff page's +/-)
     removed: int | None = None

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from .matching import LEVELS, Named, compact, owners, stem, words
-from .model import Model
+from .plain import Model
 
 KIND_ORDER = ("tool", "reasoning", "engine")
 

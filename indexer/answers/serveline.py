@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import Model
+from .plain import Model
 
 
 @dataclass

@@ -7,10 +7,9 @@ Both read the database only (no repository, no archive cache).
 
 from __future__ import annotations
 
-import difflib
-
 from ..core.suggest import close_names
 from ..store import code
+from .linediff import Matcher
 from .versions import AnswerError, require
 
 CONTEXT = 3  # lines of context around each change, as diff -u and git diff
@@ -98,7 +97,7 @@ def count_paths(db, a: str, path_a: str, b: str, path_b: str) -> tuple[int, int]
         counts = None
         if ka is not None and kb is not None:
             added = removed = 0
-            for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+            for tag, a1, a2, b1, b2 in Matcher(ka, kb).get_opcodes():
                 if tag in ("replace", "delete"):
                     removed += a2 - a1
                 if tag in ("replace", "insert"):
@@ -184,7 +183,7 @@ def diff_paths(db, a: str, path_a: str, b: str, path_b: str, context: int = CONT
         return out
     la, lb = (ca.lines if ca else []), (cb.lines if cb else [])
     ka, kb = _keys(ca), _keys(cb)
-    matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+    matcher = Matcher(ka, kb)
     for group in matcher.get_grouped_opcodes(context):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
         lines: list[str] = []

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from ..core import ranges
 from ..core.suggest import close_names
 from ..store.database import lifecycle_of
-from .successors import Successor, gone_text, links
 from .versions import AnswerError, indexed, newest, require
 
 if TYPE_CHECKING:  # the data classes are imported where they are made: card checks names without them
-    from .model import History, Hop, Lifecycle, Parser, Which
+    from .lifecycle_model import History, Lifecycle
+    from .which_model import Hop, Parser, Which
 
 KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
 # what makes two consecutive versions one range of `which --all`
@@ -63,7 +63,7 @@ def span_text(runs: list[tuple[str, str]]) -> str:
 
 
 def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:
-    from .model import Attribute, Hop, Parser
+    from .which_model import Attribute, Hop, Parser
 
     sql = "select * from parser_map_v where name = ? and version = ?" + (" and kind = ?" if kind else "")
     out = []
@@ -81,7 +81,7 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
 
 
 def which(db, name: str, at: str | None = None, kind: str | None = None) -> Which:
-    from .model import Which
+    from .which_model import Which
 
     check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
@@ -103,6 +103,8 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
 
 def gone_after(db, name: str, kind: str | None, version: str) -> str:
     """At a version after the name's last one: what took over (`; renamed to X at vY`, ...), else ''."""
+    from .successors import gone_text  # here, as below: a name asked where it is registered needs none
+
     versions = indexed(db)
     for k, last, removed in db.execute(*lifecycle_of(name, kind or None, "kind, last_version, removed_in")):
         if removed and versions.index(version) >= versions.index(removed):
@@ -114,7 +116,8 @@ def gone_after(db, name: str, kind: str | None, version: str) -> str:
 
 def history(db, name: str, kind: str | None = None) -> History:
     """Every indexed version of a name, equal consecutive versions collapsed into ranges."""
-    from .model import History, KindHistory, Parser, Range
+    from .lifecycle_model import History, KindHistory, Range
+    from .which_model import Parser
 
     kinds = check_name(db, name, kind)
     versions = indexed(db)
@@ -145,7 +148,8 @@ def history(db, name: str, kind: str | None = None) -> History:
 
 
 def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None:
-    from .model import Lifecycle
+    from .lifecycle_model import Lifecycle
+    from .successors import links
 
     row = db.execute(*lifecycle_of(name, kind, "first_version, last_version, became_unified, real_file_changed_in,"
                                                " code_changed_in, removed_in")).fetchone()
@@ -208,6 +212,8 @@ def describe(p: Parser | None) -> str:
 
 def lifecycle_facts(life: Lifecycle) -> list[str]:
     """The lifecycle said over the indexed versions only: nothing claimed about versions not indexed."""
+    from .successors import Successor
+
     first, last = life.indexed_first, life.indexed_last
     facts = [f"among the indexed versions {first} – {last}" if first != last else f"in the one indexed version {first}"]
     facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}"

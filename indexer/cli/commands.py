@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..core.problems import Problem
-from .main import db_option
+from .main import FILE, FILE_OR_DASH, db_option
 
 
 def index(db_path: str):
@@ -17,6 +15,8 @@ def index(db_path: str):
 
 
 def dumps(answer) -> str:
+    import json  # here, as in every command writing or reading JSON: text answers need no json (5 M instructions)
+
     return json.dumps(answer.to_json(), indent=2, ensure_ascii=False)
 
 
@@ -266,16 +266,21 @@ def where(query, at, all_, fmt, db_path):
     gone from a version says where it went: the same content at a new path, the file now holding most of
     its definitions, or the one new file with its name. Needs a database built with --tree.
     """
-    from ..render import where as w
-
     if at and all_:
         raise Problem("--at and --all ask different questions", "use one of them")
     ans = index(db_path).where(query, at, all_)
-    click.echo(json.dumps(ans.to_json(), indent=2) if fmt == "json" else "\n".join(w.format_text(ans)))
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(ans.to_json(), indent=2))
+    else:
+        from ..render import where as w
+
+        click.echo("\n".join(w.format_text(ans)))
 
 
 @click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
-@click.argument("document", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("document", type=FILE_OR_DASH)
 @click.option("--at", "at", multiple=True, metavar="VERSION|SPEC",
               help="The version(s) to check against (default: the newest indexed). Repeatable; a spec "
                    "(v0.30.0..v0.33.0, lists, globs) selects among the indexed versions. Each is checked.")
@@ -293,6 +298,8 @@ def check_doc(document, at, fmt, db_path):
     Exit status 0 when nothing is stale, too-new or wrong, 1 when something is, 2 on error. Paths and symbols need
     versions indexed with --tree. DOCUMENT may be - for standard input.
     """
+    import json
+
     from ..render import checkdoc
 
     try:
@@ -311,7 +318,7 @@ def check_doc(document, at, fmt, db_path):
 
 
 @click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
-@click.argument("plugin", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("plugin", type=FILE_OR_DASH)
 @click.option("--tags", metavar="SPEC",
               help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).")
 @click.option("--since", metavar="VERSION",
@@ -438,6 +445,8 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     other backslash escapes (\\d, \\t ...) are refused, as are [[=a=]] and [[.a.]]. Every file in the
     build's scope is stored: the parser code, and the chat templates and tests.
     """
+    import json
+
     from ..render.grep import format_text
 
     on = fmt == "text" and use_color(color)
@@ -457,15 +466,15 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
 @click.argument("name", required=False)
 @click.option("--at", "at", metavar="VERSION", help="One version (default: the newest indexed).")
 @click.option("--tags", metavar="SPEC", help="Versions among the indexed ones (A..B, A.., lists, globs), as a matrix.")
-@click.option("--text", "text_file", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--text", "text_file", type=FILE_OR_DASH,
               help="The raw model output (the text the model generated, sentinels included); - reads stdin.")
-@click.option("--deltas", "deltas_file", type=click.Path(dir_okay=False, allow_dash=True),
+@click.option("--deltas", "deltas_file", type=FILE_OR_DASH,
               help="The exact deltas from a log instead: a JSON list of strings, or of {text, ids} objects.")
 @click.option("--split", "split", default="token", show_default=True, metavar="HOW",
               help="How tokens are grouped into streaming deltas: token, char, word, random:SEED, interval:K.")
 @click.option("--splits", "splits", metavar="HOW,HOW",
               help="Try several splits (comma-separated) and mark a version split-sensitive when they disagree.")
-@click.option("--tools", "tools_file", type=click.Path(dir_okay=False),
+@click.option("--tools", "tools_file", type=FILE,
               help="The request's tools (an OpenAI tools JSON list; default: one get_weather tool).")
 @click.option("--tool-choice", default="auto", show_default=True, help="auto, required, none or a function name.")
 @click.option("--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it.")
@@ -508,6 +517,7 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
     Runs are served by a warm replay server (the packages imported once, kept for later runs): it ends
     after TPINDEX_REPLAY_IDLE seconds without a run (default 300; 0: no warm server) or on --stop-server.
     """
+    import json
     import sys
 
     from ..render import replay as render
@@ -578,6 +588,8 @@ def _read_input(path: str) -> str:
 
 
 def _read_deltas(path: str) -> list[dict]:
+    import json
+
     try:
         data = json.loads(_read_input(path))
     except ValueError as e:

@@ -6,11 +6,11 @@ import click
 
 from ..core.problems import Problem
 from .commands import dumps, index
-from .main import db_option
+from .main import FILE_OR_DASH, db_option
 
 
 @click.command(short_help="Which parser fits a model: from its chat template, tokenizer or output.")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=FILE_OR_DASH)
 @click.option("--at", "at", metavar="VERSION", help="The version whose parsers to rank (default: the newest indexed).")
 @click.option("--kind", type=click.Choice(["tool", "reasoning"]),
               help="Only tool parsers or only reasoning parsers (default: both).")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -39,8 +38,16 @@ def _download_bar(total: int, label: str):
     return click.progressbar(length=total, label=label, file=sys.stderr)
 
 
+# The path types, each made once and shared by the options taking one: a click.Path looks up its
+# translated name when made (gettext searches the locale directories each time: about 0.1 ms), and every
+# process defines every command's options.
+FILE = click.Path(dir_okay=False)
+DIRECTORY = click.Path(file_okay=False)
+FILE_OR_DASH = click.Path(dir_okay=False, allow_dash=True)
+
+
 def db_option(f):
-    return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
+    return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, type=FILE,
                         envvar="TPINDEX_DB", show_envvar=True, help="The SQLite database to read or write.")(f)
 
 
@@ -148,7 +155,7 @@ def main():
 
 
 @main.command(short_help="Index versions (git tags, release archives, a directory).")
-@click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
+@click.option("--repo", default=".", show_default=True, type=DIRECTORY,
               help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
                    "and index are never touched. The commits between the indexed tags are stored too (for log, "
                    "contains and the commits diff lists).")
@@ -178,7 +185,7 @@ def main():
 @click.option("--include", "includes", multiple=True, metavar="GLOB",
               help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py': paths inside the "
                    "version tree (no '..', not absolute). Repeatable.")
-@click.option("--cache-dir", type=click.Path(file_okay=False),
+@click.option("--cache-dir", type=DIRECTORY,
               help="With --from-pypi: where downloaded archives are kept (default: the user cache dir).")
 @click.option("--upstream", default=None,
               help=f"Repository URL for links to source lines (default {UPSTREAM}), http(s), or a template using "
@@ -204,6 +211,8 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
       tpindex build --from-pypi --tags v0.30.0.. --tree
       tpindex build --path .venv/lib/python3.11/site-packages/vllm
     """
+    from pathlib import Path
+
     from ..build.choose import choose
     from ..build.pipeline import build as run_build
     from ..core.scope import Scope

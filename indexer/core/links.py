@@ -10,7 +10,6 @@ the file.
 from __future__ import annotations
 
 import re
-import string
 from urllib.parse import quote, urlsplit
 
 DEFAULT_UPSTREAM = "https://github.com/vllm-project/vllm"
@@ -66,6 +65,8 @@ def upstream_problem(url: str) -> str | None:
         return f"--upstream {url!r} is not an http(s) URL"
     if "{" not in url and "}" not in url:
         return None
+    import string  # here: only a template is parsed (GitHub's URLs are not)
+
     try:
         fields = list(string.Formatter().parse(url))
     except ValueError as e:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from .problems import Problem
 from .suggest import close_names
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 
 class SpecError(Problem, ValueError):
@@ -32,6 +34,8 @@ def parse_version(name: str) -> Version | None:
     text = name[1:] if name[:1] in ("v", "V") else name
     if not text or not text[0].isdigit():
         return None
+    from packaging.version import InvalidVersion, Version  # here: a label asked as written needs no parsing
+
     try:
         return Version(text)
     except (InvalidVersion, ValueError):  # ValueError: a number too long to convert
@@ -64,7 +68,11 @@ def _shown(text: str) -> str:
 
 def sort_key(name: str) -> tuple:
     v = parse_version(name)
-    return (0, v, name) if v is not None else (1, Version("0"), name)
+    if v is not None:
+        return (0, v, name)
+    from packaging.version import Version
+
+    return (1, Version("0"), name)
 
 
 @dataclass

@@ -4,7 +4,6 @@ question); the way names are found is this one."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 
 
@@ -13,6 +12,8 @@ def close_names(word: str, names: Iterable[str], n: int, cutoff: float,
     """The names closest to `word` (at most `n`, each at least `cutoff` alike, best first, as difflib
     rates them), then, when `also` is given, the other names it accepts (a name containing the word, a
     path with the same file name), in their order, up to `limit` names in all (default `n`)."""
+    import difflib  # here: most processes suggest nothing
+
     names = list(names)
     close = difflib.get_close_matches(word, names, n=n, cutoff=cutoff)
     if also is not None:

@@ -8,7 +8,6 @@ turns them into rows for one path (modules, relative imports, names resolved thr
 from __future__ import annotations
 
 import functools
-import hashlib
 
 from .paths import queries_dir
 
@@ -25,6 +24,8 @@ EXTRACTOR_VERSION = 12  # 3: methods' calls and delegation; 4: sentinels, reques
 
 @functools.cache
 def extractor_id() -> str:
+    import hashlib  # here: what answers read of extract/ (templates, tokens) needs no hash (OpenSSL's, 11 M instructions)
+
     h = hashlib.sha1()
     for p in sorted(queries_dir().rglob("*.scm")):
         h.update(p.relative_to(queries_dir()).as_posix().encode() + b"\0" + p.read_bytes())

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def queries_dir() -> Path:
+    from pathlib import Path  # here: importing extract/ (templates, tokens) for an answer needs no path
+
     here = Path(__file__).resolve().parent.parent
     for candidate in (here / "queries", here.parent / "queries"):
         if candidate.is_dir():

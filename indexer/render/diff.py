@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..answers.model import Diff
+from ..answers.diff_model import Diff
 
 
 def format_text(d: Diff, width: int | None = None) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..answers.model import Commit, CommitFile, Contains, Log
+from ..answers.commit_model import Commit, CommitFile
+from ..answers.history_model import Contains, Log
 from ..answers.which import span_text, spans
 
 

@@ -4,9 +4,7 @@ middle, where the file name stays readable)."""
 
 from __future__ import annotations
 
-import shutil
 import sys
-import textwrap
 
 ELLIPSIS = "…"
 
@@ -18,6 +16,8 @@ def output_width() -> int | None:
             return None
     except (AttributeError, ValueError):
         return None
+    import shutil  # here, as textwrap below: text in a pipe needs neither
+
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 
 
@@ -42,6 +42,8 @@ def hanging(first: str, rest: str, width: int | None, indent: int | None = None)
     if pad > width // 2:
         pad = 4
     avail = max(20, width - pad)
+    import textwrap
+
     words = [shorten_middle(w, avail) for w in rest.split(" ")]
     wrapped = textwrap.wrap(" ".join(words), width=avail, break_long_words=False, break_on_hyphens=False) or [""]
     if len(first) + len(wrapped[0]) <= width and indent is None:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from ..answers.model import History, Parser
+from typing import TYPE_CHECKING
+
 from ..answers.which import _streaming_elsewhere, describe, lifecycle_facts, registered_text
 from . import text as textfmt
+
+if TYPE_CHECKING:  # the answers' classes, built by the answers that make them (`which` at one version needs few)
+    from ..answers.lifecycle_model import History
+    from ..answers.which_model import Parser
 
 
 def format_chain(p: Parser, width: int | None = None) -> list[str]:

@@ -40,17 +40,8 @@ from .classgraph import (
     resolve_attr,
     resolve_method,
 )
+from .vocabulary import CONTRACT, ENGINE, PRIMARY, REASONING, STREAMING, TOOL
 
-TOOL = ("extract_tool_calls", "extract_tool_calls_streaming", "adjust_request")
-REASONING = ("extract_reasoning", "extract_reasoning_streaming", "extract_reasoning_content",
-             "extract_reasoning_content_streaming", "is_reasoning_end", "extract_content_ids")
-ENGINE = ("parse", "parse_delta")
-CONTRACT = {"tool": TOOL, "reasoning": REASONING, "engine": ENGINE + TOOL[:2] + REASONING[:2]}
-PRIMARY = {"tool": ("extract_tool_calls",), "reasoning": ("extract_reasoning", "extract_reasoning_content"),
-           "engine": ("parse",)}
-STREAMING = {"tool": ("extract_tool_calls_streaming",),
-             "reasoning": ("extract_reasoning_streaming", "extract_reasoning_content_streaming"),
-             "engine": ("parse_delta",)}
 NOT_WORKING = {"returns-none": "returns None", "raises-not-implemented": "raises NotImplementedError",
                "abstract": "is abstract"}
 
@@ -256,10 +247,6 @@ def _split_dotted(dotted: str) -> tuple[str, str]:
     return mod, name
 
 
-# What a name runs, by part (README, "What runs for a name"): its extraction and streaming methods, its
-# classes' other methods and own statements, the module-level functions, constants and helper classes they
-# call or read (in its module or imported from another), and the imports that bind those names.
-PARTS = ("extraction", "methods", "functions", "imports")
 EXTRACTION = {k: frozenset(PRIMARY[k] + STREAMING[k] + ENGINE) for k in PRIMARY}
 OTHER_KIND = {"tool": frozenset(REASONING), "reasoning": frozenset(TOOL), "engine": frozenset()}  # never run
 MAX_PIECES = 800  # a closure stops growing here (a name's code is a few dozen definitions)
