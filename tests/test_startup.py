@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
 from fixtures.helpers import make_repo
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 HEAVY = {"tree_sitter", "tree_sitter_python", "jinja2", "datasette", "sqlite_utils", "git", "pygments", "uvicorn",
          "mcp", "click_default_group", "pydantic", "httpx"}
@@ -94,19 +92,18 @@ def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, a
 
 
 # imported where they are used, none of them by these commands in a pipe: packaging (a version label not written
-# as indexed), shutil and textwrap (a terminal's width, lines wrapped to it), pathlib (a build's paths; a
-# reader's path is written as pathlib writes it: store/database.path_text); and by which and where neither
-# difflib (a close name suggested; diff compares lines with it), urllib (links: card, diff) nor hashlib (the
-# extractor's id, diff's compare links); by where no json (--format json; which reads a name's notes with it)
-DEFERRED = {"packaging", "shutil", "textwrap", "pathlib"}
-NEEDED = {"which": {"json"}, "card": {"difflib", "urllib", "json"}, "diff": {"difflib", "urllib", "hashlib", "json"}}
+# as indexed), shutil and textwrap (a terminal's width, lines wrapped to it); and by which and where neither
+# difflib (a close name suggested; diff compares lines with it) nor hashlib (the extractor's id, diff's compare
+# links); by where no json (--format json; which reads a name's notes with it)
+DEFERRED = {"packaging", "shutil", "textwrap"}
+NEEDED = {"which": {"json"}, "card": {"difflib", "json"}, "diff": {"difflib", "hashlib", "json"}}
 
 
 @pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
                                   ["where", "make_arg_parser"]])
 def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
-    unneeded = DEFERRED | {"difflib", "urllib", "hashlib", "json"} - NEEDED.get(args[0], set())
+    unneeded = DEFERRED | {"difflib", "hashlib", "json"} - NEEDED.get(args[0], set())
     found = sorted({m.split(".")[0] for m in modules} & unneeded)
     assert not found, f"tpindex {' '.join(args)} imported {found}"
 
@@ -124,30 +121,3 @@ def test_a_short_command_builds_only_its_answers_data_classes(tree_db, tmp_path,
     assert f"indexer.answers.{args[0]}" in modules
     built = {m.rpartition(".")[2] for m in modules if m.startswith("indexer.answers.") and m.endswith("model")}
     assert built == MODELS[args[0]], f"tpindex {' '.join(args)} built {sorted(built)}"
-
-
-# -- the database's path as pathlib and urllib.parse have it, without importing them (store/database.py) --------
-
-ODD_PATHS = ["", ".", "/", "//", "///", "//a", "///a/", "./a/./b/", "a//b/.", "~x/a~b", "é%?#", "..", "a/../b"]
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.sampled_from(ODD_PATHS) | st.text(alphabet="/.a b?#%é~\\", max_size=12))
-def test_a_database_path_is_written_and_found_as_pathlib_writes_and_finds_it(text):
-    from urllib.parse import quote
-
-    from indexer.store.database import _exists, _uri, path_text
-
-    assert path_text(text) == str(Path(text))
-    assert path_text(Path(text)) == str(Path(text))
-    assert _uri(path_text(text)) == "file:" + quote(os.fsencode(Path(text).absolute()))
-    assert _exists(path_text(text)) == Path(text).exists()
-
-
-def test_a_database_path_with_a_missing_or_unreadable_directory(tmp_path):
-    from indexer.store.database import _exists
-
-    (tmp_path / "file").write_text("x")
-    for p in (tmp_path / "nope" / "x.db", tmp_path / "file" / "x.db", tmp_path / "file"):
-        assert _exists(str(p)) == p.exists()
-    assert _exists("a\0b") is Path("a\0b").exists() is False

@@ -7,15 +7,11 @@ paths to units. Views join them so that a person writes `where version = 'v0.32.
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from ..core.problems import Problem
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 SCHEMA_VERSION = 11
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
@@ -465,9 +461,9 @@ class Reader:
     """A connection with the calls the commands use (`execute`, `query`, `table_names`, and `conn` itself),
     without importing sqlite-utils: commands, builds included, start in a fraction of the time."""
 
-    def __init__(self, conn: sqlite3.Connection, path: str | Path | None = None):
+    def __init__(self, conn: sqlite3.Connection, path: Path | None = None):
         self.conn = conn
-        self.path = path  # as given to connect() (as pathlib writes it): hints name it
+        self.path = path  # as given to connect(): hints name it
         self.upstream_override: str | None | bool = False  # links' upstream if not False (serve --upstream)
 
     def execute(self, sql: str, params=()):
@@ -487,14 +483,12 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False, any_s
     """Open (and create or migrate) a database: a Reader, read-only or (readonly=False) for a build to write
     through its `conn`. A reader refuses a database of an older schema (its tables lack what the answers
     read; a build migrates it) unless `any_schema` (check, which reports it)."""
-    path = path_text(path)
-    if not _exists(path):
+    path = Path(path)
+    if not path.exists():
         if not create:
             raise StoreError(f"no database at {path}", f"build one first: tpindex build --db {path}")
-        from pathlib import Path
-
-        if not Path(path).parent.is_dir():
-            raise StoreError(f"directory {Path(path).parent} does not exist", "create it or pass another --db")
+        if not path.parent.is_dir():
+            raise StoreError(f"directory {path.parent} does not exist", "create it or pass another --db")
     try:
         if readonly:
             conn = _open_readonly(path)  # probed there
@@ -529,17 +523,15 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False, any_s
 def open_reader(path: str | Path) -> Reader:
     """A read-only Reader of a database already found to be readable (a search's child process opens the
     file its parent checked), without the schema checks of connect()."""
-    conn = _open_readonly(path_text(path))
+    conn = _open_readonly(Path(path))
     conn.execute("pragma busy_timeout = 30000")
-    return Reader(conn, path_text(path))
+    return Reader(conn, Path(path))
 
 
 def check_target(path: str | Path) -> None:
     """Before a build changes anything (the lock file beside it, WAL mode, the schema): the file at `path`
     is absent, empty, or a database this tpindex can write, found by reading it only. A StoreError says
     what it is otherwise."""
-    from pathlib import Path
-
     path = Path(path)
     if not path.exists():
         return
@@ -579,45 +571,13 @@ def is_damaged(e: Exception) -> bool:
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
-# -- a path as pathlib has it, without importing pathlib (and the urllib.parse it imports: about 5 ms of a
-# short command's process, issue 30); tests/test_startup.py compares them with pathlib's ------------------------
+def _uri(path: Path) -> str:
+    from urllib.parse import quote
 
-def path_text(path: str | os.PathLike) -> str:
-    """str(pathlib.Path(path)) (POSIX): the parts between slashes, empty and `.` ones left out, under the
-    root (`/`, or `//` when the path starts with exactly two slashes); `.` when nothing is left."""
-    text = os.fspath(path)
-    rel = text.lstrip("/")
-    root = "//" if len(text) - len(rel) == 2 else "/" if rel != text else ""
-    return root + "/".join(p for p in rel.split("/") if p and p != ".") or "."
+    return "file:" + quote(os.fsencode(path.absolute()))  # a path with ? or # is still one path; bytes as on disk
 
 
-def _exists(path: str) -> bool:
-    """pathlib.Path(path).exists(): False when it is missing (or a part is no directory, or links loop), an
-    error otherwise."""
-    try:
-        os.stat(path)
-    except OSError as e:
-        if e.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-            raise
-        return False
-    except ValueError:  # a path SQLite and the system cannot take (a NUL character)
-        return False
-    return True
-
-
-_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
-
-
-def _uri(path: str | Path) -> str:
-    """`file:` and the absolute path (as pathlib's absolute() writes it), its bytes as on disk percent-encoded
-    but for letters, digits, `_.-~/` (as urllib.parse.quote does): a path with ? or # is still one path."""
-    text = os.fspath(path)
-    if not text.startswith("/"):
-        text = path_text(os.path.join(os.getcwd(), text))
-    return "file:" + "".join(chr(c) if c in _URI_SAFE else f"%{c:02X}" for c in os.fsencode(text))
-
-
-def _open_readonly(path: str | Path) -> sqlite3.Connection:
+def _open_readonly(path: Path) -> sqlite3.Connection:
     """Read-only, through the WAL; where SQLite cannot read it so (read-only media without the WAL index)
     an immutable view that still holds what is in the WAL (see read_view)."""
     try:
@@ -625,11 +585,8 @@ def _open_readonly(path: str | Path) -> sqlite3.Connection:
         conn.execute("select count(*) from sqlite_master").fetchone()
         return conn
     except sqlite3.OperationalError:
-        if os.access(os.path.dirname(os.fspath(path)) or ".", os.W_OK):
+        if os.access(path.parent, os.W_OK):
             raise
-    from pathlib import Path
-
-    path = Path(path)
     view = _immutable_view(path)
     conn = sqlite3.connect(_uri(view) + "?mode=ro&immutable=1", uri=True, timeout=30)
     conn.execute("select count(*) from sqlite_master").fetchone()
@@ -670,8 +627,6 @@ VIEW_PREFIX = "tpindex-view-"  # temporary copies: tpindex-view-<pid>-<random>/<
 def _immutable_view(path: Path) -> Path:
     """The database itself when its -wal holds nothing, else a copy in a temporary directory with the WAL
     checkpointed into it."""
-    from pathlib import Path
-
     wal = Path(str(path) + "-wal")
     try:
         if wal.stat().st_size == 0:
@@ -713,7 +668,6 @@ def _remove_stale_views() -> None:
     """Copies left by processes that are gone (killed before they could remove theirs)."""
     import shutil
     import tempfile
-    from pathlib import Path
 
     for d in Path(tempfile.gettempdir()).glob(VIEW_PREFIX + "*-*"):
         try:
