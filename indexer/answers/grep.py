@@ -179,29 +179,30 @@ def _scan(page: bytes, pat: Compiled):
         pos = e + 1
 
 
-def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, dict[str, list[str]]]:
-    """blob id -> {path: [versions]} among the chosen versions and paths."""
-    out: dict[str, dict[str, list[str]]] = {}
-    blob_ids = list(blob_ids)
-    for i in range(0, len(blob_ids), 500):
-        chunk = blob_ids[i:i + 500]
-        for blob_id, path, version in conn.execute(
-                "select u.blob_id, f.path, v.label from units u join files f on f.unit_id = u.id"
-                " join versions v on v.id = f.version_id and v.status = 'complete'"
-                f" where u.blob_id in ({','.join('?' * len(chunk))})", chunk):
+def _places(conn, rows, versions: dict[int, int], keep) -> dict[int, dict[str, list[int]]]:
+    """code_texts row -> {path: [positions of the versions]} for the rows' blobs in the chosen versions (`versions`:
+    version id -> position in the indexed order) and paths."""
+    out: dict[int, dict[str, list[int]]] = {}
+    rows = list(rows)
+    for i in range(0, len(rows), 500):
+        chunk = rows[i:i + 500]
+        for row, path, version in conn.execute(
+                "select t.id, u.path, f.version_id from code_texts t join units u on u.blob_id = t.blob_id"
+                f" join files f on f.unit_id = u.id where t.id in ({','.join(map(str, chunk))})"):
             if version in versions and (keep is None or keep(path)):
-                out.setdefault(blob_id, {}).setdefault(path, []).append(version)
+                out.setdefault(row, {}).setdefault(path, []).append(versions[version])
     return out
 
 
-def _chosen_blobs(conn, versions: list[str], keep) -> set[str]:
-    found: set[str] = set()
+def _chosen_rows(conn, versions: list[str], keep) -> set[int]:
+    """The code_texts rows of the files of these versions (and paths)."""
+    found: set[int] = set()
     for v in versions:
-        for blob_id, path in conn.execute(
-                "select u.blob_id, f.path from files f join versions v on v.id = f.version_id"
-                " join units u on u.id = f.unit_id where v.label = ?", [v]):
+        for row, path in conn.execute(
+                "select t.id, f.path from files f join versions v on v.id = f.version_id"
+                " join units u on u.id = f.unit_id join code_texts t on t.blob_id = u.blob_id where v.label = ?", [v]):
             if keep is None or keep(path):
-                found.add(blob_id)
+                found.add(row)
     return found
 
 
@@ -289,29 +290,32 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     pat = p.pattern.compile()
     chosen, all_versions = p.chosen, p.all_versions
     keep = path_matcher(p.paths)
-    # With fewer versions, read only their blobs' arrays; a path filter alone is applied at the end.
-    among = _chosen_blobs(db, chosen, keep) if len(chosen) < len(all_versions) else None
+    # With fewer versions, only their blobs are searched; a path filter alone is applied with the places.
+    rows = _chosen_rows(db, chosen, keep) if len(chosen) < len(all_versions) else None
     lines = matching_lines(db, pat, max_lines)
     truncated = max_lines is not None and len(lines) > max_lines
-    hits = code.holding(db, lines, among)
-    where = _files(db, hits, set(chosen), keep)
-    found: dict[tuple, set[str]] = {}
-    for blob_id, occurrences in hits.items():
-        for path, versions in where.get(blob_id, {}).items():  # a blob is at one path in most versions
-            for number, line_id in occurrences:
-                found.setdefault((path, number, lines[line_id]), set()).update(versions)
-    binary_hits = []
-    for blob_id, data in code.binaries(db, among):
-        if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n")):
-            binary_hits.append(blob_id)
-    for by_path in _files(db, binary_hits, set(chosen), keep).values():
-        for path, versions in by_path.items():
-            found.setdefault((path, None, None), set()).update(versions)
+    hits = code.holding(db, lines, rows)
+    binary_hits = [row for row, data in code.binaries(db, rows)
+                   if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n"))]
     order = {v: i for i, v in enumerate(all_versions)}
+    positions = {vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order}
+    wanted = set(chosen)
+    positions = {vid: i for vid, i in positions.items() if all_versions[i] in wanted}
+    found: dict[tuple, set[int]] = {}  # (path, line number, line id) -> positions of the versions holding it
+    for row, by_path in _places(db, [*hits, *binary_hits], positions, keep).items():
+        occurrences = hits.get(row, [(None, None)])  # a binary blob: one match, no line
+        for path, versions in by_path.items():  # a blob is at one path in most versions
+            for number, line_id in occurrences:
+                key = (path, number, line_id)
+                if key in found:
+                    found[key].update(versions)
+                else:
+                    found[key] = set(versions)
     display = functools.cache(code.display)  # a distinct line is in many matches
-    matches = [Match(path, line, display(text) if text else text, sorted(vs, key=order.__getitem__))
-               for (path, line, text), vs in found.items()]
-    matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
+    ordered = sorted((path, number or 0, min(vs), lines[x] if x is not None else "", number, x, vs)
+                     for (path, number, x), vs in found.items())
+    matches = [Match(path, number, display(lines[x]) if x is not None else None,
+                     [all_versions[i] for i in sorted(vs)]) for path, _, _, _, number, x, vs in ordered]
     cut = functools.cache(lambda text: pieces(text, pat))
     for m in matches[:mark] if mark is not None else matches:
         if not m.binary:
