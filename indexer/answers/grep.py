@@ -57,8 +57,34 @@ class Result:
     def _pos(self) -> dict[str, int]:
         return {v: i for i, v in enumerate(self.all_versions)}
 
+    @functools.cached_property
+    def _runs(self) -> dict[tuple[str, ...], str]:
+        return {}
+
     def ranges(self, m: Match) -> str:
-        return ranges.runs_text(ranges.runs(m.versions, pos=self._pos))  # positions once per result
+        """The match's versions as ranges (each set of versions written once per result: many matches share one)."""
+        key = tuple(m.versions)
+        text = self._runs.get(key)
+        if text is None:
+            text = self._runs[key] = ranges.runs_text(ranges.runs(m.versions, pos=self._pos))
+        return text
+
+    def __reduce__(self):
+        """Pickled (across the search child's pipe) as columns, each match's versions as positions among
+        all_versions: a tenth of the time of pickling thousands of Match objects and their lists of labels."""
+        pos = self._pos
+        ms = self.matches
+        columns = ([m.path for m in ms], [m.line for m in ms], [m.text for m in ms],
+                   [bytes(pos[v] for v in m.versions) if len(pos) <= 256 else tuple(pos[v] for v in m.versions)
+                    for m in ms], [m.marks for m in ms])
+        return _result, (self.pattern, self.versions, self.all_versions, self.truncated, columns)
+
+
+def _result(pattern, versions, all_versions, truncated, columns) -> Result:
+    labels = all_versions.__getitem__
+    matches = [Match(path, line, text, list(map(labels, vs)), marks)
+               for path, line, text, vs, marks in zip(*columns, strict=True)]
+    return Result(pattern, versions, matches, all_versions, truncated)
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
@@ -179,19 +205,25 @@ def _scan(page: bytes, pat: Compiled):
         pos = e + 1
 
 
-def _places(conn, rows, versions: dict[int, int], keep) -> dict[int, dict[str, list[int]]]:
-    """code_texts row -> {path: [positions of the versions]} for the rows' blobs in the chosen versions (`versions`:
-    version id -> position in the indexed order) and paths."""
-    out: dict[int, dict[str, list[int]]] = {}
+def _places(conn, rows, versions: dict[int, int], keep) -> dict[tuple[int, str], tuple[int, ...]]:
+    """(code_texts row, path) -> the positions of its versions, in order, for the rows' blobs in the chosen versions
+    (`versions`: version id -> position in the indexed order) and paths."""
+    found: dict[tuple[int, str], list[int]] = {}
     rows = list(rows)
     for i in range(0, len(rows), 500):
         chunk = rows[i:i + 500]
         for row, path, version in conn.execute(
                 "select t.id, u.path, f.version_id from code_texts t join units u on u.blob_id = t.blob_id"
                 f" join files f on f.unit_id = u.id where t.id in ({','.join(map(str, chunk))})"):
-            if version in versions and (keep is None or keep(path)):
-                out.setdefault(row, {}).setdefault(path, []).append(versions[version])
-    return out
+            position = versions.get(version)
+            if position is not None and (keep is None or keep(path)):
+                key = (row, path)
+                if key in found:
+                    found[key].append(position)
+                else:
+                    found[key] = [position]
+    paths: dict[str, str] = {}  # one object per path: the result pickles each once
+    return {(row, paths.setdefault(path, path)): tuple(sorted(vs)) for (row, path), vs in found.items()}
 
 
 def _chosen_rows(conn, versions: list[str], keep) -> set[int]:
@@ -290,6 +322,7 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     pat = p.pattern.compile()
     chosen, all_versions = p.chosen, p.all_versions
     keep = path_matcher(p.paths)
+    keep = keep and functools.cache(keep)
     # With fewer versions, only their blobs are searched; a path filter alone is applied with the places.
     rows = _chosen_rows(db, chosen, keep) if len(chosen) < len(all_versions) else None
     lines = matching_lines(db, pat, max_lines)
@@ -297,25 +330,22 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     hits = code.holding(db, lines, rows)
     binary_hits = [row for row, data in code.binaries(db, rows)
                    if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n"))]
-    order = {v: i for i, v in enumerate(all_versions)}
-    positions = {vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order}
     wanted = set(chosen)
-    positions = {vid: i for vid, i in positions.items() if all_versions[i] in wanted}
-    found: dict[tuple, set[int]] = {}  # (path, line number, line id) -> positions of the versions holding it
-    for row, by_path in _places(db, [*hits, *binary_hits], positions, keep).items():
-        occurrences = hits.get(row, [(None, None)])  # a binary blob: one match, no line
-        for path, versions in by_path.items():  # a blob is at one path in most versions
-            for number, line_id in occurrences:
-                key = (path, number, line_id)
-                if key in found:
-                    found[key].update(versions)
-                else:
-                    found[key] = set(versions)
+    order = {v: i for i, v in enumerate(all_versions) if v in wanted}
+    positions = {vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order}
+    found: dict[tuple, tuple[int, ...]] = {}  # (path, line number, line id) -> positions of the versions holding it
+    no_line = [(None, None)]  # a binary blob: one match, no line
+    for (row, path), versions in _places(db, [*hits, *binary_hits], positions, keep).items():
+        for number, line_id in hits.get(row, no_line):
+            key = (path, number, line_id)
+            held = found.get(key)  # also in another blob: the file changed elsewhere, not at this line
+            found[key] = versions if held is None else tuple(sorted({*held, *versions}))
+    # (path, line, first version) orders them: one version has one text at a path's line
+    ordered = sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[1][0]))
     display = functools.cache(code.display)  # a distinct line is in many matches
-    ordered = sorted((path, number or 0, min(vs), lines[x] if x is not None else "", number, x, vs)
-                     for (path, number, x), vs in found.items())
-    matches = [Match(path, number, display(lines[x]) if x is not None else None,
-                     [all_versions[i] for i in sorted(vs)]) for path, _, _, _, number, x, vs in ordered]
+    label = all_versions.__getitem__
+    matches = [Match(path, number, None if x is None else display(lines[x]), list(map(label, vs)))
+               for (path, number, x), vs in ordered]
     cut = functools.cache(lambda text: pieces(text, pat))
     for m in matches[:mark] if mark is not None else matches:
         if not m.binary:
