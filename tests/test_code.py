@@ -285,6 +285,25 @@ def test_the_index_holds_every_line_of_every_blob_at_its_place(fixture):
     assert places == stored and len(stored) > 30
 
 
+def test_a_build_writing_much_of_the_index_merges_it_into_one_segment(tmp_path, monkeypatch):
+    """code.optimize runs after a build that wrote 1/OPTIMIZE_SHARE or more of code_postings' documents (a first
+    build), not after one adding a few; the index answers the same either way."""
+    from indexer.store import code
+
+    repo = make_repo(tmp_path / "repo", HISTORY)
+    db = tmp_path / "merged.db"
+    calls = []
+    real = code.optimize
+    monkeypatch.setattr(code, "optimize", lambda conn: calls.append(1) or real(conn))
+    build_tags(repo, db, "v0.1.0,v0.2.0")
+    assert calls == [1]
+    monkeypatch.setattr(code, "OPTIMIZE_SHARE", 1)  # only a build writing every document: not this one
+    build_tags(repo, db, "v0.3.0")
+    assert calls == [1]
+    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", [])):
+        assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
+
+
 def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_without_reindexing(tmp_path):
     """Schema 11 indexed blocks of 4 line ids (code_index, meta code_block_shift), not the places of each line:
     a reader says to run a build; the build drops that index and fills code_postings from the stored arrays,

@@ -78,12 +78,24 @@ def document(ids: array) -> str:
     return ids.tobytes().hex(" ", 4)
 
 
+OPTIMIZE_SHARE = 8  # a build writing 1/8 or more of code_postings' documents merges it into one segment
+
+
+def optimize(conn) -> None:
+    """Merge code_postings into one b-tree (FTS5's optimize). Each transaction that writes documents adds a
+    segment (FTS5 merges them four at a level), and a search looks every line up in every segment: the 65
+    versions of a first build leave 6-12 segments, and a line is found 2-3 times faster in one (0.11 CPU-s for
+    the default scope, 1.5 for --scope all, and the index 10 % smaller)."""
+    conn.execute("insert into code_postings(code_postings) values ('optimize')")
+
+
 def index_stored(conn) -> None:
     """Fill a new, empty code_postings with the stored blobs (a database of schema 11 had an index of blocks of
     line ids instead: the migration drops that, creates this and calls this, in its transaction)."""
     rows = [(row, document(unpack_ids(packed))) for row, packed in conn.execute(
             "select id, lines from code_texts where lines is not null")]
     conn.executemany("insert into code_postings(rowid, lines) values (?, ?)", [r for r in rows if r[1]])
+    optimize(conn)
 
 
 def _pack(ids: array) -> bytes:
@@ -148,6 +160,7 @@ class CodeWriter:
         self.texts: list[tuple] = []  # code_texts rows of text blobs, to write
         self.binaries: list[tuple] = []  # ... of binary blobs
         self.postings: list[tuple] = []  # code_postings rows
+        self.indexed = 0  # code_postings documents written in this run
 
     def _load(self) -> None:
         self.stored = self._blob_ids()
@@ -212,7 +225,16 @@ class CodeWriter:
         self.texts.append((row, blob_id, kind, len(data), len(ids), int(data.endswith(b"\n")), _pack(ids)))
         if ids:
             self.postings.append((row, document(ids)))
+            self.indexed += 1
         self.stored.add(blob_id)
+
+    def finish(self) -> None:
+        """After a build's last version: when it wrote at least 1/OPTIMIZE_SHARE of code_postings' documents (a
+        first build, a large catch-up), merge the index into one segment (see optimize)."""
+        if self.indexed and self.indexed * OPTIMIZE_SHARE >= self.conn.execute(
+                "select count(*) from code_texts where lines is not null").fetchone()[0]:
+            with self.conn:
+                optimize(self.conn)
 
     def _text_id(self) -> int:
         self.next_text += 1
