@@ -529,3 +529,22 @@ def test_an_alternation_of_texts_gives_the_prefilter_its_texts():
     for pattern in ("HACK|x", "(HACK|FIXME)*", "(HACK|)", "(a|bc)d"):
         assert translate(pattern).any_of is None, pattern
     assert translate("(foo|bar)baz").literal == "baz"
+
+
+@pytest.mark.parametrize("xdg", [None, "", "/tmp/xdg-cache", "relative/cache"])
+def test_the_character_classes_are_cached_where_platformdirs_puts_tpindex_cache(monkeypatch, xdg):
+    """ere.cache_dir computes platformdirs' user_cache_dir("tpindex") on Linux without importing platformdirs
+    (a third of the start-up of a search with \\w or a [[:class:]]): the same directory."""
+    import sys
+
+    from platformdirs import user_cache_dir
+
+    from indexer.answers.ere import cache_dir
+
+    if sys.platform != "linux":
+        pytest.skip("the rule is computed on Linux; elsewhere platformdirs itself answers")
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert cache_dir() == Path(user_cache_dir("tpindex"))

@@ -140,20 +140,30 @@ def matching_lines(conn, pat: Compiled, limit: int | None = None) -> dict[int, s
 _FOLDS_TO_ASCII = ("\u212a".encode(), "\u017f".encode())  # Kelvin sign ~ k, long s ~ s under IGNORECASE
 
 
+def _needles(data: bytes, pat: Compiled, encode=str.encode) -> tuple[bytes, list[bytes] | None]:
+    """What a line of `data` (stored text, or with `encode` a binary blob's bytes) must hold to match: the
+    haystack (its ASCII letters lowercased under -i) and the pattern's literal, or the texts one of which it
+    must hold; None when the pattern has neither, or under -i when `data` holds one of the two non-ASCII
+    letters Python folds to ASCII ones."""
+    texts = [pat.literal] if pat.literal else pat.any_of
+    if not texts:
+        return data, None
+    if not pat.icase:
+        return data, [encode(t) for t in texts]
+    if not data.isascii() and any(c in data for c in _FOLDS_TO_ASCII):
+        return data, None
+    return data.lower(), [encode(t) for t in texts]
+
+
 def _scan(page: bytes, pat: Compiled):
     """(index, text) of the lines of a page (UTF-8, "\\n"-joined) that the pattern matches. With a
     literal every match contains, or texts one of which each contains (an alternation such as
     (HACK|FIXME|TODO)), only the lines holding it (one) are decoded and matched (under -i, in
     the page's ASCII-lowercased bytes, unless it holds one of the two non-ASCII letters Python folds to
     ASCII ones); otherwise the pattern runs over the decoded page."""
-    literal = pat.literal.encode() if pat.literal else None
-    any_of = [a.encode() for a in pat.any_of] if not literal and pat.any_of else None
-    if (literal or any_of) and pat.icase:
-        hay = page.lower()
-        if any(c in page for c in _FOLDS_TO_ASCII):
-            literal = any_of = None
-    else:
-        hay = page
+    hay, needles = _needles(page, pat)
+    literal = needles[0] if needles and pat.literal else None
+    any_of = needles if needles and not pat.literal else None
     n, last = 0, 0
     if any_of:  # each matching line holds one of these: only the lines holding one are decoded and matched
         starts = set()
@@ -203,6 +213,13 @@ def _scan(page: bytes, pat: Compiled):
         last = s
         yield n, text[s:e]
         pos = e + 1
+
+
+def _binary_matches(data: bytes, pat: Compiled) -> bool:
+    hay, needles = _needles(data, pat, code.encode_line)
+    if needles is not None and not any(n in hay for n in needles):
+        return False
+    return any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n"))
 
 
 def _places(conn, rows, versions: dict[int, int], keep) -> dict[tuple[int, str], tuple[int, ...]]:
@@ -328,8 +345,7 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     lines = matching_lines(db, pat, max_lines)
     truncated = max_lines is not None and len(lines) > max_lines
     hits = code.holding(db, lines, rows)
-    binary_hits = [row for row, data in code.binaries(db, rows)
-                   if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n"))]
+    binary_hits = [row for row, data in code.binaries(db, rows) if _binary_matches(data, pat)]
     wanted = set(chosen)
     order = {v: i for i, v in enumerate(all_versions) if v in wanted}
     positions = {vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order}

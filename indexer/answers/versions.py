@@ -3,12 +3,12 @@ a build command that would index it, as written (the source the database was bui
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING
 
 from ..core.problems import Problem
-from ..core.specs import ambiguous, named, parse_version, sort_key
-from ..core.suggest import close_names
+
+# core.specs (packaging's versions), core.suggest and shlex are imported where used: `grep` over every version
+# needs none of them (a sixth of its imports)
 
 if TYPE_CHECKING:
     from .model import VersionInfo
@@ -64,6 +64,9 @@ def newest(db) -> str:
 def nearest(label: str, labels: list[str], n: int = 3) -> list[str]:
     """The indexed versions closest to `label` in version order (the one below, the one above, ...; a label no
     version equals, so none is left out as equal)."""
+    from ..core.specs import parse_version, sort_key
+    from ..core.suggest import close_names
+
     v = parse_version(label)
     ordered = sorted((x for x in labels if parse_version(x) is not None), key=sort_key)
     if v is None or not ordered:
@@ -81,6 +84,8 @@ def nearest(label: str, labels: list[str], n: int = 3) -> list[str]:
 
 def build_hint(db, spec: str) -> str:
     """`tpindex build ... --tags SPEC --db DB` from the source the database's newest build used."""
+    import shlex
+
     row = db.execute("select source, origin from versions order by indexed_at desc, ord desc limit 1").fetchone() \
         if _has_origin(db) else None
     source, origin = (row or ("pypi", None))
@@ -99,6 +104,8 @@ def resolve(label: str, labels: list[str], hint: str | None = None) -> str:
     the canned questions, MCP arguments): the indexed label written so, else the one indexed version equal to
     it under PEP 440 (`v0.31` is v0.31.0); several equal ones are ambiguous, none is not indexed (with the
     nearest indexed versions in version order, and `hint`)."""
+    from ..core.specs import ambiguous, named
+
     found = named(label, labels)
     if len(found) == 1:
         return found[0]
@@ -112,6 +119,8 @@ def resolve(label: str, labels: list[str], hint: str | None = None) -> str:
 def require(db, label: str) -> str:
     if not label.strip():  # an empty argument ('' from a script's unset variable): no build could index it
         raise AnswerError("the version label is empty", "name an indexed version (tpindex versions lists them)")
+    from ..core.specs import named
+
     labels = indexed(db)
     if len(named(label, labels)) == 1:
         return resolve(label, labels)
@@ -120,6 +129,8 @@ def require(db, label: str) -> str:
 
 def sql_resolver(conn) -> None:
     """`tpindex_version(label)` in SQL (the canned questions): the indexed version `resolve` gives, or null."""
+    from ..core.specs import named
+
     def version(label):
         if label is None or not str(label).strip():
             return None
