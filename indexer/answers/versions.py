@@ -7,9 +7,6 @@ from typing import TYPE_CHECKING
 
 from ..core.problems import Problem
 
-# core.specs (packaging's versions), core.suggest and shlex are imported where used: `grep` over every version
-# needs none of them (a sixth of its imports)
-
 if TYPE_CHECKING:
     from .model import VersionInfo
 

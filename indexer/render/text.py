@@ -16,7 +16,7 @@ def output_width() -> int | None:
             return None
     except (AttributeError, ValueError):
         return None
-    import shutil  # here: the text of a pipe (grep's, most of the time) needs neither shutil nor textwrap
+    import shutil  # here, as textwrap below: text in a pipe needs neither
 
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 
@@ -41,9 +41,9 @@ def hanging(first: str, rest: str, width: int | None, indent: int | None = None)
     pad = len(first) if indent is None else indent
     if pad > width // 2:
         pad = 4
+    avail = max(20, width - pad)
     import textwrap
 
-    avail = max(20, width - pad)
     words = [shorten_middle(w, avail) for w in rest.split(" ")]
     wrapped = textwrap.wrap(" ".join(words), width=avail, break_long_words=False, break_on_hyphens=False) or [""]
     if len(first) + len(wrapped[0]) <= width and indent is None:

@@ -735,9 +735,17 @@ MIGRATIONS: dict[int, str] = {
     # (filled from the stored arrays: FILLED_BY)
     11: "drop table if exists code_index; delete from meta where key = 'code_block_shift';",
 }
+
+
+def _fill_code_postings(conn) -> None:
+    from . import code
+
+    code.index_stored(conn)
+
+
 # Tables a schema version fills from what the database already holds, in the migration's transaction:
 # {N + 1: function(conn)}, run after the tables are created.
-FILLED_BY = {12: code.index_stored}
+FILLED_BY = {12: _fill_code_postings}
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
 ADDED_COLUMNS = {6: [("blobs", "depth", "integer")],
