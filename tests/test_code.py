@@ -85,7 +85,7 @@ HISTORY = {
         ALPHA: None,
         ALPHA_MOVED: ALPHA_TEXT.encode(),
         BETA: BETA_V2.encode(),
-        BINARY: b"MAGIC\x00\x03 other payload\n",
+        BINARY: b"MAGIC\x00\x03 other payload caf\xe9\n",  # a byte that is not UTF-8: found as git grep finds it
     },
     "v0.3.0": {
         BETA: None,

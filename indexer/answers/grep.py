@@ -140,8 +140,8 @@ def matching_lines(conn, pat: Compiled, limit: int | None = None) -> dict[int, s
 _FOLDS_TO_ASCII = ("\u212a".encode(), "\u017f".encode())  # Kelvin sign ~ k, long s ~ s under IGNORECASE
 
 
-def _needles(data: bytes, pat: Compiled, encode=str.encode) -> tuple[bytes, list[bytes] | None]:
-    """What a line of `data` (stored text, or with `encode` a binary blob's bytes) must hold to match: the
+def _needles(data: bytes, pat: Compiled) -> tuple[bytes, list[bytes] | None]:
+    """What a line of `data` (stored text as UTF-8, or a binary blob's bytes) must hold to match: the
     haystack (its ASCII letters lowercased under -i) and the pattern's literal, or the texts one of which it
     must hold; None when the pattern has neither, or under -i when `data` holds one of the two non-ASCII
     letters Python folds to ASCII ones."""
@@ -149,10 +149,10 @@ def _needles(data: bytes, pat: Compiled, encode=str.encode) -> tuple[bytes, list
     if not texts:
         return data, None
     if not pat.icase:
-        return data, [encode(t) for t in texts]
+        return data, [t.encode() for t in texts]
     if not data.isascii() and any(c in data for c in _FOLDS_TO_ASCII):
         return data, None
-    return data.lower(), [encode(t) for t in texts]
+    return data.lower(), [t.encode() for t in texts]
 
 
 def _scan(page: bytes, pat: Compiled):
@@ -216,9 +216,13 @@ def _scan(page: bytes, pat: Compiled):
 
 
 def _binary_matches(data: bytes, pat: Compiled) -> bool:
-    hay, needles = _needles(data, pat, code.encode_line)
-    if needles is not None and not any(n in hay for n in needles):
-        return False
+    """Whether a line of a binary blob's bytes matches; the prefilter's texts looked for first, unless one
+    holds a byte that is not UTF-8 (stored as an INVALID character, that is not these bytes)."""
+    texts = [pat.literal] if pat.literal else pat.any_of or []
+    if all(max(t) < code.INVALID for t in texts):
+        hay, needles = _needles(data, pat)
+        if needles is not None and not any(n in hay for n in needles):
+            return False
     return any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n"))
 
 

@@ -166,7 +166,7 @@ class CodeWriter:
         self.stored = self._blob_ids()
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
         for first, count, text in self.conn.execute("select first, count, text from code_lines order by first"):
-            lines = [encode_line(s) for s in text.split("\n")]
+            lines = [_encode(s) for s in text.split("\n")]
             self.ids.update(zip(map(hash, lines), (zlib.crc32(b) << 32 | i for i, b in enumerate(lines, first)),
                                 strict=True))
             self.next_id = first + count
@@ -265,7 +265,7 @@ class CodeWriter:
         self.new = []
 
 
-def encode_line(line: str) -> bytes:
+def _encode(line: str) -> bytes:
     """The bytes a stored line was read from."""
     if line and max(line) >= INVALID:
         return line.translate({v: k for k, v in _ESCAPE.items()}).encode("utf-8", "surrogateescape")
@@ -404,7 +404,7 @@ def damaged(conn) -> tuple[int, list[str]]:
     lines: list[bytes] = []
     by_id: dict[int, bytes] | None = None
     for first, text in conn.execute("select first, text from code_lines order by first"):
-        page = [encode_line(s) for s in text.split("\n")]
+        page = [_encode(s) for s in text.split("\n")]
         if by_id is None and first == len(lines) + 1:
             lines.extend(page)
         else:  # not one run from 1 (never written so): look lines up by id
