@@ -548,3 +548,30 @@ def test_the_character_classes_are_cached_where_platformdirs_puts_tpindex_cache(
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
     assert cache_dir() == Path(user_cache_dir("tpindex"))
+
+
+PROBE = """
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = ["tpindex", *os.environ["ARGS"].split("\\n")]
+from indexer.cli.main import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["extract_tool_calls"], ["def \\w+_streaming\\b"], ["-i", "CAFÉ"]])
+def test_grep_imports_only_what_a_search_over_every_version_needs(fixture, tmp_path, args):
+    """`grep` over every version as a whole process (issue 30: <= 0.2 s): no version specs (packaging), no
+    platformdirs (a character class's cache is found without it on Linux), nothing for terminals (shutil,
+    textwrap) when it writes to a pipe."""
+    import sys
+
+    _, db = fixture
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "ARGS": "\n".join(["grep", *args, "--db", str(db)]), "MODULES_OUT": str(out)}
+    r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    modules = set(out.read_text().split("\n"))
+    assert "indexer.answers.grep" in modules
+    lazy = {"packaging", "shlex", "shutil", "textwrap"} | ({"platformdirs"} if sys.platform == "linux" else set())
+    assert not {m.split(".")[0] for m in modules} & lazy

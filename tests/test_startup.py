@@ -94,17 +94,3 @@ def test_where_and_card_do_not_build_the_answers_data_classes(tree_db, tmp_path,
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     assert f"indexer.answers.{args[0]}" in modules
     assert "indexer.answers.model" not in modules
-
-
-@pytest.mark.parametrize("args", [["grep", "make_arg_parser"], ["grep", "def \\w+_parser\\b"], ["grep", "-i", "ALPHA"]])
-def test_grep_imports_only_what_a_search_over_every_version_needs(tree_db, tmp_path, args):
-    """`grep` over every version (issue 30: <= 0.2 s as a whole process): no version specs (packaging), no
-    platformdirs (a character class's cache is found without it on Linux), nothing for terminals (shutil,
-    textwrap) when writing to a pipe."""
-    import sys
-
-    modules = set(imported([*args, "--db", str(tree_db)], tmp_path))
-    assert "indexer.answers.grep" in modules
-    # (difflib: click's parser imports it for -i, trying it as a long option before the short one)
-    lazy = {"packaging", "shlex", "shutil", "textwrap"} | ({"platformdirs"} if sys.platform == "linux" else set())
-    assert not {m.split(".")[0] for m in modules} & (HEAVY | lazy)
