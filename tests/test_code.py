@@ -575,3 +575,16 @@ def test_grep_imports_only_what_a_search_over_every_version_needs(fixture, tmp_p
     assert "indexer.answers.grep" in modules
     lazy = {"packaging", "shlex", "shutil", "textwrap"} | ({"platformdirs"} if sys.platform == "linux" else set())
     assert not {m.split(".")[0] for m in modules} & lazy
+
+
+def test_ignore_case_finds_the_letters_python_and_git_fold_to_k_and_s(tmp_path):
+    """Under -i the Kelvin sign matches k and the long s matches s (Python and the C library agree): a page
+    holding either is not prefiltered by its ASCII-lowercased bytes for a text with k or s; a text without
+    them is (grep._needles)."""
+    history = {"v0.1.0": {f"{P}/folds_tool_parser.py": "mar\u212aer here\nclas\u017f name\nplain marker\nclass\n"}}
+    repo = make_repo(tmp_path / "repo", history)
+    db = tmp_path / "folds.db"
+    build_tags(repo, db, "v0.1.0")
+    for pattern in ("marker", "class", "plain", "ker h"):
+        found = ours(db, pattern, ["-i"])
+        assert found == git_grep(repo, pattern, ["-i"], ["v0.1.0"]) and found, pattern

@@ -144,14 +144,14 @@ def _needles(data: bytes, pat: Compiled) -> tuple[bytes, list[bytes] | None]:
     """What a line of `data` (stored text as UTF-8, or a binary blob's bytes) must hold to match: the
     haystack (its ASCII letters lowercased under -i) and the pattern's literal, or the texts one of which it
     must hold; None when the pattern has neither, or under -i when `data` holds one of the two non-ASCII
-    letters Python folds to ASCII ones."""
+    letters Python folds to ASCII ones (K and ſ, for k and s) and a text holds k or s."""
     texts = [pat.literal] if pat.literal else pat.any_of
     if not texts:
         return data, None
     if not pat.icase:
         return data, [t.encode() for t in texts]
-    if not data.isascii() and any(c in data for c in _FOLDS_TO_ASCII):
-        return data, None
+    if any(c in t for t in texts for c in "ks") and not data.isascii() and any(c in data for c in _FOLDS_TO_ASCII):
+        return data, None  # (a text without k or s cannot be matched through them)
     return data.lower(), [t.encode() for t in texts]
 
 
