@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.helpers import build_tags, make_repo, rows, tpindex
+from fixtures.helpers import as_schema_11, build_tags, make_repo, rows, tpindex
 
 P = "vllm/tool_parsers"
 ALPHA = f"{P}/alpha_tool_parser.py"
@@ -85,7 +85,7 @@ HISTORY = {
         ALPHA: None,
         ALPHA_MOVED: ALPHA_TEXT.encode(),
         BETA: BETA_V2.encode(),
-        BINARY: b"MAGIC\x00\x03 other payload\n",
+        BINARY: b"MAGIC\x00\x03 other payload caf\xe9\n",  # a byte that is not UTF-8: found as git grep finds it
     },
     "v0.3.0": {
         BETA: None,
@@ -155,7 +155,7 @@ def test_a_build_reuses_stored_code_and_an_older_database_gets_its_code_on_the_n
     from indexer.store.database import SCHEMA_VERSION
 
     conn = sqlite3.connect(db)
-    conn.executescript("drop table code_texts; drop table code_lines; drop table code_index;"
+    conn.executescript("drop table code_texts; drop table code_lines; drop table code_postings;"
                        f"update meta set value = '{SCHEMA_VERSION - 1}' where key = 'schema_version';"
                        "update versions set extractor = '2:000000000000'; update blobs set extractor = '2:000000000000';"
                        "update units set extractor = '2:000000000000';")
@@ -248,31 +248,78 @@ def test_grep_equals_git_grep(fixture, pattern, flags):
     assert ours(db, pattern, flags) == expected
 
 
-@pytest.mark.parametrize("per_block", [0, 1 << 20])
-def test_candidate_blobs_asked_by_groups_of_blocks_or_block_by_block_give_the_same_lines(fixture, monkeypatch,
-                                                                                          per_block):
-    """code.holding asks the inverted index block by block (few blocks) or in groups (many): either way the
-    lines git grep finds."""
+@pytest.mark.parametrize("arrays", [False, True])
+def test_places_read_from_the_index_or_from_the_arrays_give_the_lines_git_grep_finds(fixture, monkeypatch, arrays):
+    """code.holding reads each matched line's places from code_postings, and turns to the blobs' arrays when
+    the index gives more places than the blobs to search hold lines / LINES_PER_PLACE (weighed once
+    CHECK_PLACES places are read): either way the lines git grep finds, for every version or some."""
     from indexer.store import code
 
     repo, db = fixture
-    monkeypatch.setattr(code, "PER_BLOCK_QUERIES", per_block)
-    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", []), ("^", [])):
+    if arrays:  # weighed at the first place; any second place turns to the arrays
+        monkeypatch.setattr(code, "CHECK_PLACES", 0)
+        monkeypatch.setattr(code, "LINES_PER_PLACE", 1 << 40)
+    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", []), ("^", []),
+                           ("^$", [])):
         assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
+        one = {f for f in git_grep(repo, pattern, flags, ["v0.2.0"])}
+        assert ours(db, pattern, flags, "--at", "v0.2.0") == one
 
 
-def test_the_index_block_size_is_the_one_the_database_was_built_with(tmp_path, monkeypatch):
+def test_the_index_holds_every_line_of_every_blob_at_its_place(fixture):
+    """code_postings: each text blob's document is its line ids in order, so that every line is found at its
+    line number (the crash tests compare the whole index with the arrays the same way)."""
+    import sqlite3
+
+    from indexer.store import code
+
+    _, db = fixture
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("create virtual table temp.v using fts5vocab(main, code_postings, 'instance')")
+        places = {(doc, off + 1, int(t, 16)) for t, doc, off in conn.execute("select term, doc, offset from temp.v")}
+        stored = {(row, n, x) for row, packed in conn.execute("select id, lines from code_texts where lines is not null")
+                  for n, x in enumerate(code.unpack_ids(packed), 1)}
+    finally:
+        conn.close()
+    assert places == stored and len(stored) > 30
+
+
+def test_a_build_writing_much_of_the_index_merges_it_into_one_segment(tmp_path, monkeypatch):
+    """code.optimize runs after a build that wrote 1/OPTIMIZE_SHARE or more of code_postings' documents (a first
+    build), not after one adding a few; the index answers the same either way."""
     from indexer.store import code
 
     repo = make_repo(tmp_path / "repo", HISTORY)
-    db = tmp_path / "shift.db"
-    monkeypatch.setattr(code, "BLOCK_SHIFT", 0)
+    db = tmp_path / "merged.db"
+    calls = []
+    real = code.optimize
+    monkeypatch.setattr(code, "optimize", lambda conn: calls.append(1) or real(conn))
     build_tags(repo, db, "v0.1.0,v0.2.0")
-    monkeypatch.setattr(code, "BLOCK_SHIFT", 5)
-    build_tags(repo, db, "v0.3.0")  # indexed with the database's block size, not this one
-    assert rows(db, "select value from meta where key = 'code_block_shift'") == [("0",)]
-    for pattern in ("extract_tool_calls", "^class ", "HACK"):
-        assert ours(db, pattern, []) == git_grep(repo, pattern, [], TAGS)
+    assert calls == [1]
+    monkeypatch.setattr(code, "OPTIMIZE_SHARE", 1)  # only a build writing every document: not this one
+    build_tags(repo, db, "v0.3.0")
+    assert calls == [1]
+    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", [])):
+        assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
+
+
+def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_without_reindexing(tmp_path):
+    """Schema 11 indexed blocks of 4 line ids (code_index, meta code_block_shift), not the places of each line:
+    a reader says to run a build; the build drops that index and fills code_postings from the stored arrays,
+    in the migration's transaction, re-indexing no version; grep then finds what git grep finds."""
+    repo = make_repo(tmp_path / "repo", HISTORY)
+    db = tmp_path / "v11.db"
+    build_tags(repo, db, "v0.1.0..")
+    as_schema_11(db)
+    out = tpindex("grep", "extract", "--db", db, ok=False)
+    assert out.exit_code == 2 and "older tpindex (schema 11" in out.output and "tpindex build" in out.output, out.output
+    stats = build_tags(repo, db, "v0.1.0..")
+    assert not stats.versions_reindexed
+    assert rows(db, "select name from sqlite_master where name like 'code_index%'") == []
+    assert rows(db, "select value from meta where key in ('code_block_shift', 'schema_version')") == [("12",)]
+    for pattern, flags in (("extract_tool_calls", []), ("(HACK|FIXME|TODO)", []), ("^$", [])):
+        assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
 
 
 @pytest.mark.parametrize(("options", "tags", "paths"), [
@@ -482,3 +529,62 @@ def test_an_alternation_of_texts_gives_the_prefilter_its_texts():
     for pattern in ("HACK|x", "(HACK|FIXME)*", "(HACK|)", "(a|bc)d"):
         assert translate(pattern).any_of is None, pattern
     assert translate("(foo|bar)baz").literal == "baz"
+
+
+@pytest.mark.parametrize("xdg", [None, "", "/tmp/xdg-cache", "relative/cache"])
+def test_the_character_classes_are_cached_where_platformdirs_puts_tpindex_cache(monkeypatch, xdg):
+    """ere.cache_dir computes platformdirs' user_cache_dir("tpindex") on Linux without importing platformdirs
+    (a third of the start-up of a search with \\w or a [[:class:]]): the same directory."""
+    import sys
+
+    from platformdirs import user_cache_dir
+
+    from indexer.answers.ere import cache_dir
+
+    if sys.platform != "linux":
+        pytest.skip("the rule is computed on Linux; elsewhere platformdirs itself answers")
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert cache_dir() == Path(user_cache_dir("tpindex"))
+
+
+PROBE = """
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = ["tpindex", *os.environ["ARGS"].split("\\n")]
+from indexer.cli.main import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["extract_tool_calls"], ["def \\w+_streaming\\b"], ["-i", "CAFÉ"]])
+def test_grep_imports_only_what_a_search_over_every_version_needs(fixture, tmp_path, args):
+    """`grep` over every version as a whole process (issue 30: <= 0.2 s): no version specs (packaging), no
+    platformdirs (a character class's cache is found without it on Linux), nothing for terminals (shutil,
+    textwrap) when it writes to a pipe."""
+    import sys
+
+    _, db = fixture
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "ARGS": "\n".join(["grep", *args, "--db", str(db)]), "MODULES_OUT": str(out)}
+    r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    modules = set(out.read_text().split("\n"))
+    assert "indexer.answers.grep" in modules
+    lazy = {"packaging", "shlex", "shutil", "textwrap"} | ({"platformdirs"} if sys.platform == "linux" else set())
+    assert not {m.split(".")[0] for m in modules} & lazy
+
+
+def test_ignore_case_finds_the_letters_python_and_git_fold_to_k_and_s(tmp_path):
+    """Under -i the Kelvin sign matches k and the long s matches s (Python and the C library agree): a page
+    holding either is not prefiltered by its ASCII-lowercased bytes for a text with k or s; a text without
+    them is (grep._needles)."""
+    history = {"v0.1.0": {f"{P}/folds_tool_parser.py": "mar\u212aer here\nclas\u017f name\nplain marker\nclass\n"}}
+    repo = make_repo(tmp_path / "repo", history)
+    db = tmp_path / "folds.db"
+    build_tags(repo, db, "v0.1.0")
+    for pattern in ("marker", "class", "plain", "ker h"):
+        found = ours(db, pattern, ["-i"])
+        assert found == git_grep(repo, pattern, ["-i"], ["v0.1.0"]) and found, pattern

@@ -40,7 +40,7 @@ from fixtures.crash import (
     tpindex_exe,
     vllm_history,
 )
-from fixtures.helpers import make_repo, remount, tmpfs
+from fixtures.helpers import as_schema_11, make_repo, remount, tmpfs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -487,6 +487,20 @@ def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
     assert rows(db, "select value from meta where key = 'schema_version'") == [(str(SCHEMA_VERSION + 1),)]
     assert set(rows(db, "select note from versions")) == {("migrated",)}
     assert rows(db, "select count(*) from versions")[0][0] == len(vllm_history())
+
+
+@pytest.mark.slow
+def test_killed_while_migrating_the_code_index_from_schema_11(fixture_repo, clean, tmp_path):
+    """At every statement of the real migration 11 -> 12 (the index of blocks of line ids dropped, code_postings
+    filled from the stored arrays in the same transaction): afterwards it migrates, and the code tables are
+    those of a clean build, the index giving every line at its place."""
+    want, _, clean_db = clean
+    old = tmp_path / "v11-source.db"
+    old.write_bytes(clean_db.read_bytes())
+    as_schema_11(old)
+    db = tmp_path / "v11.db"
+    setup_sweep(db, lambda p: p.write_bytes(old.read_bytes()))
+    assert_same(dump(db), want, "migrated from schema 11")
 
 
 # -- a parser worker killed (the OOM killer picks a worker) -------------------------------------------------------

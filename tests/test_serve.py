@@ -559,7 +559,7 @@ def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fi
     try:
         found = {n: [r[1] for r in conn.execute(f"pragma table_info([{n}])")] for (n,) in conn.execute(
             "select name from sqlite_master where type in ('table', 'view') and name not like 'markers_fts_%'"
-            " and name not like 'tree_words_%' and name not like 'code_index_%'")}  # full-text shadow tables
+            " and name not like 'tree_words_%' and name not like 'code_postings_%'")}  # full-text shadow tables
     finally:
         conn.close()
     assert set(found) - set(TABLES) == set(), "describe every table and view in indexer/serve/metadata.py"
@@ -568,7 +568,7 @@ def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fi
         assert meta["description"], name
         named = set(meta.get("facets", [])) | set(meta.get("columns", {}))
         named |= {meta[k] for k in ("sort", "sort_desc", "label_column", "fts_pk") if k in meta and meta[k] != "rowid"}
-        if name not in ("markers_fts", "code_index"):
+        if name not in ("markers_fts", "code_postings"):
             assert named <= set(found[name]), (name, named - set(found[name]))
 
 

@@ -57,8 +57,34 @@ class Result:
     def _pos(self) -> dict[str, int]:
         return {v: i for i, v in enumerate(self.all_versions)}
 
+    @functools.cached_property
+    def _runs(self) -> dict[tuple[str, ...], str]:
+        return {}
+
     def ranges(self, m: Match) -> str:
-        return ranges.runs_text(ranges.runs(m.versions, pos=self._pos))  # positions once per result
+        """The match's versions as ranges (each set of versions written once per result: many matches share one)."""
+        key = tuple(m.versions)
+        text = self._runs.get(key)
+        if text is None:
+            text = self._runs[key] = ranges.runs_text(ranges.runs(m.versions, pos=self._pos))
+        return text
+
+    def __reduce__(self):
+        """Pickled (across the search child's pipe) as columns, each match's versions as positions among
+        all_versions: a tenth of the time of pickling thousands of Match objects and their lists of labels."""
+        pos = self._pos
+        ms = self.matches
+        columns = ([m.path for m in ms], [m.line for m in ms], [m.text for m in ms],
+                   [bytes(pos[v] for v in m.versions) if len(pos) <= 256 else tuple(pos[v] for v in m.versions)
+                    for m in ms], [m.marks for m in ms])
+        return _result, (self.pattern, self.versions, self.all_versions, self.truncated, columns)
+
+
+def _result(pattern, versions, all_versions, truncated, columns) -> Result:
+    labels = all_versions.__getitem__
+    matches = [Match(path, line, text, list(map(labels, vs)), marks)
+               for path, line, text, vs, marks in zip(*columns, strict=True)]
+    return Result(pattern, versions, matches, all_versions, truncated)
 
 
 def collapse(versions: list[str], order: list[str]) -> str:
@@ -114,20 +140,30 @@ def matching_lines(conn, pat: Compiled, limit: int | None = None) -> dict[int, s
 _FOLDS_TO_ASCII = ("\u212a".encode(), "\u017f".encode())  # Kelvin sign ~ k, long s ~ s under IGNORECASE
 
 
+def _needles(data: bytes, pat: Compiled) -> tuple[bytes, list[bytes] | None]:
+    """What a line of `data` (stored text as UTF-8, or a binary blob's bytes) must hold to match: the
+    haystack (its ASCII letters lowercased under -i) and the pattern's literal, or the texts one of which it
+    must hold; None when the pattern has neither, or under -i when `data` holds one of the two non-ASCII
+    letters Python folds to ASCII ones (K and ſ, for k and s) and a text holds k or s."""
+    texts = [pat.literal] if pat.literal else pat.any_of
+    if not texts:
+        return data, None
+    if not pat.icase:
+        return data, [t.encode() for t in texts]
+    if any(c in t for t in texts for c in "ks") and not data.isascii() and any(c in data for c in _FOLDS_TO_ASCII):
+        return data, None  # (a text without k or s cannot be matched through them)
+    return data.lower(), [t.encode() for t in texts]
+
+
 def _scan(page: bytes, pat: Compiled):
     """(index, text) of the lines of a page (UTF-8, "\\n"-joined) that the pattern matches. With a
     literal every match contains, or texts one of which each contains (an alternation such as
     (HACK|FIXME|TODO)), only the lines holding it (one) are decoded and matched (under -i, in
     the page's ASCII-lowercased bytes, unless it holds one of the two non-ASCII letters Python folds to
     ASCII ones); otherwise the pattern runs over the decoded page."""
-    literal = pat.literal.encode() if pat.literal else None
-    any_of = [a.encode() for a in pat.any_of] if not literal and pat.any_of else None
-    if (literal or any_of) and pat.icase:
-        hay = page.lower()
-        if any(c in page for c in _FOLDS_TO_ASCII):
-            literal = any_of = None
-    else:
-        hay = page
+    hay, needles = _needles(page, pat)
+    literal = needles[0] if needles and pat.literal else None
+    any_of = needles if needles and not pat.literal else None
     n, last = 0, 0
     if any_of:  # each matching line holds one of these: only the lines holding one are decoded and matched
         starts = set()
@@ -179,29 +215,47 @@ def _scan(page: bytes, pat: Compiled):
         pos = e + 1
 
 
-def _files(conn, blob_ids, versions: set[str], keep) -> dict[str, dict[str, list[str]]]:
-    """blob id -> {path: [versions]} among the chosen versions and paths."""
-    out: dict[str, dict[str, list[str]]] = {}
-    blob_ids = list(blob_ids)
-    for i in range(0, len(blob_ids), 500):
-        chunk = blob_ids[i:i + 500]
-        for blob_id, path, version in conn.execute(
-                "select u.blob_id, f.path, v.label from units u join files f on f.unit_id = u.id"
-                " join versions v on v.id = f.version_id and v.status = 'complete'"
-                f" where u.blob_id in ({','.join('?' * len(chunk))})", chunk):
-            if version in versions and (keep is None or keep(path)):
-                out.setdefault(blob_id, {}).setdefault(path, []).append(version)
-    return out
+def _binary_matches(data: bytes, pat: Compiled) -> bool:
+    """Whether a line of a binary blob's bytes matches; the prefilter's texts looked for first, unless one
+    holds a byte that is not UTF-8 (stored as an INVALID character, that is not these bytes)."""
+    texts = [pat.literal] if pat.literal else pat.any_of or []
+    if all(max(t) < code.INVALID for t in texts):
+        hay, needles = _needles(data, pat)
+        if needles is not None and not any(n in hay for n in needles):
+            return False
+    return any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n"))
 
 
-def _chosen_blobs(conn, versions: list[str], keep) -> set[str]:
-    found: set[str] = set()
+def _places(conn, rows, versions: dict[int, int], keep) -> dict[tuple[int, str], tuple[int, ...]]:
+    """(code_texts row, path) -> the positions of its versions, in order, for the rows' blobs in the chosen versions
+    (`versions`: version id -> position in the indexed order) and paths."""
+    found: dict[tuple[int, str], list[int]] = {}
+    rows = list(rows)
+    for i in range(0, len(rows), 500):
+        chunk = rows[i:i + 500]
+        for row, path, version in conn.execute(
+                "select t.id, u.path, f.version_id from code_texts t join units u on u.blob_id = t.blob_id"
+                f" join files f on f.unit_id = u.id where t.id in ({','.join(map(str, chunk))})"):
+            position = versions.get(version)
+            if position is not None and (keep is None or keep(path)):
+                key = (row, path)
+                if key in found:
+                    found[key].append(position)
+                else:
+                    found[key] = [position]
+    paths: dict[str, str] = {}  # one object per path: the result pickles each once
+    return {(row, paths.setdefault(path, path)): tuple(sorted(vs)) for (row, path), vs in found.items()}
+
+
+def _chosen_rows(conn, versions: list[str], keep) -> set[int]:
+    """The code_texts rows of the files of these versions (and paths)."""
+    found: set[int] = set()
     for v in versions:
-        for blob_id, path in conn.execute(
-                "select u.blob_id, f.path from files f join versions v on v.id = f.version_id"
-                " join units u on u.id = f.unit_id where v.label = ?", [v]):
+        for row, path in conn.execute(
+                "select t.id, f.path from files f join versions v on v.id = f.version_id"
+                " join units u on u.id = f.unit_id join code_texts t on t.blob_id = u.blob_id where v.label = ?", [v]):
             if keep is None or keep(path):
-                found.add(blob_id)
+                found.add(row)
     return found
 
 
@@ -289,29 +343,29 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     pat = p.pattern.compile()
     chosen, all_versions = p.chosen, p.all_versions
     keep = path_matcher(p.paths)
-    # With fewer versions, read only their blobs' arrays; a path filter alone is applied at the end.
-    among = _chosen_blobs(db, chosen, keep) if len(chosen) < len(all_versions) else None
+    keep = keep and functools.cache(keep)
+    # With fewer versions, only their blobs are searched; a path filter alone is applied with the places.
+    rows = _chosen_rows(db, chosen, keep) if len(chosen) < len(all_versions) else None
     lines = matching_lines(db, pat, max_lines)
     truncated = max_lines is not None and len(lines) > max_lines
-    hits = code.holding(db, lines, among)
-    where = _files(db, hits, set(chosen), keep)
-    found: dict[tuple, set[str]] = {}
-    for blob_id, occurrences in hits.items():
-        for path, versions in where.get(blob_id, {}).items():  # a blob is at one path in most versions
-            for number, line_id in occurrences:
-                found.setdefault((path, number, lines[line_id]), set()).update(versions)
-    binary_hits = []
-    for blob_id, data in code.binaries(db, among):
-        if any(pat.regex.search(code.decode_line(s)) for s in data.split(b"\n")):
-            binary_hits.append(blob_id)
-    for by_path in _files(db, binary_hits, set(chosen), keep).values():
-        for path, versions in by_path.items():
-            found.setdefault((path, None, None), set()).update(versions)
-    order = {v: i for i, v in enumerate(all_versions)}
+    hits = code.holding(db, lines, rows)
+    binary_hits = [row for row, data in code.binaries(db, rows) if _binary_matches(data, pat)]
+    wanted = set(chosen)
+    order = {v: i for i, v in enumerate(all_versions) if v in wanted}
+    positions = {vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order}
+    found: dict[tuple, tuple[int, ...]] = {}  # (path, line number, line id) -> positions of the versions holding it
+    no_line = [(None, None)]  # a binary blob: one match, no line
+    for (row, path), versions in _places(db, [*hits, *binary_hits], positions, keep).items():
+        for number, line_id in hits.get(row, no_line):
+            key = (path, number, line_id)
+            held = found.get(key)  # also in another blob: the file changed elsewhere, not at this line
+            found[key] = versions if held is None else tuple(sorted({*held, *versions}))
+    # (path, line, first version) orders them: one version has one text at a path's line
+    ordered = sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[1][0]))
     display = functools.cache(code.display)  # a distinct line is in many matches
-    matches = [Match(path, line, display(text) if text else text, sorted(vs, key=order.__getitem__))
-               for (path, line, text), vs in found.items()]
-    matches.sort(key=lambda m: (m.path, m.line or 0, order[m.versions[0]], m.text or ""))
+    label = all_versions.__getitem__
+    matches = [Match(path, number, None if x is None else display(lines[x]), list(map(label, vs)))
+               for (path, number, x), vs in ordered]
     cut = functools.cache(lambda text: pieces(text, pat))
     for m in matches[:mark] if mark is not None else matches:
         if not m.binary:

@@ -154,7 +154,10 @@ def _build(db_path: Path, source, versions, scope, jobs, dedup, progress, upstre
                 from .commits import start  # read in a thread while the versions are built, written after
 
                 walk = start(db.conn, source.git_dir, scope, versions)
-            Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
+            builder = Builder(db, source, scope, stats, jobs, dedup, replace, code)
+            builder.run(versions, progress)
+            if builder.code is not None:
+                builder.code.finish()
             if walk is not None:
                 stats.commits = walk.finish(db.conn)
             _repair(db, stats)

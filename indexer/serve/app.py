@@ -128,7 +128,7 @@ def _database_class():
     return ServedDatabase
 
 
-_UNCOUNTABLE = {"code_index", "tree_words"}  # contentless full-text tables: "does not support scanning"
+_UNCOUNTABLE = {"code_postings", "tree_words"}  # contentless full-text tables: "does not support scanning"
 
 
 def _counting(factory):

@@ -471,8 +471,9 @@ TABLES: dict[str, dict] = {
     "code_lines": {"description": "Every distinct line of code once, in pages of consecutive line ids.", "hidden": True,
                    "columns": {"first": "the id of the page's first line", "count": "lines in the page",
                                "text": "the lines, joined by newlines"}},
-    "code_index": {"description": "Inverted index from blocks of line ids to the code_texts rows holding them "
-                                  "(full-text, contentless); the search page uses it.", "hidden": True},
+    "code_postings": {"description": "Inverted index from each line id to its places, the code_texts rows and line "
+                                     "numbers holding it (full-text, contentless: a blob's line ids as its tokens); the "
+                                     "search page uses it.", "hidden": True},
 }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.problems import Problem
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -730,7 +730,21 @@ MIGRATIONS: dict[int, str] = {
     8: "",  # signatures and parser_calls (the parser contract): new tables and views; the extractor bump fills them
     9: "",  # the uses fact table, parser_code.pieces (ADDED_COLUMNS); the extractor bump re-indexes
     10: "",  # regexes and regexes_v, template_renders: new tables and a view only
+    # the code's inverted index of blocks of line ids gives way to code_postings, the places of each line
+    # (filled from the stored arrays: FILLED_BY)
+    11: "drop table if exists code_index; delete from meta where key = 'code_block_shift';",
 }
+
+
+def _fill_code_postings(conn) -> None:
+    from . import code
+
+    code.index_stored(conn)
+
+
+# Tables a schema version fills from what the database already holds, in the migration's transaction:
+# {N + 1: function(conn)}, run after the tables are created.
+FILLED_BY = {12: _fill_code_postings}
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
 ADDED_COLUMNS = {6: [("blobs", "depth", "integer")],
@@ -767,10 +781,13 @@ def _setup(db, path) -> None:
 
     script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
-    script += [f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');",
-               "commit;"]
+    script.append(f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');")
     try:
         db.conn.executescript("\n".join(script))
+        for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
+            if v + 1 in FILLED_BY:
+                FILLED_BY[v + 1](db.conn)
+        db.conn.execute("commit")
     except BaseException:
         if db.conn.in_transaction:
             db.conn.rollback()
