@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -683,3 +684,43 @@ def test_check_doc_page_reads_no_more_of_a_posted_body_than_its_cap(built):
         assert answer.startswith("HTTP/1.1 413") and "larger than" in answer, answer[:300]
         status, page, _ = get(url + "/-/check-doc?doc=" + "`vllm/x.py`%20" * 10)
         assert status == 200
+
+
+# -- a search child never outlives its limit, even when the command that waits for it is killed -------------
+_ORPHAN = """
+import os, sys, time
+from indexer.answers import bounded
+
+def spin(path):
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+    while True:  # a search that never ends
+        pass
+
+bounded.run(spin, (sys.argv[1],), float(sys.argv[2]))
+"""
+
+
+@pytest.mark.slow
+def test_a_search_child_whose_command_is_killed_ends_itself_after_its_limit(tmp_path):
+    pid_file, limit = tmp_path / "child.pid", 1.0
+    command = subprocess.Popen([sys.executable, "-c", _ORPHAN, str(pid_file), str(limit)])
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    command.kill()  # the command is gone: nobody stops the child at its deadline
+    command.wait()
+    gone_by = time.monotonic() + limit + 10
+    while time.monotonic() < gone_by:
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                if f.read().split(") ")[1].startswith("Z"):  # ended, waiting for init to reap it
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, 9)
+        pytest.fail("the search child ran on after its command was killed and its limit passed")

@@ -68,7 +68,7 @@ def warm() -> None:
     forkserver.ensure_running()
 
 
-def _child(conn, fn, args, memory: int, nice: int) -> None:
+def _child(conn, fn, args, memory: int, nice: int, seconds: float | None = None) -> None:
     try:
         import _signal as signal  # the C module: `signal` makes its enums on import (2.5 ms of every search)
     except ImportError:  # pragma: no cover - CPython has it
@@ -78,6 +78,9 @@ def _child(conn, fn, args, memory: int, nice: int) -> None:
         os.nice(nice)  # a server's search gives the CPU to the server's other requests first
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the parent too, which stops us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if seconds:  # a second after the limit we end ourselves (SIGALRM's default action), should the parent
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # that stops us be gone (killed, or never waiting)
+        signal.setitimer(signal.ITIMER_REAL, seconds + 1)
     try:
         import resource
 
@@ -126,7 +129,7 @@ def _forked(fn, args, seconds: float, memory: int) -> tuple:
                 def close(self):
                     os.close(w)
 
-            _child(_Conn(), fn, args, memory, 0)
+            _child(_Conn(), fn, args, memory, 0, seconds)
             code = 0
         finally:
             os._exit(code)
@@ -170,7 +173,7 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
     nice = 0 if ctx.get_start_method() == "fork" else 5  # threads: a server, whose other requests come first
-    proc = ctx.Process(target=_child, args=(send, fn, args, memory, nice), daemon=True)
+    proc = ctx.Process(target=_child, args=(send, fn, args, memory, nice, seconds), daemon=True)
     deadline = time.monotonic() + seconds
     with _lock:
         proc.start()
