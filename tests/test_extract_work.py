@@ -298,3 +298,107 @@ def test_a_process_compiles_one_query_per_combination_of_pattern_files_it_runs(m
         monkeypatch.undo()
         for fn in (ts.query, ts.combined, plants.plant_names):
             fn.cache_clear()
+
+
+# -- patterns gated by words -------------------------------------------------------------------------------------
+# Each gated kind's module says, for each pattern of its file, the words one of which a blob holds where the
+# pattern's matches can give a row (extract/facts.py GATES). The facts must be those of every pattern run.
+
+def test_each_gated_kind_names_words_for_every_pattern_of_its_file():
+    from indexer.extract import facts
+
+    counts: dict[str, int] = {}
+    for file, _ in ts.patterns():
+        counts[file] = counts.get(file, 0) + 1
+    for file, words in facts.GATES.items():
+        assert len(words) == counts[file], file
+        assert all(w is None or (w and all(isinstance(x, bytes) and x for x in w)) for w in words), file
+
+
+GATED = textwrap.dedent('''
+    import os
+    from typing import TYPE_CHECKING
+
+    from vllm.tool_parsers import ToolParserManager
+    from vllm.reasoning import make_adapters
+
+    if TYPE_CHECKING:
+        VLLM_PROBE: bool = True
+
+    environment_variables = {
+        "VLLM_PROBE": lambda: os.getenv("VLLM_PROBE", "0") == "1",
+    }
+    KIMI = "kimi"
+    _TOOL_PARSERS_TO_REGISTER = {"probe": ("probe_tool_parser", "ProbeToolParser")}
+    (ProbeReasoningAdapter, ProbeToolAdapter) = make_adapters(ProbeParser)
+    ToolParserManager.register_module("other", module=OtherToolParser)
+    ToolParserManager.register_lazy_module("lazy", "vllm.tool_parsers.lazy", "LazyToolParser")
+
+
+    def pick(tool_parser_name, tool_parser_cls):
+        if tool_parser_name == KIMI:
+            from vllm.tool_parsers.kimi import KimiToolParser
+            return KimiToolParser
+        elif is_mistral_tool_parser(tool_parser_cls):
+            return MistralToolParser
+
+
+    def decorate(cls):
+        setattr(cls, "flag", True)
+        cls.other = 1
+        return cls
+
+
+    class Serving(Base):
+        def __init__(self, tool_parser):
+            super().__init__()
+            self.tool_parser = tool_parser(self.tokenizer)  # TODO: a marker
+
+        def unified_parser_cls(self):
+            return ProbeParser
+
+
+    def add(parser):
+        parser.add_argument("--tool-call-parser", choices=["a", "b"])
+    ''').lstrip()
+
+
+def _every_pattern(monkeypatch, data: bytes, depth: int) -> dict:
+    from indexer.extract import facts
+
+    monkeypatch.setattr(facts, "GATES", {})
+    facts._plan.cache_clear()
+    try:
+        return parse(data, depth)
+    finally:
+        monkeypatch.undo()
+        facts._plan.cache_clear()
+
+
+@pytest.mark.parametrize("depth", [FULL, MODULE])
+def test_gated_patterns_give_the_facts_every_pattern_gives(monkeypatch, depth):
+    """The source holds every gated word; each variant takes some out (the lines holding it, or the word
+    respelled), and the facts stay those the extraction running every pattern gives."""
+    from indexer.extract import facts
+
+    words = sorted({w.decode() for gates in facts.GATES.values() for gate in gates if gate for w in gate})
+    variants = [GATED] + [GATED.replace(w, w.upper() if not w.isupper() else w.lower()) for w in words] + [
+        "\n".join(line for line in GATED.splitlines() if w not in line) + "\n" for w in words]
+    for source in variants:
+        data = source.encode()
+        got = parse(data, depth)
+        assert got == _every_pattern(monkeypatch, data, depth), source
+    full = parse(GATED.encode(), depth)["facts"]
+    for kind in ("markers", "adapter_bindings", "registrations", "name_checks", "class_sets", "env_defaults",
+                 "parser_calls"):
+        assert full[kind], kind  # the source gives every gated kind rows
+
+
+def test_a_module_without_the_gated_words_is_walked_by_fewer_patterns(monkeypatch):
+    from indexer.extract import facts
+
+    plain = b"import os\n\n\nclass A(B):\n    def f(self, x: int = 1):\n        self.x = x\n"
+    every = [i for i, _ in facts.plan(MODULE)[0]]
+    assert len(facts.chosen(MODULE, plain)) < len(every) / 2
+    assert facts.chosen(MODULE, GATED.encode()) == tuple(every)
+    assert parse(plain, MODULE) == _every_pattern(monkeypatch, plain, MODULE)
