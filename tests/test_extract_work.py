@@ -273,10 +273,11 @@ def test_an_environment_entry_read_in_an_earlier_version_is_not_read_again(monke
     assert len(calls) > n and [r["value"] for r in broken] == [r["value"] for r in first]
 
 
-def test_a_process_compiles_one_query_per_combination_of_pattern_files_it_runs(monkeypatch):
-    """Each extraction depth, with and without the marker pattern, is one combined query compiled once; no
-    pattern file is compiled on its own while every tree is primed (compiling costs more than a walk)."""
-    from indexer.extract import plants
+def test_a_process_compiles_a_query_for_a_combination_of_patterns_once_it_has_met_it_often(monkeypatch):
+    """A combination of patterns is compiled once per process, at its facts.COMPILE_AFTER-th blob; before, the
+    blob runs every pattern of its depth (one query per depth), and no pattern file is compiled on its own
+    while every tree is primed (compiling costs more than a walk)."""
+    from indexer.extract import facts, plants
 
     compiled: list[int] = []
     real = ts.Query
@@ -285,19 +286,27 @@ def test_a_process_compiles_one_query_per_combination_of_pattern_files_it_runs(m
         compiled.append(len(source))
         return real(language, source)
 
-    for fn in (ts.query, ts.combined, plants.plant_names):
-        fn.cache_clear()
-    monkeypatch.setattr(ts, "Query", counting)
-    try:
-        for depth in (FULL, MODULE):
-            for marker in ("", "  # TODO: a marker\n"):
-                for _ in range(2):
-                    assert parse((PARSER + marker).encode(), depth)["status"] == "ok"
-        assert len(compiled) == 4
-    finally:
-        monkeypatch.undo()
+    def clear():
         for fn in (ts.query, ts.combined, plants.plant_names):
             fn.cache_clear()
+        facts._ASKED.clear()
+
+    clear()
+    monkeypatch.setattr(ts, "Query", counting)
+    try:
+        for marker in ("", "  # TODO: a marker\n"):
+            for _ in range(2):
+                assert parse((PARSER + marker).encode(), FULL)["status"] == "ok"
+        assert len(compiled) == 1, "every pattern: the FULL depth's query"
+        for _ in range(facts.COMPILE_AFTER - 1):
+            assert parse(PARSER.encode(), MODULE)["status"] == "ok"
+        assert len(compiled) == 2, "every pattern of the MODULE depth"
+        for marker in ("", "", "  # TODO: a marker\n"):
+            assert parse((PARSER + marker).encode(), MODULE)["status"] == "ok"
+        assert len(compiled) == 3 and compiled[2] < compiled[1], "the patterns a blob without a marker runs"
+    finally:
+        monkeypatch.undo()
+        clear()
 
 
 # -- patterns gated by words -------------------------------------------------------------------------------------
@@ -399,6 +408,7 @@ def test_a_module_without_the_gated_words_is_walked_by_fewer_patterns(monkeypatc
 
     plain = b"import os\n\n\nclass A(B):\n    def f(self, x: int = 1):\n        self.x = x\n"
     every = [i for i, _ in facts.plan(MODULE)[0]]
-    assert len(facts.chosen(MODULE, plain)) < len(every) / 2
+    picked = [facts.chosen(MODULE, plain) for _ in range(facts.COMPILE_AFTER)][-1]
+    assert len(picked) < len(every) / 2
     assert facts.chosen(MODULE, GATED.encode()) == tuple(every)
     assert parse(plain, MODULE) == _every_pattern(monkeypatch, plain, MODULE)

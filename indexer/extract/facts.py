@@ -25,7 +25,7 @@ from . import (
     signatures,
     uses,
 )
-from .ts import parser, patterns, prime, unprime
+from .ts import compiled, parser, patterns, prime, unprime
 
 KINDS = {
     "imports": imports.extract,
@@ -110,11 +110,21 @@ def _group(gate: tuple[bytes, ...]) -> tuple[bytes, ...] | None:
     return next((g for g in GROUPS if set(gate) <= set(g)), None)
 
 
+# A combination of patterns is compiled at its COMPILE_AFTER-th blob of a process; until then such a blob runs
+# every pattern of its depth (the same facts): a compile costs what the walks of some 40 blobs save, and a
+# process that meets a combination a few times only (the default scope's few modules outside the parser
+# packages) compiles no query for it
+COMPILE_AFTER = 32
+_ASKED: dict[tuple[int, ...], int] = {}
+
+
 def chosen(depth: int, data: bytes) -> tuple[int, ...]:
-    """The patterns a blob's extraction at `depth` runs: those whose words its bytes hold."""
+    """The patterns a blob's extraction at `depth` runs: those whose words its bytes hold (or every pattern
+    of the depth, while their combination is not worth a query of its own yet)."""
     held: dict[tuple[bytes, ...], bool] = {}
     out = []
-    for index, gate in plan(depth)[0]:
+    steps = plan(depth)[0]
+    for index, gate in steps:
         if gate is not None:
             ok = held.get(gate)
             if ok is None:
@@ -122,7 +132,12 @@ def chosen(depth: int, data: bytes) -> tuple[int, ...]:
             if not ok:
                 continue
         out.append(index)
-    return tuple(out)
+    picked = tuple(out)
+    if len(picked) < len(steps) and not compiled(picked):
+        asked = _ASKED[picked] = _ASKED.get(picked, 0) + 1
+        if asked < COMPILE_AFTER:
+            return tuple(index for index, _ in steps)
+    return picked
 
 
 def parse(data: bytes, depth: int = FULL) -> dict:

@@ -110,25 +110,32 @@ def patterns() -> tuple[tuple[str, str], ...]:
                  for i in range(q.pattern_count))
 
 
+_SELECTED: dict[tuple[int, ...], tuple[Query, tuple[str, ...]]] = {}
+
+
 def selected(chosen: tuple[int, ...]) -> tuple[Query, tuple[str, ...]]:
     """The patterns at these indexes of patterns() in one query, and the file each of its patterns comes
     from; compiled once per process for each selection (every pattern: the query of every file)."""
-    every = patterns()
-    if len(chosen) == len(every):
-        return combined()
-    return _selected(chosen)
+    found = _SELECTED.get(chosen)
+    if found is None:
+        every = patterns()
+        if len(chosen) == len(every):
+            found = combined()
+        else:
+            q = _ts("Query")(language(), "\n".join(every[i][1] for i in chosen))
+            found = q, tuple(every[i][0] for i in chosen)
+        _SELECTED[chosen] = found
+    return found
 
 
-@functools.cache
-def _selected(chosen: tuple[int, ...]) -> tuple[Query, tuple[str, ...]]:
-    every = patterns()
-    q = _ts("Query")(language(), "\n".join(every[i][1] for i in chosen))
-    return q, tuple(every[i][0] for i in chosen)
+def compiled(chosen: tuple[int, ...]) -> bool:
+    """Whether the query of these patterns is compiled in this process already."""
+    return chosen in _SELECTED
 
 
 def _clear() -> None:
     _combined.cache_clear()
-    _selected.cache_clear()
+    _SELECTED.clear()
     patterns.cache_clear()
     pattern_files.cache_clear()
 
