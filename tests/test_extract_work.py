@@ -273,10 +273,11 @@ def test_an_environment_entry_read_in_an_earlier_version_is_not_read_again(monke
     assert len(calls) > n and [r["value"] for r in broken] == [r["value"] for r in first]
 
 
-def test_a_process_compiles_one_query_per_combination_of_pattern_files_it_runs(monkeypatch):
-    """Each extraction depth, with and without the marker pattern, is one combined query compiled once; no
-    pattern file is compiled on its own while every tree is primed (compiling costs more than a walk)."""
-    from indexer.extract import plants
+def test_a_process_compiles_a_query_for_a_combination_of_patterns_once_it_has_met_it_often(monkeypatch):
+    """A combination of patterns is compiled once per process, at its facts.COMPILE_AFTER-th blob; before, the
+    blob runs every pattern of its depth (one query per depth), and no pattern file is compiled on its own
+    while every tree is primed (compiling costs more than a walk)."""
+    from indexer.extract import facts, plants
 
     compiled: list[int] = []
     real = ts.Query
@@ -285,16 +286,129 @@ def test_a_process_compiles_one_query_per_combination_of_pattern_files_it_runs(m
         compiled.append(len(source))
         return real(language, source)
 
-    for fn in (ts.query, ts.combined, plants.plant_names):
-        fn.cache_clear()
-    monkeypatch.setattr(ts, "Query", counting)
-    try:
-        for depth in (FULL, MODULE):
-            for marker in ("", "  # TODO: a marker\n"):
-                for _ in range(2):
-                    assert parse((PARSER + marker).encode(), depth)["status"] == "ok"
-        assert len(compiled) == 4
-    finally:
-        monkeypatch.undo()
+    def clear():
         for fn in (ts.query, ts.combined, plants.plant_names):
             fn.cache_clear()
+        facts._ASKED.clear()
+
+    clear()
+    monkeypatch.setattr(ts, "Query", counting)
+    try:
+        for marker in ("", "  # TODO: a marker\n"):
+            for _ in range(2):
+                assert parse((PARSER + marker).encode(), FULL)["status"] == "ok"
+        assert len(compiled) == 1, "every pattern: the FULL depth's query"
+        for _ in range(facts.COMPILE_AFTER - 1):
+            assert parse(PARSER.encode(), MODULE)["status"] == "ok"
+        assert len(compiled) == 2, "every pattern of the MODULE depth"
+        for marker in ("", "", "  # TODO: a marker\n"):
+            assert parse((PARSER + marker).encode(), MODULE)["status"] == "ok"
+        assert len(compiled) == 3 and compiled[2] < compiled[1], "the patterns a blob without a marker runs"
+    finally:
+        monkeypatch.undo()
+        clear()
+
+
+# -- patterns gated by words -------------------------------------------------------------------------------------
+# Each gated kind's module says, for each pattern of its file, the words one of which a blob holds where the
+# pattern's matches can give a row (extract/facts.py GATES). The facts must be those of every pattern run.
+
+def test_each_gated_kind_names_words_for_every_pattern_of_its_file():
+    from indexer.extract import facts
+
+    counts: dict[str, int] = {}
+    for file, _ in ts.patterns():
+        counts[file] = counts.get(file, 0) + 1
+    for file, words in facts.GATES.items():
+        assert len(words) == counts[file], file
+        assert all(w is None or (w and all(isinstance(x, bytes) and x for x in w)) for w in words), file
+
+
+GATED = textwrap.dedent('''
+    import os
+    from typing import TYPE_CHECKING
+
+    from vllm.tool_parsers import ToolParserManager
+    from vllm.reasoning import make_adapters
+
+    if TYPE_CHECKING:
+        VLLM_PROBE: bool = True
+
+    environment_variables = {
+        "VLLM_PROBE": lambda: os.getenv("VLLM_PROBE", "0") == "1",
+    }
+    KIMI = "kimi"
+    _TOOL_PARSERS_TO_REGISTER = {"probe": ("probe_tool_parser", "ProbeToolParser")}
+    (ProbeReasoningAdapter, ProbeToolAdapter) = make_adapters(ProbeParser)
+    ToolParserManager.register_module("other", module=OtherToolParser)
+    ToolParserManager.register_lazy_module("lazy", "vllm.tool_parsers.lazy", "LazyToolParser")
+
+
+    def pick(tool_parser_name, tool_parser_cls):
+        if tool_parser_name == KIMI:
+            from vllm.tool_parsers.kimi import KimiToolParser
+            return KimiToolParser
+        elif is_mistral_tool_parser(tool_parser_cls):
+            return MistralToolParser
+
+
+    def decorate(cls):
+        setattr(cls, "flag", True)
+        cls.other = 1
+        return cls
+
+
+    class Serving(Base):
+        def __init__(self, tool_parser):
+            super().__init__()
+            self.tool_parser = tool_parser(self.tokenizer)  # TODO: a marker
+
+        def unified_parser_cls(self):
+            return ProbeParser
+
+
+    def add(parser):
+        parser.add_argument("--tool-call-parser", choices=["a", "b"])
+    ''').lstrip()
+
+
+def _every_pattern(monkeypatch, data: bytes, depth: int) -> dict:
+    from indexer.extract import facts
+
+    monkeypatch.setattr(facts, "GATES", {})
+    facts._plan.cache_clear()
+    try:
+        return parse(data, depth)
+    finally:
+        monkeypatch.undo()
+        facts._plan.cache_clear()
+
+
+@pytest.mark.parametrize("depth", [FULL, MODULE])
+def test_gated_patterns_give_the_facts_every_pattern_gives(monkeypatch, depth):
+    """The source holds every gated word; each variant takes some out (the lines holding it, or the word
+    respelled), and the facts stay those the extraction running every pattern gives."""
+    from indexer.extract import facts
+
+    words = sorted({w.decode() for gates in facts.GATES.values() for gate in gates if gate for w in gate})
+    variants = [GATED] + [GATED.replace(w, w.upper() if not w.isupper() else w.lower()) for w in words] + [
+        "\n".join(line for line in GATED.splitlines() if w not in line) + "\n" for w in words]
+    for source in variants:
+        data = source.encode()
+        got = parse(data, depth)
+        assert got == _every_pattern(monkeypatch, data, depth), source
+    full = parse(GATED.encode(), depth)["facts"]
+    for kind in ("markers", "adapter_bindings", "registrations", "name_checks", "class_sets", "env_defaults",
+                 "parser_calls"):
+        assert full[kind], kind  # the source gives every gated kind rows
+
+
+def test_a_module_without_the_gated_words_is_walked_by_fewer_patterns(monkeypatch):
+    from indexer.extract import facts
+
+    plain = b"import os\n\n\nclass A(B):\n    def f(self, x: int = 1):\n        self.x = x\n"
+    every = [i for i, _ in facts.plan(MODULE)[0]]
+    picked = [facts.chosen(MODULE, plain) for _ in range(facts.COMPILE_AFTER)][-1]
+    assert len(picked) < len(every) / 2
+    assert facts.chosen(MODULE, GATED.encode()) == tuple(every)
+    assert parse(plain, MODULE) == _every_pattern(monkeypatch, plain, MODULE)

@@ -6,6 +6,9 @@ from tree_sitter import Node
 
 from .ts import line, matches, query, text
 
+# For each pattern of adapter_bindings.scm, the words one of which a blob holds where it matches (its predicate)
+WORDS = ((b"make_adapters",),)
+
 
 def extract(root: Node) -> list[dict]:
     rows = []

@@ -27,6 +27,8 @@ from . import expr
 from .ts import line, matches, qualname, query, text
 
 HOOK = "__init_subclass__"
+# For each pattern of class_sets.scm, the words one of which a blob holds where it matches (None: any blob)
+WORDS = (None, (b"setattr",))
 
 
 def extract(root: Node) -> list[dict]:

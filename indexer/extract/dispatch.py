@@ -8,6 +8,9 @@ from tree_sitter import Node
 
 from .ts import line, matches, query, string_value
 
+# For each pattern of cli_choices.scm, the words one of which a blob holds where it matches (its predicates)
+WORDS = ((b"-parser",),)
+
 
 def extract(root: Node) -> list[dict]:
     rows = []

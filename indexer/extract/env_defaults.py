@@ -22,6 +22,8 @@ from .ts import line, matches, query, text
 # tree without errors an expression's text decides its subtree, so the value read from it is the same.
 _READ: dict[str, tuple[str | None, str | None, str]] = {}
 READ_CACHE = 8192
+# For each pattern of env_defaults.scm, the words one of which a blob holds where it matches (its predicates)
+WORDS = ((b"TYPE_CHECKING",), (b"getenv", b"environ"))
 
 
 def extract(root: Node) -> list[dict]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ..core.scope import FULL
 from . import (
     adapters,
@@ -9,6 +11,7 @@ from . import (
     class_sets,
     classes,
     definitions,
+    dispatch,
     env_defaults,
     imports,
     markers,
@@ -22,7 +25,7 @@ from . import (
     signatures,
     uses,
 )
-from .ts import parser, pattern_files, prime, unprime
+from .ts import compiled, parser, patterns, prime, unprime
 
 KINDS = {
     "imports": imports.extract,
@@ -51,8 +54,28 @@ DERIVED = {"uses": uses.extract}
 # in vllm/engine/arg_utils.py), with the pattern files those read
 PARSER_KINDS = ("sentinels", "request_settings", "regexes", "plants", "uses")
 PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/")
-MARKER_PATTERNS = "patterns/markers.scm"
-MARKER_WORDS = (b"HACK", b"TODO", b"FIXME", b"XXX")  # a file without any has no marker comment
+# A pattern whose matches can give its kind a row only in a blob holding one of some words (each kind's module
+# says which, for each pattern of its file, in order) is left out of the walk over a blob without any: its kind
+# gets no match from it, so none of the rows it could not give. Each combination of patterns run is a query
+# compiled once per process (25-80 ms, most of it the same whatever the patterns), so the gates are few: the
+# marker words, the environment's, and one for every other gate, the union of their words (a pattern then runs
+# in a blob holding a word of its group, more blobs than its own words need, never fewer); `super`, in half of
+# the modules, gates nothing. Worth it at scope.MODULE (--scope all's modules hold few of the words: an eighth
+# the rare ones); at FULL (the parser packages, which hold most of them, in many combinations) only the marker
+# words gate.
+GATES = {
+    "patterns/markers.scm": markers.WORDS,
+    "patterns/env_defaults.scm": env_defaults.WORDS,
+    "patterns/name_checks.scm": namechecks.WORDS,
+    "patterns/parser_calls.scm": parser_calls.WORDS,
+    "patterns/cli_choices.scm": dispatch.WORDS,
+    "patterns/registry.scm": registry.WORDS,
+    "patterns/adapter_bindings.scm": adapters.WORDS,
+    "patterns/class_sets.scm": class_sets.WORDS,
+}
+GROUPS = (markers.WORDS[0], env_defaults.WORDS[0] + env_defaults.WORDS[1])  # apart; the other gates: one group
+COMMON = (parser_calls.WORDS[1],)  # met by so many blobs that the pattern always runs
+GATED_AT_FULL = ("patterns/markers.scm",)
 
 
 def kinds(depth: int) -> tuple[str, ...]:
@@ -60,14 +83,61 @@ def kinds(depth: int) -> tuple[str, ...]:
     return every if depth >= FULL else tuple(k for k in every if k not in PARSER_KINDS)
 
 
-def patterns(depth: int, markers: bool) -> tuple[str, ...]:
-    """The pattern files a blob's extraction at `depth` runs (markers: whether its bytes hold a marker word;
-    a blob without one skips the comment pattern, which tests every comment). Each combination is compiled
-    once (ts.combined)."""
-    files = pattern_files()  # listing them compiles nothing
-    if depth < FULL:
-        files = tuple(f for f in files if not f.startswith(PARSER_PATTERNS))
-    return files if markers else tuple(f for f in files if f != MARKER_PATTERNS)
+def plan(depth: int) -> tuple[tuple[tuple[int, tuple[bytes, ...] | None], ...], frozenset[str]]:
+    """The patterns (indexes of ts.patterns()) an extraction at `depth` may run, each with the words that
+    gate it (None: run on every blob), and the pattern files they come from."""
+    return _plan(depth, patterns())
+
+
+@functools.cache
+def _plan(depth: int, every: tuple) -> tuple[tuple[tuple[int, tuple[bytes, ...] | None], ...], frozenset[str]]:
+    joined = {w for gates in GATES.values() for gate in gates
+              if gate is not None and gate not in COMMON and _group(gate) is None for w in gate}
+    rare = tuple(sorted(w for w in joined if not any(o != w and o in w for o in joined)))  # "parser" has "_parser"
+    out, files, seen = [], set(), {}
+    for index, (file, _) in enumerate(every):
+        if depth < FULL and file.startswith(PARSER_PATTERNS):
+            continue
+        nth = seen[file] = seen.get(file, -1) + 1
+        gates = GATES.get(file, ()) if depth < FULL or file in GATED_AT_FULL else ()
+        gate = gates[nth] if nth < len(gates) and gates[nth] not in COMMON else None
+        out.append((index, gate if gate is None else _group(gate) or rare))
+        files.add(file)
+    return tuple(out), frozenset(files)
+
+
+def _group(gate: tuple[bytes, ...]) -> tuple[bytes, ...] | None:
+    return next((g for g in GROUPS if set(gate) <= set(g)), None)
+
+
+# A combination of patterns is compiled at its COMPILE_AFTER-th blob of a process; until then such a blob runs
+# every pattern of its depth (the same facts): a compile costs what the walks of some 40 blobs save, and a
+# process that meets a combination a few times only (the default scope's few modules outside the parser
+# packages) compiles no query for it
+COMPILE_AFTER = 32
+_ASKED: dict[tuple[int, ...], int] = {}
+
+
+def chosen(depth: int, data: bytes) -> tuple[int, ...]:
+    """The patterns a blob's extraction at `depth` runs: those whose words its bytes hold (or every pattern
+    of the depth, while their combination is not worth a query of its own yet)."""
+    held: dict[tuple[bytes, ...], bool] = {}
+    out = []
+    steps = plan(depth)[0]
+    for index, gate in steps:
+        if gate is not None:
+            ok = held.get(gate)
+            if ok is None:
+                ok = held[gate] = any(w in data for w in gate)
+            if not ok:
+                continue
+        out.append(index)
+    picked = tuple(out)
+    if len(picked) < len(steps) and not compiled(picked):
+        asked = _ASKED[picked] = _ASKED.get(picked, 0) + 1
+        if asked < COMPILE_AFTER:
+            return tuple(index for index, _ in steps)
+    return picked
 
 
 def parse(data: bytes, depth: int = FULL) -> dict:
@@ -91,13 +161,9 @@ def parse(data: bytes, depth: int = FULL) -> dict:
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
                 out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
-        marked = any(w in data for w in MARKER_WORDS)
-        prime(root, patterns(depth, marked))
+        prime(root, chosen(depth, data), plan(depth)[1])
         facts = out["facts"]
         for kind in kinds(depth):
-            if kind == "markers" and not marked:
-                facts[kind] = []  # a marker is a comment holding one of the words: none in the bytes, none here
-                continue  # (its pattern, left out of the primed query, would walk the tree again)
             facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts, data)
     except Exception as e:  # a parser or pattern failure must not stop the build: record it
         out["status"], out["error"] = "extract-failed", f"{type(e).__name__}: {e}"[:500]

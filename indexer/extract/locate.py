@@ -126,7 +126,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
         rows["name_checks"].append(_name_check(n, path, names))
     for c in raw_facts.get("class_sets", []):
         guard = _resolved_refs(json.loads(c["guard"]), names) if c["guard"] else None
-        rows["class_sets"].append({**c, "guard": json.dumps(guard, ensure_ascii=False) if guard else None,
+        rows["class_sets"].append({**c, "guard": _ENCODE(guard) if guard else None,
                                    "target": names.resolve(c["object"]) if c["via"] == "after_body" else None})
     rows["env_defaults"] = list(raw_facts.get("env_defaults", []))
     return rows
@@ -146,8 +146,11 @@ def _resolved_refs(t: dict, names: Names) -> dict:
     return out
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False), its encoder made once
+
+
 def _json(value) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
+    return None if value is None else _ENCODE(value)
 
 
 def _registration(r: dict, path: str, module: str) -> dict:

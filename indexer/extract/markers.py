@@ -9,6 +9,9 @@ from tree_sitter import Node
 from .ts import captures, enclosing, line, query, text
 
 WORD = re.compile(r"(?<![A-Za-z0-9_])(HACK|TODO|FIXME|XXX)(?![A-Za-z0-9_])")
+# For each pattern of markers.scm, the words one of which a blob's bytes hold where it matches (a blob without
+# any is not walked for it: extract/facts.py)
+WORDS = ((b"HACK", b"TODO", b"FIXME", b"XXX"),)
 
 
 def extract(root: Node) -> list[dict]:

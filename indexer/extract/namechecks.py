@@ -20,6 +20,10 @@ from .registry import kind_of
 from .ts import line, matches, qualname, query, string_value, text
 
 NAME_VARS = ("parser_name", "tool_parser", "reasoning_parser", "parser")
+# For each pattern of name_checks.scm (if, elif, constant, unified_parser_cls()), the words one of which a blob
+# holds where its matches give a row: every row compares or tests a variable whose name holds "parser"
+# (NAME_VARS, _class_check) or comes from unified_parser_cls(); a constant serves only such comparisons
+WORDS = ((b"parser",),) * 4
 
 
 def extract(root: Node) -> list[dict]:

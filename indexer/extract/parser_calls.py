@@ -20,6 +20,8 @@ from .ts import enclosing, line, matches, query, text
 CLASS = re.compile(r"^_?(tool|reasoning)_parser(_cls|_class)?$")  # the last part of a constructed callee
 RECEIVER = re.compile(r"(?:^|\.)_?(tool|reasoning)_parser(?:_instance)?$")  # what a method is called on
 MAX_ARG = 80
+# For each pattern of parser_calls.scm, the words one of which a blob holds where it matches (its predicates)
+WORDS = ((b"_parser",), (b"super",))
 
 
 def extract(root: Node) -> list[dict]:

@@ -13,6 +13,11 @@ from tree_sitter import Node
 from . import dispatch
 from .ts import line, matches, query, string_value, text
 
+# For each pattern of registry.scm (decorator, call, lazy dict, the lazy dicts' package template), the words one
+# of which a blob holds where its matches give a row: the first three by their predicates; a template is
+# read only for a lazy dict's rows
+WORDS = ((b"register_module",), (b"register_module", b"register_lazy_module"), (b"_TO_REGISTER",), (b"_TO_REGISTER",))
+
 
 def kind_of(registry: str) -> str:
     low = registry.lower()

@@ -81,14 +81,10 @@ def pattern_files() -> tuple[str, ...]:
     return tuple(sorted(p.relative_to(queries_dir()).as_posix() for p in queries_dir().rglob("*.scm")))
 
 
-def combined(files: tuple[str, ...] | None = None) -> tuple[Query, tuple[str, ...]]:
-    """The pattern files (default: every one) in one query, and the file each pattern index comes from.
-
-    Running one cursor over a tree visits it once, however many pattern files there are. (Leaving out,
-    per blob, the files whose keywords it lacks was measured slower: a query per combination of files
-    costs more to compile than the walk it saves. A query per extraction depth is compiled once, per
-    process, whichever way the files are named: every file, as None or listed, is one query.)"""
-    return _combined(pattern_files() if files is None else tuple(_rel(f) for f in files))
+def combined() -> tuple[Query, tuple[str, ...]]:
+    """Every pattern file in one query, and the file each pattern index comes from. Running one cursor over
+    a tree visits it once, however many pattern files there are."""
+    return _combined(pattern_files())
 
 
 @functools.cache
@@ -103,8 +99,44 @@ def _combined(files: tuple[str, ...]) -> tuple[Query, tuple[str, ...]]:
     return q, owner
 
 
+@functools.cache
+def patterns() -> tuple[tuple[str, str], ...]:
+    """Every pattern of every pattern file, in order: (its file, its text). A query of some of them, in this
+    order, gives each file's matches as the query of every file does for the patterns it holds (a query's
+    compile is mostly the same whatever its patterns: a blob's extraction picks one of a few, extract/facts.py)."""
+    q, owner = combined()
+    source = b"\n".join((queries_dir() / rel).read_text().encode() for rel in pattern_files())
+    return tuple((owner[i], source[q.start_byte_for_pattern(i):q.end_byte_for_pattern(i)].decode())
+                 for i in range(q.pattern_count))
+
+
+_SELECTED: dict[tuple[int, ...], tuple[Query, tuple[str, ...]]] = {}
+
+
+def selected(chosen: tuple[int, ...]) -> tuple[Query, tuple[str, ...]]:
+    """The patterns at these indexes of patterns() in one query, and the file each of its patterns comes
+    from; compiled once per process for each selection (every pattern: the query of every file)."""
+    found = _SELECTED.get(chosen)
+    if found is None:
+        every = patterns()
+        if len(chosen) == len(every):
+            found = combined()
+        else:
+            q = _ts("Query")(language(), "\n".join(every[i][1] for i in chosen))
+            found = q, tuple(every[i][0] for i in chosen)
+        _SELECTED[chosen] = found
+    return found
+
+
+def compiled(chosen: tuple[int, ...]) -> bool:
+    """Whether the query of these patterns is compiled in this process already."""
+    return chosen in _SELECTED
+
+
 def _clear() -> None:
     _combined.cache_clear()
+    _SELECTED.clear()
+    patterns.cache_clear()
     pattern_files.cache_clear()
 
 
@@ -121,14 +153,16 @@ class _Primed:
     files: frozenset[str] = frozenset()
 
 
-def prime(root: Node, files: tuple[str, ...] | None = None) -> None:
-    """Run the pattern files (default: every one) over a tree in one pass; matches()/captures() on this
-    root then read the result (a pattern file left out runs on its own cursor when asked)."""
-    q, owner = combined(files)
+def prime(root: Node, chosen: tuple[int, ...], files: frozenset[str]) -> None:
+    """Run the patterns at these indexes of patterns() over a tree in one pass; matches()/captures() of a
+    pattern file of `files` on this root then read the result: the matches of its chosen patterns (a pattern
+    left out is one whose matches give the file's kind nothing in this blob). A file not in `files` runs on
+    its own cursor when asked."""
+    q, owner = selected(chosen)
     found: dict[str, list] = {}
     for index, caps in _cursor(q).matches(root):
         found.setdefault(owner[index], []).append(caps)
-    _Primed.root, _Primed.found, _Primed.files = root, found, frozenset(owner)
+    _Primed.root, _Primed.found, _Primed.files = root, found, files
 
 
 def unprime() -> None:
