@@ -533,13 +533,13 @@ def test_an_alternation_of_texts_gives_the_prefilter_its_texts():
 
 @pytest.mark.parametrize("xdg", [None, "", "/tmp/xdg-cache", "relative/cache"])
 def test_the_character_classes_are_cached_where_platformdirs_puts_tpindex_cache(monkeypatch, xdg):
-    """ere.cache_dir computes platformdirs' user_cache_dir("tpindex") on Linux without importing platformdirs
+    """core.cachedir computes platformdirs' user_cache_dir("tpindex") on Linux without importing platformdirs
     (a third of the start-up of a search with \\w or a [[:class:]]): the same directory."""
     import sys
 
     from platformdirs import user_cache_dir
 
-    from indexer.answers.ere import cache_dir
+    from indexer.core.cachedir import cache_home as cache_dir
 
     if sys.platform != "linux":
         pytest.skip("the rule is computed on Linux; elsewhere platformdirs itself answers")

@@ -29,11 +29,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sys
 import unicodedata
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from ..core.cachedir import cache_home
 from ..core.problems import Problem
 
 DUP_MAX = 32767  # RE_DUP_MAX of the C library
@@ -423,7 +422,7 @@ def _bodies() -> dict[str, str]:
 
     cache = None
     try:
-        cache = cache_dir() / f"ere-classes-{CLASSES_VERSION}-unicode-{unicodedata.unidata_version}.json"
+        cache = cache_home() / f"ere-classes-{CLASSES_VERSION}-unicode-{unicodedata.unidata_version}.json"
         return json.loads(cache.read_text())
     except (OSError, ValueError, ImportError, RuntimeError):
         pass
@@ -437,17 +436,6 @@ def _bodies() -> dict[str, str]:
         except OSError:  # a read-only home: compute again next time
             pass
     return bodies
-
-
-def cache_dir() -> Path:
-    """platformdirs' user_cache_dir("tpindex"): on Linux its rule ($XDG_CACHE_HOME when absolute, else
-    ~/.cache) without importing platformdirs, a third of the start-up of a search with a character class."""
-    if sys.platform == "linux":
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        return Path(xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache")) / "tpindex"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("tpindex"))
 
 
 def _compute(test) -> str:

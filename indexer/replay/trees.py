@@ -11,6 +11,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ..core.cachedir import cache_home
 from ..core.problems import Problem
 
 WANTED = ("vllm/*.py", "requirements*.txt", "requirements/*.txt")
@@ -25,9 +26,7 @@ def cache_root() -> Path:
     override = os.environ.get("TPINDEX_REPLAY_CACHE")
     if override:
         return Path(override).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("tpindex")) / "replay"
+    return cache_home() / "replay"
 
 
 def wanted(path: str) -> bool:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ..core.cachedir import cache_home
 from . import FileEntry, SourceError, VersionRef, git_blob_id
 
 PROJECT = "vllm"
@@ -104,9 +105,7 @@ def configured_index_url(env=None, files: list[Path] | None = None) -> str:
 
 
 def default_cache_dir() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("tpindex")) / "sdists"
+    return cache_home() / "sdists"
 
 
 def redact(url: str) -> str:
