@@ -154,10 +154,7 @@ def _build(db_path: Path, source, versions, scope, jobs, dedup, progress, upstre
                 from .commits import start  # read in a thread while the versions are built, written after
 
                 walk = start(db.conn, source.git_dir, scope, versions)
-            builder = Builder(db, source, scope, stats, jobs, dedup, replace, code)
-            builder.run(versions, progress)
-            if builder.code is not None:
-                builder.code.finish()
+            Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
             if walk is not None:
                 stats.commits = walk.finish(db.conn)
             _repair(db, stats)
@@ -363,6 +360,8 @@ class Builder:
                     self.code.load()  # the stored lines' keys, read while the workers parse (once a build)
                 write_until(LOOKAHEAD)  # workers parse the next versions while this one is written
             write_until(0)
+            if self.code is not None:
+                self.code.finish()  # the code's index merged after a large build
         except BaseException:
             if self.pool is not None:
                 pool, self.pool = self.pool, None
