@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.helpers import as_schema_11, build_tags, make_repo, rows, tpindex
+from fixtures.helpers import as_schema_11, build_tags, imported_modules, make_repo, rows, tpindex
 
 P = "vllm/tool_parsers"
 ALPHA = f"{P}/alpha_tool_parser.py"
@@ -550,13 +550,6 @@ def test_the_character_classes_are_cached_where_platformdirs_puts_tpindex_cache(
     assert cache_dir() == Path(user_cache_dir("tpindex"))
 
 
-PROBE = """
-import atexit, os, sys
-atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write("\\n".join(sorted(sys.modules))))
-sys.argv = ["tpindex", *os.environ["ARGS"].split("\\n")]
-from indexer.cli.main import main
-main()
-"""
 
 
 @pytest.mark.parametrize("args", [["extract_tool_calls"], ["def \\w+_streaming\\b"], ["-i", "CAFÉ"]])
@@ -567,11 +560,9 @@ def test_grep_imports_only_what_a_search_over_every_version_needs(fixture, tmp_p
     import sys
 
     _, db = fixture
-    out = tmp_path / "modules.txt"
-    env = {**os.environ, "ARGS": "\n".join(["grep", *args, "--db", str(db)]), "MODULES_OUT": str(out)}
-    r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    r, imported = imported_modules(["grep", *args, "--db", str(db)], tmp_path)
     assert r.returncode == 0 and r.stdout.strip(), r.stderr
-    modules = set(out.read_text().split("\n"))
+    modules = set(imported)
     assert "indexer.answers.grep" in modules
     lazy = {"packaging", "shlex", "shutil", "textwrap"} | ({"platformdirs"} if sys.platform == "linux" else set())
     assert not {m.split(".")[0] for m in modules} & lazy

@@ -10,14 +10,11 @@ The fixture imitates the lazy-registry era with hand-written files (no vLLM code
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
-from fixtures.helpers import make_repo
+from fixtures.helpers import imported_modules, make_repo
 
 HEAVY = {"tree_sitter", "tree_sitter_python", "jinja2", "datasette", "sqlite_utils", "git", "pygments", "uvicorn",
          "mcp", "click_default_group", "pydantic", "httpx"}
@@ -48,15 +45,6 @@ HISTORY = {
     },
 }
 
-# what a process imported, written by the process itself once the command is done
-# (itself importing no more than the interpreter has: the arguments and modules one a line, not JSON)
-PROBE = """
-import atexit, os, sys
-atexit.register(lambda: open(os.environ["MODULES_OUT"], "w").write("\\n".join(sorted(sys.modules))))
-sys.argv = ["tpindex", *os.environ["ARGS"].split("\\n")]
-from indexer.cli.main import main
-main()
-"""
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +61,10 @@ def tree_db(tmp_path_factory) -> Path:
 
 
 def imported(args: list[str], tmp_path: Path) -> list[str]:
-    out = tmp_path / "modules.txt"
-    env = {**os.environ, "ARGS": "\n".join(args), "MODULES_OUT": str(out)}
-    r = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    r, modules = imported_modules(args, tmp_path)
     assert r.returncode in (0, 1), r.stderr  # diff exits 1 when there are changes
     assert r.stdout.strip(), r.stderr
-    return out.read_text().split("\n")
+    return modules
 
 
 @pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
