@@ -88,8 +88,14 @@ def combined() -> tuple[Query, tuple[str, ...]]:
 
 
 @functools.cache
+def _texts(files: tuple[str, ...]) -> tuple[bytes, ...]:
+    """The pattern files' texts, read once per process (the combined query and patterns() both need them)."""
+    return tuple((queries_dir() / rel).read_text().encode() for rel in files)
+
+
+@functools.cache
 def _combined(files: tuple[str, ...]) -> tuple[Query, tuple[str, ...]]:
-    texts = [(queries_dir() / rel).read_text().encode() for rel in files]
+    texts = _texts(files)
     starts, at = [], 0  # where each file's text begins in the joined source
     for t in texts:
         starts.append(at)
@@ -105,7 +111,7 @@ def patterns() -> tuple[tuple[str, str], ...]:
     order, gives each file's matches as the query of every file does for the patterns it holds (a query's
     compile is mostly the same whatever its patterns: a blob's extraction picks one of a few, extract/facts.py)."""
     q, owner = combined()
-    source = b"\n".join((queries_dir() / rel).read_text().encode() for rel in pattern_files())
+    source = b"\n".join(_texts(pattern_files()))
     return tuple((owner[i], source[q.start_byte_for_pattern(i):q.end_byte_for_pattern(i)].decode())
                  for i in range(q.pattern_count))
 
@@ -135,6 +141,7 @@ def compiled(chosen: tuple[int, ...]) -> bool:
 
 def _clear() -> None:
     _combined.cache_clear()
+    _texts.cache_clear()
     _SELECTED.clear()
     patterns.cache_clear()
     pattern_files.cache_clear()
