@@ -120,8 +120,14 @@ class Index:
 
         return contract_diff(self.db, a, b)
 
-    def check_plugin(self, data: bytes | str, path: str = "plugin.py", tags: str | None = None,
-                     since: str | None = None, replay=None) -> PluginReport:
+    def check_plugin(
+        self,
+        data: bytes | str,
+        path: str = "plugin.py",
+        tags: str | None = None,
+        since: str | None = None,
+        replay=None,
+    ) -> PluginReport:
         """A plugin file's source (read with tree-sitter, never executed) checked against the parser contract
         of each indexed version (`tags`: a spec among them; default all): imports, bases, overrides,
         constructor, super() calls, registrations and the built-ins they shadow (changes counted from
@@ -149,57 +155,121 @@ class Index:
         found = self.cards(name, at, kind)
         return found[0] if len(found) == 1 else found
 
-    def grep(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-             icase: bool = False, fixed: bool = False, max_lines: int | None = None,
-             time_limit: float | None = None) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        tags: str | None = None,
+        at: str | None = None,
+        paths: list[str] | None = None,
+        icase: bool = False,
+        fixed: bool = False,
+        max_lines: int | None = None,
+        time_limit: float | None = None,
+    ) -> GrepResult:
         """A POSIX extended regular expression (as `git grep -E` reads it) over the stored code of the indexed
         versions (`tags`: a spec among them, or one version `at`); each matching line once with its versions.
         Stopped after `time_limit` seconds (default answers.grep.GREP_TIME_LIMIT; 0: no limit)."""
         from .answers.model import GrepMatch, GrepResult
 
-        res = self.search(pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
-                          time_limit=time_limit)
-        return GrepResult(pattern=pattern, versions=res.versions, truncated=res.truncated,
-                          matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches])
+        res = self.search(
+            pattern,
+            tags=tags,
+            at=at,
+            paths=paths,
+            icase=icase,
+            fixed=fixed,
+            max_lines=max_lines,
+            time_limit=time_limit,
+        )
+        return GrepResult(
+            pattern=pattern,
+            versions=res.versions,
+            truncated=res.truncated,
+            matches=[GrepMatch(m.path, m.line, m.text, m.versions, m.binary) for m in res.matches],
+        )
 
-    def search(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-               icase: bool = False, fixed: bool = False, max_lines: int | None = None,
-               time_limit: float | None = None, mark: int | None = 0) -> GrepSearch:
+    def search(
+        self,
+        pattern: str,
+        tags: str | None = None,
+        at: str | None = None,
+        paths: list[str] | None = None,
+        icase: bool = False,
+        fixed: bool = False,
+        max_lines: int | None = None,
+        time_limit: float | None = None,
+        mark: int | None = 0,
+    ) -> GrepSearch:
         """`grep` as its text needs it: answers.grep.Result, each match with its versions' ranges (`ranges`) and,
         unless `mark` is 0, the pieces of its line that match (`marks`). Arguments as `grep`."""
         from .answers.grep import GREP_TIME_LIMIT, search
 
         if time_limit is None:
             time_limit = GREP_TIME_LIMIT if self.time_limit is None else self.time_limit
-        return search(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed, max_lines=max_lines,
-                      time_limit=time_limit, mark=mark)
+        return search(
+            self.db,
+            pattern,
+            tags=tags,
+            at=at,
+            paths=paths,
+            icase=icase,
+            fixed=fixed,
+            max_lines=max_lines,
+            time_limit=time_limit,
+            mark=mark,
+        )
 
-    def grep_plan(self, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-                  icase: bool = False, fixed: bool = False) -> GrepPlan:
+    def grep_plan(
+        self,
+        pattern: str,
+        tags: str | None = None,
+        at: str | None = None,
+        paths: list[str] | None = None,
+        icase: bool = False,
+        fixed: bool = False,
+    ) -> GrepPlan:
         """A search read and checked against the database (a mistake raises here), run later by its `.run(
         time_limit, max_lines, mark)` outside the connection's thread (the browser's search page)."""
         from .answers.grep import plan
 
         return plan(self.db, pattern, tags=tags, at=at, paths=paths, icase=icase, fixed=fixed)
 
-    def show(self, path: str, at: str | None = None, start: int | None = None, end: int | None = None) -> Shown:
+    def show(
+        self, path: str, at: str | None = None, start: int | None = None, end: int | None = None
+    ) -> Shown:
         """Lines start..end (default: all) of a file at a version (default: the newest), from the stored code."""
         from .answers.source import as_shown, show_span
         from .answers.versions import newest
 
         return as_shown(show_span(self.db, at or newest(self.db), path, start, end))
 
-    def show_name(self, name: str, at: str | None = None, kind: str | None = None,
-                  method: str | None = None) -> NameSpans:
+    def show_name(
+        self, name: str, at: str | None = None, kind: str | None = None, method: str | None = None
+    ) -> NameSpans:
         """The class that really implements a parser name (or one contract method as the name resolves it)."""
         from .answers.model import NameSpans, Span
         from .answers.namecode import name_spans
         from .answers.source import as_shown
 
         spans = name_spans(self.db, name, at, kind, method)
-        return NameSpans(name=name, version=spans[0]["version"], spans=[Span(
-            kinds=s["kinds"], class_=s["class"], method=s["method"], role=s["role"], body=s["body"], file=s["file"],
-            start=s["start"], end=s["end"], code=as_shown(s["code"])) for s in spans])
+        return NameSpans(
+            name=name,
+            version=spans[0]["version"],
+            spans=[
+                Span(
+                    kinds=s["kinds"],
+                    class_=s["class"],
+                    method=s["method"],
+                    role=s["role"],
+                    body=s["body"],
+                    file=s["file"],
+                    start=s["start"],
+                    end=s["end"],
+                    code=as_shown(s["code"]),
+                )
+                for s in spans
+            ],
+        )
 
     def file_lines(self, blob_id: str) -> list[str] | None:
         """Every line of a stored blob (None: its code is not stored, or a binary file)."""
@@ -258,8 +328,9 @@ class Index:
 
         return source_page(self.db, version, path)
 
-    def diff_files(self, a: str, b: str, path_a: str = "", path_b: str = "", name: str = "",
-                   kind: str | None = None) -> list[tuple]:
+    def diff_files(
+        self, a: str, b: str, path_a: str = "", path_b: str = "", name: str = "", kind: str | None = None
+    ) -> list[tuple]:
         """The browser's diff page (/-/diff): (diff, old lines, new lines) of one file (path_a / path_b) or of each
         of parser NAME's own code files, the whole files there for highlighting."""
         from .answers.pages import diff_files
@@ -279,7 +350,9 @@ class Index:
         from .answers.source import as_code_diff
 
         d = name_code_diff(self.db, a, b, name, kind)
-        return NameCodeDiff(a=d["a"], b=d["b"], name=name, kinds=d["kinds"], files=[as_code_diff(f) for f in d["files"]])
+        return NameCodeDiff(
+            a=d["a"], b=d["b"], name=name, kinds=d["kinds"], files=[as_code_diff(f) for f in d["files"]]
+        )
 
     def serve_line(self, card) -> object:
         """The `vllm serve ... --tool-call-parser NAME [--reasoning-parser R] [--chat-template T]` line of a
@@ -334,10 +407,19 @@ class Index:
         `check-doc`)."""
         from .answers import checkdoc
 
-        return checkdoc.check_document(self.db, text, checkdoc.resolve_versions(self.db, tuple(at or ())), name=name)
+        return checkdoc.check_document(
+            self.db, text, checkdoc.resolve_versions(self.db, tuple(at or ())), name=name
+        )
 
-    def fit(self, text: str, at: str | None = None, kind: str | None = None, name: str = "FILE",
-            replay: bool = False, notice=None) -> Fit:
+    def fit(
+        self,
+        text: str,
+        at: str | None = None,
+        kind: str | None = None,
+        name: str = "FILE",
+        replay: bool = False,
+        notice=None,
+    ) -> Fit:
         """Which parser fits a model: the tool and reasoning parsers of a version (default: the newest) ranked by
         the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, with
         the `vllm serve` line (schema `fit`). `name` is how the file is called in the answer (and in
@@ -347,13 +429,26 @@ class Index:
         from .answers.fit import fit
 
         def run(candidate: str, version: str, output: str):
-            return self.replay(candidate, at=version, text=output, modes=["nonstream", "stream"], splits=["token"],
-                               notice=notice)
+            return self.replay(
+                candidate,
+                at=version,
+                text=output,
+                modes=["nonstream", "stream"],
+                splits=["token"],
+                notice=notice,
+            )
 
         return fit(self.db, text, at, kind, name, run if replay else None)
 
-    def log(self, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
-            all_parents: bool = False) -> Log:
+    def log(
+        self,
+        name: str,
+        a: str,
+        b: str,
+        kind: str | None = None,
+        framework: bool = False,
+        all_parents: bool = False,
+    ) -> Log:
         """The commits from version A to version B that touched a parser name's code files at A or at B, oldest
         first (first parent unless `all_parents`; `framework` adds the shared framework files), from the
         history a build from a clone stored."""
@@ -375,8 +470,15 @@ class Index:
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)
 
-    def replay(self, name: str, at: str | None = None, tags: str | None = None, text: str | None = None,
-               deltas: list | None = None, **options):
+    def replay(
+        self,
+        name: str,
+        at: str | None = None,
+        tags: str | None = None,
+        text: str | None = None,
+        deltas: list | None = None,
+        **options,
+    ):
         """Run the version's own parser and serving code on a raw model output, in a child process (schema
         `replay`); options: splits, tools, tool_choice, reasoning_parser, tokenizer_file, modes, timeout, jobs,
         progress. See indexer/replay/."""
@@ -410,6 +512,7 @@ def check_database(path) -> CheckReport:
 
 
 # -- the processes behind some answers (not questions: what a surface starts and stops around them) ----------
+
 
 def warm_searches() -> None:
     """Start the fork server searches run from (answers/bounded.py): a process with threads (a server) calls it

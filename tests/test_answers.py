@@ -32,7 +32,13 @@ def test_which_all_collapses_equal_versions_into_ranges(db):
 
 def test_which_json(db):
     data = json.loads(tpindex("which", "delta", "--at", "v0.24.0", "--format", "json", "--db", db).output)
-    assert [h["hop"] for h in data["parsers"][0]["hops"]] == ["registered", "class", "base", "adapter", "real"]
+    assert [h["hop"] for h in data["parsers"][0]["hops"]] == [
+        "registered",
+        "class",
+        "base",
+        "adapter",
+        "real",
+    ]
 
 
 def test_which_unknown_name_suggests_close_names(db):
@@ -68,8 +74,10 @@ def test_diff_reads_each_classes_bases_as_the_class_hierarchy_view_gives_them(db
 
     conn = sqlite3.connect(db)
     try:
-        view = ("select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from"
-                " (select * from class_hierarchy where version = ? order by file, class, pos) group by file, class")
+        view = (
+            "select file, class, group_concat(coalesce(base, base_written), ', '), min(line) from"
+            " (select * from class_hierarchy where version = ? order by file, class, pos) group by file, class"
+        )
         versions = [r[0] for r in conn.execute("select label from versions order by ord")]
         assert versions
         for v in versions:
@@ -112,28 +120,43 @@ def test_export_formats_are_golden_and_stable(db, fmt, ext):
     golden(f"export_v0.25.0.{ext}", first)
 
 
-@pytest.mark.parametrize("args,name", [
-    (("card", "alpha", "--at", "v0.24.0"), "card_alpha_v0.24.0.txt"),
-    (("card", "delta", "--at", "v0.24.0", "--format", "json"), "card_delta_v0.24.0.json"),
-    (("card", "beta", "--format", "markdown"), "card_beta.md"),
-    (("card", "--all", "--at", "v0.25.0", "--format", "markdown"), "card_all_v0.25.0.md"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (("card", "alpha", "--at", "v0.24.0"), "card_alpha_v0.24.0.txt"),
+        (("card", "delta", "--at", "v0.24.0", "--format", "json"), "card_delta_v0.24.0.json"),
+        (("card", "beta", "--format", "markdown"), "card_beta.md"),
+        (("card", "--all", "--at", "v0.25.0", "--format", "markdown"), "card_all_v0.25.0.md"),
+    ],
+)
 def test_card_is_golden(db, args, name):
     golden(name, tpindex(*args, "--db", db).output)
 
 
-@pytest.mark.parametrize("args,name", [
-    (("grep", "class .*Parser", "--color", "never"), "grep_class_parser.txt"),
-    (("grep", "def ", "-F", "--path", "vllm/tool_parsers", "--format", "json"), "grep_def_tool_parsers.json"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (("grep", "class .*Parser", "--color", "never"), "grep_class_parser.txt"),
+        (
+            ("grep", "def ", "-F", "--path", "vllm/tool_parsers", "--format", "json"),
+            "grep_def_tool_parsers.json",
+        ),
+    ],
+)
 def test_grep_is_golden(db, args, name):
     golden(name, tpindex(*args, "--db", db).output)
 
 
-@pytest.mark.parametrize("args,name", [
-    (("show", "alpha", "--at", "v0.24.0", "--color", "never"), "show_alpha_v0.24.0.txt"),
-    (("show", "delta", "--at", "v0.24.0", "--format", "json"), "show_delta_v0.24.0.json"),
-    (("show", "vllm/tool_parsers/__init__.py:1-8", "--at", "v0.25.0", "--color", "never"), "show_init_v0.25.0.txt"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (("show", "alpha", "--at", "v0.24.0", "--color", "never"), "show_alpha_v0.24.0.txt"),
+        (("show", "delta", "--at", "v0.24.0", "--format", "json"), "show_delta_v0.24.0.json"),
+        (
+            ("show", "vllm/tool_parsers/__init__.py:1-8", "--at", "v0.25.0", "--color", "never"),
+            "show_init_v0.25.0.txt",
+        ),
+    ],
+)
 def test_show_is_golden(db, args, name):
     golden(name, tpindex(*args, "--db", db).output)

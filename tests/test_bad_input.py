@@ -17,21 +17,49 @@ from fixtures.small import ABSTRACT, TP, fails, parser
 
 # -- the source and the versions -----------------------------------------------------------------------------
 
+
 def test_not_a_git_repository(tmp_path):
     (tmp_path / "plain").mkdir()
-    fails("build", "--repo", tmp_path / "plain", "--tags", "v1..", "--db", tmp_path / "x.db",
-          words=("is not a git repository", "--from-pypi"))
-    fails("build", "--repo", tmp_path / "missing", "--tags", "v1..", "--db", tmp_path / "x.db",
-          words=("is not a git repository",))
+    fails(
+        "build",
+        "--repo",
+        tmp_path / "plain",
+        "--tags",
+        "v1..",
+        "--db",
+        tmp_path / "x.db",
+        words=("is not a git repository", "--from-pypi"),
+    )
+    fails(
+        "build",
+        "--repo",
+        tmp_path / "missing",
+        "--tags",
+        "v1..",
+        "--db",
+        tmp_path / "x.db",
+        words=("is not a git repository",),
+    )
     assert not (tmp_path / "x.db").exists()
 
 
 def test_unknown_tag(small_repo, tmp_path):
-    fails("build", "--repo", small_repo, "--tags", "v0.6.4", "--db", tmp_path / "x.db", words=("v0.6.4", "v0.6.3"))
+    fails(
+        "build",
+        "--repo",
+        small_repo,
+        "--tags",
+        "v0.6.4",
+        "--db",
+        tmp_path / "x.db",
+        words=("v0.6.4", "v0.6.3"),
+    )
     assert not (tmp_path / "x.db").exists()
 
 
-@pytest.mark.parametrize("spec", ["v0.6.3..v0.7.0..v0.8.0", "..", "v0.6.3,,v0.7.0", "v0.7.0..v0.6.3", "", " , "])
+@pytest.mark.parametrize(
+    "spec", ["v0.6.3..v0.7.0..v0.8.0", "..", "v0.6.3,,v0.7.0", "v0.7.0..v0.6.3", "", " , "]
+)
 def test_malformed_spec(small_repo, tmp_path, spec):
     fails("build", "--repo", small_repo, "--tags", spec, "--db", tmp_path / "x.db")
 
@@ -42,7 +70,9 @@ def test_no_vllm_files_in_scope_is_a_warning_and_zero_rows(tmp_path):
     result = tpindex("build", "--repo", repo, "--tags", "v1.0.0", "--db", db)
     assert "warning: v1.0.0: no parser registry found" in result.output
     assert "Traceback" not in result.output
-    assert rows(db, "select label, status, file_count, registry from versions") == [("v1.0.0", "complete", 0, "none")]
+    assert rows(db, "select label, status, file_count, registry from versions") == [
+        ("v1.0.0", "complete", 0, "none")
+    ]
     assert rows(db, "select count(*) from files") == [(0,)]
     assert rows(db, "select count(*) from parser_map") == [(0,)]
     tpindex("check", "--db", db)
@@ -50,9 +80,18 @@ def test_no_vllm_files_in_scope_is_a_warning_and_zero_rows(tmp_path):
 
 # -- the database ----------------------------------------------------------------------------------------------
 
+
 def test_missing_db_directory(small_repo, tmp_path):
-    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", tmp_path / "no" / "such" / "x.db",
-          words=("does not exist", "mkdir"))
+    fails(
+        "build",
+        "--repo",
+        small_repo,
+        "--tags",
+        "v0.6.3",
+        "--db",
+        tmp_path / "no" / "such" / "x.db",
+        words=("does not exist", "mkdir"),
+    )
     for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["export"], ["versions"]):
         fails(*cmd, "--db", tmp_path / "no" / "x.db", words=("no database",))
 
@@ -72,8 +111,16 @@ def readonly_dir(tmp_path):
 
 
 def test_unwritable_db_directory(small_repo, readonly_dir):
-    fails("build", "--repo", small_repo, "--tags", "v0.6.3", "--db", readonly_dir / "x.db",
-          words=("cannot write", "permissions"))
+    fails(
+        "build",
+        "--repo",
+        small_repo,
+        "--tags",
+        "v0.6.3",
+        "--db",
+        readonly_dir / "x.db",
+        words=("cannot write", "permissions"),
+    )
 
 
 def test_unwritable_database_file_is_refused_but_readable(small_repo, built, tmp_path):
@@ -129,7 +176,12 @@ def test_export_never_writes_over_a_database(built, tmp_path):
     conn.commit()
     conn.close()
     other_before = other.read_bytes()
-    for out, via in [(db, db), (tmp_path / "link.db", db), (tmp_path / "hard.db", db), (db, tmp_path / "link.db")]:
+    for out, via in [
+        (db, db),
+        (tmp_path / "link.db", db),
+        (tmp_path / "hard.db", db),
+        (db, tmp_path / "link.db"),
+    ]:
         fails("export", "--at", "v0.6.3", "-o", out, "--db", via, words=("refusing to write over it",))
     fails("export", "-o", other, "--db", db, words=("is an SQLite database",))
     lock = tmp_path / "index.db.lock"  # a file of the database reached through a link to it
@@ -169,8 +221,11 @@ def test_older_schema_is_migrated(small_repo, built, tmp_path, monkeypatch):
     db = tmp_path / "older.db"
     db.write_bytes(built.read_bytes())
     monkeypatch.setattr(indexer.store.database, "SCHEMA_VERSION", now + 1)
-    monkeypatch.setattr(indexer.store.database, "MIGRATIONS",
-                        {**indexer.store.database.MIGRATIONS, now: "alter table versions add column note text;"})
+    monkeypatch.setattr(
+        indexer.store.database,
+        "MIGRATIONS",
+        {**indexer.store.database.MIGRATIONS, now: "alter table versions add column note text;"},
+    )
     out = tpindex("check", "--db", db, ok=False)
     assert out.exit_code == 1 and f"schema version {now}" in out.output and "migrates" in out.output
     tpindex("build", "--repo", small_repo, "--tags", "v0.6.3..", "--db", db, "-q")
@@ -190,6 +245,7 @@ def test_schema_older_than_any_migration_is_refused(small_repo, built, tmp_path)
 
 
 # -- questions the database cannot answer ------------------------------------------------------------------------
+
 
 def test_unknown_parser_name_for_which(built):
     fails("which", "hermez", "--db", built, words=("hermez", "did you mean: hermes"))
@@ -212,14 +268,19 @@ def test_db_path_with_uri_characters(small_repo, tmp_path):
 
 # -- broken files in scope ---------------------------------------------------------------------------------------
 
+
 def registered(name: str, cls: str) -> bytes:
-    return (f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
-            f"@ToolParserManager.register_module({name!r})\nclass {cls}(ToolParser):\n"
-            f"    def extract_tool_calls(self, text):\n        return text  # TODO: {name}\n").encode()
+    return (
+        f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
+        f"@ToolParserManager.register_module({name!r})\nclass {cls}(ToolParser):\n"
+        f"    def extract_tool_calls(self, text):\n        return text  # TODO: {name}\n"
+    ).encode()
 
 
 def big_code(megabytes: int) -> bytes:
-    chunk = b"".join(b"def helper_%d(a, b):\n    return [a + b for _ in range(%d)]\n\n\n" % (i, i) for i in range(2000))
+    chunk = b"".join(
+        b"def helper_%d(a, b):\n    return [a + b for _ in range(%d)]\n\n\n" % (i, i) for i in range(2000)
+    )
     out = bytearray(registered("huge", "HugeToolParser"))
     while len(out) < megabytes << 20:
         out += chunk
@@ -232,10 +293,14 @@ BROKEN = {
     "latin1": b"# caf\xe9 cr\xe8me\n" + registered("latin1", "Latin1ToolParser"),
     "huge": big_code(10),
     "parens": registered("parens", "ParensToolParser") + b"x = " + b"(" * 20000 + b"1" + b")" * 20000 + b"\n",
-    "blocks": registered("blocks", "BlocksToolParser") + b"".join(
-        b" " * i + b"if x%d:\n" % i for i in range(1500)) + b" " * 1500 + b"pass\n",
-    "classes": registered("classes", "ClassesToolParser") + b"".join(
-        b" " * (4 * i) + b"class C%d(ToolParser):\n" % i for i in range(300)) + b" " * 1200 + b"pass\n",
+    "blocks": registered("blocks", "BlocksToolParser")
+    + b"".join(b" " * i + b"if x%d:\n" % i for i in range(1500))
+    + b" " * 1500
+    + b"pass\n",
+    "classes": registered("classes", "ClassesToolParser")
+    + b"".join(b" " * (4 * i) + b"class C%d(ToolParser):\n" % i for i in range(300))
+    + b" " * 1200
+    + b"pass\n",
     "unclosed": registered("unclosed", "UnclosedToolParser") + b'x = """never closed\n' + b"y = 1\n" * 100,
     "empty": b"",
     "binary": bytes(range(256)) * 64,
@@ -247,12 +312,16 @@ def test_broken_files_are_indexed_as_far_as_possible(tmp_path):
     files = {f"{TP}/{k}_tool_parser.py": v for k, v in BROKEN.items()}
     files[f"{TP}/abstract_tool_parser.py"] = ABSTRACT
     files[f"{TP}/hermes_tool_parser.py"] = parser("hermes", "Hermes")
-    repo = make_repo(tmp_path / "repo", {"v0.6.3": files, "v0.7.0": {f"{TP}/late_tool_parser.py": parser("late", "L")}})
+    repo = make_repo(
+        tmp_path / "repo", {"v0.6.3": files, "v0.7.0": {f"{TP}/late_tool_parser.py": parser("late", "L")}}
+    )
     db = tmp_path / "x.db"
     result = tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "-j", "2", "--db", db)
     assert "Traceback" not in result.output
-    assert rows(db, "select label, status from versions order by ord") == [("v0.6.3", "complete"),
-                                                                           ("v0.7.0", "complete")]
+    assert rows(db, "select label, status from versions order by ord") == [
+        ("v0.6.3", "complete"),
+        ("v0.7.0", "complete"),
+    ]
     assert len(rows(db, "select file from version_files where version = 'v0.6.3'")) == len(files)
     status = dict(rows(db, "select file, parse_status from version_files where version = 'v0.6.3'"))
     assert status[f"{TP}/syntax_tool_parser.py"] == "syntax-errors"
@@ -261,20 +330,32 @@ def test_broken_files_are_indexed_as_far_as_possible(tmp_path):
     assert status[f"{TP}/unclosed_tool_parser.py"] == "syntax-errors"
     assert status[f"{TP}/binary_tool_parser.py"] != "ok"
     assert status[f"{TP}/hermes_tool_parser.py"] == status[f"{TP}/empty_tool_parser.py"] == "ok"
-    errors = {r[0]: r for r in rows(db, "select file, parse_status, error_count, first_error_line, error"
-                                        " from parse_errors where version = 'v0.6.3'")}
+    errors = {
+        r[0]: r
+        for r in rows(
+            db,
+            "select file, parse_status, error_count, first_error_line, error"
+            " from parse_errors where version = 'v0.6.3'",
+        )
+    }
     assert set(errors) == {f for f, s in status.items() if s not in ("ok", "not-parsed")}
     assert all(r[4] for r in errors.values())  # every parse error says what it is
     syntax = errors[f"{TP}/syntax_tool_parser.py"]
-    assert syntax[2] >= 1 and syntax[3] == BROKEN["syntax"].count(b"\n", 0, BROKEN["syntax"].index(b"def broken")) + 1
+    assert (
+        syntax[2] >= 1
+        and syntax[3] == BROKEN["syntax"].count(b"\n", 0, BROKEN["syntax"].index(b"def broken")) + 1
+    )
     # the registration at the top of every file that has one is found, whatever follows it
     names = {r[0] for r in rows(db, "select name from registry where version = 'v0.6.3'")}
     assert names >= {"hermes", "syntax", "nul", "latin1", "huge", "parens", "blocks", "classes", "unclosed"}
-    assert {r[0] for r in rows(db, "select name from parser_map_v where version = 'v0.7.0'")} >= names | {"late"}
+    assert {r[0] for r in rows(db, "select name from parser_map_v where version = 'v0.7.0'")} >= names | {
+        "late"
+    }
     tpindex("check", "--db", db)
 
 
 # -- tpindex check on damaged databases ---------------------------------------------------------------------------
+
 
 def damaged(built, tmp_path, *sql: str) -> Path:
     db = tmp_path / "damaged.db"
@@ -294,25 +375,47 @@ def test_check_passes_on_a_good_database(built):
     assert "3 blob(s)" in out and "2 parser name(s)" in out and "1 marker(s)" in out
 
 
-@pytest.mark.parametrize("sql, says", [
-    (["delete from blobs where id = (select blob_id from units limit 1)"], "unit(s) point at no blob"),
-    (["delete from units where id = (select unit_id from files limit 1)"], "file row(s) point at no unit"),
-    (["update versions set status = 'building' where label = 'v0.7.0'"], "version v0.7.0 is not complete"),
-    (["update versions set status = 'building' where label = 'v0.7.0'"], "parser_map row(s) belong to incomplete"),
-    (["update versions set file_count = 99 where label = 'v0.6.3'"], "records 99 file(s) but maps 2"),
-    (["update versions set ord = 5 where label = 'v0.6.3'"], "does not follow version order"),
-    (["update versions set ord = null"], "missing or repeated order numbers"),
-    (["update meta set value = '0' where key = 'schema_version'"], "schema 0"),
-    (["update blobs set facts = x'00ff' where status = 'ok'"], "unreadable facts"),
-    (["drop trigger markers_ad", "delete from markers"], "markers_fts is out of sync"),
-    (["drop trigger markers_ai", "insert into markers(unit_id, kind, line, text) select id, 'TODO', 1,"
-      " 'unindexed words' from units limit 1"], "are not indexed"),
-    (["delete from parser_map"], "has a registry but no parser_map rows"),
-    (["delete from parser_map where name = 'hermes'"], "parser_hops row(s) belong to no parser_map row"),
-    (["drop view registry"], "missing tables or views: registry"),
-    (["insert into files(version_id, path, unit_id) values (42, 'x.py', (select id from units limit 1))"],
-     "point at missing versions"),
-])
+@pytest.mark.parametrize(
+    "sql, says",
+    [
+        (["delete from blobs where id = (select blob_id from units limit 1)"], "unit(s) point at no blob"),
+        (
+            ["delete from units where id = (select unit_id from files limit 1)"],
+            "file row(s) point at no unit",
+        ),
+        (
+            ["update versions set status = 'building' where label = 'v0.7.0'"],
+            "version v0.7.0 is not complete",
+        ),
+        (
+            ["update versions set status = 'building' where label = 'v0.7.0'"],
+            "parser_map row(s) belong to incomplete",
+        ),
+        (["update versions set file_count = 99 where label = 'v0.6.3'"], "records 99 file(s) but maps 2"),
+        (["update versions set ord = 5 where label = 'v0.6.3'"], "does not follow version order"),
+        (["update versions set ord = null"], "missing or repeated order numbers"),
+        (["update meta set value = '0' where key = 'schema_version'"], "schema 0"),
+        (["update blobs set facts = x'00ff' where status = 'ok'"], "unreadable facts"),
+        (["drop trigger markers_ad", "delete from markers"], "markers_fts is out of sync"),
+        (
+            [
+                "drop trigger markers_ai",
+                "insert into markers(unit_id, kind, line, text) select id, 'TODO', 1,"
+                " 'unindexed words' from units limit 1",
+            ],
+            "are not indexed",
+        ),
+        (["delete from parser_map"], "has a registry but no parser_map rows"),
+        (["delete from parser_map where name = 'hermes'"], "parser_hops row(s) belong to no parser_map row"),
+        (["drop view registry"], "missing tables or views: registry"),
+        (
+            [
+                "insert into files(version_id, path, unit_id) values (42, 'x.py', (select id from units limit 1))"
+            ],
+            "point at missing versions",
+        ),
+    ],
+)
 def test_check_finds_what_is_wrong(built, tmp_path, sql, says):
     db = damaged(built, tmp_path, *sql)
     result = tpindex("check", "--db", db, ok=False)
@@ -330,14 +433,20 @@ def corrupted_copies(built, tmp_path):
     for page in range(len(data) // size):
         for at in (page * size + (100 if page == 0 else 0), (page + 1) * size - 300):
             db = tmp_path / f"corrupt-{at}.db"
-            db.write_bytes(data[:at] + b"\xa5" * 300 + data[at + 300:])
+            db.write_bytes(data[:at] + b"\xa5" * 300 + data[at + 300 :])
             yield db
 
 
-@pytest.mark.parametrize("cmd", [
-    ["check"], ["build", "--tags", "v0.6.3.."],
-    ["which", "hermes"], ["versions"], ["diff", "v0.6.3", "v0.7.0"],
-])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["check"],
+        ["build", "--tags", "v0.6.3.."],
+        ["which", "hermes"],
+        ["versions"],
+        ["diff", "v0.6.3", "v0.7.0"],
+    ],
+)
 def test_damaged_database_pages(small_repo, built, tmp_path, cmd):
     """No traceback whichever page is damaged: check reports it (exit 1) or refuses the file (exit 2)."""
     if cmd[0] == "build":
@@ -351,8 +460,8 @@ def test_damaged_database_pages(small_repo, built, tmp_path, cmd):
             assert "problem" in result.output
 
 
-
 # -- output that cannot be written, damaged meta rows, absurd input -------------------------------------------------
+
 
 def test_export_to_a_place_it_cannot_write(built, tmp_path):
     fails("export", "-o", tmp_path / "no" / "such" / "out.json", "--db", built, words=("does not exist",))
@@ -379,11 +488,15 @@ def tpindex_process(*args, stdout=None):
     import sys
 
     exe = Path(sys.executable).parent / "tpindex"
-    return subprocess.run([str(exe), *map(str, args)], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+    return subprocess.run(
+        [str(exe), *map(str, args)], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120
+    )
 
 
-@pytest.mark.parametrize("cmd", [["versions"], ["which", "hermes"], ["export"], ["diff", "v0.6.3", "v0.7.0"],
-                                 ["check"], ["--help"]])
+@pytest.mark.parametrize(
+    "cmd",
+    [["versions"], ["which", "hermes"], ["export"], ["diff", "v0.6.3", "v0.7.0"], ["check"], ["--help"]],
+)
 def test_standard_output_on_a_full_device(built, cmd):
     """`tpindex ... > /dev/full`: one line and a hint on standard error, exit 2; no traceback, nothing
     printed again when Python flushes at exit."""
@@ -391,7 +504,9 @@ def test_standard_output_on_a_full_device(built, cmd):
         result = tpindex_process(*cmd, *(["--db", built] if cmd != ["--help"] else []), stdout=full)
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2, result.stderr
-    assert len(lines) == 2 and lines[0] == "Error: cannot write the output (No space left on device)", result.stderr
+    assert len(lines) == 2 and lines[0] == "Error: cannot write the output (No space left on device)", (
+        result.stderr
+    )
     assert lines[1].startswith("Hint: ")
 
 
@@ -400,8 +515,9 @@ def test_standard_output_closed_by_its_reader(built):
     import sys
 
     exe = Path(sys.executable).parent / "tpindex"
-    proc = subprocess.Popen([str(exe), "versions", "--db", str(built)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [str(exe), "versions", "--db", str(built)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 1 and err == "", err
@@ -420,8 +536,10 @@ def test_a_schema_version_that_is_not_a_number(small_repo, built, tmp_path, valu
     assert db.read_bytes() == before
 
 
-@pytest.mark.parametrize("spec", ["v0.6.3.." + "9" * 10_000, "9" * 10_000 + "..v0.7.0", "v" + "9" * 10_000,
-                                  "v0.6.3..v0.7." + "1" * 5000])
+@pytest.mark.parametrize(
+    "spec",
+    ["v0.6.3.." + "9" * 10_000, "9" * 10_000 + "..v0.7.0", "v" + "9" * 10_000, "v0.6.3..v0.7." + "1" * 5000],
+)
 def test_an_absurdly_long_version_is_a_malformed_spec(small_repo, tmp_path, spec):
     result = fails("build", "--repo", small_repo, "--tags", spec, "--db", tmp_path / "x.db")
     assert len(result.output) < 500 and "int" not in result.output.lower().replace("hint", ""), result.output

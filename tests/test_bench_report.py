@@ -19,18 +19,60 @@ def proc(wall, **more):
 
 
 def samples() -> dict[str, list[dict]]:
-    s = {"a": [proc(2.0)], "b": [proc(0.1)], "c": [proc(0.4)], "d": [proc(50.0)], "e": [proc(7.0)],
-         "j": [proc(9.0)], "k": [proc(70.0)],
-         "s": [{"wall": 0.2, "p95_ms": 200.0, "p50_ms": 50.0, "max_ms": 900.0, "errors": 0, "requests": 5000,
-                "rps": 80.0, "clients": 20, "seconds": 60.0, "mem_start_mb": 100.0, "mem_peak_mb": 140.0,
-                "mem_end_mb": 104.0, "loadavg": 1.0}], "i_a0": [proc(1.8)], "i_d0": [proc(45.0)],
-         "r_cold": [proc(200.0)], "r_warm": [proc(12.0)], "r_one": [proc(1.5)],
-         "g_which": [proc(0.1)], "g_diff": [proc(0.1)], "g_card": [proc(0.2)], "g_where": [proc(0.1)],
-         "f_a": [{"parse_s": 1.0, "parse_cpu_s": 1.0, "extract_s": 2.0, "extract_cpu_s": 2.0, "worker_s": 2.5,
-                  "worker_cpu_s": 2.5, "unique_blobs": 900, "bytes": 9e6, "files": 900, "versions": 64}],
-         "f_d": [{"parse_s": 40.0, "parse_cpu_s": 40.0, "unique_blobs": 40000, "bytes": 4e8}],
-         "i_a": [{"size_mb": 14.0}], "i_a0_size": [{"size_mb": 11.0}], "i_d": [{"size_mb": 265.0}],
-         "i_d0_size": [{"size_mb": 174.0}]}
+    s = {
+        "a": [proc(2.0)],
+        "b": [proc(0.1)],
+        "c": [proc(0.4)],
+        "d": [proc(50.0)],
+        "e": [proc(7.0)],
+        "j": [proc(9.0)],
+        "k": [proc(70.0)],
+        "s": [
+            {
+                "wall": 0.2,
+                "p95_ms": 200.0,
+                "p50_ms": 50.0,
+                "max_ms": 900.0,
+                "errors": 0,
+                "requests": 5000,
+                "rps": 80.0,
+                "clients": 20,
+                "seconds": 60.0,
+                "mem_start_mb": 100.0,
+                "mem_peak_mb": 140.0,
+                "mem_end_mb": 104.0,
+                "loadavg": 1.0,
+            }
+        ],
+        "i_a0": [proc(1.8)],
+        "i_d0": [proc(45.0)],
+        "r_cold": [proc(200.0)],
+        "r_warm": [proc(12.0)],
+        "r_one": [proc(1.5)],
+        "g_which": [proc(0.1)],
+        "g_diff": [proc(0.1)],
+        "g_card": [proc(0.2)],
+        "g_where": [proc(0.1)],
+        "f_a": [
+            {
+                "parse_s": 1.0,
+                "parse_cpu_s": 1.0,
+                "extract_s": 2.0,
+                "extract_cpu_s": 2.0,
+                "worker_s": 2.5,
+                "worker_cpu_s": 2.5,
+                "unique_blobs": 900,
+                "bytes": 9e6,
+                "files": 900,
+                "versions": 64,
+            }
+        ],
+        "f_d": [{"parse_s": 40.0, "parse_cpu_s": 40.0, "unique_blobs": 40000, "bytes": 4e8}],
+        "i_a": [{"size_mb": 14.0}],
+        "i_a0_size": [{"size_mb": 11.0}],
+        "i_d": [{"size_mb": 265.0}],
+        "i_d0_size": [{"size_mb": 174.0}],
+    }
     for key in bench.GREP_PATTERNS:
         for suffix, ours, git in (("", 0.1, 0.2), ("_d", 0.2, 3.0)):
             s[f"h_{key}{suffix}"] = [proc(ours)]
@@ -39,9 +81,13 @@ def samples() -> dict[str, list[dict]]:
 
 
 def checks(same=True) -> dict[str, list[dict]]:
-    return {f"h_same_{key}{suffix}": [{"same": same, "lines": 10, "tpindex_lines": 10, "only_tpindex": [],
-                                        "only_git": []}]
-            for key in bench.GREP_PATTERNS for suffix in ("", "_d")}
+    return {
+        f"h_same_{key}{suffix}": [
+            {"same": same, "lines": 10, "tpindex_lines": 10, "only_tpindex": [], "only_git": []}
+        ]
+        for key in bench.GREP_PATTERNS
+        for suffix in ("", "_d")
+    }
 
 
 def test_every_target_of_the_issue_has_a_row_with_result_and_verdict():
@@ -74,8 +120,12 @@ def test_serve_memory_that_grows_is_not_flat():
 
 
 def test_a_partial_run_reports_what_it_measured():
-    partial = {k: v for k, v in samples().items() if not k.endswith("_d") and k not in ("d", "f_d", "i_d", "k", "s")}
-    rows = bench.assess(bench.medians(partial), 2, {k: v for k, v in checks().items() if not k.endswith("_d")})
+    partial = {
+        k: v for k, v in samples().items() if not k.endswith("_d") and k not in ("d", "f_d", "i_d", "k", "s")
+    }
+    rows = bench.assess(
+        bench.medians(partial), 2, {k: v for k, v in checks().items() if not k.endswith("_d")}
+    )
     targets = bench.summary(rows, 2)
     assert [t["n"] for t in targets] == [n for n, _, _ in bench.TARGETS]  # every target has its row
     assert {t["n"] for t in targets if t["met"] is not None} == {3, 6, 8, 9, 10, 11, 12, 13}
@@ -83,8 +133,16 @@ def test_a_partial_run_reports_what_it_measured():
 
 
 def test_markdown_from_a_file_holding_the_samples_alone(tmp_path, capsys):
-    env = {"cpus": 2, "python": "3.12", "tree_sitter": "0", "loadavg_start": [0.1], "loadavg_end": [0.2],
-           "project_commit": "0" * 40, "project_dirty": False, "tags": ["v1.0.0", "v1.1.0"]}
+    env = {
+        "cpus": 2,
+        "python": "3.12",
+        "tree_sitter": "0",
+        "loadavg_start": [0.1],
+        "loadavg_end": [0.2],
+        "project_commit": "0" * 40,
+        "project_dirty": False,
+        "tags": ["v1.0.0", "v1.1.0"],
+    }
     path = tmp_path / "results.json"
     path.write_text(json.dumps({"environment": env, "runs": 1, "checks": checks(), "samples": samples()}))
     assert bench.print_markdown(path) == 0
@@ -100,5 +158,12 @@ def test_the_readme_tables_are_those_of_the_committed_results():
     assert blocks, "the README has no generated bench block"
     for start, end, path in blocks:
         assert (bench.ROOT / path).exists(), path
-        want = bench.BLOCK_START.format(path=path) + "\n" + bench.markdown_text(bench.ROOT / path) + bench.BLOCK_END
-        assert text[start:end] == want, f"README tables differ from {path}: run python tests/bench/bench.py --readme {path}"
+        want = (
+            bench.BLOCK_START.format(path=path)
+            + "\n"
+            + bench.markdown_text(bench.ROOT / path)
+            + bench.BLOCK_END
+        )
+        assert text[start:end] == want, (
+            f"README tables differ from {path}: run python tests/bench/bench.py --readme {path}"
+        )

@@ -25,8 +25,13 @@ def pages(client) -> list[str]:
     names = [("tool", "alpha"), ("tool", "beta"), ("reasoning", "beta"), ("tool", "delta"), ("tool", "gamma")]
     out = [f"/-/parser/{k}/{n}" for k, n in names] + [f"/-/parser/tool/alpha?v={v}" for v in VERSIONS]
     out += [f"/-/version/{v}" for v in VERSIONS]
-    out += ["/tpindex/which?name=beta&version=v0.30.0", "/tpindex/history?name=alpha", "/tpindex/parser_map_v",
-            "/-/parser-matrix", "/-/grep?q=parse"]
+    out += [
+        "/tpindex/which?name=beta&version=v0.30.0",
+        "/tpindex/history?name=alpha",
+        "/tpindex/parser_map_v",
+        "/-/parser-matrix",
+        "/-/grep?q=parse",
+    ]
     return out  # (the source and diff pages are the local code: their upstream link is the same code's)
 
 
@@ -44,31 +49,40 @@ def test_no_page_links_upstream_without_a_local_link_beside_it(client):
 
 def local_links(page: str) -> list[tuple[str, str]]:
     """(text, href) of the links to the local source pages."""
-    return [(html.unescape(re.sub(r"<[^>]+>", "", t)), html.unescape(h))
-            for h, t in re.findall(r'<a class="tpindex-src" href="(/-/source/[^"]+)"[^>]*>(.*?)</a>', page)]
+    return [
+        (html.unescape(re.sub(r"<[^>]+>", "", t)), html.unescape(h))
+        for h, t in re.findall(r'<a class="tpindex-src" href="(/-/source/[^"]+)"[^>]*>(.*?)</a>', page)
+    ]
 
 
 def test_the_parser_page_links_every_file_line_to_the_local_source_at_its_version(client):
     page = client.html("/-/parser/tool/beta?v=v0.30.0")
-    card = page[:page.index('id="history"')]
-    assert (f"vllm/parser/beta.py:{BETA_PARSER_LINE}", f"/-/source/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") \
-        in local_links(card)
-    history = page[page.index('id="history"'):page.index('id="changes"')]
+    card = page[: page.index('id="history"')]
+    assert (
+        f"vllm/parser/beta.py:{BETA_PARSER_LINE}",
+        f"/-/source/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}",
+    ) in local_links(card)
+    history = page[page.index('id="history"') : page.index('id="changes"')]
     # the history's rows link at the last version of their range: standalone at v0.29.0
-    assert any(h.startswith("/-/source/v0.29.0/vllm/tool_parsers/beta_tool_parser.py#L") for _, h in local_links(history))
+    assert any(
+        h.startswith("/-/source/v0.29.0/vllm/tool_parsers/beta_tool_parser.py#L")
+        for _, h in local_links(history)
+    )
     # every link to a file of the card is a local one, upstream beside
     assert all(t.split(":")[0] in h for t, h in local_links(card))
 
 
 def diff_links(page: str) -> list[tuple[str, dict]]:
     """(text, query) of the links to local diffs."""
-    return [(html.unescape(re.sub(r"<[^>]+>", "", t)).strip(), parse_qs(urlsplit(html.unescape(h)).query))
-            for h, t in re.findall(r'<a class="tpindex-diff" href="(/-/diff\?[^"]+)"[^>]*>(.*?)</a>', page, re.S)]
+    return [
+        (html.unescape(re.sub(r"<[^>]+>", "", t)).strip(), parse_qs(urlsplit(html.unescape(h)).query))
+        for h, t in re.findall(r'<a class="tpindex-diff" href="(/-/diff\?[^"]+)"[^>]*>(.*?)</a>', page, re.S)
+    ]
 
 
 def test_code_changed_links_the_local_diff_of_the_names_code_with_counts(client):
     page = client.html("/-/parser/tool/alpha")
-    changes = page[page.index('id="changes"'):]
+    changes = page[page.index('id="changes"') :]
     found = diff_links(changes)
     assert found, "the code changes link their diffs"
     text, q = next((t, q) for t, q in found if q["b"] == ["v0.31.0"] and "name" in q)  # its real file moved
@@ -83,11 +97,15 @@ def test_code_changed_links_the_local_diff_of_the_names_code_with_counts(client)
 
 def test_the_version_page_links_real_files_locally_and_code_changes_to_their_diffs(client):
     page = client.html("/-/version/v0.31.0")
-    names = page[page.index('id="kind-tool"'):page.index('id="changes"')]
-    assert any(h.startswith("/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py#L") for _, h in local_links(names))
-    changes = page[page.index('id="changes"'):]
-    assert any(q.get("name") == ["alpha"] and q["a"] == ["v0.30.0"] and q["b"] == ["v0.31.0"]
-               for _, q in diff_links(changes))
+    names = page[page.index('id="kind-tool"') : page.index('id="changes"')]
+    assert any(
+        h.startswith("/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py#L") for _, h in local_links(names)
+    )
+    changes = page[page.index('id="changes"') :]
+    assert any(
+        q.get("name") == ["alpha"] and q["a"] == ["v0.30.0"] and q["b"] == ["v0.31.0"]
+        for _, q in diff_links(changes)
+    )
 
 
 def test_a_removed_names_page_says_when_it_went_and_what_took_over(client):
@@ -112,14 +130,19 @@ def test_the_parser_page_picks_a_version_to_diff_its_code_from(client):
 def clicks(page: str) -> list[tuple[str, str]]:
     found = re.search(r'class="tpindex-clicks">Try instead: (.*?)</(?:p|div)>', page, re.S)
     assert found, "the error offers links"
-    return [(html.unescape(t), html.unescape(h)) for h, t in re.findall(r'<a href="([^"]+)">([^<]+)</a>', found.group(1))]
+    return [
+        (html.unescape(t), html.unescape(h))
+        for h, t in re.findall(r'<a href="([^"]+)">([^<]+)</a>', found.group(1))
+    ]
 
 
 def test_web_errors_offer_links_to_close_versions_and_paths_not_command_lines(client):
     r = client.get("/-/parser/tool/alpha?v=v0.30.5")
     assert r.status_code == 404 and "v0.30.5 is not indexed" in r.text
-    assert {("at v0.30.0", "/-/parser/tool/alpha?v=v0.30.0"), ("at v0.31.0", "/-/parser/tool/alpha?v=v0.31.0")} \
-        <= set(clicks(r.text))
+    assert {
+        ("at v0.30.0", "/-/parser/tool/alpha?v=v0.30.0"),
+        ("at v0.31.0", "/-/parser/tool/alpha?v=v0.31.0"),
+    } <= set(clicks(r.text))
     assert "tpindex versions" not in r.text and "tpindex build" not in r.text  # no command line offered
     r = client.get("/-/version/v0.30.5")
     assert r.status_code == 404 and ("at v0.31.0", "/-/version/v0.31.0") in clicks(r.text)
@@ -128,7 +151,10 @@ def test_web_errors_offer_links_to_close_versions_and_paths_not_command_lines(cl
     assert r.status_code == 404 and "--at" not in r.text
     offered = clicks(r.text)
     assert ("at v0.30.0", "/-/source/v0.30.0/vllm/tool_parsers/alpha_tool_parser.py") in offered
-    assert ("vllm/tool_parsers/alpha_parser.py", "/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py") in offered
+    assert (
+        "vllm/tool_parsers/alpha_parser.py",
+        "/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py",
+    ) in offered
     for text, href in offered:
         assert client.get(href).status_code == 200, (text, href)
     r = client.get("/-/parser/tool/alpah")
@@ -147,7 +173,9 @@ def test_the_home_page_links_the_tools_and_diff_without_parameters_is_a_form(cli
     options = re.findall(r'<select id="d-a" name="a">(.*?)</select>', form, re.S)[0]
     assert re.findall(r"<option[^>]*>([^<]+)</option>", options) == VERSIONS[::-1]
     assert "<option selected>v0.30.0</option>" in options  # the two newest, preselected
-    assert client.get("/-/diff?a=v0.30.0").status_code == 400  # half a question: the form, saying what is missing
+    assert (
+        client.get("/-/diff?a=v0.30.0").status_code == 400
+    )  # half a question: the form, saying what is missing
 
 
 def test_plants_and_markers_say_whose_code_holds_them(client):
@@ -155,7 +183,8 @@ def test_plants_and_markers_say_whose_code_holds_them(client):
 
     plants = canned(client, "plants_by_version", version="v0.30.0")
     assert [(r["file"], r["tool_parsers"], r["reasoning_parser_names"]) for r in plants] == [
-        ("vllm/tool_parsers/alpha_tool_parser.py", "alpha", None)]
+        ("vllm/tool_parsers/alpha_tool_parser.py", "alpha", None)
+    ]
     markers = {r["file"]: r for r in canned(client, "marker_sites", version="v0.30.0", kind="", q="")}
     assert markers["vllm/parser/beta.py"]["tool_parsers"] == "beta"  # the engine file: beta's real code
     assert markers["vllm/parser/beta.py"]["reasoning_parser_names"] == "beta"
@@ -168,7 +197,9 @@ def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_dir
 
     page = client.html("/-/source/v0.30.0/vllm/parser/beta.py")
     implements = re.search(r'<p class="tp-implements">(.*?)</p>', page, re.S).group(1)
-    assert ("tool", "beta") in [(k, n) for k, n in re.findall(r'href="/-/parser/(\w+)/(\w+)\?v=v0\.30\.0"', implements)]
+    assert ("tool", "beta") in [
+        (k, n) for k, n in re.findall(r'href="/-/parser/(\w+)/(\w+)\?v=v0\.30\.0"', implements)
+    ]
     assert ("reasoning", "beta") in re.findall(r'href="/-/parser/(\w+)/(\w+)\?v=v0\.30\.0"', implements)
     outline = re.search(r'<details class="tp-outline" open>(.*?)</details>', page, re.S).group(1)
     line = BETA_PARSER_LINE
@@ -177,7 +208,10 @@ def test_the_source_page_outlines_the_file_says_what_it_implements_and_lists_dir
     assert 'class="tp-parent" href="/-/source/v0.30.0/vllm/parser"' in page
     listing = client.html("/-/source/v0.30.0/vllm/parser")
     files = re.findall(r'<a class="tpindex-src" href="(/-/source/v0\.30\.0/[^"]+)">', listing)
-    assert "/-/source/v0.30.0/vllm/parser/beta.py" in files and "/-/source/v0.30.0/vllm/parser/engine/registered_adapters.py" in files
+    assert (
+        "/-/source/v0.30.0/vllm/parser/beta.py" in files
+        and "/-/source/v0.30.0/vllm/parser/engine/registered_adapters.py" in files
+    )
     assert all(client.get(f).status_code == 200 for f in files)
     assert client.get("/-/source/v0.30.0/vllm/nowhere").status_code == 404
 
@@ -205,8 +239,10 @@ def test_a_blank_cell_is_empty_and_long_names_may_wrap_so_a_question_fits_the_wi
     # a long file name (20 characters or more) may wrap after an underscore, a path after a slash
     from indexer.serve.cells import breakable_class, breakable_path
 
-    assert str(breakable_path("vllm/tool_parsers/glm47_moe_tool_parser.py")) == \
-        "vllm/<wbr>tool_parsers/<wbr>glm47_<wbr>moe_<wbr>tool_<wbr>parser.py"
+    assert (
+        str(breakable_path("vllm/tool_parsers/glm47_moe_tool_parser.py"))
+        == "vllm/<wbr>tool_parsers/<wbr>glm47_<wbr>moe_<wbr>tool_<wbr>parser.py"
+    )
     assert str(breakable_path("vllm/parser/glm47_moe.py")) == "vllm/<wbr>parser/<wbr>glm47_moe.py"
     page = client.html("/-/parser/tool/alpha?v=v0.30.0")
     assert ">vllm/<wbr>tool_parsers/<wbr>alpha_<wbr>tool_<wbr>parser.py:4</a>" in page
@@ -219,12 +255,18 @@ def test_search_rows_merge_a_line_that_only_moved_and_show_code_flush_left(clien
 
     vs = ["v0.29.0", "v0.30.0", "v0.31.0"]
     text = "        return delta"
-    moved = [Match("vllm/x.py", 12, text, ["v0.31.0"], [("        ", False), ("return delta", True)]),
-             Match("vllm/x.py", 9, text, ["v0.29.0", "v0.30.0"], [("        ", False), ("return delta", True)]),
-             Match("vllm/x.py", 3, "import re", ["v0.31.0"], [("import re", False)])]
+    moved = [
+        Match("vllm/x.py", 12, text, ["v0.31.0"], [("        ", False), ("return delta", True)]),
+        Match("vllm/x.py", 9, text, ["v0.29.0", "v0.30.0"], [("        ", False), ("return delta", True)]),
+        Match("vllm/x.py", 3, "import re", ["v0.31.0"], [("import re", False)]),
+    ]
     rows = _grep_rows(client.ds, Result(None, vs, moved, vs), moved, None)
     assert [(r["path"], [(a["line"], a["versions"]) for a in r["at"]]) for r in rows] == [
-        ("vllm/x.py", [(9, "v0.29.0 - v0.30.0"), (12, "v0.31.0")]),  # one row, its line per range, first by version
-        ("vllm/x.py", [(3, "v0.31.0")])]
+        (
+            "vllm/x.py",
+            [(9, "v0.29.0 - v0.30.0"), (12, "v0.31.0")],
+        ),  # one row, its line per range, first by version
+        ("vllm/x.py", [(3, "v0.31.0")]),
+    ]
     assert str(rows[0]["html"]) == "<mark>return delta</mark>"
     assert rows[0]["at"][1]["href"] == "/-/source/v0.31.0/vllm/x.py#L12"

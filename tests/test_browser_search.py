@@ -14,22 +14,30 @@ from fixtures.search import find, listed, served
 
 
 def tool(cls: str) -> str:
-    return (f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\nclass {cls}(ToolParser):\n"
-            f"    def extract_tool_calls(self, text):\n        return text\n")
+    return (
+        f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\nclass {cls}(ToolParser):\n"
+        f"    def extract_tool_calls(self, text):\n        return text\n"
+    )
 
 
 def reasoning(cls: str) -> str:
-    return (f"from vllm.reasoning.abs_reasoning_parsers import ReasoningParser\n\n\nclass {cls}(ReasoningParser):\n"
-            f"    def extract_reasoning(self, text, request):\n        return text\n")
+    return (
+        f"from vllm.reasoning.abs_reasoning_parsers import ReasoningParser\n\n\nclass {cls}(ReasoningParser):\n"
+        f"    def extract_reasoning(self, text, request):\n        return text\n"
+    )
 
 
-TOOLS = {"glm45": ("glm4_moe_tool_parser", "Glm4MoeModelToolParser"),
-         "glm47": ("glm47_moe_tool_parser", "Glm47MoeModelToolParser"),
-         "qwen3_coder": ("qwen3coder_tool_parser", "Qwen3CoderToolParser"),
-         "qwen3_xml": ("qwen3xml_tool_parser", "Qwen3XMLToolParser"),
-         "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser")}
-REASONING = {"glm45": ("glm4_moe_reasoning_parser", "Glm4MoeModelReasoningParser"),
-             "qwen3": ("qwen3_reasoning_parser", "Qwen3ReasoningParser")}
+TOOLS = {
+    "glm45": ("glm4_moe_tool_parser", "Glm4MoeModelToolParser"),
+    "glm47": ("glm47_moe_tool_parser", "Glm47MoeModelToolParser"),
+    "qwen3_coder": ("qwen3coder_tool_parser", "Qwen3CoderToolParser"),
+    "qwen3_xml": ("qwen3xml_tool_parser", "Qwen3XMLToolParser"),
+    "deepseek_v31": ("deepseekv31_tool_parser", "DeepSeekV31ToolParser"),
+}
+REASONING = {
+    "glm45": ("glm4_moe_reasoning_parser", "Glm4MoeModelReasoningParser"),
+    "qwen3": ("qwen3_reasoning_parser", "Qwen3ReasoningParser"),
+}
 FILES = {
     "vllm/tool_parsers/__init__.py": lazy_registry("tool", TOOLS),
     "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
@@ -46,14 +54,20 @@ def client(tmp_path_factory):
     yield from served(tmp_path_factory, "search", FILES)
 
 
-@pytest.mark.parametrize("q, where", [
-    ("GLM-4.7", "/-/parser/tool/glm47"),
-    ("glm 4.7", "/-/parser/tool/glm47"),
-    ("Qwen3-Coder", "/-/parser/tool/qwen3_coder"),
-    ("Qwen3-Coder-30B-A3B-Instruct", "/-/parser/tool/qwen3_coder"),  # the longest name its words start with
-    ("DeepSeek-V3.1", "/-/parser/tool/deepseek_v31"),
-    ("Glm47MoeModelToolParser", "/-/parser/tool/glm47"),  # a class name
-])
+@pytest.mark.parametrize(
+    "q, where",
+    [
+        ("GLM-4.7", "/-/parser/tool/glm47"),
+        ("glm 4.7", "/-/parser/tool/glm47"),
+        ("Qwen3-Coder", "/-/parser/tool/qwen3_coder"),
+        (
+            "Qwen3-Coder-30B-A3B-Instruct",
+            "/-/parser/tool/qwen3_coder",
+        ),  # the longest name its words start with
+        ("DeepSeek-V3.1", "/-/parser/tool/deepseek_v31"),
+        ("Glm47MoeModelToolParser", "/-/parser/tool/glm47"),  # a class name
+    ],
+)
 def test_a_model_name_goes_to_its_parser(client, q, where):
     r = find(client, q)
     assert r.status_code == 302, (q, r.text[:300])
@@ -84,9 +98,16 @@ def serve_line(page: str) -> str:
 
 def test_a_tool_parsers_page_shows_its_serve_line(client):
     page = client.html("/-/parser/tool/glm45")
-    assert serve_line(page) == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser glm45 --reasoning-parser glm45"
+    assert (
+        serve_line(page)
+        == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser glm45 --reasoning-parser glm45"
+    )
     page = client.html("/-/parser/tool/qwen3_coder")  # no reasoning parser of its name or class; its template
-    assert serve_line(page) == ("vllm serve MODEL --enable-auto-tool-choice --tool-call-parser qwen3_coder"
-                                " --chat-template examples/tool_chat_template_qwen3coder.jinja")
+    assert serve_line(page) == (
+        "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser qwen3_coder"
+        " --chat-template examples/tool_chat_template_qwen3coder.jinja"
+    )
     assert "No reasoning parser pairs with it" in page
-    assert serve_line(client.html("/-/parser/reasoning/qwen3")) == ""  # a reasoning parser is not served alone
+    assert (
+        serve_line(client.html("/-/parser/reasoning/qwen3")) == ""
+    )  # a reasoning parser is not served alone

@@ -24,14 +24,18 @@ def client(tree_db):  # noqa: F811
 
 def rows(page: str) -> list[str]:
     """The text of each row of the page's tables, tags dropped, spaces squeezed."""
-    return [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", r.replace("<wbr>", ""))).split())
-            for r in re.findall(r"<tr>(.*?)</tr>", page, re.S)]
+    return [
+        " ".join(html.unescape(re.sub(r"<[^>]+>", " ", r.replace("<wbr>", ""))).split())
+        for r in re.findall(r"<tr>(.*?)</tr>", page, re.S)
+    ]
 
 
 def test_a_symbol_across_versions_is_a_table_of_ranges_with_linked_definitions(client):
     page = client.html("/-/where?q=AlphaToolParser")
     assert "<pre>" not in page
-    assert any(r.startswith(f"v0.30.0 – v0.33.0 {TP}/alpha_tool_parser.py:{ALPHA_LINE}") for r in rows(page)), rows(page)
+    assert any(
+        r.startswith(f"v0.30.0 – v0.33.0 {TP}/alpha_tool_parser.py:{ALPHA_LINE}") for r in rows(page)
+    ), rows(page)
     # linked at the range's last version, locally, with the upstream link beside it
     local = f'href="/-/source/v0.33.0/{TP}/alpha_tool_parser.py#L{ALPHA_LINE}"'
     up = f'href="https://github.com/vllm-project/vllm/blob/v0.33.0/{TP}/alpha_tool_parser.py#L{ALPHA_LINE}"'
@@ -41,14 +45,19 @@ def test_a_symbol_across_versions_is_a_table_of_ranges_with_linked_definitions(c
 
 def test_a_definition_outside_the_stored_code_links_upstream_and_says_so(client):
     page = client.html("/-/where?q=setup_env")
-    assert any(r.startswith("v0.32.0 – v0.33.0 vllm/entrypoints/common/startup.py:4") for r in rows(page)), rows(page)
+    assert any(r.startswith("v0.32.0 – v0.33.0 vllm/entrypoints/common/startup.py:4") for r in rows(page)), (
+        rows(page)
+    )
     assert 'class="tpindex-up tpindex-up-only"' in page and "its code is not stored" in page
     assert client.get("/-/source/v0.33.0/vllm/entrypoints/common/startup.py").status_code == 404
 
 
 def test_a_symbol_at_one_version_and_a_path_history_with_its_moves(client):
     page = client.html("/-/where?q=AlphaToolParser&at=v0.31.0")
-    assert "Defined 1 time at" in page and f'href="/-/source/v0.31.0/{TP}/alpha_tool_parser.py#L{ALPHA_LINE}"' in page
+    assert (
+        "Defined 1 time at" in page
+        and f'href="/-/source/v0.31.0/{TP}/alpha_tool_parser.py#L{ALPHA_LINE}"' in page
+    )
     page = client.html("/-/where?q=docs/guide.md")
     moved = next(r for r in rows(page) if "moved" in r)
     assert moved.startswith("v0.32.0 – v0.33.0 moved at v0.32.0 to docs/features/guide.md (content)"), moved

@@ -14,21 +14,27 @@ TP = "vllm/entrypoints/openai/tool_parsers"
 
 
 def parser_file(name: str, cls: str, extra: str = "") -> str:
-    return (f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
-            f"@ToolParserManager.register_module({name!r})\n"
-            f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        return text{extra}\n")
+    return (
+        f"from .abstract_tool_parser import ToolParser, ToolParserManager\n\n\n"
+        f"@ToolParserManager.register_module({name!r})\n"
+        f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        return text{extra}\n"
+    )
 
 
 HISTORY = {
-    "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT,
-               f"{TP}/hermes_tool_parser.py": parser_file("hermes", "HermesToolParser"),
-               "examples/tool_chat_template_hermes.jinja": "{{ messages }}\n",
-               "docs/unrelated.md": "not in scope\n"},
+    "v0.6.3": {
+        f"{TP}/abstract_tool_parser.py": ABSTRACT,
+        f"{TP}/hermes_tool_parser.py": parser_file("hermes", "HermesToolParser"),
+        "examples/tool_chat_template_hermes.jinja": "{{ messages }}\n",
+        "docs/unrelated.md": "not in scope\n",
+    },
     "v0.7.0rc1": {f"{TP}/mistral_tool_parser.py": parser_file("mistral", "MistralToolParser")},
     "v0.7.0": {f"{TP}/mistral_tool_parser.py": parser_file("mistral", "MistralToolParser", "  # final")},
     "nightly": {f"{TP}/llama_tool_parser.py": parser_file("llama3_json", "LlamaToolParser")},
-    "v0.8.0": {f"{TP}/llama_tool_parser.py": parser_file("llama3_json", "LlamaToolParser"),
-               "tests/tool_parsers/test_hermes.py": "def test_it():\n    pass\n"},
+    "v0.8.0": {
+        f"{TP}/llama_tool_parser.py": parser_file("llama3_json", "LlamaToolParser"),
+        "tests/tool_parsers/test_hermes.py": "def test_it():\n    pass\n",
+    },
 }
 
 
@@ -44,19 +50,26 @@ def registry_names(db, version):
 def test_multi_era_build_with_prerelease_and_non_version_tags(repo, db):
     stats = build_tags(repo, db, "v0.6.3..,v0.7.0rc1,nightly")
     assert rows(db, "select label, ord, status, registry from versions order by ord") == [
-        ("v0.6.3", 0, "complete", "found"), ("v0.7.0rc1", 1, "complete", "found"),
-        ("v0.7.0", 2, "complete", "found"), ("v0.8.0", 3, "complete", "found"),
-        ("nightly", 4, "complete", "found")]
+        ("v0.6.3", 0, "complete", "found"),
+        ("v0.7.0rc1", 1, "complete", "found"),
+        ("v0.7.0", 2, "complete", "found"),
+        ("v0.8.0", 3, "complete", "found"),
+        ("nightly", 4, "complete", "found"),
+    ]
     assert registry_names(db, "v0.6.3") == ["hermes"]
     assert registry_names(db, "v0.7.0rc1") == ["hermes", "mistral"]
     assert registry_names(db, "nightly") == ["hermes", "llama3_json", "mistral"]
     assert stats.versions_added == ["v0.6.3", "v0.7.0rc1", "v0.7.0", "v0.8.0", "nightly"]
     # only in-scope files are mapped; templates and tests are recorded without being parsed
     files = rows(db, "select file, parse_status from version_files where version = 'v0.8.0' order by file")
-    assert files == [("examples/tool_chat_template_hermes.jinja", "not-parsed"),
-                     ("tests/tool_parsers/test_hermes.py", "not-parsed"),
-                     (f"{TP}/abstract_tool_parser.py", "ok"), (f"{TP}/hermes_tool_parser.py", "ok"),
-                     (f"{TP}/llama_tool_parser.py", "ok"), (f"{TP}/mistral_tool_parser.py", "ok")]
+    assert files == [
+        ("examples/tool_chat_template_hermes.jinja", "not-parsed"),
+        ("tests/tool_parsers/test_hermes.py", "not-parsed"),
+        (f"{TP}/abstract_tool_parser.py", "ok"),
+        (f"{TP}/hermes_tool_parser.py", "ok"),
+        (f"{TP}/llama_tool_parser.py", "ok"),
+        (f"{TP}/mistral_tool_parser.py", "ok"),
+    ]
     assert rows(db, "select * from parse_errors") == []  # files recorded without parsing are not errors
 
 
@@ -70,8 +83,10 @@ def test_each_blob_parsed_once_and_incremental_runs(repo, db):
     assert second.versions_added == ["v0.7.0rc1", "v0.8.0", "nightly"]
     assert set(second.parses.values()) == {1}
     assert not set(second.parses) & set(first.parses)
-    new_blobs = {git(repo, "rev-parse", f"v0.7.0rc1:{TP}/mistral_tool_parser.py"),
-                 git(repo, "rev-parse", f"v0.8.0:{TP}/llama_tool_parser.py")}
+    new_blobs = {
+        git(repo, "rev-parse", f"v0.7.0rc1:{TP}/mistral_tool_parser.py"),
+        git(repo, "rev-parse", f"v0.8.0:{TP}/llama_tool_parser.py"),
+    }
     assert set(second.parses) == new_blobs  # nightly's llama file is the same blob as v0.8.0's
     third = build_tags(repo, db, "v0.6.3..v0.8.0,nightly,v0.7.0rc1")
     assert third.parses == {} and third.versions_added == [] and third.versions_reindexed == []
@@ -93,9 +108,15 @@ def test_moved_tag_is_reindexed_and_its_rows_change(repo, db):
     build_tags(repo, db, "v0.6.3..v0.8.0")
     assert registry_names(db, "v0.8.0") == ["hermes", "llama3_json", "mistral"]
     git(repo, "checkout", "-q", "v0.8.0")
-    sha = commit(repo, {f"{TP}/llama_tool_parser.py": None,
-                        f"{TP}/granite_tool_parser.py": parser_file("granite", "GraniteToolParser")},
-                 tag="v0.8.0", force=True)
+    sha = commit(
+        repo,
+        {
+            f"{TP}/llama_tool_parser.py": None,
+            f"{TP}/granite_tool_parser.py": parser_file("granite", "GraniteToolParser"),
+        },
+        tag="v0.8.0",
+        force=True,
+    )
     stats = build_tags(repo, db, "v0.6.3..v0.8.0")
     assert stats.versions_reindexed == ["v0.8.0"]
     assert sorted(stats.versions_skipped) == ["v0.6.3", "v0.7.0"]
@@ -116,10 +137,14 @@ def test_bare_repository(repo, tmp_path, db):
 
 def _state(repo):
     index = repo / ".git" / "index"
-    return (git(repo, "status", "--porcelain", "--untracked-files=all"), git(repo, "rev-parse", "HEAD"),
-            git(repo, "symbolic-ref", "-q", "HEAD"), index.stat().st_mtime_ns,
-            hashlib.sha256(index.read_bytes()).hexdigest(),
-            sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts))
+    return (
+        git(repo, "status", "--porcelain", "--untracked-files=all"),
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "symbolic-ref", "-q", "HEAD"),
+        index.stat().st_mtime_ns,
+        hashlib.sha256(index.read_bytes()).hexdigest(),
+        sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts),
+    )
 
 
 def test_work_tree_index_and_head_untouched(repo, db):
@@ -149,12 +174,21 @@ def test_not_a_repository_is_a_user_error(tmp_path, db):
 
 
 def test_version_with_no_registry_warns(tmp_path, db):
-    repo = make_repo(tmp_path / "repo", {"v0.5.0": {f"{TP}/__init__.py": "# nothing registered yet\n"},
-                                         "v0.6.3": {f"{TP}/abstract_tool_parser.py": ABSTRACT,
-                                                    f"{TP}/hermes_tool_parser.py": parser_file("h", "H")}})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.5.0": {f"{TP}/__init__.py": "# nothing registered yet\n"},
+            "v0.6.3": {
+                f"{TP}/abstract_tool_parser.py": ABSTRACT,
+                f"{TP}/hermes_tool_parser.py": parser_file("h", "H"),
+            },
+        },
+    )
     stats = build_tags(repo, db, "v0.5.0..")
-    assert rows(db, "select label, registry from versions order by ord") == [("v0.5.0", "none"),
-                                                                             ("v0.6.3", "found")]
+    assert rows(db, "select label, registry from versions order by ord") == [
+        ("v0.5.0", "none"),
+        ("v0.6.3", "found"),
+    ]
     assert len(stats.warnings) == 1 and stats.warnings[0].startswith("v0.5.0")
     r = tpindex("build", "--repo", repo, "--tags", "v0.5.0", "--db", tmp_path / "other.db", "-q")
     assert "warning: v0.5.0" in r.output
@@ -179,10 +213,12 @@ def test_content_first_recorded_is_parsed_where_it_is_parsed(tmp_path):
     crossing_build(repo, together, "v1.0.0..v1.1.0")
     crossing_build(repo, apart, "v1.0.0")
     crossing_build(repo, apart, "v1.1.0")
-    assert rows(apart, "select class, file from classes_v where version = 'v1.1.0' and class = 'XToolParser'") == [
-        ("XToolParser", f"{NEW}/x_tool_parser.py")]
-    assert rows(apart, "select kind, text from markers_v where version = 'v1.1.0' and file like 'vllm/%x_tool%'") \
-        == [("TODO", "TODO: handle partial JSON")]
+    assert rows(
+        apart, "select class, file from classes_v where version = 'v1.1.0' and class = 'XToolParser'"
+    ) == [("XToolParser", f"{NEW}/x_tool_parser.py")]
+    assert rows(
+        apart, "select kind, text from markers_v where version = 'v1.1.0' and file like 'vllm/%x_tool%'"
+    ) == [("TODO", "TODO: handle partial JSON")]
     assert rows(apart, "select name from parser_map_v where version = 'v1.1.0'") == [("x",)]
     assert_same(dump(apart), dump(together), "one version per build")
     assert tpindex("diff", "v1.0.0", "v1.1.0", "--db", apart, ok=False).exit_code == 1
@@ -217,8 +253,11 @@ OUTSIDE = "vllm/entrypoints/helpers"
 MODULES = {
     "v2.0.0": {f"{NEW}/abstract_tool_parser.py": NEW_ABSTRACT, f"{OUTSIDE}/copy.py": TOKENS},
     "v2.1.0": {f"{NEW}/x_tool_parser.py": TOKENS},
-    "v2.2.0": {f"{OUTSIDE}/copy.py": None, f"{OUTSIDE}/other.py": TOKENS.replace('"x"', '"y"'),
-               f"{NEW}/y_tool_parser.py": TOKENS.replace('"x"', '"y"')},
+    "v2.2.0": {
+        f"{OUTSIDE}/copy.py": None,
+        f"{OUTSIDE}/other.py": TOKENS.replace('"x"', '"y"'),
+        f"{NEW}/y_tool_parser.py": TOKENS.replace('"x"', '"y"'),
+    },
     "v2.3.0": {f"{NEW}/x_tool_parser.py": None, f"{OUTSIDE}/copy.py": TOKENS},
 }
 
@@ -229,22 +268,49 @@ def modules_build(repo, db, spec: str):
     return build_tags(repo, db, spec, scope=Scope.named("default", (f"{OUTSIDE}/*.py",)))
 
 
-@pytest.mark.parametrize("order", [["v2.0.0..v2.3.0"], ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"],
-                                   ["v2.3.0", "v2.1.0", "v2.0.0,v2.2.0"], ["v2.2.0", "v2.1.0,v2.3.0", "v2.0.0"]])
-def test_a_module_outside_the_parser_packages_has_every_kind_but_a_parsers_own_whatever_the_order(tmp_path, order):
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["v2.0.0..v2.3.0"],
+        ["v2.0.0", "v2.1.0", "v2.2.0", "v2.3.0"],
+        ["v2.3.0", "v2.1.0", "v2.0.0,v2.2.0"],
+        ["v2.2.0", "v2.1.0,v2.3.0", "v2.0.0"],
+    ],
+)
+def test_a_module_outside_the_parser_packages_has_every_kind_but_a_parsers_own_whatever_the_order(
+    tmp_path, order
+):
     from fixtures.crash import assert_same, dump
 
     repo = make_repo(tmp_path / "repo", MODULES)
     one = tmp_path / "one.db"
     modules_build(repo, one, "v2.0.0..v2.3.0")
     for tag in MODULES:  # the copy outside the packages: class, registration and marker, not the sentinel
-        for path in rows(one, "select file from version_files where version = ? and file like ?", [tag, f"{OUTSIDE}/%"]):
-            assert rows(one, "select count(*) from classes_v where version = ? and file = ?", [tag, path[0]])[0][0] == 1
-            assert rows(one, "select count(*) from registry where version = ? and file = ?", [tag, path[0]])[0][0] == 1
-            assert rows(one, "select count(*) from markers_v where version = ? and file = ?", [tag, path[0]])[0][0] == 1
+        for path in rows(
+            one, "select file from version_files where version = ? and file like ?", [tag, f"{OUTSIDE}/%"]
+        ):
+            assert (
+                rows(one, "select count(*) from classes_v where version = ? and file = ?", [tag, path[0]])[0][
+                    0
+                ]
+                == 1
+            )
+            assert (
+                rows(one, "select count(*) from registry where version = ? and file = ?", [tag, path[0]])[0][
+                    0
+                ]
+                == 1
+            )
+            assert (
+                rows(one, "select count(*) from markers_v where version = ? and file = ?", [tag, path[0]])[0][
+                    0
+                ]
+                == 1
+            )
             assert not rows(one, "select 1 from sentinels_v where version = ? and file = ?", [tag, path[0]])
-    assert rows(one, "select value from sentinels_v where version = 'v2.1.0' and file like ?", [f"{NEW}/x_%"]) == [
-        ("<tool_call>",)]
+    assert rows(
+        one, "select value from sentinels_v where version = 'v2.1.0' and file like ?", [f"{NEW}/x_%"]
+    ) == [("<tool_call>",)]
     db = tmp_path / "split.db"
     for spec in order:
         modules_build(repo, db, spec)
@@ -261,8 +327,11 @@ def as_an_older_tpindex_left_it(db, blob: str, version: str) -> None:
     from indexer.store.database import FACT_TABLES
 
     conn = sqlite3.connect(db)
-    conn.execute("update blobs set status = 'not-parsed', size = 0, error_count = 0, first_error_line = null,"
-                 " error = null, facts = null where id = ?", [blob])
+    conn.execute(
+        "update blobs set status = 'not-parsed', size = 0, error_count = 0, first_error_line = null,"
+        " error = null, facts = null where id = ?",
+        [blob],
+    )
     for table in FACT_TABLES:
         conn.execute(f"delete from {table} where unit_id in (select id from units where blob_id = ?)", [blob])
     vid = conn.execute("select id from versions where label = ?", [version]).fetchone()[0]

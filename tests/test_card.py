@@ -34,8 +34,11 @@ def test_standalone_card_facts(card_db):
     assert (c["kind"], c["name"], c["impl"], c["version"]) == ("tool", "zeta", "standalone", "v0.31.0")
     file = "vllm/tool_parsers/zeta_tool_parser.py"
     assert (c["registered"]["class"], c["registered"]["file"]) == ("ZetaToolParser", file)
-    assert (c["real"]["class"], c["real"]["file"], c["real"]["line"]) == ("ZetaToolParser", file,
-                                                                        line_of(ZETA, "class ZetaToolParser"))
+    assert (c["real"]["class"], c["real"]["file"], c["real"]["line"]) == (
+        "ZetaToolParser",
+        file,
+        line_of(ZETA, "class ZetaToolParser"),
+    )
     assert c["streaming"] == "returns-none"
     assert c["streaming_method"]["line"] == line_of(ZETA, "def extract_tool_calls_streaming")
     attrs = {a["attribute"]: (a["value"], a["class"]) for a in c["attributes"]}
@@ -47,22 +50,29 @@ def test_adjust_request_is_read_with_its_condition(card_db):
     [a] = c["adjust_request"]
     assert (a["class"], a["calls_super"]) == ("ZetaToolParser", True)
     assert [(s["field"], s["value"], s["guard"]) for s in a["sets"]] == [
-        ("skip_special_tokens", "False", 'request.tools and request.tool_choice != "none"')]
+        ("skip_special_tokens", "False", 'request.tools and request.tool_choice != "none"')
+    ]
     assert a["sets"][0]["line"] == line_of(ZETA, "request.skip_special_tokens = False")
 
 
 def test_sentinels_of_the_names_own_code(card_db):
     c = card_json(card_db, "zeta", "--at", "v0.31.0")
     got = {s["value"]: s["attributes"] for s in c["sentinels"]}
-    assert got == {"<zeta_call>": ["tool_call_start_token", "call_regex"],
-                   "</zeta_call>": ["tool_call_end_token", "call_regex"]}
+    assert got == {
+        "<zeta_call>": ["tool_call_start_token", "call_regex"],
+        "</zeta_call>": ["tool_call_end_token", "call_regex"],
+    }
     hows = [p["how"] for p in c["sentinels"][0]["places"]]
     assert hows == ["attribute", "regex"]
 
 
 def test_unified_card_engine_sentinels_non_ascii_and_the_shared_engine(card_db):
     c = card_json(card_db, "omega", "--at", "v0.31.0", "--kind", "tool")
-    assert (c["impl"], c["real"]["class"], c["real"]["file"]) == ("unified", "OmegaParser", "vllm/parser/omega.py")
+    assert (c["impl"], c["real"]["class"], c["real"]["file"]) == (
+        "unified",
+        "OmegaParser",
+        "vllm/parser/omega.py",
+    )
     assert c["adapter"] == "OmegaParserToolAdapter" and c["registered"]["class"] == "OmegaToolParser"
     values = [s["value"] for s in c["sentinels"]]
     assert values == ["<｜omega▁calls｜>", "<｜/omega▁calls｜>", "</think>"]
@@ -79,13 +89,18 @@ def test_unified_card_engine_sentinels_non_ascii_and_the_shared_engine(card_db):
 def test_templates_tests_plants_markers_and_lifecycle(card_db):
     c = card_json(card_db, "zeta", "--at", "v0.31.0")
     assert [(t["file"], t["level"], t["via"]) for t in c["chat_templates"]] == [
-        ("examples/tool_chat_template_zeta.jinja", "exact", "name")]
+        ("examples/tool_chat_template_zeta.jinja", "exact", "name")
+    ]
     assert [t["file"] for t in c["tests"]] == ["tests/tool_parsers/test_zeta_tool_parser.py"]
     assert [p["plant"] for p in c["plants"]] == ["prev_tool_call_arr_empty_arguments"]
     assert [(m["kind"], m["text"]) for m in c["markers"]] == [("TODO", "TODO: nested calls")]
     life = c["lifecycle"]
     # v0.31.0 edits a comment of zeta's class only: no change to the code that runs
-    assert (life["first_version"], life["last_version"], life["code_changed_in"]) == ("v0.30.0", "v0.31.0", None)
+    assert (life["first_version"], life["last_version"], life["code_changed_in"]) == (
+        "v0.30.0",
+        "v0.31.0",
+        None,
+    )
     omega = card_json(card_db, "omega", "--at", "v0.31.0", "--kind", "tool")
     assert omega["lifecycle"]["became_unified"] == "v0.31.0"
     assert [t["file"] for t in omega["chat_templates"]] == ["examples/tool_chat_template_omega2.jinja"]
@@ -95,8 +110,10 @@ def test_templates_tests_plants_markers_and_lifecycle(card_db):
 def test_upstream_links_at_the_cards_version(card_db):
     c = card_json(card_db, "zeta", "--at", "v0.30.0")
     line = line_of(ZETA, "class ZetaToolParser")
-    assert c["real"]["url"] == \
-        f"https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/tool_parsers/zeta_tool_parser.py#L{line}"
+    assert (
+        c["real"]["url"]
+        == f"https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/tool_parsers/zeta_tool_parser.py#L{line}"
+    )
     assert c["chat_templates"][0]["url"].endswith("/blob/v0.30.0/examples/tool_chat_template_zeta.jinja")
 
 
@@ -106,10 +123,16 @@ def test_text_card(card_db):
     assert "\n\nomega (reasoning parser) at v0.31.0\n" in out  # every kind the name has, one card each
     assert "  real class         OmegaParser  vllm/parser/omega.py:" in out
     assert "U+FF5C FULLWIDTH VERTICAL LINE" in out
-    assert "omega (reasoning parser): unified, OmegaParser (vllm/parser/omega.py:" in out and "shares the real class" in out
+    assert (
+        "omega (reasoning parser): unified, OmegaParser (vllm/parser/omega.py:" in out
+        and "shares the real class" in out
+    )
     zeta = tpindex("card", "zeta", "--db", card_db).output
     assert "zeta (tool parser) at v0.31.0" in zeta  # the newest by default
-    assert 'sets request.skip_special_tokens = False  when request.tools and request.tool_choice != "none"' in zeta
+    assert (
+        'sets request.skip_special_tokens = False  when request.tools and request.tool_choice != "none"'
+        in zeta
+    )
     assert "streaming          returns-none: ZetaToolParser.extract_tool_calls_streaming" in zeta
 
 
@@ -125,9 +148,14 @@ def test_markdown_card(card_db):
 def test_card_all_markdown_is_one_document_with_a_row_and_a_section_per_name(card_db):
     out = tpindex("card", "--all", "--at", "v0.31.0", "--format", "markdown", "--db", card_db).output
     assert out.startswith("# vLLM v0.31.0: tool-calling parser reference\n")
-    rows = [line for line in out.splitlines() if line.startswith("| tool |") or line.startswith("| reasoning |")]
-    assert [r.split("|")[2].strip() for r in rows] == ["[omega](#tool-omega)", "[zeta](#tool-zeta)",
-                                                      "[omega](#reasoning-omega)"]
+    rows = [
+        line for line in out.splitlines() if line.startswith("| tool |") or line.startswith("| reasoning |")
+    ]
+    assert [r.split("|")[2].strip() for r in rows] == [
+        "[omega](#tool-omega)",
+        "[zeta](#tool-zeta)",
+        "[omega](#reasoning-omega)",
+    ]
     assert out.count("\n## ") == 3
     data = json.loads(tpindex("card", "--all", "--at", "v0.30.0", "--format", "json", "--db", card_db).output)
     assert data["version"] == "v0.30.0"

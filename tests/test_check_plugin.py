@@ -50,8 +50,13 @@ def at(report, version):
 
 
 def found(pv, what, status=None, subject=None):
-    return [f for f in pv.findings if f.what == what and (status is None or f.status == status)
-            and (subject is None or f.subject.endswith(subject))]
+    return [
+        f
+        for f in pv.findings
+        if f.what == what
+        and (status is None or f.status == status)
+        and (subject is None or f.subject.endswith(subject))
+    ]
 
 
 def test_what_is_read_from_the_plugin(plugin_db):
@@ -60,12 +65,17 @@ def test_what_is_read_from_the_plugin(plugin_db):
         ("vllm.entrypoints.openai.protocol", "ChatCompletionRequest", 1),
         ("vllm.entrypoints.openai.protocol", "ExtractedToolCallInformation", 1),
         ("vllm.entrypoints.openai.tool_parsers", "ToolParser", 2),
-        ("vllm.entrypoints.openai.tool_parsers", "ToolParserManager", 2)]
+        ("vllm.entrypoints.openai.tool_parsers", "ToolParserManager", 2),
+    ]
     (cls,) = r.plugin.classes
-    assert (cls.name, cls.resolved_bases) == ("MyAlphaToolParser", ["vllm.entrypoints.openai.tool_parsers.ToolParser"])
+    assert (cls.name, cls.resolved_bases) == (
+        "MyAlphaToolParser",
+        ["vllm.entrypoints.openai.tool_parsers.ToolParser"],
+    )
     assert [m.name for m in cls.methods] == ["__init__", "adjust_request", "extract_tool_calls"]
     assert [(g.name, g.kind, g.form, g.line) for g in r.plugin.registrations] == [
-        ("alpha", "tool", "decorator", line_of(PLUGIN_V10, "@ToolParserManager"))]
+        ("alpha", "tool", "decorator", line_of(PLUGIN_V10, "@ToolParserManager"))
+    ]
 
 
 def test_a_plugin_of_the_old_package_and_the_old_constructor(plugin_db):
@@ -106,7 +116,7 @@ def test_a_shadowed_built_in_and_what_it_changed_since(plugin_db):
     assert sh.file == f"{NEW}/alpha_tool_parser.py"
     assert "v0.13.0" in sh.message  # the built-in's real file moved there, after the plugin's base version
     (reg,) = found(at(r, "v0.13.0"), "registration")
-    assert reg.status == "ok" and "register_module(\"alpha\")" in reg.message
+    assert reg.status == "ok" and 'register_module("alpha")' in reg.message
     # at v0.19.0 the manager is not importable as written; the call would still bind to the one there
     assert {f.status for f in found(at(r, "v0.19.0"), "registration")} == {"broken", "ok"}
 
@@ -120,7 +130,10 @@ def test_a_plugin_of_the_new_package_calls_its_base_with_tools(plugin_db):
         pv = at(r, version)
         assert not found(pv, "import", "broken")
         (sup,) = found(pv, "super-call", "broken")
-        assert "super().__init__(tokenizer, tools)" in sup.message and sup.file == f"{NEW}/abstract_tool_parser.py"
+        assert (
+            "super().__init__(tokenizer, tools)" in sup.message
+            and sup.file == f"{NEW}/abstract_tool_parser.py"
+        )
         assert sup.plugin_line == line_of(PLUGIN_NEW, "super().__init__")
     assert not found(at(r, "v0.19.0"), "shadow")
 
@@ -143,7 +156,9 @@ def test_imports_outside_the_scope_are_unchecked_without_the_tree_and_checked_wi
     r = check(plugin_db, PLUGIN_V10, tags="v0.19.0")
     (req,) = found(at(r, "v0.19.0"), "import", subject="ChatCompletionRequest")
     assert req.status == "unchecked"
-    assert "vllm.entrypoints.openai.chat_completion.protocol" in req.message  # where the contract imports it from
+    assert (
+        "vllm.entrypoints.openai.chat_completion.protocol" in req.message
+    )  # where the contract imports it from
     r = check(tree_db, PLUGIN_V10, tags="v0.19.0")
     (req,) = found(at(r, "v0.19.0"), "import", subject="ChatCompletionRequest")
     assert req.status == "broken"
@@ -190,19 +205,25 @@ def test_a_call_the_base_cannot_take_is_not_held_against_an_override(tmp_path):
     """Serving may call a method with arguments only one parser takes (a branch for it, `# type: ignore`):
     the base's own signature rejects that call, so it is not the contract's, and an override is not broken
     by it (it is named in the finding)."""
-    special = '''
+    special = """
 class OpenAIServingChat:
     def full(self, tokenizer, request, output, token_ids):
         tool_parser = self.tool_parser(tokenizer)
         if self.use_special:
             return tool_parser.extract_tool_calls("", request=request, token_ids=token_ids)  # type: ignore
         return tool_parser.extract_tool_calls(output, request=request)
-'''
-    repo = make_repo(tmp_path / "repo", {"v0.11.0": {
-        f"{OLD}/__init__.py": "from .abstract_tool_parser import ToolParser, ToolParserManager\n",
-        f"{OLD}/abstract_tool_parser.py": history()["v0.10.0"][f"{OLD}/abstract_tool_parser.py"],
-        f"{OLD}/alpha_tool_parser.py": history()["v0.10.0"][f"{OLD}/alpha_tool_parser.py"],
-        SERVING: special}})
+"""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.11.0": {
+                f"{OLD}/__init__.py": "from .abstract_tool_parser import ToolParser, ToolParserManager\n",
+                f"{OLD}/abstract_tool_parser.py": history()["v0.10.0"][f"{OLD}/abstract_tool_parser.py"],
+                f"{OLD}/alpha_tool_parser.py": history()["v0.10.0"][f"{OLD}/alpha_tool_parser.py"],
+                SERVING: special,
+            }
+        },
+    )
     db = tmp_path / "i.db"
     build_tags(repo, db, "v0.11.0")
     r = check(db, PLUGIN_V10)

@@ -48,12 +48,30 @@ DOC = textwrap.dedent("""\
 EXPECTED = [
     (3, "symbol", "_TOOL_PARSERS_TO_REGISTER", "ok", "ok", "defined at vllm/tool_parsers/__init__.py:3"),
     (3, "path", "vllm/tool_parsers/__init__.py", "ok", "ok", "exists"),
-    (4, "symbol", "make_arg_parser", "ok", "stale",
-     "moved to vllm/entrypoints/common/cli_args.py at v0.33.0 (definitions: 3 of its 3"),
-    (4, "path", "vllm/entrypoints/launchers/cli_args.py", "ok", "stale",
-     "moved to vllm/entrypoints/common/cli_args.py at v0.33.0"),
-    (5, "symbol", "setup_env", "ok", "stale", "since v0.32.0 (last at v0.31.0); at v0.33.0 defined at "
-                                              "vllm/entrypoints/common/startup.py:4"),
+    (
+        4,
+        "symbol",
+        "make_arg_parser",
+        "ok",
+        "stale",
+        "moved to vllm/entrypoints/common/cli_args.py at v0.33.0 (definitions: 3 of its 3",
+    ),
+    (
+        4,
+        "path",
+        "vllm/entrypoints/launchers/cli_args.py",
+        "ok",
+        "stale",
+        "moved to vllm/entrypoints/common/cli_args.py at v0.33.0",
+    ),
+    (
+        5,
+        "symbol",
+        "setup_env",
+        "ok",
+        "stale",
+        "since v0.32.0 (last at v0.31.0); at v0.33.0 defined at vllm/entrypoints/common/startup.py:4",
+    ),
     (5, "path", "vllm/entrypoints/serve/api_utils.py", "ok", "ok", "exists"),
     (6, "path", "docs/guide.md", "ok", "stale", "moved to docs/features/guide.md at v0.32.0 (content)"),
     (6, "path", "AGENTS.md", "ok", "ok", "exists"),
@@ -81,13 +99,26 @@ EXPECTED = [
     (20, "version", "new in v0.31.0", "ok", "ok", "first at v0.31.0 (absent at v0.30.0)"),
     (20, "version", "`beta` removed at v0.33.0", "ok", "ok", "removed at v0.33.0 (last at v0.32.0)"),
     (20, "version", "`alpha` removed at v0.32.0", "wrong", "wrong", "still present at v0.32.0"),
-    (21, "version", "moved to `docs/features/guide.md` at v0.32.0", "ok", "ok",
-     "moved at v0.32.0 to docs/features/guide.md (content)"),
+    (
+        21,
+        "version",
+        "moved to `docs/features/guide.md` at v0.32.0",
+        "ok",
+        "ok",
+        "moved at v0.32.0 to docs/features/guide.md (content)",
+    ),
     (22, "count", "3 tool parser names at v0.30.0", "ok", "ok", "3 at v0.30.0"),
     (22, "count", "4 tool parser names at v0.31.0", "ok", "ok", "4 at v0.31.0"),
     (22, "count", "5 tool parser names at v0.32.0", "wrong", "wrong", "4 at v0.32.0, not 5"),
     (23, "count", "4 tool parser names", "ok", "stale", "3 at v0.33.0; 4 in v0.31.0 - v0.32.0"),
-    (24, "version", "`ling9`", "unchecked", "unchecked", "a plain word, not clearly a symbol or a parser name"),
+    (
+        24,
+        "version",
+        "`ling9`",
+        "unchecked",
+        "unchecked",
+        "a plain word, not clearly a symbol or a parser name",
+    ),
     (25, "unreadable", "before v0.31.0", "unchecked", "unchecked", "no name or path"),
     (26, "unreadable", "2 aliases", "unchecked", "unchecked", "does not count"),
     (27, "path", "vllm/entrypoints/openai/tool_parsers/", "unchecked", "unchecked", "speaks of the past"),
@@ -96,8 +127,10 @@ EXPECTED = [
     (30, "path", "vllm/handlers.py", "ok", "ok", "exists"),
 ]
 # line 29 names two files and one symbol: no pairing, only the two path claims
-EXPECTED[-2:-2] = [(29, "path", "vllm/entrypoints/chat/serving.py", "ok", "ok", "exists"),
-                   (29, "path", "vllm/tool_parsers/__init__.py", "ok", "ok", "exists")]
+EXPECTED[-2:-2] = [
+    (29, "path", "vllm/entrypoints/chat/serving.py", "ok", "ok", "exists"),
+    (29, "path", "vllm/tool_parsers/__init__.py", "ok", "ok", "exists"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +158,9 @@ def test_every_claim_kind_is_found_and_checked(tree_db, doc):  # noqa: F811
     for vi, v in enumerate(rep["versions"]):
         got = [(r["line"], r["kind"], r["claim"], r["status"], r["message"]) for r in v["results"]]
         assert len(got) == len(EXPECTED), "\n".join(map(str, got))
-        for (line, kind, claim, status, message), (eline, ekind, efrag, *estatus, emsg) in zip(got, EXPECTED,
-                                                                                               strict=True):
+        for (line, kind, claim, status, message), (eline, ekind, efrag, *estatus, emsg) in zip(
+            got, EXPECTED, strict=True
+        ):
             want, other = estatus[vi], estatus[1 - vi]
             assert (line, kind) == (eline, ekind) and efrag in claim, (got, (eline, ekind, efrag))
             assert status == want, (v["version"], line, claim, status, message)
@@ -138,38 +172,56 @@ def test_stale_says_what_is_true_now_and_since_when(tree_db, doc):  # noqa: F811
     out = tpindex("check-doc", doc, "--at", "v0.33.0", "--db", tree_db, ok=False).output
     line = next(s for s in out.splitlines() if "path     `vllm/entrypoints/launchers/cli_args.py`:" in s)
     assert line.split()[:3] == ["4", "stale", "path"]
-    assert line.endswith("moved to vllm/entrypoints/common/cli_args.py at v0.33.0 (definitions: 3 of its 3 "
-                         "(FrontendArgs, make_arg_parser, validate_args))")
+    assert line.endswith(
+        "moved to vllm/entrypoints/common/cli_args.py at v0.33.0 (definitions: 3 of its 3 "
+        "(FrontendArgs, make_arg_parser, validate_args))"
+    )
 
 
 def test_a_claim_in_a_row_about_later_versions_is_not_checked_before(tree_db, tmp_path):  # noqa: F811
     doc = tmp_path / "d.md"
-    doc.write_text("| name | file |\n|---|---|\n| `gamma` (v0.31.0+) | `vllm/tool_parsers/gamma_tool_parser.py` |\n")
+    doc.write_text(
+        "| name | file |\n|---|---|\n| `gamma` (v0.31.0+) | `vllm/tool_parsers/gamma_tool_parser.py` |\n"
+    )
     _, rep = report(tree_db, doc, "--at", "v0.30.0")
-    assert [(r["kind"], r["status"]) for r in rep["versions"][0]["results"]] == [("version", "ok"),
-                                                                                  ("path", "unchecked")]
+    assert [(r["kind"], r["status"]) for r in rep["versions"][0]["results"]] == [
+        ("version", "ok"),
+        ("path", "unchecked"),
+    ]
 
 
 def test_a_name_a_plugin_registers_is_not_called_wrong(tree_db, tmp_path):  # noqa: F811
     doc = tmp_path / "plugin.md"
-    doc.write_text("```sh\nvllm serve m --tool-parser-plugin ./my_parser.py \\\n  --tool-call-parser mine\n```\n")
+    doc.write_text(
+        "```sh\nvllm serve m --tool-parser-plugin ./my_parser.py \\\n  --tool-call-parser mine\n```\n"
+    )
     code, rep = report(tree_db, doc)
     assert code == 0 and [(r["status"], r["claim"]) for r in rep["versions"][0]["results"]] == [
-        ("unchecked", "`mine` (tool parser)")]
+        ("unchecked", "`mine` (tool parser)")
+    ]
     assert "plugin" in rep["versions"][0]["results"][0]["message"]
 
 
 def test_exit_status_and_formats(tree_db, doc, tmp_path):  # noqa: F811
     good = tmp_path / "good.md"
-    good.write_text("The registry is in `vllm/tool_parsers/__init__.py`; start with `--tool-call-parser alpha`.\n")
+    good.write_text(
+        "The registry is in `vllm/tool_parsers/__init__.py`; start with `--tool-call-parser alpha`.\n"
+    )
     r = tpindex("check-doc", good, "--db", tree_db)
-    assert r.exit_code == 0 and r.output.startswith(f"{good} at v0.33.0: 2 claim(s): 2 ok, 0 stale, 0 too-new, 0 wrong")
-    r = tpindex("check-doc", doc, "--format", "markdown", "--at", "v0.30.0..v0.31.0", "--db", tree_db, ok=False)
+    assert r.exit_code == 0 and r.output.startswith(
+        f"{good} at v0.33.0: 2 claim(s): 2 ok, 0 stale, 0 too-new, 0 wrong"
+    )
+    r = tpindex(
+        "check-doc", doc, "--format", "markdown", "--at", "v0.30.0..v0.31.0", "--db", tree_db, ok=False
+    )
     assert r.exit_code == 1
     assert r.output.count("| line | status | kind | claim | finding |") == 2 and "### " in r.output
     r = tpindex("check-doc", "-", "--db", tree_db, ok=False)  # stdin, empty: nothing to check
     assert r.exit_code == 0 and "0 claim(s)" in r.output
-    for args, says in ((["--at", "v9.9.9"], "v9.9.9 is not indexed"), (["--at", "v1..v2"], "selects nothing")):
+    for args, says in (
+        (["--at", "v9.9.9"], "v9.9.9 is not indexed"),
+        (["--at", "v1..v2"], "selects nothing"),
+    ):
         r = tpindex("check-doc", doc, *args, "--db", tree_db, ok=False)
         assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output
     r = tpindex("check-doc", tmp_path / "missing.md", "--db", tree_db, ok=False)
@@ -181,13 +233,17 @@ def test_versions_without_the_tree_leave_path_and_symbol_claims_unchecked(where_
     build_tags(where_repo, db, "v0.30.0..v0.33.0")
     _, rep = report(db, doc)
     by = {(r["line"], r["kind"], r["claim"]): r for r in rep["versions"][0]["results"]}
-    assert by[(4, "symbol", "`make_arg_parser` in `vllm/entrypoints/launchers/cli_args.py`")]["status"] == "unchecked"
+    assert (
+        by[(4, "symbol", "`make_arg_parser` in `vllm/entrypoints/launchers/cli_args.py`")]["status"]
+        == "unchecked"
+    )
     assert by[(6, "path", "`docs/guide.md`")]["status"] == "unchecked"
     assert by[(14, "parser", "`beta`")]["status"] == "stale"  # the parser map needs no tree
     assert by[(3, "path", "`vllm/tool_parsers/__init__.py`")]["status"] == "ok"  # in the scope
 
 
 # -- the browser page ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def client(tree_db):  # noqa: F811
@@ -237,30 +293,40 @@ def test_where_page(client):
 
 def test_links_are_path_claims_once(tree_db, tmp_path):  # noqa: F811
     doc = tmp_path / "links.md"
-    doc.write_text("See [`docs/guide.md`](docs/guide.md), [the flags]"
-                   "(https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/entrypoints/launchers/cli_args.py#L8)"
-                   " and [the site](https://docs.vllm.ai/en/latest/).\n")
+    doc.write_text(
+        "See [`docs/guide.md`](docs/guide.md), [the flags]"
+        "(https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/entrypoints/launchers/cli_args.py#L8)"
+        " and [the site](https://docs.vllm.ai/en/latest/).\n"
+    )
     _, rep = report(tree_db, doc, "--at", "v0.31.0")
     assert [(r["claim"], r["status"]) for r in rep["versions"][0]["results"]] == [
-        ("`docs/guide.md`", "ok"), ("`vllm/entrypoints/launchers/cli_args.py`", "ok")]
+        ("`docs/guide.md`", "ok"),
+        ("`vllm/entrypoints/launchers/cli_args.py`", "ok"),
+    ]
 
 
 def test_counts_of_names_by_implementation_and_of_files(tree_db, tmp_path):  # noqa: F811
     doc = tmp_path / "counts.md"
-    doc.write_text("At v0.31.0 there are 4 standalone tool parser names and 1 unified parser names.\n\n"
-                   "There are 4 files in `vllm/tool_parsers/` at v0.33.0.\n")
+    doc.write_text(
+        "At v0.31.0 there are 4 standalone tool parser names and 1 unified parser names.\n\n"
+        "There are 4 files in `vllm/tool_parsers/` at v0.33.0.\n"
+    )
     _, rep = report(tree_db, doc)
     assert [(r["claim"], r["status"], r["message"]) for r in rep["versions"][0]["results"]] == [
         ("4 standalone tool parser names at v0.31.0", "ok", "4 at v0.31.0"),
         ("1 unified parser names at v0.31.0", "wrong", "0 at v0.31.0, not 1"),
         ("`vllm/tool_parsers/`", "ok", "a directory of 4 files"),
-        ("4 files in `vllm/tool_parsers/` at v0.33.0", "ok", "4 at v0.33.0")]
+        ("4 files in `vllm/tool_parsers/` at v0.33.0", "ok", "4 at v0.33.0"),
+    ]
 
 
-@pytest.mark.parametrize("fmt,name", [("text", "check_doc.txt"), ("json", "check_doc.json"),
-                                      ("markdown", "check_doc.md")])
+@pytest.mark.parametrize(
+    "fmt,name", [("text", "check_doc.txt"), ("json", "check_doc.json"), ("markdown", "check_doc.md")]
+)
 def test_check_doc_is_golden(tree_db, doc, fmt, name):  # noqa: F811
     from fixtures.golden import golden
 
-    r = tpindex("check-doc", doc, "--at", "v0.31.0", "--at", "v0.33.0", "--format", fmt, "--db", tree_db, ok=False)
+    r = tpindex(
+        "check-doc", doc, "--at", "v0.31.0", "--at", "v0.33.0", "--format", fmt, "--db", tree_db, ok=False
+    )
     golden(name, r.output.replace(str(doc), "DOC"))

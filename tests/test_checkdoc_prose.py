@@ -28,7 +28,9 @@ def check(db, tmp_path, text: str, *at: str) -> list[list[tuple[str, str, str, s
     assert r.exit_code in (0, 1), r.output
     data = json.loads(r.output)
     jsonschema.Draft202012Validator(load("check-doc")).validate(data)
-    return [[(c["kind"], c["claim"], c["status"], c["message"]) for c in v["results"]] for v in data["versions"]]
+    return [
+        [(c["kind"], c["claim"], c["status"], c["message"]) for c in v["results"]] for v in data["versions"]
+    ]
 
 
 def by_kind(results, kind: str):
@@ -37,9 +39,12 @@ def by_kind(results, kind: str):
 
 # -- a version phrase qualifies the nearest predicate, not every name of the sentence -------------------------
 
+
 def test_a_version_phrase_after_a_same_class_claim_is_not_about_the_second_name(tree_db, tmp_path):  # noqa: F811
     # `alpha` is registered from v0.30.0: the phrase is about alpha_too's sharing (or alpha_too), not alpha
-    [res] = check(tree_db, tmp_path, "`alpha_too` is the same class as `alpha` (new in v0.31.0).\n", "v0.31.0")
+    [res] = check(
+        tree_db, tmp_path, "`alpha_too` is the same class as `alpha` (new in v0.31.0).\n", "v0.31.0"
+    )
     assert by_kind(res, "alias")[0][2] == "ok"
     assert [(s, "same class" in m) for _, _, s, m in by_kind(res, "version")] == [("unchecked", True)]
     assert not [r for r in res if r[2] == "wrong"]
@@ -52,8 +57,10 @@ def test_since_with_a_predicate_is_about_the_predicate(tree_db, tmp_path):  # no
 
 
 def test_a_version_cell_with_a_predicate_is_not_about_the_rows_name(tree_db, tmp_path):  # noqa: F811
-    text = ("| name | file | notes |\n|---|---|---|\n"
-            "| `alpha` | `vllm/tool_parsers/alpha_tool_parser.py` | own class v0.31.0+ |\n")
+    text = (
+        "| name | file | notes |\n|---|---|---|\n"
+        "| `alpha` | `vllm/tool_parsers/alpha_tool_parser.py` | own class v0.31.0+ |\n"
+    )
     [res] = check(tree_db, tmp_path, text, "v0.30.0")
     assert [(s, "own class" in m) for _, _, s, m in by_kind(res, "version")] == [("unchecked", True)]
     # the row's other claims are not "about v0.31.0 and later": the phrase is about the class
@@ -61,44 +68,62 @@ def test_a_version_cell_with_a_predicate_is_not_about_the_rows_name(tree_db, tmp
 
 
 def test_through_about_sharing_a_class_is_not_about_the_name(tree_db, tmp_path):  # noqa: F811
-    [res] = check(tree_db, tmp_path, "`beta` shares no class with others (`alpha_too` too, through v0.31.0).\n",
-                  "v0.31.0")
+    [res] = check(
+        tree_db,
+        tmp_path,
+        "`beta` shares no class with others (`alpha_too` too, through v0.31.0).\n",
+        "v0.31.0",
+    )
     assert [s for _, _, s, _ in by_kind(res, "version")] == ["unchecked"]
 
 
 def test_a_version_phrase_with_no_predicate_is_still_checked(tree_db, tmp_path):  # noqa: F811
-    [res] = check(tree_db, tmp_path, "`gamma` is new in v0.31.0. `alpha` has been registered since v0.31.0.\n",
-                  "v0.31.0")
+    [res] = check(
+        tree_db,
+        tmp_path,
+        "`gamma` is new in v0.31.0. `alpha` has been registered since v0.31.0.\n",
+        "v0.31.0",
+    )
     assert [(s, m.split(";")[0]) for _, _, s, m in by_kind(res, "version")] == [
-        ("ok", "first at v0.31.0 (absent at v0.30.0)"), ("wrong", "already at v0.30.0 (first indexed version with it)")]
+        ("ok", "first at v0.31.0 (absent at v0.30.0)"),
+        ("wrong", "already at v0.30.0 (first indexed version with it)"),
+    ]
 
 
 # -- counts of a qualified set ---------------------------------------------------------------------------------
 
+
 def test_a_count_of_a_qualified_set_counts_that_set_or_is_unchecked(tree_db, tmp_path):  # noqa: F811
-    text = ("Except for the 0 names on the unified-parser path (v0.31.0), every name is standalone.\n\n"
-            "The 2 names that share a class (v0.30.0) are listed below.\n\n"
-            "There are 4 tool parser names at v0.31.0.\n")
+    text = (
+        "Except for the 0 names on the unified-parser path (v0.31.0), every name is standalone.\n\n"
+        "The 2 names that share a class (v0.30.0) are listed below.\n\n"
+        "There are 4 tool parser names at v0.31.0.\n"
+    )
     [res] = check(tree_db, tmp_path, text, "v0.31.0")
     assert [(k, c, s) for k, c, s, _ in res] == [
         ("count", "0 unified names at v0.31.0", "ok"),
         ("unreadable", "2 names at v0.30.0", "unchecked"),
-        ("count", "4 tool parser names at v0.31.0", "ok")]
+        ("count", "4 tool parser names at v0.31.0", "ok"),
+    ]
     assert "qualified" in res[1][3]
 
 
 # -- placeholders ----------------------------------------------------------------------------------------------
 
+
 def test_placeholders_are_never_wrong(tree_db, tmp_path):  # noqa: F811
-    text = ("Each parser is `vllm/tool_parsers/X_tool_parser.py`.\n\n"
-            "Find your own with `grep -lE \"<your_sentinel>\" vllm/tool_parsers/`.\n\n"
-            "Or `grep -rn your_marker vllm/tool_parsers/` and put yours in `vllm/tool_parsers/your_parser.py`.\n")
+    text = (
+        "Each parser is `vllm/tool_parsers/X_tool_parser.py`.\n\n"
+        'Find your own with `grep -lE "<your_sentinel>" vllm/tool_parsers/`.\n\n'
+        "Or `grep -rn your_marker vllm/tool_parsers/` and put yours in `vllm/tool_parsers/your_parser.py`.\n"
+    )
     [res] = check(tree_db, tmp_path, text, "v0.31.0")
     assert not [r for r in res if r[2] == "wrong"], res
     assert res[0][:3] == ("path", "`vllm/tool_parsers/X_tool_parser.py`", "ok")
 
 
 # -- bare file names -------------------------------------------------------------------------------------------
+
 
 def test_a_bare_file_name_is_resolved_the_same_way_in_every_claim(tree_db, tmp_path):  # noqa: F811
     text = "`gamma_tool_parser.py` (v0.31.0+) holds the parser.\n\n`GammaToolParser` is in `gamma_tool_parser.py`.\n"
@@ -109,14 +134,18 @@ def test_a_bare_file_name_is_resolved_the_same_way_in_every_claim(tree_db, tmp_p
 
 # -- references to the row or sentence before ------------------------------------------------------------------
 
+
 def test_same_file_refers_to_the_file_of_the_row_before(tree_db, tmp_path):  # noqa: F811
-    text = ("| part | where |\n|---|---|\n"
-            "| Chat serving | `vllm/entrypoints/chat/serving.py` |\n"
-            "| Streaming loop | same file — grep `parse_delta` |\n")
+    text = (
+        "| part | where |\n|---|---|\n"
+        "| Chat serving | `vllm/entrypoints/chat/serving.py` |\n"
+        "| Streaming loop | same file — grep `parse_delta` |\n"
+    )
     v32, v33 = check(tree_db, tmp_path, text, "v0.32.0", "v0.33.0")
     assert [(k, c, s) for k, c, s, _ in v32] == [
         ("path", "`vllm/entrypoints/chat/serving.py`", "ok"),
-        ("symbol", "grep `parse_delta` in `vllm/entrypoints/chat/serving.py`", "ok")]
+        ("symbol", "grep `parse_delta` in `vllm/entrypoints/chat/serving.py`", "ok"),
+    ]
     assert v33[1][2] == "stale" and "at v0.33.0 in vllm/entrypoints/chat/stream.py" in v33[1][3]
 
 
@@ -125,28 +154,38 @@ def test_there_refers_to_the_file_of_the_sentence_before(tree_db, tmp_path):  # 
     [res] = check(tree_db, tmp_path, text, "v0.32.0")
     assert [(k, c, s) for k, c, s, _ in res] == [
         ("path", "`vllm/entrypoints/chat/serving.py`", "ok"),
-        ("symbol", "`ChatServing` in `vllm/entrypoints/chat/serving.py`", "ok")]
+        ("symbol", "`ChatServing` in `vllm/entrypoints/chat/serving.py`", "ok"),
+    ]
 
 
 # -- tense -----------------------------------------------------------------------------------------------------
 
+
 def test_deprecated_is_not_past_tense(tree_db, tmp_path):  # noqa: F811
-    text = ("The flags: grep `make_arg_parser` in `vllm/entrypoints/launchers/cli_args.py` "
-            "(`vllm/entrypoints/serve/api_utils.py` is a deprecated shim).\n")
+    text = (
+        "The flags: grep `make_arg_parser` in `vllm/entrypoints/launchers/cli_args.py` "
+        "(`vllm/entrypoints/serve/api_utils.py` is a deprecated shim).\n"
+    )
     [res] = check(tree_db, tmp_path, text, "v0.33.0")
     got = {c: (s, m) for _, c, s, m in res}
     assert got["`vllm/entrypoints/launchers/cli_args.py`"][0] == "stale"
-    assert "moved to vllm/entrypoints/common/cli_args.py" in got["`vllm/entrypoints/launchers/cli_args.py`"][1]
+    assert (
+        "moved to vllm/entrypoints/common/cli_args.py" in got["`vllm/entrypoints/launchers/cli_args.py`"][1]
+    )
     assert got["`vllm/entrypoints/serve/api_utils.py`"][0] == "ok"
 
 
 # -- too new is not stale --------------------------------------------------------------------------------------
 
+
 def test_a_claim_about_a_later_version_is_too_new_not_stale(tree_db, tmp_path):  # noqa: F811
-    text = ("`setup_env` is in `vllm/entrypoints/common/startup.py`.\n\n"
-            "Use `--tool-call-parser gamma`.\n")
+    text = "`setup_env` is in `vllm/entrypoints/common/startup.py`.\n\nUse `--tool-call-parser gamma`.\n"
     [res] = check(tree_db, tmp_path, text, "v0.30.0")
-    assert [(k, s) for k, _, s, _ in res] == [("symbol", "too-new"), ("path", "too-new"), ("parser", "too-new")]
+    assert [(k, s) for k, _, s, _ in res] == [
+        ("symbol", "too-new"),
+        ("path", "too-new"),
+        ("parser", "too-new"),
+    ]
     assert "first at v0.32.0" in res[1][3] and "first at v0.31.0" in res[2][3]
     out = tpindex("check-doc", tmp_path / "doc.md", "--at", "v0.30.0", "--db", tree_db, ok=False).output
     assert out.splitlines()[0].endswith("3 claim(s): 0 ok, 0 stale, 3 too-new, 0 wrong, 0 unchecked")
@@ -154,7 +193,9 @@ def test_a_claim_about_a_later_version_is_too_new_not_stale(tree_db, tmp_path): 
 
 # -- move advice gives the final location ----------------------------------------------------------------------
 
-GUIDE = "# Guide\n\n" + "".join(f"Step {i}: read the parser notes and run the checks again.\n" for i in range(12))
+GUIDE = "# Guide\n\n" + "".join(
+    f"Step {i}: read the parser notes and run the checks again.\n" for i in range(12)
+)
 
 
 @pytest.fixture(scope="module")
@@ -182,11 +223,14 @@ def test_move_advice_gives_the_final_location(twice_db, tmp_path):
 
 # -- what vLLM's own pages write -------------------------------------------------------------------------------
 
+
 def test_paths_in_a_command_span_are_claims(tree_db, tmp_path):  # noqa: F811
     text = "Flags: `--tool-call-parser alpha --chat-template examples/tool_chat_template_alpha.jinja`\n"
     [res] = check(tree_db, tmp_path, text, "v0.31.0")
     assert [(k, c, s) for k, c, s, _ in res] == [
-        ("parser", "`alpha` (tool parser)", "ok"), ("path", "`examples/tool_chat_template_alpha.jinja`", "ok")]
+        ("parser", "`alpha` (tool parser)", "ok"),
+        ("path", "`examples/tool_chat_template_alpha.jinja`", "ok"),
+    ]
 
 
 def test_a_relative_link_from_the_docs_is_a_repository_path(tree_db, tmp_path):  # noqa: F811
@@ -206,7 +250,9 @@ def test_the_claim_limit_says_where_reading_stopped(tree_db, tmp_path):  # noqa:
 def test_a_parser_names_column_of_a_reasoning_page_names_reasoning_parsers(tmp_path):
     from indexer.answers.docclaims import Knowledge, read
 
-    text = "# Reasoning outputs\n\n## Supported models\n\n| Model | Parser Name |\n|---|---|\n| M | `alpha` |\n"
+    text = (
+        "# Reasoning outputs\n\n## Supported models\n\n| Model | Parser Name |\n|---|---|\n| M | `alpha` |\n"
+    )
     [claim] = read(text, Knowledge({"vllm"}, {"alpha"}))
     assert (claim.kind, claim.data["name"], claim.data["kind"]) == ("parser", "alpha", "reasoning")
 
@@ -216,7 +262,9 @@ def test_a_path_shortened_with_dots_is_the_file_ending_so(tree_db, tmp_path):  #
     text = "To find it, grep `setup_env` in `.../serve/api_utils.py` (a deprecated shim re-exports it).\n"
     v31, v33 = check(tree_db, tmp_path, text, "v0.31.0", "v0.33.0")
     assert [(k, c, s) for k, c, s, _ in v31] == [
-        ("symbol", "grep `setup_env` in `.../serve/api_utils.py`", "ok"), ("path", "`.../serve/api_utils.py`", "ok")]
+        ("symbol", "grep `setup_env` in `.../serve/api_utils.py`", "ok"),
+        ("path", "`.../serve/api_utils.py`", "ok"),
+    ]
     assert v31[0][3].startswith("mentioned in vllm/entrypoints/serve/api_utils.py")
     assert v33[0][2] == "stale" and "since v0.32.0 (last at v0.31.0)" in v33[0][3], v33
 

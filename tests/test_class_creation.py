@@ -19,7 +19,7 @@ from fixtures.helpers import build_tags, line_of, make_repo, rows, tpindex
 
 NAMES = ("tagged", "plain", "insists", "heir", "untagged", "decorated", "after", "factory")
 
-ENVS = '''
+ENVS = """
 import os
 from typing import TYPE_CHECKING
 
@@ -36,9 +36,10 @@ environment_variables = {
 
 def __getattr__(name):
     return environment_variables[name]()
-'''
+"""
 
-ABSTRACT = abstract_module('''
+ABSTRACT = abstract_module(
+    """
 from typing import Any
 
 import vllm.envs as envs
@@ -61,13 +62,15 @@ class ToolParser:
 
     def extract_tool_calls(self, text, request):
         raise NotImplementedError
-''', "ToolParserManager")
+""",
+    "ToolParserManager",
+)
 
 
 def parser(name: str, body: str, base: str = "ToolParser") -> str:
     """A registered tool parser with its own extraction method over `base` and `body` as its attributes."""
     module = "abstract" if base == "ToolParser" else base.removesuffix("ToolParser").lower()
-    return f'''
+    return f"""
 from vllm.tool_parsers.{module}_tool_parser import {base}
 
 
@@ -75,7 +78,7 @@ class {name.capitalize()}ToolParser({base}):
 {body}
     def extract_tool_calls(self, text, request):
         return text.split("<call>")
-'''
+"""
 
 
 TAGGED = parser("tagged", '    grammar_tag = "tagged_v1"\n')
@@ -84,7 +87,7 @@ INSISTS = parser("insists", '    grammar_tag = "insists"\n    forced_choice_ok =
 HEIR = parser("heir", "    pass\n", base="TaggedToolParser")
 UNTAGGED = parser("untagged", "    grammar_tag = None\n", base="TaggedToolParser")
 
-UTILS = '''
+UTILS = """
 def no_forced_choice(cls):
     cls.forced_choice_ok = False
     return cls
@@ -96,9 +99,9 @@ def with_choice(value):
         return klass
 
     return apply
-'''
+"""
 
-DECORATED = '''
+DECORATED = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 from vllm.tool_parsers.utils import no_forced_choice
 
@@ -107,9 +110,9 @@ from vllm.tool_parsers.utils import no_forced_choice
 class DecoratedToolParser(ToolParser):
     def extract_tool_calls(self, text, request):
         return []
-'''
+"""
 
-FACTORY = '''
+FACTORY = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 from vllm.tool_parsers import utils
 
@@ -118,9 +121,9 @@ from vllm.tool_parsers import utils
 class FactoryToolParser(ToolParser):
     def extract_tool_calls(self, text, request):
         return []
-'''
+"""
 
-AFTER = '''
+AFTER = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -130,7 +133,7 @@ class AfterToolParser(ToolParser):
 
 
 AfterToolParser.forced_choice_ok = False
-'''
+"""
 
 TREE = {
     "vllm/envs.py": ENVS,
@@ -164,16 +167,23 @@ def creation_db(tmp_path_factory):
 
 
 def attr(db, name, attribute="forced_choice_ok", version="v0.28.0"):
-    got = rows(db, "select value, defining_class, file, line, set_by, condition from parser_attrs_v where version = ?"
-                   " and kind = 'tool' and name = ? and role = 'registered' and attribute = ?",
-               (version, name, attribute))
+    got = rows(
+        db,
+        "select value, defining_class, file, line, set_by, condition from parser_attrs_v where version = ?"
+        " and kind = 'tool' and name = ? and role = 'registered' and attribute = ?",
+        (version, name, attribute),
+    )
     assert len(got) == 1, (name, attribute, got)
     return dict(zip(("value", "class", "file", "line", "set_by", "condition"), got[0], strict=True))
 
 
 def test_env_defaults_are_read_from_the_trees_envs_module(creation_db):
-    got = dict((n, (v, how)) for n, v, how in rows(
-        creation_db, "select name, value, how from env_defaults_v where version = 'v0.28.0'"))
+    got = dict(
+        (n, (v, how))
+        for n, v, how in rows(
+            creation_db, "select name, value, how from env_defaults_v where version = 'v0.28.0'"
+        )
+    )
     assert got["VLLM_STRICT_CALLS"] == ("True", "environment")  # os.getenv(..., "True").lower() in (...)
     assert got["VLLM_LOOSE_MODE"] == ("False", "environment")  # bool(int(os.getenv(..., "0")))
     assert got["VLLM_DECLARED_ONLY"] == ("True", "declared")  # only the TYPE_CHECKING declaration
@@ -182,8 +192,11 @@ def test_env_defaults_are_read_from_the_trees_envs_module(creation_db):
 def test_init_subclass_rewrites_an_attribute_while_an_env_flag_is_on(creation_db):
     a = attr(creation_db, "tagged")
     assert a["value"] == "False"
-    assert (a["class"], a["file"], a["line"]) == ("TaggedToolParser", "vllm/tool_parsers/abstract_tool_parser.py",
-                                                  HOOK_LINE)
+    assert (a["class"], a["file"], a["line"]) == (
+        "TaggedToolParser",
+        "vllm/tool_parsers/abstract_tool_parser.py",
+        HOOK_LINE,
+    )
     assert a["set_by"] == "ToolParser.__init_subclass__"
     assert "VLLM_STRICT_CALLS" in a["condition"] and f"vllm/envs.py:{ENV_LINE}" in a["condition"]
     assert a["condition"].endswith("True when VLLM_STRICT_CALLS is False")
@@ -209,9 +222,11 @@ def test_subclasses_read_the_guard_through_their_own_resolution_order(creation_d
 def test_a_flag_off_by_default_names_what_turning_it_on_does(creation_db):
     a = attr(creation_db, "plain", attribute="lenient")
     assert (a["value"], a["class"], a["set_by"]) == ("False", "ToolParser", None)
-    assert a["condition"] == ("True when VLLM_LOOSE_MODE is True (ToolParser.__init_subclass__,"
-                              f" vllm/tool_parsers/abstract_tool_parser.py:{line_of(ABSTRACT, 'cls.lenient = True')};"
-                              f" VLLM_LOOSE_MODE defaults to False, vllm/envs.py:{LOOSE_LINE})")
+    assert a["condition"] == (
+        "True when VLLM_LOOSE_MODE is True (ToolParser.__init_subclass__,"
+        f" vllm/tool_parsers/abstract_tool_parser.py:{line_of(ABSTRACT, 'cls.lenient = True')};"
+        f" VLLM_LOOSE_MODE defaults to False, vllm/envs.py:{LOOSE_LINE})"
+    )
 
 
 def test_the_default_that_runs_is_the_one_read(creation_db):
@@ -222,24 +237,39 @@ def test_the_default_that_runs_is_the_one_read(creation_db):
 
 def test_class_decorators_and_assignments_after_the_body(creation_db):
     d = attr(creation_db, "decorated")
-    assert (d["value"], d["class"], d["set_by"]) == ("False", "DecoratedToolParser", "decorator no_forced_choice")
-    assert (d["file"], d["line"]) == ("vllm/tool_parsers/utils.py", line_of(UTILS, "cls.forced_choice_ok = False"))
+    assert (d["value"], d["class"], d["set_by"]) == (
+        "False",
+        "DecoratedToolParser",
+        "decorator no_forced_choice",
+    )
+    assert (d["file"], d["line"]) == (
+        "vllm/tool_parsers/utils.py",
+        line_of(UTILS, "cls.forced_choice_ok = False"),
+    )
     f = attr(creation_db, "factory")
     assert (f["value"], f["set_by"]) == ("False", "decorator with_choice")  # setattr(klass, name, value)
     a = attr(creation_db, "after")
-    assert (a["value"], a["class"], a["set_by"]) == ("False", "AfterToolParser", "assignment after the class body")
+    assert (a["value"], a["class"], a["set_by"]) == (
+        "False",
+        "AfterToolParser",
+        "assignment after the class body",
+    )
     assert a["line"] == line_of(AFTER, "AfterToolParser.forced_choice_ok = False")
 
 
 def test_card_and_which_json_show_the_value_and_the_condition(creation_db):
-    card = json.loads(tpindex("card", "tagged", "--at", "v0.28.0", "--format", "json", "--db", creation_db).output)
+    card = json.loads(
+        tpindex("card", "tagged", "--at", "v0.28.0", "--format", "json", "--db", creation_db).output
+    )
     (a,) = [a for a in card["cards"][0]["attributes"] if a["attribute"] == "forced_choice_ok"]
     assert (a["value"], a["set_by"]) == ("False", "ToolParser.__init_subclass__")
     assert a["condition"].endswith("True when VLLM_STRICT_CALLS is False")
     text = tpindex("card", "tagged", "--at", "v0.28.0", "--db", creation_db).output
     line = next(x for x in text.splitlines() if "forced_choice_ok = False" in x)
     assert "ToolParser.__init_subclass__" in line and "True when VLLM_STRICT_CALLS is False" in line
-    which = json.loads(tpindex("which", "tagged", "--at", "v0.28.0", "--format", "json", "--db", creation_db).output)
+    which = json.loads(
+        tpindex("which", "tagged", "--at", "v0.28.0", "--format", "json", "--db", creation_db).output
+    )
     (w,) = [a for a in which["parsers"][0]["attributes"] if a["attribute"] == "forced_choice_ok"]
     assert (w["value"], w["set_by"], w["condition"]) == (a["value"], a["set_by"], a["condition"])
 
@@ -259,16 +289,19 @@ def test_the_browsers_parser_page_shows_what_set_it(creation_db):
     assert "ToolParser.__init_subclass__ on" in row and "True when VLLM_STRICT_CALLS is False" in row
 
 
-@pytest.mark.parametrize("written,value", [
-    ('os.getenv("X", "True").lower() in ("true", "1")', True),
-    ('bool(int(os.getenv("X", "0")))', False),
-    ('os.environ.get("X", "1") == "1"', True),
-    ('int(os.getenv("X", "16"))', 16),
-    ('os.getenv("X")', None),
-    ('(int(os.getenv("X", "0")) if "X" in os.environ else None)', None),
-    ('os.getenv("X", "auto") if True else "never"', "auto"),
-    ('maybe_convert_bool(os.getenv("X"))', "not readable"),  # a helper of the module: not read
-])
+@pytest.mark.parametrize(
+    "written,value",
+    [
+        ('os.getenv("X", "True").lower() in ("true", "1")', True),
+        ('bool(int(os.getenv("X", "0")))', False),
+        ('os.environ.get("X", "1") == "1"', True),
+        ('int(os.getenv("X", "16"))', 16),
+        ('os.getenv("X")', None),
+        ('(int(os.getenv("X", "0")) if "X" in os.environ else None)', None),
+        ('os.getenv("X", "auto") if True else "never"', "auto"),
+        ('maybe_convert_bool(os.getenv("X"))', "not readable"),  # a helper of the module: not read
+    ],
+)
 def test_env_values_with_every_variable_unset(written, value):
     from indexer.extract.expr import UNKNOWN, env_value
     from indexer.extract.ts import parser

@@ -45,9 +45,15 @@ def test_a_name_asked_with_the_wrong_kind_says_its_kind(logic):
 
 def test_not_registered_at_a_version_gives_the_versions_of_that_kind(tmp_path):
     init = LOGIC_TREE["vllm/tool_parsers/__init__.py"]
-    without = init.replace('''    "quiet": ("quiet_tool_parser", "QuietToolParser"),\n''', "")
-    repo = make_repo(tmp_path / "repo", {"v1": LOGIC_TREE, "v2": {"vllm/tool_parsers/__init__.py": without},
-                                         "v3": {"vllm/tool_parsers/__init__.py": init}})
+    without = init.replace("""    "quiet": ("quiet_tool_parser", "QuietToolParser"),\n""", "")
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v1": LOGIC_TREE,
+            "v2": {"vllm/tool_parsers/__init__.py": without},
+            "v3": {"vllm/tool_parsers/__init__.py": init},
+        },
+    )
     db = tmp_path / "x.db"
     build_tags(repo, db, "v1,v2,v3")
     r = tpindex("which", "quiet", "--kind", "tool", "--at", "v2", "--db", db, ok=False)
@@ -93,7 +99,7 @@ def test_a_directory_does_not_replace_a_release_silently(logic, tmp_path):
     assert rows(copy, "select source from versions where label = 'v0.32.0'") == [("dir",)]
 
 
-MOVED_V1 = '''
+MOVED_V1 = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -108,26 +114,39 @@ class KeptToolParser(ToolParser):
     # TODO: handle nested calls
     def extract_tool_calls(self, text, request):
         return []
-'''
+"""
 
 MOVED_V2 = MOVED_V1.replace("def get_parser():", "def _compose_parser():").replace(
-    "# TODO: handle nested calls", "# TODO: handle nested calls\n    # HACK: strip the sentinel first")
+    "# TODO: handle nested calls", "# TODO: handle nested calls\n    # HACK: strip the sentinel first"
+)
 
 
 def test_diff_entries_carry_data_without_doubled_or_empty_changes(tmp_path):
     from fixtures.logic import ABSTRACT
 
     init = LOGIC_TREE["vllm/tool_parsers/__init__.py"]
-    repo = make_repo(tmp_path / "repo", {
-        "v1": {"vllm/tool_parsers/__init__.py": init, "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
-               "vllm/tool_parsers/kept.py": MOVED_V1},
-        "v2": {"vllm/tool_parsers/kept.py": MOVED_V2}})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v1": {
+                "vllm/tool_parsers/__init__.py": init,
+                "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+                "vllm/tool_parsers/kept.py": MOVED_V1,
+            },
+            "v2": {"vllm/tool_parsers/kept.py": MOVED_V2},
+        },
+    )
     db = tmp_path / "x.db"
     build_tags(repo, db, "v1,v2")
-    changes = json.loads(tpindex("diff", "v1", "v2", "--format", "json", "--db", db, ok=False).output)["changes"]
+    changes = json.loads(tpindex("diff", "v1", "v2", "--format", "json", "--db", db, ok=False).output)[
+        "changes"
+    ]
     by_type = {c["type"]: c for c in changes}
     moved = by_type["class-moved"]
-    assert (moved["before"], moved["after"]) == ("get_parser.<locals>._Picked", "_compose_parser.<locals>._Picked")
+    assert (moved["before"], moved["after"]) == (
+        "get_parser.<locals>._Picked",
+        "_compose_parser.<locals>._Picked",
+    )
     assert "class-removed" not in by_type and "class-added" not in by_type
     marker = by_type["marker-added"]
     assert marker["detail"] == "HACK: strip the sentinel first" and marker["after"] == marker["detail"]
@@ -137,8 +156,9 @@ def test_diff_entries_carry_data_without_doubled_or_empty_changes(tmp_path):
 
 
 def test_impl_change_without_a_new_real_file_says_no_file_change(unified_db):  # noqa: F811
-    changes = json.loads(tpindex("diff", "v0.25.0", "v0.27.0", "--format", "json", "--db", unified_db,
-                                 ok=False).output)["changes"]
+    changes = json.loads(
+        tpindex("diff", "v0.25.0", "v0.27.0", "--format", "json", "--db", unified_db, ok=False).output
+    )["changes"]
     for c in changes:
         if c["type"] == "impl-changed" and "real file" in c["detail"]:
             before, after = c["detail"].split("(real file ", 1)[1].rstrip(")").split(" -> ")
@@ -146,7 +166,9 @@ def test_impl_change_without_a_new_real_file_says_no_file_change(unified_db):  #
 
 
 def test_one_vocabulary_in_which_export_and_diff(unified_db):  # noqa: F811
-    which = json.loads(tpindex("which", "alpha", "--at", "v0.24.0", "--format", "json", "--db", unified_db).output)
+    which = json.loads(
+        tpindex("which", "alpha", "--at", "v0.24.0", "--format", "json", "--db", unified_db).output
+    )
     p = which["parsers"][0]
     assert {"registered_file", "registered_class", "real_file", "aliases", "stub", "reexport"} <= set(p)
     assert not {k for k in p if k.startswith("reg_") or k in ("sig", "version_ord", "alias_of")}
@@ -172,7 +194,11 @@ def test_lines_fit_a_terminal_and_stay_whole_in_a_pipe(unified_db, monkeypatch):
     piped = tpindex("which", "beta", "--at", "v0.25.0", "--db", unified_db).output
     assert max(len(line) for line in piped.splitlines()) > 100  # the registered hop, whole
     monkeypatch.setattr(textfmt, "output_width", lambda: 100)
-    for args in (["which", "beta", "--at", "v0.25.0"], ["which", "beta", "--all"], ["diff", "v0.24.0", "v0.27.0"]):
+    for args in (
+        ["which", "beta", "--at", "v0.25.0"],
+        ["which", "beta", "--all"],
+        ["diff", "v0.24.0", "v0.27.0"],
+    ):
         out = tpindex(*args, "--db", unified_db, ok=False).output
         assert max(len(line) for line in out.splitlines()) <= 100, out
     monkeypatch.setattr(textfmt, "output_width", lambda: 60)
@@ -218,8 +244,14 @@ def test_progress_names_the_version_being_written(tmp_path):
     repo = make_repo(tmp_path / "repo", {"v1": TREE, "v2": {}})
     source = GitSource(repo)
     seen = []
-    build(tmp_path / "x.db", source, [source.ref("v1"), source.ref("v2")], Scope.named("default"), jobs=1,
-          progress=lambda label, done: seen.append((label, done)))
+    build(
+        tmp_path / "x.db",
+        source,
+        [source.ref("v1"), source.ref("v2")],
+        Scope.named("default"),
+        jobs=1,
+        progress=lambda label, done: seen.append((label, done)),
+    )
     assert seen == [("v1", 0), ("v1", 1), ("v2", 0), ("v2", 1)]
 
 

@@ -95,7 +95,12 @@ HISTORY = {
 }
 TAGS = list(HISTORY)
 # in scope, so stored: the parsed packages, and the recorded templates and tests
-STORED_SPECS = ["vllm/tool_parsers/*.py", "vllm/reasoning/*.py", "vllm/parser/*.py", "tests/tool_parsers/test_*.py"]
+STORED_SPECS = [
+    "vllm/tool_parsers/*.py",
+    "vllm/reasoning/*.py",
+    "vllm/parser/*.py",
+    "tests/tool_parsers/test_*.py",
+]
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +119,7 @@ def git_bytes(repo: Path, *args: str) -> subprocess.CompletedProcess:
 
 # -- storage ----------------------------------------------------------------------------------------------
 
+
 def test_every_parsed_blob_is_stored_once_and_reads_back_as_git_has_it(fixture):
     from indexer.store import code
     from indexer.store.database import connect
@@ -121,8 +127,9 @@ def test_every_parsed_blob_is_stored_once_and_reads_back_as_git_has_it(fixture):
     repo, db = fixture
     conn = connect(db, create=False, readonly=True).conn
     for tag in TAGS:
-        for blob_id, path in rows(db, "select blob_id, file from version_files where version = ? and file like 'vllm/%'",
-                                  [tag]):
+        for blob_id, path in rows(
+            db, "select blob_id, file from version_files where version = ? and file like 'vllm/%'", [tag]
+        ):
             data = git_bytes(repo, "cat-file", "blob", blob_id).stdout
             c = code.load(conn, blob_id)
             if path == BINARY:
@@ -133,10 +140,15 @@ def test_every_parsed_blob_is_stored_once_and_reads_back_as_git_has_it(fixture):
             assert c.lines == data.decode("utf-8", "replace").split("\n")[: len(c.lines)]
             assert c.final_newline == data.endswith(b"\n")
     # one row per blob, however many versions and paths hold it; templates and tests too (issue 27)
-    assert rows(db, "select count(*), count(distinct blob_id) from code_texts")[0] == \
-        rows(db, "select count(distinct blob_id), count(distinct blob_id) from version_files")[0]
-    assert rows(db, "select count(distinct t.blob_id) from code_texts t join version_files f on f.blob_id = t.blob_id"
-                    " where f.file like 'tests/%'") == [(1,)]
+    assert (
+        rows(db, "select count(*), count(distinct blob_id) from code_texts")[0]
+        == rows(db, "select count(distinct blob_id), count(distinct blob_id) from version_files")[0]
+    )
+    assert rows(
+        db,
+        "select count(distinct t.blob_id) from code_texts t join version_files f on f.blob_id = t.blob_id"
+        " where f.file like 'tests/%'",
+    ) == [(1,)]
     # each distinct line once
     lines = [s for (t,) in rows(db, "select text from code_lines order by first") for s in t.split("\n")]
     assert len(lines) == len(set(lines)) == rows(db, "select sum(count) from code_lines")[0][0]
@@ -155,10 +167,12 @@ def test_a_build_reuses_stored_code_and_an_older_database_gets_its_code_on_the_n
     from indexer.store.database import SCHEMA_VERSION
 
     conn = sqlite3.connect(db)
-    conn.executescript("drop table code_texts; drop table code_lines; drop table code_postings;"
-                       f"update meta set value = '{SCHEMA_VERSION - 1}' where key = 'schema_version';"
-                       "update versions set extractor = '2:000000000000'; update blobs set extractor = '2:000000000000';"
-                       "update units set extractor = '2:000000000000';")
+    conn.executescript(
+        "drop table code_texts; drop table code_lines; drop table code_postings;"
+        f"update meta set value = '{SCHEMA_VERSION - 1}' where key = 'schema_version';"
+        "update versions set extractor = '2:000000000000'; update blobs set extractor = '2:000000000000';"
+        "update units set extractor = '2:000000000000';"
+    )
     conn.close()
     out = tpindex("show", f"{GAMMA}:1", "--db", db, ok=False).output  # readers refuse the older schema
     assert "older tpindex" in out and "tpindex build" in out, out
@@ -169,6 +183,7 @@ def test_a_build_reuses_stored_code_and_an_older_database_gets_its_code_on_the_n
 
 # -- grep = git grep -n -E --------------------------------------------------------------------------------
 
+
 def git_grep(repo: Path, pattern: str, flags: list[str], tags: list[str]) -> set[tuple]:
     """(tag, path, line, text) for each matching line, (tag, path, None, None) for a matching binary file."""
     out = git_bytes(repo, "grep", "-n", "-E", *flags, "-e", pattern, *tags, "--", *STORED_SPECS)
@@ -178,7 +193,7 @@ def git_grep(repo: Path, pattern: str, flags: list[str], tags: list[str]) -> set
         if not raw:
             continue
         if raw.startswith(b"Binary file ") and raw.endswith(b" matches"):
-            tag, _, path = raw[len(b"Binary file "):-len(b" matches")].decode().partition(":")
+            tag, _, path = raw[len(b"Binary file ") : -len(b" matches")].decode().partition(":")
             found.add((tag, path, None, None))
             continue
         tag, path, line, text = raw.split(b":", 3)
@@ -213,31 +228,73 @@ def ours(db: Path, pattern: str, flags: list[str], *extra: str) -> set[tuple]:
 
 
 PATTERNS = [
-    ("extract_tool_calls", []),                       # a literal, in text and in a binary file
+    ("extract_tool_calls", []),  # a literal, in text and in a binary file
     ("def \\w+_streaming", []),
     ("EXTRACT_tool_CALLS", ["-i"]),
-    ("^class ", []), ("\\)$", []), ("^$", []), ("^", []),  # anchors; every line
-    ("a\\.b\\(c\\)\\[0\\] \\* 2 \\+ y\\?", []),       # escaped metacharacters
-    ("a.b(c)[0] * 2 + y?", ["-F"]),                   # the same, fixed
-    ("$HOME (a|b)*", ["-F"]), ("^caret", ["-F"]), ("\\$HOME", []), ("\\^caret", []),
+    ("^class ", []),
+    ("\\)$", []),
+    ("^$", []),
+    ("^", []),  # anchors; every line
+    ("a\\.b\\(c\\)\\[0\\] \\* 2 \\+ y\\?", []),  # escaped metacharacters
+    ("a.b(c)[0] * 2 + y?", ["-F"]),  # the same, fixed
+    ("$HOME (a|b)*", ["-F"]),
+    ("^caret", ["-F"]),
+    ("\\$HOME", []),
+    ("\\^caret", []),
     ("(a|b)* \\[x\\] \\{2\\}", []),
-    ("café", []), ("CAFÉ", ["-i"]), ("caf\\w", []), ("caf[[:alpha:]]", []), ("[[:upper:]]{4}", []),
-    ("naïve|東京", []), ("✓", []), ("Σ", ["-i"]), ("σίσυφος", ["-i"]),
-    ("^.t", []), ("latin", []), ("caf.", []),           # the Latin-1 file: an invalid byte is no character
-    ("caf\udce9", []), ("\udce9t\udce9", ["-F"]),       # ... but the byte itself in the pattern matches it
-    ("✓ .$", []), ("\ufffd", []), ("\\W$", []),         # ... but a real U+FFFD is one
-    ("ı|İ", []), ("istanbul", ["-i"]), ("ILIK", ["-i"]),
-    ("(foo|bar)baz", []), ("(ab)\\1", []), ("a{2}b", []), ("a{,1}b{1,}", []), ("a**b", []), ("o+?_", []),
-    ("[\\w]", []), ("[]x]", []), ("[^[:print:]]", []), ("[[:space:]]$", []), ("\\s+\\S", []), ("\\W\\w", []),
-    ("\\<return\\>", []), ("delta\\b", []), ("\\Bdelta", []), ("streaming\\>", []),
-    ("\\\\\\\\", []), ("\\\\n", ["-F"]), ("\r", ["-F"]), ("[[:cntrl:]]", []),
-    ("MAGIC", []), ("payload", ["-i"]),                # binary files only
-    ("no newline at the end$", []), ("pass", ["-i", "-F"]),
+    ("café", []),
+    ("CAFÉ", ["-i"]),
+    ("caf\\w", []),
+    ("caf[[:alpha:]]", []),
+    ("[[:upper:]]{4}", []),
+    ("naïve|東京", []),
+    ("✓", []),
+    ("Σ", ["-i"]),
+    ("σίσυφος", ["-i"]),
+    ("^.t", []),
+    ("latin", []),
+    ("caf.", []),  # the Latin-1 file: an invalid byte is no character
+    ("caf\udce9", []),
+    ("\udce9t\udce9", ["-F"]),  # ... but the byte itself in the pattern matches it
+    ("✓ .$", []),
+    ("\ufffd", []),
+    ("\\W$", []),  # ... but a real U+FFFD is one
+    ("ı|İ", []),
+    ("istanbul", ["-i"]),
+    ("ILIK", ["-i"]),
+    ("(foo|bar)baz", []),
+    ("(ab)\\1", []),
+    ("a{2}b", []),
+    ("a{,1}b{1,}", []),
+    ("a**b", []),
+    ("o+?_", []),
+    ("[\\w]", []),
+    ("[]x]", []),
+    ("[^[:print:]]", []),
+    ("[[:space:]]$", []),
+    ("\\s+\\S", []),
+    ("\\W\\w", []),
+    ("\\<return\\>", []),
+    ("delta\\b", []),
+    ("\\Bdelta", []),
+    ("streaming\\>", []),
+    ("\\\\\\\\", []),
+    ("\\\\n", ["-F"]),
+    ("\r", ["-F"]),
+    ("[[:cntrl:]]", []),
+    ("MAGIC", []),
+    ("payload", ["-i"]),  # binary files only
+    ("no newline at the end$", []),
+    ("pass", ["-i", "-F"]),
     ("required_and_named", ["-F", "-i"]),
-    ("(HACK|FIXME|TODO)", []), ("(hack|todo)", ["-i"]),  # broad: many lines in many files
-    ("x(HACK|FIXME)+|\\<(tool|None)\\>", []), ("(İstanbul|ılık)", ["-i"]), ("(ab|cd)\\1|^$", []),
-    ("this matches nothing at all", []),              # an empty result
-    ("a)", []), ("", []),
+    ("(HACK|FIXME|TODO)", []),
+    ("(hack|todo)", ["-i"]),  # broad: many lines in many files
+    ("x(HACK|FIXME)+|\\<(tool|None)\\>", []),
+    ("(İstanbul|ılık)", ["-i"]),
+    ("(ab|cd)\\1|^$", []),
+    ("this matches nothing at all", []),  # an empty result
+    ("a)", []),
+    ("", []),
 ]
 
 
@@ -249,7 +306,9 @@ def test_grep_equals_git_grep(fixture, pattern, flags):
 
 
 @pytest.mark.parametrize("arrays", [False, True])
-def test_places_read_from_the_index_or_from_the_arrays_give_the_lines_git_grep_finds(fixture, monkeypatch, arrays):
+def test_places_read_from_the_index_or_from_the_arrays_give_the_lines_git_grep_finds(
+    fixture, monkeypatch, arrays
+):
     """code.holding reads each matched line's places from code_postings, and turns to the blobs' arrays when
     the index gives more places than the blobs to search hold lines / LINES_PER_PLACE (weighed once
     CHECK_PLACES places are read): either way the lines git grep finds, for every version or some."""
@@ -259,8 +318,13 @@ def test_places_read_from_the_index_or_from_the_arrays_give_the_lines_git_grep_f
     if arrays:  # weighed at the first place; any second place turns to the arrays
         monkeypatch.setattr(code, "CHECK_PLACES", 0)
         monkeypatch.setattr(code, "LINES_PER_PLACE", 1 << 40)
-    for pattern, flags in (("extract_tool_calls", []), ("^class ", []), ("(HACK|FIXME|TODO)", []), ("^", []),
-                           ("^$", [])):
+    for pattern, flags in (
+        ("extract_tool_calls", []),
+        ("^class ", []),
+        ("(HACK|FIXME|TODO)", []),
+        ("^", []),
+        ("^$", []),
+    ):
         assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
         one = {f for f in git_grep(repo, pattern, flags, ["v0.2.0"])}
         assert ours(db, pattern, flags, "--at", "v0.2.0") == one
@@ -277,9 +341,14 @@ def test_the_index_holds_every_line_of_every_blob_at_its_place(fixture):
     conn = sqlite3.connect(db)
     try:
         conn.execute("create virtual table temp.v using fts5vocab(main, code_postings, 'instance')")
-        places = {(doc, off + 1, int(t, 16)) for t, doc, off in conn.execute("select term, doc, offset from temp.v")}
-        stored = {(row, n, x) for row, packed in conn.execute("select id, lines from code_texts where lines is not null")
-                  for n, x in enumerate(code.unpack_ids(packed), 1)}
+        places = {
+            (doc, off + 1, int(t, 16)) for t, doc, off in conn.execute("select term, doc, offset from temp.v")
+        }
+        stored = {
+            (row, n, x)
+            for row, packed in conn.execute("select id, lines from code_texts where lines is not null")
+            for n, x in enumerate(code.unpack_ids(packed), 1)
+        }
     finally:
         conn.close()
     assert places == stored and len(stored) > 30
@@ -313,7 +382,9 @@ def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_w
     build_tags(repo, db, "v0.1.0..")
     as_schema_11(db)
     out = tpindex("grep", "extract", "--db", db, ok=False)
-    assert out.exit_code == 2 and "older tpindex (schema 11" in out.output and "tpindex build" in out.output, out.output
+    assert (
+        out.exit_code == 2 and "older tpindex (schema 11" in out.output and "tpindex build" in out.output
+    ), out.output
     stats = build_tags(repo, db, "v0.1.0..")
     assert not stats.versions_reindexed
     assert rows(db, "select name from sqlite_master where name like 'code_index%'") == []
@@ -322,20 +393,29 @@ def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_w
         assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
 
 
-@pytest.mark.parametrize(("options", "tags", "paths"), [
-    (["--at", "v0.2.0"], ["v0.2.0"], STORED_SPECS),
-    (["--tags", "v0.2.0.."], ["v0.2.0", "v0.3.0"], STORED_SPECS),
-    (["--tags", "v0.1.0,v0.3.0", "--path", "vllm/tool_parsers"], ["v0.1.0", "v0.3.0"], [P]),
-    (["--path", "*beta*", "--path", "vllm/parser/*.py"], TAGS, ["*beta*", "vllm/parser/*.py"]),
-])
+@pytest.mark.parametrize(
+    ("options", "tags", "paths"),
+    [
+        (["--at", "v0.2.0"], ["v0.2.0"], STORED_SPECS),
+        (["--tags", "v0.2.0.."], ["v0.2.0", "v0.3.0"], STORED_SPECS),
+        (["--tags", "v0.1.0,v0.3.0", "--path", "vllm/tool_parsers"], ["v0.1.0", "v0.3.0"], [P]),
+        (["--path", "*beta*", "--path", "vllm/parser/*.py"], TAGS, ["*beta*", "vllm/parser/*.py"]),
+    ],
+)
 def test_grep_versions_and_paths_as_git_grep_tags_and_pathspecs(fixture, options, tags, paths):
     repo, db = fixture
     for pattern in ("extract", "^class", "MAGIC", "return"):
         out = git_bytes(repo, "grep", "-n", "-E", "-e", pattern, *tags, "--", *paths)
-        expected = {tuple(x.split(":", 3)[:3]) for x in out.stdout.decode("utf-8", "replace").splitlines()
-                    if not x.startswith("Binary file")}
-        expected |= {(x[12:-8].split(":", 1)[0], x[12:-8].split(":", 1)[1], None) for x in
-                     out.stdout.decode().splitlines() if x.startswith("Binary file")}
+        expected = {
+            tuple(x.split(":", 3)[:3])
+            for x in out.stdout.decode("utf-8", "replace").splitlines()
+            if not x.startswith("Binary file")
+        }
+        expected |= {
+            (x[12:-8].split(":", 1)[0], x[12:-8].split(":", 1)[1], None)
+            for x in out.stdout.decode().splitlines()
+            if x.startswith("Binary file")
+        }
         got = {(v, p, str(n) if n else None) for v, p, n, _ in ours(db, pattern, [], *options)}
         assert got == expected, (pattern, options)
 
@@ -349,10 +429,19 @@ def test_grep_collapses_versions_into_ranges_and_prints_each_line_once(fixture):
     assert f"v0.2.0 - v0.3.0  {ALPHA_MOVED}:8:    def extract_tool_calls_streaming(self, delta):" in lines
     assert f"v0.1.0           {BETA}:4:    def extract_tool_calls_streaming(self, delta):" in lines
     assert f"v0.2.0           {BETA}:8:    def extract_tool_calls_streaming(self, delta):" in lines
-    assert "v0.1.0           Binary file vllm/tool_parsers/blob_tool_parser.py matches" not in lines  # streaming: text only
+    assert (
+        "v0.1.0           Binary file vllm/tool_parsers/blob_tool_parser.py matches" not in lines
+    )  # streaming: text only
     rows_ = json.loads(tpindex("grep", "MAGIC", "--db", db, "--format", "json").output)
-    assert rows_ == [{"path": BINARY, "line": None, "text": None, "versions": ["v0.1.0", "v0.2.0", "v0.3.0"],
-                      "binary": True}]
+    assert rows_ == [
+        {
+            "path": BINARY,
+            "line": None,
+            "text": None,
+            "versions": ["v0.1.0", "v0.2.0", "v0.3.0"],
+            "binary": True,
+        }
+    ]
     text = tpindex("grep", "MAGIC", "--db", db).output
     assert text.strip() == f"v0.1.0 - v0.3.0  Binary file {BINARY} matches"
     coloured = tpindex("grep", "tool_choice", "--db", db, "--color", "always").output
@@ -361,10 +450,18 @@ def test_grep_collapses_versions_into_ranges_and_prints_each_line_once(fixture):
 
 def test_grep_refuses_what_it_would_match_differently_and_reports_no_match(fixture):
     _, db = fixture
-    for pattern, says in [("\\d+", "\\d, which ERE does not define"), ("[[=a=]]", "equivalence classes"),
-                          ("a{2", "interval"), ("*a", "nothing to repeat"), ("(a", "unmatched ("),
-                          ("[à-é]", "non-ASCII"), ("\\1(a)", "back-reference"), ("x\\`", "buffer anchor"),
-                          ("[[:word:]]", "unknown character class"), ("a\\", "trailing backslash")]:
+    for pattern, says in [
+        ("\\d+", "\\d, which ERE does not define"),
+        ("[[=a=]]", "equivalence classes"),
+        ("a{2", "interval"),
+        ("*a", "nothing to repeat"),
+        ("(a", "unmatched ("),
+        ("[à-é]", "non-ASCII"),
+        ("\\1(a)", "back-reference"),
+        ("x\\`", "buffer anchor"),
+        ("[[:word:]]", "unknown character class"),
+        ("a\\", "trailing backslash"),
+    ]:
         r = tpindex("grep", "--db", db, "--", pattern, ok=False)
         assert r.exit_code == 2 and says in r.output and "Hint:" in r.output, (pattern, r.output)
         assert "Traceback" not in r.output
@@ -393,6 +490,7 @@ def test_case_folding_prefilter_never_drops_a_line_python_would_match():
 
 # -- show -------------------------------------------------------------------------------------------------
 
+
 def test_show_prints_a_file_or_a_span_with_line_numbers(fixture):
     _, db = fixture
     out = tpindex("show", GAMMA, "--at", "v0.3.0", "--db", db).output
@@ -402,7 +500,9 @@ def test_show_prints_a_file_or_a_span_with_line_numbers(fixture):
     assert out == "8      def extract_tool_calls_streaming(self, delta):\n9          return None\n"
     out = tpindex("show", f"{BETA}:9-", "--at", "v0.2.0", "--db", db).output
     assert out == "9          return None\n"
-    j = json.loads(tpindex("show", f"{ALPHA_MOVED}:1-2", "--at", "v0.2.0", "--format", "json", "--db", db).output)
+    j = json.loads(
+        tpindex("show", f"{ALPHA_MOVED}:1-2", "--at", "v0.2.0", "--format", "json", "--db", db).output
+    )
     assert j["lines"] == [{"line": 1, "text": ALPHA_TEXT.splitlines()[0]}, {"line": 2, "text": "import re"}]
     assert j["line_count"] == 13 and j["kind"] == "text" and j["version"] == "v0.2.0"
     # non-UTF-8 bytes print as U+FFFD; binary files are named, not printed; an empty file prints nothing
@@ -432,6 +532,7 @@ def test_show_errors_say_where_the_path_is_and_what_is_close(fixture):
 
 
 # -- diff --code ------------------------------------------------------------------------------------------
+
 
 def apply(old: list[str], hunks: list[dict]) -> list[str]:
     """Apply unified-diff hunks to lines (a check that the hunks say exactly what changed)."""
@@ -468,22 +569,39 @@ def test_diff_code_gives_hunks_that_turn_one_version_into_the_other(fixture):
 
 def test_diff_code_of_added_deleted_unchanged_binary_and_final_newline(fixture):
     _, db = fixture
-    d = json.loads(tpindex("diff", "v0.2.0", "v0.3.0", "--code", GAMMA, "--format", "json", "--db", db, ok=False).output)
+    d = json.loads(
+        tpindex("diff", "v0.2.0", "v0.3.0", "--code", GAMMA, "--format", "json", "--db", db, ok=False).output
+    )
     assert d["status"] == "added" and d["path_a"] is None
-    assert d["hunks"] == [{"old_start": 0, "old_lines": 0, "new_start": 1, "new_lines": 4,
-                           "lines": ["+" + s for s in GAMMA_TEXT.splitlines()]}]
+    assert d["hunks"] == [
+        {
+            "old_start": 0,
+            "old_lines": 0,
+            "new_start": 1,
+            "new_lines": 4,
+            "lines": ["+" + s for s in GAMMA_TEXT.splitlines()],
+        }
+    ]
     out = tpindex("diff", "v0.2.0", "v0.3.0", "--code", BETA, "--db", db, ok=False).output
     assert out.startswith(f"--- a/{BETA}\t(v0.2.0)\n+++ /dev/null\t(v0.3.0)\n@@ -1,9 +0,0 @@\n")
     r = tpindex("diff", "v0.1.0", "v0.3.0", "--code", LATIN, "--db", db)
     assert r.exit_code == 0 and r.output.strip() == f"no change to {LATIN} from v0.1.0 to v0.3.0"
     out = tpindex("diff", "v0.1.0", "v0.2.0", "--code", BINARY, "--db", db, ok=False).output
     assert out.strip() == f"Binary files a/{BINARY} (v0.1.0) and b/{BINARY} (v0.2.0) differ"
-    d = json.loads(tpindex("diff", "v0.2.0", "v0.3.0", "--code", NO_EOL, "--format", "json", "--db", db, ok=False).output)
-    assert d["hunks"][0]["lines"] == [" class Tail:", "-    pass  # no newline at the end", "\\ No newline at end of file",
-                                      "+    pass  # no newline at the end"]
+    d = json.loads(
+        tpindex("diff", "v0.2.0", "v0.3.0", "--code", NO_EOL, "--format", "json", "--db", db, ok=False).output
+    )
+    assert d["hunks"][0]["lines"] == [
+        " class Tail:",
+        "-    pass  # no newline at the end",
+        "\\ No newline at end of file",
+        "+    pass  # no newline at the end",
+    ]
     r = tpindex("diff", "v0.1.0", "v0.2.0", "--code", "vllm/nowhere.py", "--db", db, ok=False)
     assert r.exit_code == 2 and "in no indexed version" in r.output
-    md = tpindex("diff", "v0.2.0", "v0.3.0", "--code", GAMMA, "--format", "markdown", "--db", db, ok=False).output
+    md = tpindex(
+        "diff", "v0.2.0", "v0.3.0", "--code", GAMMA, "--format", "markdown", "--db", db, ok=False
+    ).output
     assert "```diff\n--- /dev/null" in md
 
 
@@ -509,8 +627,10 @@ def test_check_finds_parsed_files_whose_code_is_missing(fixture, tmp_path):
     copy.write_bytes(db.read_bytes())
     assert tpindex("check", "--db", copy).exit_code == 0
     conn = sqlite3.connect(copy)
-    conn.execute("delete from code_texts where blob_id = (select u.blob_id from units u where u.path = ? limit 1)",
-                 [GAMMA])
+    conn.execute(
+        "delete from code_texts where blob_id = (select u.blob_id from units u where u.path = ? limit 1)",
+        [GAMMA],
+    )
     conn.commit()
     conn.close()
     r = tpindex("check", "--db", copy, ok=False)
@@ -550,8 +670,6 @@ def test_the_character_classes_are_cached_where_platformdirs_puts_tpindex_cache(
     assert cache_dir() == Path(user_cache_dir("tpindex"))
 
 
-
-
 @pytest.mark.parametrize("args", [["extract_tool_calls"], ["def \\w+_streaming\\b"], ["-i", "CAFÉ"]])
 def test_grep_imports_only_what_a_search_over_every_version_needs(fixture, tmp_path, args):
     """`grep` over every version as a whole process (issue 30: <= 0.2 s): no version specs (packaging), no
@@ -564,7 +682,9 @@ def test_grep_imports_only_what_a_search_over_every_version_needs(fixture, tmp_p
     assert r.returncode == 0 and r.stdout.strip(), r.stderr
     modules = set(imported)
     assert "indexer.answers.grep" in modules
-    lazy = {"packaging", "shlex", "shutil", "textwrap"} | ({"platformdirs"} if sys.platform == "linux" else set())
+    lazy = {"packaging", "shlex", "shutil", "textwrap"} | (
+        {"platformdirs"} if sys.platform == "linux" else set()
+    )
     assert not {m.split(".")[0] for m in modules} & lazy
 
 
@@ -572,7 +692,9 @@ def test_ignore_case_finds_the_letters_python_and_git_fold_to_k_and_s(tmp_path):
     """Under -i the Kelvin sign matches k and the long s matches s (Python and the C library agree): a page
     holding either is not prefiltered by its ASCII-lowercased bytes for a text with k or s; a text without
     them is (grep._needles)."""
-    history = {"v0.1.0": {f"{P}/folds_tool_parser.py": "mar\u212aer here\nclas\u017f name\nplain marker\nclass\n"}}
+    history = {
+        "v0.1.0": {f"{P}/folds_tool_parser.py": "mar\u212aer here\nclas\u017f name\nplain marker\nclass\n"}
+    }
     repo = make_repo(tmp_path / "repo", history)
     db = tmp_path / "folds.db"
     build_tags(repo, db, "v0.1.0")

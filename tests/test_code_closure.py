@@ -33,15 +33,20 @@ from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
 UNIFIED = ("qwen9", "seedy", "mimi")
 
-TOOL_INIT = lazy_registry("tool", {
-    **{n: (f"{n}_tool_parser", f"{n.capitalize()}ToolParser") for n in UNIFIED},
-    "hermit": ("hermit_tool_parser", "HermitToolParser"),
-    "cat": ("cat_tool_parser", "CatToolParser"),
-})
-REASONING_INIT = lazy_registry("reasoning", {n: (f"{n}_reasoning_parser", f"{n.capitalize()}ReasoningParser")
-                                             for n in UNIFIED})
+TOOL_INIT = lazy_registry(
+    "tool",
+    {
+        **{n: (f"{n}_tool_parser", f"{n.capitalize()}ToolParser") for n in UNIFIED},
+        "hermit": ("hermit_tool_parser", "HermitToolParser"),
+        "cat": ("cat_tool_parser", "CatToolParser"),
+    },
+)
+REASONING_INIT = lazy_registry(
+    "reasoning", {n: (f"{n}_reasoning_parser", f"{n.capitalize()}ReasoningParser") for n in UNIFIED}
+)
 
-ABSTRACT = abstract_module('''
+ABSTRACT = abstract_module(
+    """
 class ToolParser:
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
@@ -51,9 +56,12 @@ class ToolParser:
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         raise NotImplementedError
-''', "ToolParserManager")
+""",
+    "ToolParserManager",
+)
 
-ADAPTERS = engine_adapters(engine='''
+ADAPTERS = engine_adapters(
+    engine="""
 class ParserEngine:
     def __init__(self, tokenizer, tools=None, **kwargs):
         self.config = kwargs.get("parser_engine_config")
@@ -66,9 +74,11 @@ class ParserEngine:
 
     def extract_tool_calls(self, text, request):
         return self.parse(text, request)
-''', tool_adapter="")
+""",
+    tool_adapter="",
+)
 
-REGISTERED = '''
+REGISTERED = """
 from vllm.parser.engine.adapters import make_adapters
 from vllm.parser.mimi import MimiParser
 from vllm.parser.qwen9 import Qwen9Parser
@@ -77,9 +87,9 @@ from vllm.parser.seedy import SeedyParser
 (Qwen9ParserReasoningAdapter, Qwen9ParserToolAdapter) = make_adapters(Qwen9Parser)
 (SeedyParserReasoningAdapter, SeedyParserToolAdapter) = make_adapters(SeedyParser)
 (MimiParserReasoningAdapter, MimiParserToolAdapter) = make_adapters(MimiParser)
-'''
+"""
 
-QWEN9 = '''
+QWEN9 = """
 from functools import partial
 
 from vllm.parser.engine.adapters import ParserEngine
@@ -119,18 +129,18 @@ class Qwen9Parser(ParserEngine):
 
     def extract_reasoning(self, text, request):
         return text.partition("</think>")
-'''
+"""
 
-SEEDY = '''
+SEEDY = """
 from vllm.parser.qwen9 import Qwen9Parser
 
 
 class SeedyParser(Qwen9Parser):
     CONFIG_NAME = "seedy"
     TOOL_START = "<seed:tool_call>"
-'''
+"""
 
-MIMI = '''
+MIMI = """
 from vllm.parser.engine.adapters import ParserEngine
 from vllm.parser.qwen9 import _value_extender
 
@@ -146,9 +156,9 @@ class MimiParser(ParserEngine):
 
     def extract_reasoning(self, text, request):
         return None, text
-'''
+"""
 
-HERMIT = '''
+HERMIT = """
 import re
 
 from vllm.entrypoints.chat_utils import make_call_id
@@ -168,9 +178,9 @@ class HermitToolParser(ToolParser):
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         return delta
-'''
+"""
 
-CAT = '''
+CAT = """
 from vllm.tool_parsers.hermit_tool_parser import HermitToolParser
 from vllm.tool_parsers.utils import common_prefix
 
@@ -181,9 +191,9 @@ class CatToolParser(HermitToolParser):
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         return common_prefix(previous, current) and delta
-'''
+"""
 
-UTILS = '''
+UTILS = """
 def common_prefix(a, b):
     n = 0
     while n < min(len(a), len(b)) and a[n] == b[n]:
@@ -193,7 +203,7 @@ def common_prefix(a, b):
 
 def unused_helper(text):
     return text
-'''
+"""
 
 TREE = {
     "vllm/tool_parsers/__init__.py": TOOL_INIT,
@@ -210,29 +220,45 @@ TREE = {
     "vllm/parser/engine/__init__.py": "",
     "vllm/parser/engine/adapters.py": ADAPTERS,
     "vllm/parser/engine/registered_adapters.py": REGISTERED,
-    **{f"vllm/tool_parsers/{n}_tool_parser.py": engine_stub(f"{n.capitalize()}ToolParser",
-                                                            f"{n.capitalize()}ParserToolAdapter") for n in UNIFIED},
-    **{f"vllm/reasoning/{n}_reasoning_parser.py": engine_stub(f"{n.capitalize()}ReasoningParser",
-                                                              f"{n.capitalize()}ParserReasoningAdapter")
-       for n in UNIFIED},
+    **{
+        f"vllm/tool_parsers/{n}_tool_parser.py": engine_stub(
+            f"{n.capitalize()}ToolParser", f"{n.capitalize()}ParserToolAdapter"
+        )
+        for n in UNIFIED
+    },
+    **{
+        f"vllm/reasoning/{n}_reasoning_parser.py": engine_stub(
+            f"{n.capitalize()}ReasoningParser", f"{n.capitalize()}ParserReasoningAdapter"
+        )
+        for n in UNIFIED
+    },
 }
 
-QWEN9_V32 = QWEN9.replace('''            ("CONTENT", tool_start): "TOOL_ARGS",
-''', '''            ("CONTENT", tool_start): "TOOL_ARGS",
+QWEN9_V32 = QWEN9.replace(
+    """            ("CONTENT", tool_start): "TOOL_ARGS",
+""",
+    """            ("CONTENT", tool_start): "TOOL_ARGS",
             ("TOOL_ARGS", "</tool_call>"): "CONTENT",
-''')
+""",
+)
 HERMIT_V32 = HERMIT.replace('self.start = "<call>"', 'self.start = "<call>".strip()')
 UTILS_V32 = UTILS.replace("return text", "return text.strip()")  # a helper nobody calls
-V32 = {"vllm/parser/qwen9.py": QWEN9_V32, "vllm/tool_parsers/hermit_tool_parser.py": HERMIT_V32,
-       "vllm/tool_parsers/utils.py": UTILS_V32}
+V32 = {
+    "vllm/parser/qwen9.py": QWEN9_V32,
+    "vllm/tool_parsers/hermit_tool_parser.py": HERMIT_V32,
+    "vllm/tool_parsers/utils.py": UTILS_V32,
+}
 
 V33 = {
-    "vllm/parser/qwen9.py": QWEN9_V32.replace("return raw.strip() if trim else raw",
-                                              'return raw.strip("\\n") if trim else raw'),
+    "vllm/parser/qwen9.py": QWEN9_V32.replace(
+        "return raw.strip() if trim else raw", 'return raw.strip("\\n") if trim else raw'
+    ),
     "vllm/tool_parsers/hermit_tool_parser.py": HERMIT_V32.replace(
-        "from vllm.entrypoints.chat_utils import make_call_id\n", "").replace(
+        "from vllm.entrypoints.chat_utils import make_call_id\n", ""
+    ).replace(
         "from vllm.tool_parsers.abstract_tool_parser import ToolParser\n",
-        "from vllm.renderers.chat_utils import make_call_id\nfrom vllm.tool_parsers.abstract_tool_parser import ToolParser\n"),
+        "from vllm.renderers.chat_utils import make_call_id\nfrom vllm.tool_parsers.abstract_tool_parser import ToolParser\n",
+    ),
     "vllm/tool_parsers/cat_tool_parser.py": CAT.replace("and delta\n", "and delta.strip()\n"),
     "vllm/tool_parsers/utils.py": UTILS_V32.replace("    return a[:n]", "    return a[: n + 1]"),
 }
@@ -249,7 +275,9 @@ def closure_db(tmp_path_factory):
 
 def code_changes(db, a, b) -> dict[tuple[str, str], dict]:
     out = tpindex("diff", a, b, "--format", "json", "--db", db, ok=False)
-    return {(c["name"], c["kind"]): c for c in json.loads(out.output)["changes"] if c["type"] == "code-changed"}
+    return {
+        (c["name"], c["kind"]): c for c in json.loads(out.output)["changes"] if c["type"] == "code-changed"
+    }
 
 
 def parts(change: dict) -> dict[str, list[str]]:
@@ -270,8 +298,12 @@ def test_an_inherited_init_is_the_code_of_the_subclass(closure_db):
     changes = code_changes(closure_db, "v0.31.0", "v0.32.0")
     for name in ("hermit", "cat"):
         assert parts(changes[(name, "tool")]) == {"methods": ["HermitToolParser.__init__"]}, name
-    files = dict(rows(closure_db, "select file, roles from parser_code_v where version = 'v0.32.0' and name = 'cat'"
-                                  " and shared = 0"))
+    files = dict(
+        rows(
+            closure_db,
+            "select file, roles from parser_code_v where version = 'v0.32.0' and name = 'cat' and shared = 0",
+        )
+    )
     assert "vllm/tool_parsers/hermit_tool_parser.py" in files
 
 
@@ -283,7 +315,9 @@ def test_a_helper_imported_from_another_parsers_module(closure_db):
         assert [f["file"] for f in c["files"]] == ["vllm/parser/qwen9.py"]
         # the callers of qwen9_config run it too
         assert parts(changes[("seedy", kind)]) == {"functions": ["_value_extender"]}
-    card = json.loads(tpindex("card", "mimi", "--kind", "tool", "--format", "json", "--db", closure_db).output)
+    card = json.loads(
+        tpindex("card", "mimi", "--kind", "tool", "--format", "json", "--db", closure_db).output
+    )
     files = {f["file"]: f["roles"] for f in card["cards"][0]["code_files"]}
     assert "vllm/parser/qwen9.py" in files and "helper" in files["vllm/parser/qwen9.py"]
 
@@ -301,20 +335,42 @@ def test_a_moved_import_is_an_imports_only_change(closure_db):
 
 
 def test_a_function_nobody_calls_is_no_ones_code(closure_db, tmp_path):
-    repo = make_repo(tmp_path / "repo", {"v0.31.0": TREE, "v0.32.0": {"vllm/parser/qwen9.py": QWEN9.replace(
-        '"nobody calls this"', '"still nobody"')}})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.31.0": TREE,
+            "v0.32.0": {"vllm/parser/qwen9.py": QWEN9.replace('"nobody calls this"', '"still nobody"')},
+        },
+    )
     db = tmp_path / "x.db"
     build_tags(repo, db, "v0.31.0..")
     assert code_changes(db, "v0.31.0", "v0.32.0") == {}
 
 
 def test_diff_code_name_which_all_and_the_lifecycle_follow_the_code_that_runs(closure_db):
-    data = json.loads(tpindex("diff", "v0.31.0", "v0.32.0", "--code", "seedy", "--kind", "tool", "--format", "json",
-                              "--db", closure_db, ok=False).output)
+    data = json.loads(
+        tpindex(
+            "diff",
+            "v0.31.0",
+            "v0.32.0",
+            "--code",
+            "seedy",
+            "--kind",
+            "tool",
+            "--format",
+            "json",
+            "--db",
+            closure_db,
+            ok=False,
+        ).output
+    )
     assert [f["path_a"] for f in data["files"]] == ["vllm/parser/qwen9.py"]
     # hermit's file changed at v0.33.0 in an import only hermit's own method uses: not cat's code
-    data = json.loads(tpindex("diff", "v0.32.0", "v0.33.0", "--code", "cat", "--format", "json", "--db", closure_db,
-                              ok=False).output)
+    data = json.loads(
+        tpindex(
+            "diff", "v0.32.0", "v0.33.0", "--code", "cat", "--format", "json", "--db", closure_db, ok=False
+        ).output
+    )
     assert [f["path_a"] for f in data["files"]] == ["vllm/tool_parsers/cat_tool_parser.py"]
     out = tpindex("which", "seedy", "--kind", "tool", "--all", "--db", closure_db).output
     assert "code changed" in out
@@ -339,7 +395,9 @@ def test_diff_json_with_parts_follows_its_schema(closure_db):
 
     from indexer.schemas import load
 
-    data = json.loads(tpindex("diff", "v0.32.0", "v0.33.0", "--format", "json", "--db", closure_db, ok=False).output)
+    data = json.loads(
+        tpindex("diff", "v0.32.0", "v0.33.0", "--format", "json", "--db", closure_db, ok=False).output
+    )
     jsonschema.Draft202012Validator(load("diff")).validate(data)
     props = load("diff")["$defs"]["Change"]["properties"]
     assert "parts" in props
@@ -350,7 +408,10 @@ def uses_of(source: str) -> dict[tuple[str, str], dict]:
 
     from indexer.extract import parse
 
-    return {(u["what"], u["qualname"]): u for u in parse(textwrap.dedent(source).lstrip().encode())["facts"]["uses"]}
+    return {
+        (u["what"], u["qualname"]): u
+        for u in parse(textwrap.dedent(source).lstrip().encode())["facts"]["uses"]
+    }
 
 
 def test_uses_names_the_module_level_bindings_a_definition_reads():
@@ -393,15 +454,15 @@ def test_uses_names_the_module_level_bindings_a_definition_reads():
 
 
 def test_uses_digests_ignore_comments_blank_lines_and_where_an_import_stands():
-    first = uses_of('''
+    first = uses_of("""
         import json
         from vllm.renderers.chat_utils import make_call_id
 
 
         def helper(text):
             return json.loads(text)
-        ''')
-    second = uses_of('''
+        """)
+    second = uses_of("""
         from vllm.renderers.chat_utils import make_call_id
         import json
 
@@ -410,12 +471,12 @@ def test_uses_digests_ignore_comments_blank_lines_and_where_an_import_stands():
             # parse it
 
             return json.loads(text)
-        ''')
+        """)
     for key in (("function", "helper"), ("import", "json"), ("import", "make_call_id")):
         assert first[key]["digest"] == second[key]["digest"], key
-    moved = uses_of('''
+    moved = uses_of("""
         from vllm.entrypoints.chat_utils import make_call_id
-        ''')
+        """)
     assert moved[("import", "make_call_id")]["digest"] != first[("import", "make_call_id")]["digest"]
 
 
@@ -425,10 +486,10 @@ def test_the_parser_and_version_pages_say_what_changed_in_the_code_that_runs(clo
     c = serve(closure_db)
     try:
         page = c.html("/-/parser/tool/seedy")
-        changes = page[page.index('id="changes"'):]
+        changes = page[page.index('id="changes"') :]
         assert "vllm/parser/qwen9.py" in changes and "functions qwen9_config" in changes
         page = c.html("/-/parser/tool/cat")
-        changes = page[page.index('id="changes"'):]
+        changes = page[page.index('id="changes"') :]
         assert "imports" not in changes  # hermit's moved import is not cat's code
         assert "extraction CatToolParser.extract_tool_calls_streaming" in changes
         page = c.html("/-/version/v0.33.0")

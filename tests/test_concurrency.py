@@ -18,8 +18,20 @@ N = len(vllm_history())
 
 
 def build_cmd(repo: Path, db: Path, jobs: int = 2, spec: str = SPEC) -> list[str]:
-    return [*tpindex_exe(), "build", "--repo", str(repo), "--tags", spec, "--pre", "-j", str(jobs), "--db", str(db),
-            "-q"]
+    return [
+        *tpindex_exe(),
+        "build",
+        "--repo",
+        str(repo),
+        "--tags",
+        spec,
+        "--pre",
+        "-j",
+        str(jobs),
+        "--db",
+        str(db),
+        "-q",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +61,13 @@ def test_database_is_in_wal_mode(fixture_repo, reference, tmp_path):  # noqa: F8
 
 # -- readers inside a version's open write transaction (deterministic) -------------------------------------------
 
-def test_readers_inside_an_open_write_see_only_complete_versions(fixture_repo, reference, tmp_path,  # noqa: F811
-                                                                 monkeypatch):
+
+def test_readers_inside_an_open_write_see_only_complete_versions(
+    fixture_repo,
+    reference,
+    tmp_path,  # noqa: F811
+    monkeypatch,
+):
     """Each version's transaction is held open (its rows written, its status still 'building') while
     `which`, `versions`, `check`, `diff`, a plain read-only connection and Datasette read: they answer
     at once from the versions committed before it, complete and in order."""
@@ -65,7 +82,7 @@ def test_readers_inside_an_open_write_see_only_complete_versions(fixture_repo, r
 
     def resolve_then_read(*args, **kwargs):
         out = real(*args, **kwargs)
-        done = labels[:len(seen)]
+        done = labels[: len(seen)]
         # a plain read-only connection
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)  # fail fast if ever locked
         try:
@@ -109,8 +126,12 @@ def test_a_reader_process_inside_an_open_write(fixture_repo, reference, tmp_path
     def resolve_then_read(*args, **kwargs):
         out = real(*args, **kwargs)
         if len(outputs) in (1, N - 1):
-            r = subprocess.run([*tpindex_exe(), "which", "p1", "--all", "--db", str(db)], capture_output=True,
-                               text=True, timeout=60)
+            r = subprocess.run(
+                [*tpindex_exe(), "which", "p1", "--all", "--db", str(db)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             outputs.append((r.returncode, r.stdout, r.stderr))
         else:
             outputs.append(None)
@@ -127,6 +148,7 @@ def test_a_reader_process_inside_an_open_write(fixture_repo, reference, tmp_path
 
 # -- real concurrency: readers polling a build running in another process ----------------------------------------
 
+
 @pytest.mark.slow
 def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # noqa: F811
     """Readers poll as fast as they can while a build runs: every version they see is complete with all
@@ -137,7 +159,9 @@ def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # 
     db = tmp_path / "live.db"
     subprocess.run(build_cmd(fixture_repo, db, spec="v0.6.3"), check=True, capture_output=True, timeout=120)
     ds = make_datasette(db)
-    proc = subprocess.Popen(build_cmd(fixture_repo, db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        build_cmd(fixture_repo, db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     reads = datasette_reads = 0
     seen_counts = []
     try:
@@ -147,7 +171,7 @@ def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # 
                 got = per_version(db, conn)
             finally:
                 conn.close()
-            assert got == {v: want[v] for v in list(want)[:len(got)]}, got
+            assert got == {v: want[v] for v in list(want)[: len(got)]}, got
             seen_counts.append(len(got))
             reads += 1
             resp = asyncio.run(ds.client.get(f"/{DB_NAME}/parser_map_v.json?_shape=array&_size=max"))
@@ -163,6 +187,7 @@ def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # 
 
 
 # -- two builds -------------------------------------------------------------------------------------------------
+
 
 def test_second_build_is_refused_while_one_holds_the_lock(fixture_repo, reference, tmp_path):  # noqa: F811
     from indexer.build.pipeline import BuildLock
@@ -209,10 +234,19 @@ def test_two_builds_started_together(fixture_repo, reference, tmp_path, trial): 
     message; at least one finishes; the database holds exactly the rows of a clean build."""
     db = tmp_path / "two.db"
     if trial == 2:  # one of them resumes a database that already holds a version
-        subprocess.run(build_cmd(fixture_repo, db, spec="v0.6.3"), check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            build_cmd(fixture_repo, db, spec="v0.6.3"), check=True, capture_output=True, timeout=120
+        )
     specs = [SPEC, SPEC] if trial == 0 else [SPEC, "v0.7.1.."]
-    procs = [subprocess.Popen(build_cmd(fixture_repo, db, jobs=1 + i, spec=s), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i, s in enumerate(specs)]
+    procs = [
+        subprocess.Popen(
+            build_cmd(fixture_repo, db, jobs=1 + i, spec=s),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, s in enumerate(specs)
+    ]
     results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
     for code, _, err in results:
         assert "Traceback" not in err, err

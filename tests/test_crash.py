@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Runs one build and SIGKILLs itself just before SQLite runs statement number KILL_AT (0: never), counting
 # every statement SQLite runs on the build's connections (those inside executescript, and the BEGINs and
 # COMMITs, too); prints how many there were when it was not killed.
-DRIVER = r'''
+DRIVER = r"""
 import os, signal, sqlite3, sys
 kill_at, repo, db, spec, jobs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 count = 0
@@ -85,7 +85,7 @@ source = GitSource(repo)
 chosen = select(spec, source.names(), pre=True, is_ref=source.is_ref)
 build(db, source, [source.ref(n) for n in chosen.names], Scope.named("default"), jobs=jobs)
 print(count)
-'''
+"""
 
 
 def reap(proc: subprocess.Popen, what: str) -> tuple[str, str]:
@@ -101,9 +101,14 @@ def reap(proc: subprocess.Popen, what: str) -> tuple[str, str]:
 
 
 def run_driver(repo: Path, db: Path, kill_at: int, jobs: int, spec: str = "v0.6.3..") -> tuple[int, str, str]:
-    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(kill_at), str(repo), str(db), spec, str(jobs)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(kill_at), str(repo), str(db), spec, str(jobs)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     out, err = reap(proc, f"statement kill at {kill_at}")
     return proc.returncode, out, err
 
@@ -139,8 +144,11 @@ def test_killed_at_a_statement_then_rebuilt(fixture_repo, clean, tmp_path, trial
     rng = random.Random(SEED * 1000 + trial)
     db = tmp_path / "t.db"
     for kill in range(1 + (trial % 4 == 3)):
-        kill_at = {0: 1, 1: statements}.get(trial, rng.randint(1, statements)) if kill == 0 \
+        kill_at = (
+            {0: 1, 1: statements}.get(trial, rng.randint(1, statements))
+            if kill == 0
             else rng.randint(1, statements // 2)
+        )
         code, _, err = run_driver(fixture_repo, db, kill_at, jobs=1 + trial % 2)
         assert code in (-signal.SIGKILL, 0), err
         if db.exists() and code == -signal.SIGKILL:
@@ -175,10 +183,23 @@ def test_tpindex_build_killed_from_outside(fixture_repo, clean, tmp_path, trial)
     rng = random.Random(SEED * 1000 + 100 + trial)
     after, delay, jobs = rng.randint(0, 4), rng.uniform(0, 0.1), 1 + trial % 2
     db = tmp_path / "t.db"
-    cmd = [*tpindex_exe(), "build", "--repo", str(fixture_repo), "--tags", SPEC, "--pre", "-j", str(jobs),
-           "--db", str(db), "-q"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    cmd = [
+        *tpindex_exe(),
+        "build",
+        "--repo",
+        str(fixture_repo),
+        "--tags",
+        SPEC,
+        "--pre",
+        "-j",
+        str(jobs),
+        "--db",
+        str(db),
+        "-q",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     while proc.poll() is None and complete_versions(db) < after:
         time.sleep(0.01)
     time.sleep(delay)
@@ -187,8 +208,9 @@ def test_tpindex_build_killed_from_outside(fixture_repo, clean, tmp_path, trial)
     assert proc.returncode in (-signal.SIGKILL, 0), err
     if proc.returncode == -signal.SIGKILL and db.exists():
         check_ok(db, killed=True)
-    result = subprocess.run(cmd[:-1] + ["-j", str(3 - jobs)], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        cmd[:-1] + ["-j", str(3 - jobs)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert_same(dump(db), want, f"external trial {trial}")
     check_ok(db)
@@ -258,10 +280,23 @@ class FakeIndex:
     def __init__(self, history):
         import hashlib
 
-        self.archives = {f"vllm-{tag[1:]}.tar.gz": sdist(tag[1:], files) for tag, files in trees(history).items()}
-        self.listing = json.dumps({"meta": {"api-version": "1.0"}, "name": "vllm", "files": [
-            {"filename": name, "url": f"../../files/{name}", "hashes": {"sha256": hashlib.sha256(data).hexdigest()}}
-            for name, data in self.archives.items()]}).encode()
+        self.archives = {
+            f"vllm-{tag[1:]}.tar.gz": sdist(tag[1:], files) for tag, files in trees(history).items()
+        }
+        self.listing = json.dumps(
+            {
+                "meta": {"api-version": "1.0"},
+                "name": "vllm",
+                "files": [
+                    {
+                        "filename": name,
+                        "url": f"../../files/{name}",
+                        "hashes": {"sha256": hashlib.sha256(data).hexdigest()},
+                    }
+                    for name, data in self.archives.items()
+                ],
+            }
+        ).encode()
         self.broken: set[str] = set()
         self.downloads: list[str] = []
 
@@ -272,7 +307,9 @@ class FakeIndex:
         name = url.rsplit("/", 1)[-1]
         self.downloads.append(name)
         data = self.archives[name]
-        return Response(url, data, "application/octet-stream", len(data) // 2 if name in self.broken else None)
+        return Response(
+            url, data, "application/octet-stream", len(data) // 2 if name in self.broken else None
+        )
 
 
 @pytest.fixture
@@ -286,8 +323,21 @@ def fake_index(monkeypatch):
 def pypi_build(tmp_path, db, tags, ok=True):
     from fixtures.helpers import tpindex
 
-    return tpindex("build", "--from-pypi", "--tags", tags, "--pre", "-j", "2", "--db", db, "-q",
-                   "--cache-dir", tmp_path / "cache", ok=ok)
+    return tpindex(
+        "build",
+        "--from-pypi",
+        "--tags",
+        tags,
+        "--pre",
+        "-j",
+        "2",
+        "--db",
+        db,
+        "-q",
+        "--cache-dir",
+        tmp_path / "cache",
+        ok=ok,
+    )
 
 
 def test_failed_download_changes_nothing_and_a_rerun_completes(fake_index, tmp_path):
@@ -336,7 +386,10 @@ def test_archive_unreadable_during_the_build_keeps_earlier_versions(fake_index, 
     from fixtures.helpers import rows
 
     assert rows(db, "select label, status from versions order by ord") == [
-        ("v0.6.3", "complete"), ("v0.7.1", "complete"), ("v0.11.1", "complete")]
+        ("v0.6.3", "complete"),
+        ("v0.7.1", "complete"),
+        ("v0.11.1", "complete"),
+    ]
     check_ok(db)
     monkeypatch.setenv("PIP_INDEX_URL", INDEX)
     monkeypatch.setattr("indexer.sources.pypi._default_opener", lambda: fake_index.open)
@@ -345,6 +398,7 @@ def test_archive_unreadable_during_the_build_keeps_earlier_versions(fake_index, 
 
 
 # -- a full disk -------------------------------------------------------------------------------------------------
+
 
 def limit_pages(monkeypatch, pages: int) -> None:
     """Builds open their database with `pragma max_page_count`: past it SQLite fails every write with
@@ -386,6 +440,7 @@ def test_disk_full_during_a_build_keeps_complete_versions(fixture_repo, clean, t
 
 
 # -- creating and migrating the schema ---------------------------------------------------------------------------
+
 
 def traced_connect(kill_at: int, counter: list[int]):
     """store.connect with every SQL statement SQLite runs counted (executescript's too), and a SIGKILL
@@ -430,7 +485,10 @@ def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
 
     def child(path, kill_at, counter):
         if migrate:
-            indexer.store.database.SCHEMA_VERSION, indexer.store.database.MIGRATIONS = migrate["version"], migrate["migrations"]
+            indexer.store.database.SCHEMA_VERSION, indexer.store.database.MIGRATIONS = (
+                migrate["version"],
+                migrate["migrations"],
+            )
         traced_connect(kill_at, counter)(path).conn.close()
 
     def count_statements():
@@ -478,10 +536,15 @@ def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
     from indexer.store.database import MIGRATIONS, SCHEMA_VERSION
 
     _, _, clean_db = clean
-    migrate = {"version": SCHEMA_VERSION + 1, "migrations": {
-        **MIGRATIONS, SCHEMA_VERSION: "alter table versions add column note text;\n"
-                                      "create table notes (version_id integer, note text);\n"
-                                      "update versions set note = 'migrated';"}}
+    migrate = {
+        "version": SCHEMA_VERSION + 1,
+        "migrations": {
+            **MIGRATIONS,
+            SCHEMA_VERSION: "alter table versions add column note text;\n"
+            "create table notes (version_id integer, note text);\n"
+            "update versions set note = 'migrated';",
+        },
+    }
     db = tmp_path / "old.db"
     setup_sweep(db, lambda p: p.write_bytes(clean_db.read_bytes()), migrate)
     assert rows(db, "select value from meta where key = 'schema_version'") == [(str(SCHEMA_VERSION + 1),)]
@@ -527,7 +590,7 @@ def test_parser_worker_killed(fixture_repo, clean, tmp_path, monkeypatch):
     monkeypatch.undo()
     assert_user_error(result, "worker")
     done = [r[0] for r in rows(db, "select label from versions where status = 'complete' order by ord")]
-    assert done == list(vllm_history())[:len(done)] and len(done) < len(vllm_history())
+    assert done == list(vllm_history())[: len(done)] and len(done) < len(vllm_history())
     check_ok(db, killed=True)
     git_build(fixture_repo, db)
     assert_same(dump(db), want, "rebuilt after a worker was killed")
@@ -536,7 +599,7 @@ def test_parser_worker_killed(fixture_repo, clean, tmp_path, monkeypatch):
 # Runs a -j 2 build in which one parser worker dies, seeded: "send": the worker sending the result for a
 # chosen file writes only part of the message (cut anywhere, header included) and SIGKILLs itself, holding
 # the result queue's lock; "kill": a worker is SIGKILLed from outside at a chosen moment.
-WORKER_KILL_DRIVER = r'''
+WORKER_KILL_DRIVER = r"""
 import multiprocessing, multiprocessing.connection as mc, os, random, signal, struct, sys, threading, time
 repo, db, mode, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 rng = random.Random(seed)
@@ -576,7 +639,7 @@ from indexer.core.specs import select
 source = GitSource(repo)
 chosen = select("v0.6.3..", source.names(), pre=True, is_ref=source.is_ref)
 build(db, source, [source.ref(n) for n in chosen.names], Scope.named("default"), jobs=2)
-'''
+"""
 
 
 @pytest.mark.parametrize("trial", range(8))
@@ -587,9 +650,22 @@ def test_a_build_whose_worker_dies_always_ends(fixture_repo, clean, tmp_path, tr
     want, _, _ = clean
     db = tmp_path / "t.db"
     mode = "send" if trial % 2 == 0 else "kill"
-    proc = subprocess.Popen([sys.executable, "-c", WORKER_KILL_DRIVER, str(fixture_repo), str(db), mode,
-                             str(SEED * 1000 + 200 + trial)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WORKER_KILL_DRIVER,
+            str(fixture_repo),
+            str(db),
+            mode,
+            str(SEED * 1000 + 200 + trial),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=90)
     except subprocess.TimeoutExpired:
@@ -610,11 +686,17 @@ def test_a_build_whose_worker_dies_always_ends(fixture_repo, clean, tmp_path, tr
 
 # -- Ctrl-C ---------------------------------------------------------------------------------------------------------
 
+
 def long_history(n_versions: int) -> dict[str, dict[str, str | None]]:
     """Many versions of the lazy-registry layout, each rewriting every parser file: a build long enough to
     be interrupted in the middle."""
-    history = {"v1.0.0": {f"{NEW}/__init__.py": lazy_init("vllm.tool_parsers", "v1.0.0"),
-                          f"{NEW}/abstract_tool_parser.py": ABSTRACT, **parsers(NEW, "v1.0.0", False)}}
+    history = {
+        "v1.0.0": {
+            f"{NEW}/__init__.py": lazy_init("vllm.tool_parsers", "v1.0.0"),
+            f"{NEW}/abstract_tool_parser.py": ABSTRACT,
+            **parsers(NEW, "v1.0.0", False),
+        }
+    }
     for i in range(1, n_versions):
         history[f"v1.{i}.0"] = parsers(NEW, f"v1.{i}.0", False)
     return history
@@ -629,18 +711,29 @@ def test_ctrl_c_during_a_build(tmp_path):
     clean_db, db = tmp_path / "clean.db", tmp_path / "t.db"
     cmd = [*tpindex_exe(), "build", "--repo", str(repo), "--tags", "v1.0.0..", "-q", "--db"]
     subprocess.run([*cmd, str(clean_db), "-j", "1"], check=True, capture_output=True, timeout=300)
-    proc = subprocess.Popen([*cmd, str(db), "-j", "2"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*cmd, str(db), "-j", "2"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     while proc.poll() is None and complete_versions(db) < 1:
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = reap(proc, "a build interrupted with Ctrl-C")
     assert proc.returncode == 130, err
-    assert err.strip().splitlines() == ["interrupted: the versions indexed before are kept; run the same build again"
-                                        " to index the rest"], err
-    done = [r[0] for r in sqlite3.connect(db).execute("select label from versions where status = 'complete'"
-                                                        " order by ord")]
-    assert 1 <= len(done) < len(history) and done == list(history)[:len(done)], done
+    assert err.strip().splitlines() == [
+        "interrupted: the versions indexed before are kept; run the same build again to index the rest"
+    ], err
+    done = [
+        r[0]
+        for r in sqlite3.connect(db).execute(
+            "select label from versions where status = 'complete' order by ord"
+        )
+    ]
+    assert 1 <= len(done) < len(history) and done == list(history)[: len(done)], done
     check_ok(db)
     subprocess.run([*cmd, str(db), "-j", "2"], check=True, capture_output=True, timeout=300)
     assert_same(dump(db), dump(clean_db), "completed after Ctrl-C")
@@ -649,8 +742,11 @@ def test_ctrl_c_during_a_build(tmp_path):
 @pytest.fixture
 def small_fs(tmp_path):
     """A directory on a 1 MB tmpfs (root only), enlarged by calling the returned function."""
-    with tmpfs(tmp_path / "small", "size=1m",
-               "mounting a small tmpfs needs root; test_disk_full_during_a_build_keeps_complete_versions covers it") as d:
+    with tmpfs(
+        tmp_path / "small",
+        "size=1m",
+        "mounting a small tmpfs needs root; test_disk_full_during_a_build_keeps_complete_versions covers it",
+    ) as d:
         yield d, lambda: remount(d, "size=32m")
 
 

@@ -27,6 +27,7 @@ def repo(tmp_path_factory):
 
 # -- raised where detected, with the hint --------------------------------------------------------------------
 
+
 def test_not_a_repository_is_a_problem_with_its_hint(tmp_path):
     from indexer.sources.git import GitSource
 
@@ -84,6 +85,7 @@ def test_package_index_errors_are_problems_whose_text_is_the_message():
 
 # -- the build says what it kept -----------------------------------------------------------------------------
 
+
 def _failing(source, after: str, error: BaseException):
     """The source, failing with `error` when the files of versions after `after` are read."""
     files = source.files
@@ -104,7 +106,13 @@ def test_a_source_failing_mid_build_is_a_build_error_saying_what_was_kept(repo, 
 
     source = _failing(GitSource(repo), "v0.6.3", OSError("git cat-file ended early"))
     with pytest.raises(BuildError) as e:
-        build(tmp_path / "x.db", source, [source.ref("v0.6.3"), source.ref("v0.7.0")], Scope.named("default"), jobs=1)
+        build(
+            tmp_path / "x.db",
+            source,
+            [source.ref("v0.6.3"), source.ref("v0.7.0")],
+            Scope.named("default"),
+            jobs=1,
+        )
     assert e.value.message == "git cat-file ended early"
     assert e.value.hint == "versions indexed before the failure are kept; run the build again"
 
@@ -116,8 +124,17 @@ def test_ctrl_c_mid_build_says_what_was_kept(repo, tmp_path):
 
     source = _failing(GitSource(repo), "v0.6.3", KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt) as e:
-        build(tmp_path / "x.db", source, [source.ref("v0.6.3"), source.ref("v0.7.0")], Scope.named("default"), jobs=1)
-    assert str(e.value) == "interrupted: the versions indexed before are kept; run the same build again to index the rest"
+        build(
+            tmp_path / "x.db",
+            source,
+            [source.ref("v0.6.3"), source.ref("v0.7.0")],
+            Scope.named("default"),
+            jobs=1,
+        )
+    assert (
+        str(e.value)
+        == "interrupted: the versions indexed before are kept; run the same build again to index the rest"
+    )
 
 
 def test_choosing_versions_from_a_source_that_fails_says_nothing_was_indexed(repo):
@@ -136,9 +153,12 @@ def test_choosing_versions_from_a_source_that_fails_says_nothing_was_indexed(rep
 
 # -- translated once ---------------------------------------------------------------------------------------------
 
+
 def _handlers(fn) -> list[str]:
     tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    return [ast.unparse(h.type) if h.type else "bare" for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler)]
+    return [
+        ast.unparse(h.type) if h.type else "bare" for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler)
+    ]
 
 
 def test_the_build_command_catches_nothing_itself():

@@ -11,7 +11,7 @@ import pytest
 from indexer.core.scope import FULL, MODULE
 from indexer.extract import parse, ts
 
-PARSER = textwrap.dedent('''
+PARSER = textwrap.dedent("""
     import re
 
     from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
@@ -32,7 +32,7 @@ PARSER = textwrap.dedent('''
             if START in model_output:
                 return self.pattern.findall(model_output)
             return []
-    ''').lstrip()
+    """).lstrip()
 
 
 class Walks:
@@ -94,7 +94,9 @@ def _matches_of(monkeypatch, source: str) -> int:
 def test_annotations_and_base_lists_cost_the_walk_no_matches(monkeypatch):
     """An annotation or a base list holds no fact: the uses kind decides from the names it finds, not
     from a match for every annotation of the file."""
-    few = _matches_of(monkeypatch, '''
+    few = _matches_of(
+        monkeypatch,
+        """
         from typing import Any
 
         class Base:
@@ -103,9 +105,12 @@ def test_annotations_and_base_lists_cost_the_walk_no_matches(monkeypatch):
         class Thing(Base):
             def run(self, a: Any) -> Any:
                 return a
-        ''')
+        """,
+    )
     params = ", ".join(f"a{i}: Any" for i in range(100))
-    many = _matches_of(monkeypatch, f'''
+    many = _matches_of(
+        monkeypatch,
+        f"""
         from typing import Any
 
         class Base:
@@ -115,13 +120,15 @@ def test_annotations_and_base_lists_cost_the_walk_no_matches(monkeypatch):
             def run(self, {params}) -> Any:
                 x: Any = a0
                 return x
-        ''')
+        """,
+    )
     assert many == few
 
 
 # -- the uses kind against a plain definition of it ------------------------------------------------------------
 # What `uses` says, computed the slow and obvious way: every identifier of the tree visited once, knowing its
 # ancestors; a definition's lines filtered one by one. The extractor must give the same names and digests.
+
 
 def _reference_uses(data: bytes, rows: list[dict], bound: set[str]) -> dict[tuple[str, str], tuple[str, str]]:
     import hashlib
@@ -135,13 +142,18 @@ def _reference_uses(data: bytes, rows: list[dict], bound: set[str]) -> dict[tupl
             continue
         g = groups[-1] if groups else None
         if g and (g[0]["what"], g[0]["line"], g[0]["end_line"], g[0]["digest"], g[0]["names"]) == (
-                r["what"], r["line"], r["end_line"], r["digest"], r["names"]):
+            r["what"],
+            r["line"],
+            r["end_line"],
+            r["digest"],
+            r["names"],
+        ):
             g.append(r)
         else:
             groups.append([r])
     owner = [-1] * (len(lines) + 2)
     for i, g in enumerate(groups):
-        owner[g[0]["line"]:g[0]["end_line"] + 1] = [i] * (g[0]["end_line"] + 1 - g[0]["line"])
+        owner[g[0]["line"] : g[0]["end_line"] + 1] = [i] * (g[0]["end_line"] + 1 - g[0]["line"])
     refs = [set() for _ in groups]
     local = [set() for _ in groups]
     root = ts.parser().parse(data).root_node
@@ -149,9 +161,16 @@ def _reference_uses(data: bytes, rows: list[dict], bound: set[str]) -> dict[tupl
     while stack:
         node, skipped = stack.pop()
         parent = node.parent
-        skipped = skipped or node.type == "type" or (
-            node.type == "argument_list" and parent is not None and parent.type == "class_definition"
-            and parent.child_by_field_name("superclasses") == node)
+        skipped = (
+            skipped
+            or node.type == "type"
+            or (
+                node.type == "argument_list"
+                and parent is not None
+                and parent.type == "class_definition"
+                and parent.child_by_field_name("superclasses") == node
+            )
+        )
         stack.extend((c, skipped) for c in node.children)
         name = node.text.decode() if node.type == "identifier" else None
         after = node.start_byte and AFTER_NAME[data[node.start_byte - 1]]  # an attribute: x.name
@@ -165,8 +184,14 @@ def _reference_uses(data: bytes, rows: list[dict], bound: set[str]) -> dict[tupl
         first = g[0]
         if first["what"] in ("function", "method"):
             refs[i] -= local[i]
-        code = [lines[n - 1] for n in range(first["line"], first["end_line"] + 1)
-                if n <= len(lines) and owner[n] == i and lines[n - 1].strip() and not lines[n - 1].lstrip().startswith(b"#")]
+        code = [
+            lines[n - 1]
+            for n in range(first["line"], first["end_line"] + 1)
+            if n <= len(lines)
+            and owner[n] == i
+            and lines[n - 1].strip()
+            and not lines[n - 1].lstrip().startswith(b"#")
+        ]
         digest = hashlib.sha1(b"\n".join(code)).hexdigest()[:16]
         names = " ".join(sorted(refs[i] - {r["qualname"] for r in g}))
         for r in g:
@@ -175,8 +200,14 @@ def _reference_uses(data: bytes, rows: list[dict], bound: set[str]) -> dict[tupl
 
 
 SNIPPETS = [
-    "import json\n", "from typing import Any, Optional\n", "from vllm.x import helper as extend\n",
-    "LIMIT = 3\n", "A, B = 1, 2\n", "PATTERN: Optional[str] = '<call>'\n", "# a comment about LIMIT\n", "\n",
+    "import json\n",
+    "from typing import Any, Optional\n",
+    "from vllm.x import helper as extend\n",
+    "LIMIT = 3\n",
+    "A, B = 1, 2\n",
+    "PATTERN: Optional[str] = '<call>'\n",
+    "# a comment about LIMIT\n",
+    "\n",
     "def helper(text: Any, limit=LIMIT) -> Optional[Any]:\n    '''PATTERN'''\n    # LIMIT\n\n    return extend(text)[:limit]\n",
     "class Base:\n    pass\n",
     "class Thing(Base, metaclass=type):\n    start = PATTERN\n    kind: Any = LIMIT\n\n"
@@ -213,38 +244,50 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=150,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(parts=st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=10),
-       cut=st.tuples(st.integers(0, 2000), st.integers(0, 12)), broken=st.booleans())
+@settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=150,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    parts=st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=10),
+    cut=st.tuples(st.integers(0, 2000), st.integers(0, 12)),
+    broken=st.booleans(),
+)
 def test_uses_agrees_with_its_plain_definition_on_generated_and_broken_programs(parts, cut, broken):
     data = "".join(parts).encode()
     if broken:  # a syntax error somewhere: the tree has error nodes
         at = cut[0] % (len(data) + 1)
-        data = data[:at] + data[at + cut[1]:]
+        data = data[:at] + data[at + cut[1] :]
     _check_uses(data)
 
 
 def test_uses_of_a_file_starting_with_blank_lines_digest_its_own_lines():
     """The root node's text starts at the first token: read that way, every line and byte offset of a file
     opening with blank lines was shifted (a name's digest was of the wrong lines, its reads missed)."""
-    got = {(u["what"], u["qualname"]): u for u in parse(b"\n\nLIMIT = 3\n\n\ndef f():\n    return LIMIT\n")
-           ["facts"]["uses"]}
-    same = {(u["what"], u["qualname"]): u for u in parse(b"LIMIT = 3\n\n\ndef f():\n    return LIMIT\n")
-            ["facts"]["uses"]}
+    got = {
+        (u["what"], u["qualname"]): u
+        for u in parse(b"\n\nLIMIT = 3\n\n\ndef f():\n    return LIMIT\n")["facts"]["uses"]
+    }
+    same = {
+        (u["what"], u["qualname"]): u
+        for u in parse(b"LIMIT = 3\n\n\ndef f():\n    return LIMIT\n")["facts"]["uses"]
+    }
     assert got[("name", "LIMIT")]["digest"] == same[("name", "LIMIT")]["digest"]
     assert got[("function", "f")]["names"] == same[("function", "f")]["names"] == "LIMIT"
     assert got[("function", "f")]["digest"] == same[("function", "f")]["digest"]
 
 
-ENVS = '''
+ENVS = """
 import os
 
 environment_variables = {
     "VLLM_ENFORCE_STRICT_TOOL_CALLING": lambda: os.getenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "1") == "1",
     "VLLM_PROBE_LIMIT": lambda: int(os.getenv("VLLM_PROBE_LIMIT", "16")),
 }
-'''
+"""
 
 
 def test_an_environment_entry_read_in_an_earlier_version_is_not_read_again(monkeypatch):
@@ -265,7 +308,8 @@ def test_an_environment_entry_read_in_an_earlier_version_is_not_read_again(monke
     n = len(calls)
     assert n and [(r["name"], r["value"], r["variable"]) for r in first] == [
         ("VLLM_ENFORCE_STRICT_TOOL_CALLING", "True", "VLLM_ENFORCE_STRICT_TOOL_CALLING"),
-        ("VLLM_PROBE_LIMIT", "16", "VLLM_PROBE_LIMIT")]
+        ("VLLM_PROBE_LIMIT", "16", "VLLM_PROBE_LIMIT"),
+    ]
     moved = parse(("# a new first line\n" + ENVS).encode(), MODULE)["facts"]["env_defaults"]
     assert len(calls) == n, "read again"
     assert [{**r, "line": r["line"] - 1} for r in moved] == first
@@ -313,6 +357,7 @@ def test_a_process_compiles_a_query_for_a_combination_of_patterns_once_it_has_me
 # Each gated kind's module says, for each pattern of its file, the words one of which a blob holds where the
 # pattern's matches can give a row (extract/facts.py GATES). The facts must be those of every pattern run.
 
+
 def test_each_gated_kind_names_words_for_every_pattern_of_its_file():
     from indexer.extract import facts
 
@@ -324,7 +369,7 @@ def test_each_gated_kind_names_words_for_every_pattern_of_its_file():
         assert all(w is None or (w and all(isinstance(x, bytes) and x for x in w)) for w in words), file
 
 
-GATED = textwrap.dedent('''
+GATED = textwrap.dedent("""
     import os
     from typing import TYPE_CHECKING
 
@@ -369,7 +414,7 @@ GATED = textwrap.dedent('''
 
     def add(parser):
         parser.add_argument("--tool-call-parser", choices=["a", "b"])
-    ''').lstrip()
+    """).lstrip()
 
 
 def _every_pattern(monkeypatch, data: bytes, depth: int) -> dict:
@@ -391,15 +436,25 @@ def test_gated_patterns_give_the_facts_every_pattern_gives(monkeypatch, depth):
     from indexer.extract import facts
 
     words = sorted({w.decode() for gates in facts.GATES.values() for gate in gates if gate for w in gate})
-    variants = [GATED] + [GATED.replace(w, w.upper() if not w.isupper() else w.lower()) for w in words] + [
-        "\n".join(line for line in GATED.splitlines() if w not in line) + "\n" for w in words]
+    variants = (
+        [GATED]
+        + [GATED.replace(w, w.upper() if not w.isupper() else w.lower()) for w in words]
+        + ["\n".join(line for line in GATED.splitlines() if w not in line) + "\n" for w in words]
+    )
     for source in variants:
         data = source.encode()
         got = parse(data, depth)
         assert got == _every_pattern(monkeypatch, data, depth), source
     full = parse(GATED.encode(), depth)["facts"]
-    for kind in ("markers", "adapter_bindings", "registrations", "name_checks", "class_sets", "env_defaults",
-                 "parser_calls"):
+    for kind in (
+        "markers",
+        "adapter_bindings",
+        "registrations",
+        "name_checks",
+        "class_sets",
+        "env_defaults",
+        "parser_calls",
+    ):
         assert full[kind], kind  # the source gives every gated kind rows
 
 

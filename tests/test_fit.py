@@ -24,7 +24,7 @@ import pytest
 from fixtures.eras import lazy_registry
 from fixtures.helpers import build_tags, make_repo, tpindex
 
-TOOL_ABSTRACT = '''
+TOOL_ABSTRACT = """
 class ToolParser:
     def adjust_request(self, request):
         return request
@@ -37,9 +37,9 @@ class ToolParserManager:
     @classmethod
     def register_lazy_module(cls, name, module_path, class_name):
         pass
-'''
+"""
 
-TAGJSON = r'''
+TAGJSON = r"""
 import json
 import re
 
@@ -58,9 +58,9 @@ class TagJsonToolParser(ToolParser):
 
     def extract_tool_calls(self, text, request):
         return [json.loads(m) for m in self.tool_call_regex.findall(text)]
-'''
+"""
 
-XMLFUN = r'''
+XMLFUN = r"""
 import re
 
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
@@ -78,9 +78,9 @@ class XmlFunToolParser(ToolParser):
 
     def extract_tool_calls(self, text, request):
         return self.param_regex.findall(text)
-'''
+"""
 
-PYTH = r'''
+PYTH = r"""
 import re
 
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
@@ -91,9 +91,9 @@ class PythToolParser(ToolParser):
 
     def extract_tool_calls(self, text, request):
         return self.CALLS_REGEX.match(text.strip())
-'''
+"""
 
-FULLW = r'''
+FULLW = r"""
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -106,9 +106,9 @@ class FullWidthToolParser(ToolParser):
 
     def extract_tool_calls(self, text, request):
         return text.split(self.sep_token)
-'''
+"""
 
-SPECIAL = r'''
+SPECIAL = r"""
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -118,9 +118,9 @@ class SpecialToolParser(ToolParser):
 
     def extract_tool_calls(self, text, request):
         return text.partition(self.bot_token)[2]
-'''
+"""
 
-REASONING_ABSTRACT = '''
+REASONING_ABSTRACT = """
 class ReasoningParser:
     def extract_reasoning(self, text, request):
         raise NotImplementedError
@@ -130,9 +130,9 @@ class ReasoningParserManager:
     @classmethod
     def register_lazy_module(cls, name, module_path, class_name):
         pass
-'''
+"""
 
-THINKER = '''
+THINKER = """
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
 
 
@@ -142,7 +142,7 @@ class ThinkerReasoningParser(ReasoningParser):
 
     def extract_reasoning(self, text, request):
         return text.partition(self.end_token)
-'''
+"""
 
 # the shipped templates: a system turn, a user turn, an assistant turn with the call markup
 SHIPPED_TAGJSON = """\
@@ -183,24 +183,33 @@ def names(*pairs):
     return {name: (file, cls) for name, file, cls in pairs}
 
 
-HISTORY = {"v0.32.0": {
-    "vllm/tool_parsers/__init__.py": lazy_registry("tool", names(
-        ("tagjson", "tagjson_tool_parser", "TagJsonToolParser"), ("xmlfun", "xmlfun_tool_parser", "XmlFunToolParser"),
-        ("pyth", "pyth_tool_parser", "PythToolParser"), ("fullw", "fullw_tool_parser", "FullWidthToolParser"),
-        ("special", "special_tool_parser", "SpecialToolParser"))),
-    "vllm/tool_parsers/abstract_tool_parser.py": TOOL_ABSTRACT,
-    "vllm/tool_parsers/tagjson_tool_parser.py": TAGJSON,
-    "vllm/tool_parsers/xmlfun_tool_parser.py": XMLFUN,
-    "vllm/tool_parsers/pyth_tool_parser.py": PYTH,
-    "vllm/tool_parsers/fullw_tool_parser.py": FULLW,
-    "vllm/tool_parsers/special_tool_parser.py": SPECIAL,
-    "vllm/reasoning/__init__.py": lazy_registry("reasoning", names(
-        ("thinker", "thinker_reasoning_parser", "ThinkerReasoningParser"))),
-    "vllm/reasoning/abs_reasoning_parsers.py": REASONING_ABSTRACT,
-    "vllm/reasoning/thinker_reasoning_parser.py": THINKER,
-    "examples/tool_chat_template_tagjson.jinja": SHIPPED_TAGJSON,
-    "examples/tool_chat_template_xmlfun.jinja": SHIPPED_XMLFUN,
-}}
+HISTORY = {
+    "v0.32.0": {
+        "vllm/tool_parsers/__init__.py": lazy_registry(
+            "tool",
+            names(
+                ("tagjson", "tagjson_tool_parser", "TagJsonToolParser"),
+                ("xmlfun", "xmlfun_tool_parser", "XmlFunToolParser"),
+                ("pyth", "pyth_tool_parser", "PythToolParser"),
+                ("fullw", "fullw_tool_parser", "FullWidthToolParser"),
+                ("special", "special_tool_parser", "SpecialToolParser"),
+            ),
+        ),
+        "vllm/tool_parsers/abstract_tool_parser.py": TOOL_ABSTRACT,
+        "vllm/tool_parsers/tagjson_tool_parser.py": TAGJSON,
+        "vllm/tool_parsers/xmlfun_tool_parser.py": XMLFUN,
+        "vllm/tool_parsers/pyth_tool_parser.py": PYTH,
+        "vllm/tool_parsers/fullw_tool_parser.py": FULLW,
+        "vllm/tool_parsers/special_tool_parser.py": SPECIAL,
+        "vllm/reasoning/__init__.py": lazy_registry(
+            "reasoning", names(("thinker", "thinker_reasoning_parser", "ThinkerReasoningParser"))
+        ),
+        "vllm/reasoning/abs_reasoning_parsers.py": REASONING_ABSTRACT,
+        "vllm/reasoning/thinker_reasoning_parser.py": THINKER,
+        "examples/tool_chat_template_tagjson.jinja": SHIPPED_TAGJSON,
+        "examples/tool_chat_template_xmlfun.jinja": SHIPPED_XMLFUN,
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -214,17 +223,19 @@ def fit_db(tmp_path_factory):
 def template(call_markup: str, header: str = "<<{role}>>\n", end: str = "<<end>>\n") -> str:
     """A model's own chat template (not a shipped one): its own turn tokens around `call_markup`, a Jinja
     expression of the loop variable `tool_call`."""
-    return ("{%- for message in messages %}\n"
-            "{{- '" + header.replace("{role}", "' + message.role + '").replace("\n", "\\n") + "' }}\n"
-            "{%- if message.tool_calls %}\n"
-            "{%- for tool_call in message.tool_calls %}\n"
-            "{{- " + call_markup + " }}\n"
-            "{%- endfor %}\n"
-            "{%- else %}\n"
-            "{{- message.content }}\n"
-            "{%- endif %}\n"
-            "{{- '" + end.replace("\n", "\\n") + "' }}\n"
-            "{%- endfor %}\n")
+    return (
+        "{%- for message in messages %}\n"
+        "{{- '" + header.replace("{role}", "' + message.role + '").replace("\n", "\\n") + "' }}\n"
+        "{%- if message.tool_calls %}\n"
+        "{%- for tool_call in message.tool_calls %}\n"
+        "{{- " + call_markup + " }}\n"
+        "{%- endfor %}\n"
+        "{%- else %}\n"
+        "{{- message.content }}\n"
+        "{%- endif %}\n"
+        "{{- '" + end.replace("\n", "\\n") + "' }}\n"
+        "{%- endfor %}\n"
+    )
 
 
 def fit(db, tmp_path, text: str, *args: str, fmt: str = "json", name: str = "model.txt"):
@@ -244,8 +255,10 @@ def evidence(answer, name, kind="tool"):
     return cand["evidence"]
 
 
-JSON_IN_TAGS = template("'<tj_call>' + {'name': tool_call.function.name, 'arguments': tool_call.function.arguments}"
-                        " | tojson + '</tj_call>'")
+JSON_IN_TAGS = template(
+    "'<tj_call>' + {'name': tool_call.function.name, 'arguments': tool_call.function.arguments}"
+    " | tojson + '</tj_call>'"
+)
 
 
 def test_json_in_tags_template_ranks_the_parser_whose_tokens_regex_and_shape_it_renders(fit_db, tmp_path):
@@ -255,8 +268,10 @@ def test_json_in_tags_template_ranks_the_parser_whose_tokens_regex_and_shape_it_
     kinds = {(e["kind"], e["stance"]) for e in evidence(ans, "tagjson")}
     assert {("sentinel", "for"), ("regex", "for"), ("shape", "for")} <= kinds
     assert ans["fits"] is True
-    assert ans["serve"] == (f"vllm serve MODEL --enable-auto-tool-choice --tool-call-parser tagjson"
-                            f" --chat-template {tmp_path / 'model.txt'}")
+    assert ans["serve"] == (
+        f"vllm serve MODEL --enable-auto-tool-choice --tool-call-parser tagjson"
+        f" --chat-template {tmp_path / 'model.txt'}"
+    )
     # the shipped template of the family, and what differs in the call markup, character by character
     diff = ans["template_diff"]
     assert diff["template"] == "examples/tool_chat_template_tagjson.jinja" and diff["identical"] is False
@@ -270,8 +285,10 @@ def test_the_shipped_template_itself_is_named_as_identical(fit_db, tmp_path):
     assert ans["serve"].endswith("--chat-template examples/tool_chat_template_tagjson.jinja")
 
 
-XML = template("'<xf_call><function=' + tool_call.function.name + '><parameter=city>Paris</parameter>"
-               "</function></xf_call>'")
+XML = template(
+    "'<xf_call><function=' + tool_call.function.name + '><parameter=city>Paris</parameter>"
+    "</function></xf_call>'"
+)
 
 
 def test_xml_template_ranks_the_xml_parser_and_not_the_json_one(fit_db, tmp_path):
@@ -293,8 +310,10 @@ def test_pythonic_template_ranks_the_parser_known_only_from_its_regex(fit_db, tm
     assert regex and regex[0]["stance"] == "for" and "CALLS_REGEX" in regex[0]["text"]
 
 
-LOOK_ALIKE = template("'<|fw calls begin|><|fw call begin|>' + tool_call.function.name + '<|fw sep|>'"
-                      " + tool_call.function.arguments | tojson + '<|fw call end|><|fw calls end|>'")
+LOOK_ALIKE = template(
+    "'<|fw calls begin|><|fw call begin|>' + tool_call.function.name + '<|fw sep|>'"
+    " + tool_call.function.arguments | tojson + '<|fw call end|><|fw calls end|>'"
+)
 
 
 def test_look_alike_sentinels_are_named_by_code_point_and_do_not_fit_as_written(fit_db, tmp_path):
@@ -310,9 +329,24 @@ def test_look_alike_sentinels_are_named_by_code_point_and_do_not_fit_as_written(
 
 
 def tokenizer_json(*tokens: str, special: bool = True) -> str:
-    return json.dumps({"version": "1.0", "added_tokens": [
-        {"id": i, "content": t, "special": special, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False} for i, t in enumerate(tokens, 100)], "model": {"type": "BPE", "vocab": {"a": 0}}})
+    return json.dumps(
+        {
+            "version": "1.0",
+            "added_tokens": [
+                {
+                    "id": i,
+                    "content": t,
+                    "special": special,
+                    "single_word": False,
+                    "lstrip": False,
+                    "rstrip": False,
+                    "normalized": False,
+                }
+                for i, t in enumerate(tokens, 100)
+            ],
+            "model": {"type": "BPE", "vocab": {"a": 0}},
+        }
+    )
 
 
 def test_a_tokenizer_missing_the_start_token_counts_against_the_parser(fit_db, tmp_path):
@@ -326,13 +360,20 @@ def test_a_tokenizer_missing_the_start_token_counts_against_the_parser(fit_db, t
 
 
 def tokenizer_config(chat_template, special_tokens: list[str]) -> str:
-    return json.dumps({"chat_template": chat_template, "added_tokens_decoder": {
-        str(i): {"content": t, "special": True, "lstrip": False, "rstrip": False, "normalized": False}
-        for i, t in enumerate(special_tokens, 200)}})
+    return json.dumps(
+        {
+            "chat_template": chat_template,
+            "added_tokens_decoder": {
+                str(i): {"content": t, "special": True, "lstrip": False, "rstrip": False, "normalized": False}
+                for i, t in enumerate(special_tokens, 200)
+            },
+        }
+    )
 
 
-SPECIAL_TEMPLATE = template("'<|sp_call|>' + tool_call.function.name + ' ' + tool_call.function.arguments | tojson"
-                            " + '<|/sp_call|>'")
+SPECIAL_TEMPLATE = template(
+    "'<|sp_call|>' + tool_call.function.name + ' ' + tool_call.function.arguments | tojson + '<|/sp_call|>'"
+)
 
 
 def test_a_special_token_the_parser_needs_is_stripped_unless_adjust_request_keeps_it(fit_db, tmp_path):
@@ -344,8 +385,11 @@ def test_a_special_token_the_parser_needs_is_stripped_unless_adjust_request_keep
     assert "skip_special_tokens" in stripped[0]["text"]
     assert ans["fits"] is False
     # the same markup as special tokens for the parser that sets skip_special_tokens = False: kept
-    kept = fit(fit_db, tmp_path, tokenizer_config([{"name": "default", "template": JSON_IN_TAGS}],
-                                                  ["<tj_call>", "</tj_call>"]))
+    kept = fit(
+        fit_db,
+        tmp_path,
+        tokenizer_config([{"name": "default", "template": JSON_IN_TAGS}], ["<tj_call>", "</tj_call>"]),
+    )
     assert top(kept) == ["tagjson"] and kept["fits"] is True
     notes = [e for e in evidence(kept, "tagjson") if e["kind"] == "stripped"]
     assert notes and notes[0]["stance"] == "note" and "request.tools" in notes[0]["text"]
@@ -371,7 +415,7 @@ def test_reasoning_markup_ranks_the_reasoning_parser_and_adds_it_to_the_serve_li
 
 # A reasoning parser whose class also holds a tool parser's call token (vLLM's unified parsers do: one class
 # for both kinds, registered as a reasoning parser only here)
-DUAL = '''
+DUAL = """
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser
 
 
@@ -382,16 +426,23 @@ class DualReasoningParser(ReasoningParser):
 
     def extract_reasoning(self, text, request):
         return text.partition(self.end_token)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def dual_db(tmp_path_factory):
     root = tmp_path_factory.mktemp("fit-dual")
-    tree = {**HISTORY["v0.32.0"], "vllm/reasoning/dual_reasoning_parser.py": DUAL,
-            "vllm/reasoning/__init__.py": lazy_registry("reasoning", names(
+    tree = {
+        **HISTORY["v0.32.0"],
+        "vllm/reasoning/dual_reasoning_parser.py": DUAL,
+        "vllm/reasoning/__init__.py": lazy_registry(
+            "reasoning",
+            names(
                 ("thinker", "thinker_reasoning_parser", "ThinkerReasoningParser"),
-                ("dual", "dual_reasoning_parser", "DualReasoningParser")))}
+                ("dual", "dual_reasoning_parser", "DualReasoningParser"),
+            ),
+        ),
+    }
     build_tags(make_repo(root / "repo", {"v0.32.0": tree}), root / "fit.db", "v0.32.0")
     return root / "fit.db"
 
@@ -405,7 +456,7 @@ def test_no_reasoning_parser_without_think_markup(dual_db, tmp_path):
     # the token is the tool parser's evidence still: one reasoning-only file holds it, as one tool-only file does
     (tagjson,) = [c for c in ans["tool"] if c["name"] == "tagjson"]
     assert any(e["kind"] == "sentinel" and e["token"] == "<tj_call>" for e in tagjson["evidence"])
-    think = '<think>The user wants a lookup.</think>' + out
+    think = "<think>The user wants a lookup.</think>" + out
     ans = fit(dual_db, tmp_path, think)
     assert "--reasoning-parser" in ans["serve"]
     by_name = {c["name"]: c for c in ans["reasoning"]}
@@ -474,16 +525,18 @@ def test_the_web_page_takes_a_pasted_file_and_shows_the_same_answer(fit_db, tmp_
         page = client.get("/-/fit")
         assert page.status_code == 200 and '<textarea name="text"' in page.text and 'type="file"' in page.text
         token = re.search(r'name="csrftoken" value="([^"]+)"', page.text).group(1)
-        r = client.post("/-/fit", data={"csrftoken": token, "text": JSON_IN_TAGS, "at": "v0.32.0"},
-                        cookies=page.cookies)
+        r = client.post(
+            "/-/fit", data={"csrftoken": token, "text": JSON_IN_TAGS, "at": "v0.32.0"}, cookies=page.cookies
+        )
         assert r.status_code == 200, r.text[:500]
         want = fit(fit_db, tmp_path, JSON_IN_TAGS)
         ranked = re.findall(r'<tr data-kind="tool" data-name="([\w-]+)" data-rank="(\d+)">', r.text)
         assert ranked == [(c["name"], str(c["rank"])) for c in want["tool"]]
         assert "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser tagjson" in r.text
         assert "&lt;tj_call&gt;" in r.text and "<tj_call>" not in r.text  # escaped
-        r = client.post("/-/fit", data={"csrftoken": token, "text": JSON_IN_TAGS, "at": "v9.9.9"},
-                        cookies=page.cookies)
+        r = client.post(
+            "/-/fit", data={"csrftoken": token, "text": JSON_IN_TAGS, "at": "v9.9.9"}, cookies=page.cookies
+        )
         assert r.status_code == 200 and "v9.9.9 is not indexed" in r.text
     finally:
         client.close()

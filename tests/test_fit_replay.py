@@ -21,15 +21,17 @@ from fixtures.replay_trees import DECORATOR_INIT, history
 
 OUTPUT = 'Let me look.\n<call>{"name": "get_weather", "arguments": {"city": "Paris"}}</call>'
 
-HEAD = '''
+HEAD = """
 import json
 
 from vllm.entrypoints.openai.protocol import (DeltaFunctionCall, DeltaMessage, DeltaToolCall,
                                               ExtractedToolCallInformation, FunctionCall, ToolCall)
 from vllm.entrypoints.openai.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
-'''
+"""
 
-SILENT = HEAD + '''
+SILENT = (
+    HEAD
+    + """
 
 @ToolParserManager.register_module("a_silent")
 class SilentToolParser(ToolParser):
@@ -41,9 +43,12 @@ class SilentToolParser(ToolParser):
 
     def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, *args, **kwargs):
         return DeltaMessage(content=delta_text)
-'''
+"""
+)
 
-LEAKY = HEAD + '''
+LEAKY = (
+    HEAD
+    + """
 
 @ToolParserManager.register_module("b_leaky")
 class LeakyToolParser(ToolParser):
@@ -59,7 +64,8 @@ class LeakyToolParser(ToolParser):
 
     def extract_tool_calls_streaming(self, previous_text, current_text, delta_text, *args, **kwargs):
         return DeltaMessage(content=delta_text)
-'''
+"""
+)
 
 
 def _db(base, silent_only: bool = False):
@@ -67,11 +73,14 @@ def _db(base, silent_only: bool = False):
     tree = dict(history()["v0.6.3"])
     tree[tp + "silent_tool_parser.py"] = SILENT
     tree[tp + "leaky_tool_parser.py"] = LEAKY
-    init = DECORATOR_INIT + ("from .silent_tool_parser import SilentToolParser\n"
-                             "from .leaky_tool_parser import LeakyToolParser\n")
+    init = DECORATOR_INIT + (
+        "from .silent_tool_parser import SilentToolParser\nfrom .leaky_tool_parser import LeakyToolParser\n"
+    )
     if silent_only:  # the two parsers that make the call are gone
         del tree[tp + "fixture_tool_parser.py"], tree[tp + "leaky_tool_parser.py"]
-        init = "".join(line + "\n" for line in init.splitlines() if "Fixture" not in line and "Leaky" not in line)
+        init = "".join(
+            line + "\n" for line in init.splitlines() if "Fixture" not in line and "Leaky" not in line
+        )
     tree[tp + "__init__.py"] = init
     repo = make_repo(base / "repo", {"v0.6.3": tree})
     build_tags(repo, base / "index.db", "v0.6.3")
@@ -115,7 +124,9 @@ def test_replay_ranks_the_parser_whose_code_makes_the_call_first(fit_replay_db):
     runs = {r.name: r for r in f.replay}
     assert set(runs) == {"a_silent", "b_leaky", "fixture_json"}
     assert all(r.status == "ok" and r.version == "v0.6.3" for r in runs.values())
-    assert runs["fixture_json"].calls == ['get_weather({"city": "Paris"})'] and runs["fixture_json"].leaked == []
+    assert (
+        runs["fixture_json"].calls == ['get_weather({"city": "Paris"})'] and runs["fixture_json"].leaked == []
+    )
     assert runs["a_silent"].calls == []
     assert runs["b_leaky"].leaked == ["<call>", "</call>"]
     r = ranks(f)

@@ -23,17 +23,25 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
 
 def test_no_test_module_imports_another_test_module_or_conftest():
     test_modules = {p.stem for p in TESTS.rglob("test_*.py")}
-    bad = [f"{path.relative_to(TESTS)}:{line} imports {module}"
-           for path in sorted(TESTS.rglob("*.py"))
-           for line, module in imported_modules(path)
-           if module.split(".")[0] in test_modules | {"conftest"}]
+    bad = [
+        f"{path.relative_to(TESTS)}:{line} imports {module}"
+        for path in sorted(TESTS.rglob("*.py"))
+        for line, module in imported_modules(path)
+        if module.split(".")[0] in test_modules | {"conftest"}
+    ]
     assert not bad, "shared helpers and fixtures belong in tests/fixtures/:\n" + "\n".join(bad)
 
 
 def test_every_module_of_the_fixture_package_is_a_plugin():
     tree = ast.parse((TESTS / "conftest.py").read_text(encoding="utf-8"))
-    listed = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in n.targets))
+    listed = next(
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in n.targets)
+    )
     modules = {f"fixtures.{p.stem}" for p in FIXTURES.glob("*.py") if p.stem != "__init__"}
     assert set(listed) == modules
-    assert not [p for p in FIXTURES.glob("test_*.py")], "a test module in the fixture package would be collected"
+    assert not [p for p in FIXTURES.glob("test_*.py")], (
+        "a test module in the fixture package would be collected"
+    )

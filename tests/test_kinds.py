@@ -20,9 +20,12 @@ def test_every_member_has_a_docstring():
         for i, st in enumerate(body):
             if isinstance(st, ast.Assign):
                 nxt = body[i + 1] if i + 1 < len(body) else None
-                assert isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) \
-                    and isinstance(nxt.value.value, str) and nxt.value.value.strip(), \
-                    f"{cls.name}.{st.targets[0].id} has no docstring"
+                assert (
+                    isinstance(nxt, ast.Expr)
+                    and isinstance(nxt.value, ast.Constant)
+                    and isinstance(nxt.value.value, str)
+                    and nxt.value.value.strip()
+                ), f"{cls.name}.{st.targets[0].id} has no docstring"
 
 
 def test_a_member_is_its_string():
@@ -33,5 +36,7 @@ def test_a_member_is_its_string():
 def test_what_the_build_stores_and_diff_emits_are_members(unified_db):  # noqa: F811
     assert {r[0] for r in rows(unified_db, "select hop from parser_hops")} <= set(HopKind)
     assert {r[0] for r in rows(unified_db, "select impl from parser_map")} <= set(ImplKind)
-    d = json.loads(tpindex("diff", "v0.24.0", "v0.27.0", "--format", "json", "--db", unified_db, ok=False).output)
+    d = json.loads(
+        tpindex("diff", "v0.24.0", "v0.27.0", "--format", "json", "--db", unified_db, ok=False).output
+    )
     assert d["changes"] and {c["type"] for c in d["changes"]} <= set(ChangeType)

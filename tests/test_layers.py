@@ -23,11 +23,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("store",),
     ("resolve",),
     ("build", "answers"),
-    ("replay",),            # answers-level: reads the index and the sources, runs children; never build/
+    ("replay",),  # answers-level: reads the index and the sources, runs children; never build/
     ("api", "schemas"),
     ("render",),
     ("mcp",),
-    ("serve",),             # the plugin mounts the MCP tools
+    ("serve",),  # the plugin mounts the MCP tools
     ("cli",),
 ]
 LAYER = {pkg: i for i, pkgs in enumerate(LAYERS) for pkg in pkgs}
@@ -167,9 +167,14 @@ def violations():
 
 def test_every_module_belongs_to_a_layer():
     mods = modules()
-    assert {layer_of(m) for m in mods} - {None} <= set(LAYER), sorted({layer_of(m) for m in mods} - set(LAYER))
-    top = {p.stem if p.suffix else p.name for p in PACKAGE.iterdir()
-           if p.name not in ("__init__.py", "__pycache__") and (p.suffix == ".py" or p.is_dir())}
+    assert {layer_of(m) for m in mods} - {None} <= set(LAYER), sorted(
+        {layer_of(m) for m in mods} - set(LAYER)
+    )
+    top = {
+        p.stem if p.suffix else p.name
+        for p in PACKAGE.iterdir()
+        if p.name not in ("__init__.py", "__pycache__") and (p.suffix == ".py" or p.is_dir())
+    }
     assert top <= set(LAYER), f"not in any layer: {sorted(top - set(LAYER))}"
 
 
@@ -213,9 +218,11 @@ def summary() -> str:
     mods, edges, found = graph()
     inside = sum(1 for n, t, _, i in found if i and t.startswith("indexer"))
     used = {layer_of(m) for m in mods} - {None}
-    return (f"modules {len(mods)}, layers {len({LAYER[p] for p in used if p in LAYER})}, "
-            f"violations {len(violations())}, cycles {len(cycles(edges))}, "
-            f"imports of tpindex inside functions {inside}")
+    return (
+        f"modules {len(mods)}, layers {len({LAYER[p] for p in used if p in LAYER})}, "
+        f"violations {len(violations())}, cycles {len(cycles(edges))}, "
+        f"imports of tpindex inside functions {inside}"
+    )
 
 
 if __name__ == "__main__":
@@ -237,8 +244,11 @@ def test_the_readme_layout_names_every_package_and_module():
             if f"indexer/{p.name}/" not in section:
                 missing.append(f"indexer/{p.name}/")
             if p.name in ("core", "store", "resolve", "build", "render", "cli", "serve", "mcp"):
-                missing += [f"indexer/{p.name}/{m.name}" for m in sorted(p.glob("*.py"))
-                            if not m.name.startswith("_") and m.name not in section]
+                missing += [
+                    f"indexer/{p.name}/{m.name}"
+                    for m in sorted(p.glob("*.py"))
+                    if not m.name.startswith("_") and m.name not in section
+                ]
         elif p.suffix == ".py" and f"indexer/{p.name}" not in section:
             missing.append(f"indexer/{p.name}")
     assert not missing, f"the README's layout section does not name {missing}"
@@ -252,13 +262,19 @@ ROAD = {"api", "schemas", "render", "core", *SURFACES}  # what a surface module 
 # (surface module, module of another package it imports): why it is not a question to the index. The test fails
 # when one is no longer imported, so the list only shrinks.
 OFF_ROAD = {
-    ("indexer.cli.main", "indexer.build.pipeline"): "build writes the index: the write road (sources -> build -> store)",
+    (
+        "indexer.cli.main",
+        "indexer.build.pipeline",
+    ): "build writes the index: the write road (sources -> build -> store)",
     ("indexer.cli.main", "indexer.build.choose"): "build picks the versions it writes (the write road)",
     ("indexer.cli.main", "indexer.sources.directory"): "build --path: where the versions it writes come from",
     ("indexer.cli.main", "indexer.sources.pypi"): "build --from-pypi: where the versions it writes come from",
     ("indexer.cli.main", "indexer.sources.git"): "build --repo: where the versions it writes come from",
-    ("indexer.cli.main", "indexer.store.database"): "build checks and opens the file it writes; is_damaged tells a "
-                                                    "damaged file apart in every command's one error path",
+    (
+        "indexer.cli.main",
+        "indexer.store.database",
+    ): "build checks and opens the file it writes; is_damaged tells a "
+    "damaged file apart in every command's one error path",
     ("indexer.cli.commands", "indexer.store.database"): "SQLITE_MAGIC: -o never writes over an SQLite file",
 }
 
@@ -271,8 +287,11 @@ SQL_LEFT = {
 
 def off_road() -> dict[tuple[str, str], int]:
     _, _, found = graph()
-    return {(n, t): line for n, t, line, _ in found
-            if layer_of(n) in SURFACES and t.startswith("indexer") and layer_of(t) not in ROAD}
+    return {
+        (n, t): line
+        for n, t, line, _ in found
+        if layer_of(n) in SURFACES and t.startswith("indexer") and layer_of(t) not in ROAD
+    }
 
 
 def test_the_surfaces_ask_index_for_data():
@@ -280,25 +299,43 @@ def test_the_surfaces_ask_index_for_data():
     too): data comes through api.Index, the text through render/."""
     mods = modules()
     found = off_road()
-    bad = [f"{mods[n].relative_to(PACKAGE.parent)}:{line}: {n} imports {t}: ask Index (api.py) instead"
-           for (n, t), line in sorted(found.items()) if (n, t) not in OFF_ROAD]
+    bad = [
+        f"{mods[n].relative_to(PACKAGE.parent)}:{line}: {n} imports {t}: ask Index (api.py) instead"
+        for (n, t), line in sorted(found.items())
+        if (n, t) not in OFF_ROAD
+    ]
     assert not bad, "\n".join(bad)
     gone = sorted(set(OFF_ROAD) - set(found))
     assert not gone, f"no longer imported, drop from OFF_ROAD: {gone}"
 
 
-SQL = re.compile(r"\b(select|insert|update|delete|pragma|create)\b.*\b(from|into|set|table|query_only|view|index)\b",
-                 re.I | re.S)
+SQL = re.compile(
+    r"\b(select|insert|update|delete|pragma|create)\b.*\b(from|into|set|table|query_only|view|index)\b",
+    re.I | re.S,
+)
 
 
 def sql_strings(path: Path) -> list[int]:
     """The lines of string constants in a module that read as SQL statements."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    doc = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.FunctionDef,
-           ast.AsyncFunctionDef, ast.ClassDef)) and n.body and isinstance(n.body[0], ast.Expr)}
-    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in doc and SQL.search(n.value) and n.value.lstrip().lower().startswith(
-                ("select", "insert", "update", "delete", "pragma", "create", "with"))]
+    doc = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+    }
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in doc
+        and SQL.search(n.value)
+        and n.value.lstrip()
+        .lower()
+        .startswith(("select", "insert", "update", "delete", "pragma", "create", "with"))
+    ]
 
 
 def test_the_surfaces_run_no_sql_of_their_own():
@@ -307,8 +344,12 @@ def test_the_surfaces_run_no_sql_of_their_own():
     mods = modules()
     holding = {n: sql_strings(p) for n, p in mods.items() if layer_of(n) in SURFACES}
     holding = {n: lines for n, lines in holding.items() if lines}
-    bad = [f"{mods[n].relative_to(PACKAGE.parent)}:{lines}: SQL in a surface module: a query file and an Index "
-           "method instead" for n, lines in sorted(holding.items()) if n not in SQL_LEFT]
+    bad = [
+        f"{mods[n].relative_to(PACKAGE.parent)}:{lines}: SQL in a surface module: a query file and an Index "
+        "method instead"
+        for n, lines in sorted(holding.items())
+        if n not in SQL_LEFT
+    ]
     assert not bad, "\n".join(bad)
     assert not sorted(set(SQL_LEFT) - set(holding)), "no SQL left there: drop it from SQL_LEFT"
 

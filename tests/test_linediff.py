@@ -25,8 +25,9 @@ def edited(draw):
     """A sequence and an edit of it (lines inserted, deleted, replaced), as two versions of a file are."""
     a = draw(LINES)
     b = list(a)
-    for op, pos, value in draw(st.lists(st.tuples(st.sampled_from("idr"), st.integers(0, 60), st.integers(0, 8)),
-                                        max_size=6)):
+    for op, pos, value in draw(
+        st.lists(st.tuples(st.sampled_from("idr"), st.integers(0, 60), st.integers(0, 8)), max_size=6)
+    ):
         pos = min(pos, len(b))
         if op == "i":
             b.insert(pos, value)
@@ -55,7 +56,9 @@ def test_the_longest_match_of_any_window_is_difflibs(a, b, data):
     ahi = data.draw(st.integers(alo, len(a)))
     blo = data.draw(st.integers(0, len(b)))
     bhi = data.draw(st.integers(blo, len(b)))
-    assert Matcher(a, b).find_longest_match(alo, ahi, blo, bhi) == _reference(a, b).find_longest_match(alo, ahi, blo, bhi)
+    assert Matcher(a, b).find_longest_match(alo, ahi, blo, bhi) == _reference(a, b).find_longest_match(
+        alo, ahi, blo, bhi
+    )
 
 
 def test_many_small_sequences_of_few_values():
@@ -67,8 +70,9 @@ def test_many_small_sequences_of_few_values():
         a = [rnd.randint(0, top) for _ in range(rnd.randint(0, 25))]
         b = [rnd.randint(0, top) for _ in range(rnd.randint(0, 25))]
         alo, blo = rnd.randint(0, len(a)), rnd.randint(0, len(b))
-        assert Matcher(a, b).find_longest_match(alo, len(a), blo, len(b)) == \
-            _reference(a, b).find_longest_match(alo, len(a), blo, len(b)), (a, b, alo, blo)
+        assert Matcher(a, b).find_longest_match(alo, len(a), blo, len(b)) == _reference(
+            a, b
+        ).find_longest_match(alo, len(a), blo, len(b)), (a, b, alo, blo)
         assert Matcher(a, b).get_opcodes() == _reference(a, b).get_opcodes(), (a, b)
 
 

@@ -16,10 +16,24 @@ from fixtures.logic import ABSTRACT, ABSTRACT_PARSER, BASE45, GENERIC_BASE, TOOL
 
 
 def pm(db, name, kind="tool", version="v0.32.0"):
-    cols = ("impl", "real_class", "real_file", "real_line", "reg_class", "reg_file", "streaming", "wrapper_class",
-            "wrapper_file", "notes", "code_sig")
-    got = rows(db, f"select {', '.join(cols)} from parser_map_v where version = ? and kind = ? and name = ?",
-               (version, kind, name))
+    cols = (
+        "impl",
+        "real_class",
+        "real_file",
+        "real_line",
+        "reg_class",
+        "reg_file",
+        "streaming",
+        "wrapper_class",
+        "wrapper_file",
+        "notes",
+        "code_sig",
+    )
+    got = rows(
+        db,
+        f"select {', '.join(cols)} from parser_map_v where version = ? and kind = ? and name = ?",
+        (version, kind, name),
+    )
     assert len(got) == 1, (name, got)
     out = dict(zip(cols, got[0], strict=True))
     out["notes"] = json.loads(out["notes"]) if out["notes"] else []
@@ -27,25 +41,48 @@ def pm(db, name, kind="tool", version="v0.32.0"):
 
 
 def methods(db, name, role="registered", kind="tool", version="v0.32.0"):
-    return {m: (cls, f, line, body, own) for m, cls, f, line, body, own in rows(
-        db, "select method, defining_class, file, line, body, own from parser_methods_v where version = ?"
-            " and kind = ? and name = ? and role = ?", (version, kind, name, role))}
+    return {
+        m: (cls, f, line, body, own)
+        for m, cls, f, line, body, own in rows(
+            db,
+            "select method, defining_class, file, line, body, own from parser_methods_v where version = ?"
+            " and kind = ? and name = ? and role = ?",
+            (version, kind, name, role),
+        )
+    }
 
 
 def hop_kinds(db, name, kind="tool", version="v0.32.0"):
-    return [h for (h,) in rows(db, "select hop from parser_hops_v where version = ? and kind = ? and name = ?"
-                                   " order by step", (version, kind, name))]
+    return [
+        h
+        for (h,) in rows(
+            db,
+            "select hop from parser_hops_v where version = ? and kind = ? and name = ? order by step",
+            (version, kind, name),
+        )
+    ]
 
 
 def test_inherited_extraction_moves_the_real_file_to_the_other_names_class(logic_db):
     p = pm(logic_db, "child47")
-    assert (p["real_class"], p["real_file"]) == ("Base45ToolParser", "vllm/tool_parsers/base45_tool_parser.py")
-    assert (p["reg_class"], p["reg_file"]) == ("Child47ToolParser", "vllm/tool_parsers/child47_tool_parser.py")
+    assert (p["real_class"], p["real_file"]) == (
+        "Base45ToolParser",
+        "vllm/tool_parsers/base45_tool_parser.py",
+    )
+    assert (p["reg_class"], p["reg_file"]) == (
+        "Child47ToolParser",
+        "vllm/tool_parsers/child47_tool_parser.py",
+    )
     assert p["impl"] == "standalone"
     assert any("inherited from Base45ToolParser" in n for n in p["notes"])
     m = methods(logic_db, "child47")
-    assert m["extract_tool_calls"] == ("Base45ToolParser", "vllm/tool_parsers/base45_tool_parser.py",
-                                       line_of(BASE45, "def extract_tool_calls("), "code", 0)
+    assert m["extract_tool_calls"] == (
+        "Base45ToolParser",
+        "vllm/tool_parsers/base45_tool_parser.py",
+        line_of(BASE45, "def extract_tool_calls("),
+        "code",
+        0,
+    )
     assert m["adjust_request"][0] == "ToolParser"
     assert hop_kinds(logic_db, "child47") == ["registered", "class", "real"]
 
@@ -58,7 +95,10 @@ def test_base_imported_under_an_alias(logic_db):
 def test_selector_stub_is_a_note(logic_db):
     p = pm(logic_db, "stubby")
     assert p["real_class"] == "StubbyToolParser" and p["streaming"] == "raises-not-implemented"
-    assert any(n.startswith("selector stub: extract_tool_calls and extract_tool_calls_streaming raise") for n in p["notes"])
+    assert any(
+        n.startswith("selector stub: extract_tool_calls and extract_tool_calls_streaming raise")
+        for n in p["notes"]
+    )
     assert methods(logic_db, "stubby")["extract_tool_calls"][3] == "raises-not-implemented"
 
 
@@ -72,11 +112,16 @@ def test_extraction_from_a_framework_base_keeps_the_registered_class_real(logic_
     p = pm(logic_db, "framed")
     assert p["real_class"] == "FramedToolParser"
     line = line_of(GENERIC_BASE, "def extract_tool_calls(")
-    assert f"extract_tool_calls: inherited from JsonishToolParser, vllm/tool_parsers/generic_base.py:{line}" in p["notes"]
+    assert (
+        f"extract_tool_calls: inherited from JsonishToolParser, vllm/tool_parsers/generic_base.py:{line}"
+        in p["notes"]
+    )
     # the abstract base's streaming method raises: that is what runs
     assert p["streaming"] == "raises-not-implemented"
-    assert any(n.startswith("streaming: ToolParser.extract_tool_calls_streaming raises NotImplementedError")
-               for n in p["notes"])
+    assert any(
+        n.startswith("streaming: ToolParser.extract_tool_calls_streaming raises NotImplementedError")
+        for n in p["notes"]
+    )
 
 
 def test_multiple_bases_resolve_in_c3_order(logic_db):
@@ -87,8 +132,11 @@ def test_multiple_bases_resolve_in_c3_order(logic_db):
 
 
 def test_abstract_method_body(logic_db):
-    got = rows(logic_db, "select body from methods_v where version = 'v0.32.0' and class = 'ToolParser'"
-                         " and method = 'extract_tool_calls'")
+    got = rows(
+        logic_db,
+        "select body from methods_v where version = 'v0.32.0' and class = 'ToolParser'"
+        " and method = 'extract_tool_calls'",
+    )
     assert got == [("abstract",)]
 
 
@@ -104,7 +152,11 @@ def test_delegating_wrapper_composed_by_a_name_check_is_a_hop(logic_db):
 
 def test_composed_class_that_parses_itself_is_real(logic_db):
     p = pm(logic_db, "selfish")
-    assert (p["impl"], p["real_class"], p["real_file"]) == ("name-check", "SelfishParser", "vllm/parser/selfish.py")
+    assert (p["impl"], p["real_class"], p["real_file"]) == (
+        "name-check",
+        "SelfishParser",
+        "vllm/parser/selfish.py",
+    )
     assert p["wrapper_class"] is None
 
 
@@ -116,10 +168,16 @@ def test_class_check_composes_a_wrapper(logic_db):
 
 def test_declared_engine_wins_over_a_name_check(logic_db):
     p = pm(logic_db, "declared", kind="reasoning")
-    assert (p["impl"], p["real_class"], p["real_file"]) == ("unified", "DeclaredParser", "vllm/parser/declared.py")
+    assert (p["impl"], p["real_class"], p["real_file"]) == (
+        "unified",
+        "DeclaredParser",
+        "vllm/parser/declared.py",
+    )
     assert p["wrapper_class"] == "DeclaredWrapper"
     assert methods(logic_db, "declared", role="engine", kind="reasoning")["extract_reasoning"][:2] == (
-        "DeclaredParser", "vllm/parser/declared.py")
+        "DeclaredParser",
+        "vllm/parser/declared.py",
+    )
 
 
 def test_adapter_made_by_make_adapters_has_the_generic_adapter_as_base(logic_db):
@@ -129,25 +187,43 @@ def test_adapter_made_by_make_adapters_has_the_generic_adapter_as_base(logic_db)
     assert reg["extract_tool_calls"][0] == "ParserEngineToolAdapter"
     eng = methods(logic_db, "engined", role="engine")
     assert eng["parse_delta"][0] == "EnginedParser" and eng["parse"][0] == "ParserEngine"
-    attrs = dict(rows(logic_db, "select attribute, defining_class from parser_attrs_v where version = 'v0.32.0'"
-                                " and name = 'engined' and role = 'registered'"))
+    attrs = dict(
+        rows(
+            logic_db,
+            "select attribute, defining_class from parser_attrs_v where version = 'v0.32.0'"
+            " and name = 'engined' and role = 'registered'",
+        )
+    )
     assert attrs["_parser_engine_cls"] == "EnginedParserToolAdapter"
     assert attrs["engine_based_streaming"] == "ParserEngineToolAdapter"
     assert attrs["supports_required_and_named"] == "ToolParser"
 
 
 def test_behaviour_attribute_resolved_with_the_class_that_sets_it(logic_db):
-    got = rows(logic_db, "select name, value, defining_class, own from parser_attrs_v where version = 'v0.32.0'"
-                         " and attribute = 'supports_required_and_named' and name in ('base45', 'child47', 'quiet')"
-                         " order by name")
-    assert got == [("base45", "False", "Base45ToolParser", 1), ("child47", "False", "Base45ToolParser", 0),
-                   ("quiet", "True", "ToolParser", 0)]
+    got = rows(
+        logic_db,
+        "select name, value, defining_class, own from parser_attrs_v where version = 'v0.32.0'"
+        " and attribute = 'supports_required_and_named' and name in ('base45', 'child47', 'quiet')"
+        " order by name",
+    )
+    assert got == [
+        ("base45", "False", "Base45ToolParser", 1),
+        ("child47", "False", "Base45ToolParser", 0),
+        ("quiet", "True", "ToolParser", 0),
+    ]
 
 
 def test_code_files_and_the_names_whose_code_changed(logic_db):
-    code = dict(rows(logic_db, "select file, shared from parser_code_v where version = 'v0.32.0' and name = 'child47'"))
-    assert code == {"vllm/tool_parsers/child47_tool_parser.py": 0, "vllm/tool_parsers/base45_tool_parser.py": 0,
-                    "vllm/tool_parsers/abstract_tool_parser.py": 1}
+    code = dict(
+        rows(
+            logic_db, "select file, shared from parser_code_v where version = 'v0.32.0' and name = 'child47'"
+        )
+    )
+    assert code == {
+        "vllm/tool_parsers/child47_tool_parser.py": 0,
+        "vllm/tool_parsers/base45_tool_parser.py": 0,
+        "vllm/tool_parsers/abstract_tool_parser.py": 1,
+    }
     for name in ("base45", "child47", "aliased"):
         assert pm(logic_db, name)["code_sig"] != pm(logic_db, name, version="v0.33.0")["code_sig"], name
     for name in ("quiet", "stubby", "engined"):
@@ -183,7 +259,7 @@ UNIFIED_INIT = lazy_registry("engine", {"minimax9": ("minimax9_parser", "MiniMax
 
 UNIFIED_MANAGER = lazy_manager("ParserManager")
 
-UNIFIED_PARSER = '''
+UNIFIED_PARSER = """
 from vllm.parser.abstract_parser import DelegatingParser
 from vllm.tool_parsers.minimax9_tool_parser import MiniMax9ToolParser
 
@@ -194,9 +270,9 @@ class MiniMax9Parser(DelegatingParser):
     def __init__(self, tokenizer):
         super().__init__(tokenizer)
         self._tool_parser = MiniMax9ToolParser(tokenizer)
-'''
+"""
 
-MINIMAX9_TOOL = '''
+MINIMAX9_TOOL = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -206,11 +282,13 @@ class MiniMax9ToolParser(ToolParser):
 
     def extract_tool_calls_streaming(self, previous, current, delta):
         return delta
-'''
+"""
 
 UNIFIED_TREE = {
-    "vllm/tool_parsers/__init__.py": TOOL_INIT.replace('''    "base45": ("base45_tool_parser", "Base45ToolParser"),''',
-                                                       '''    "minimax9": ("minimax9_tool_parser", "MiniMax9ToolParser"),'''),
+    "vllm/tool_parsers/__init__.py": TOOL_INIT.replace(
+        """    "base45": ("base45_tool_parser", "Base45ToolParser"),""",
+        """    "minimax9": ("minimax9_tool_parser", "MiniMax9ToolParser"),""",
+    ),
     "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
     "vllm/tool_parsers/minimax9_tool_parser.py": MINIMAX9_TOOL,
     "vllm/parser/__init__.py": UNIFIED_INIT,
@@ -228,7 +306,12 @@ def test_the_unified_registrys_parser_of_the_same_name_is_a_wrapper(tmp_path):
     build_tags(repo, db, "v0.20.0")
     p = pm(db, "minimax9", version="v0.20.0")
     assert (p["real_class"], p["wrapper_class"]) == ("MiniMax9ToolParser", "MiniMax9Parser")
-    assert hop_kinds(db, "minimax9", version="v0.20.0") == ["registered", "unified-registry", "wrapper", "class"]
+    assert hop_kinds(db, "minimax9", version="v0.20.0") == [
+        "registered",
+        "unified-registry",
+        "wrapper",
+        "class",
+    ]
     u = pm(db, "minimax9", kind="engine", version="v0.20.0")
     assert u["real_class"] == "MiniMax9Parser"
     assert any(n.startswith("delegates to tool_parser_cls = MiniMax9ToolParser") for n in u["notes"])

@@ -16,20 +16,33 @@ def test_show_name_prints_the_class_that_really_implements_it(logic_db):  # noqa
     out = tpindex("show", "child47", "--at", "v0.32.0", "--db", logic_db).output
     first = line_of(BASE45, "class Base45ToolParser")
     last = len(BASE45.strip("\n").splitlines())
-    assert out.splitlines()[0] == (f"== child47 (tool parser) at v0.32.0: Base45ToolParser, "
-                                   f"vllm/tool_parsers/base45_tool_parser.py:{first}-{last}")
+    assert out.splitlines()[0] == (
+        f"== child47 (tool parser) at v0.32.0: Base45ToolParser, "
+        f"vllm/tool_parsers/base45_tool_parser.py:{first}-{last}"
+    )
     assert out.splitlines()[1].split() == [str(first), "class", "Base45ToolParser(ToolParser):"]
-    data = json.loads(tpindex("show", "child47", "--at", "v0.32.0", "--format", "json", "--db", logic_db).output)
+    data = json.loads(
+        tpindex("show", "child47", "--at", "v0.32.0", "--format", "json", "--db", logic_db).output
+    )
     (span,) = data["spans"]
-    assert (span["class"], span["role"], span["start"], span["end"]) == ("Base45ToolParser", "real", first, last)
+    assert (span["class"], span["role"], span["start"], span["end"]) == (
+        "Base45ToolParser",
+        "real",
+        first,
+        last,
+    )
     assert span["code"]["lines"][0]["text"] == "class Base45ToolParser(ToolParser):"
 
 
 def test_show_name_method_as_the_name_resolves_it(logic_db):  # noqa: F811
-    out = tpindex("show", "child47", "--method", "extract_tool_calls", "--at", "v0.32.0", "--db", logic_db).output
+    out = tpindex(
+        "show", "child47", "--method", "extract_tool_calls", "--at", "v0.32.0", "--db", logic_db
+    ).output
     line = line_of(BASE45, "def extract_tool_calls(")
-    assert out.splitlines()[0].startswith("== child47 (tool parser) at v0.32.0: Base45ToolParser.extract_tool_calls, "
-                                          f"vllm/tool_parsers/base45_tool_parser.py:{line}-")
+    assert out.splitlines()[0].startswith(
+        "== child47 (tool parser) at v0.32.0: Base45ToolParser.extract_tool_calls, "
+        f"vllm/tool_parsers/base45_tool_parser.py:{line}-"
+    )
     assert "(registered)" in out.splitlines()[0]
     out = tpindex("show", "quiet", "--method", "extract_tool_calls_streaming", "--db", logic_db).output
     assert "returns-none" in out.splitlines()[0] and "return None" in out
@@ -47,35 +60,50 @@ def test_show_name_errors(logic_db):  # noqa: F811
 
 
 def test_diff_code_name_diffs_its_own_files_only(logic_db):  # noqa: F811
-    data = json.loads(tpindex("diff", "v0.32.0", "v0.33.0", "--code", "child47", "--format", "json", "--db",
-                              logic_db, ok=False).output)
+    data = json.loads(
+        tpindex(
+            "diff", "v0.32.0", "v0.33.0", "--code", "child47", "--format", "json", "--db", logic_db, ok=False
+        ).output
+    )
     assert data["name"] == "child47" and data["kinds"] == ["tool"]
-    assert [(f["path_a"], f["status"]) for f in data["files"]] == [("vllm/tool_parsers/base45_tool_parser.py",
-                                                                    "modified")]
+    assert [(f["path_a"], f["status"]) for f in data["files"]] == [
+        ("vllm/tool_parsers/base45_tool_parser.py", "modified")
+    ]
     r = tpindex("diff", "v0.32.0", "v0.33.0", "--code", "quiet", "--db", logic_db, ok=False)
     assert r.exit_code == 0 and "no change to quiet" in r.output
 
 
 def test_diff_code_name_follows_the_real_file_when_it_moves(unified_db):  # noqa: F811
-    data = json.loads(tpindex("diff", "v0.24.0", "v0.25.0", "--code", "beta", "--format", "json", "--db",
-                              unified_db, ok=False).output)
+    data = json.loads(
+        tpindex(
+            "diff", "v0.24.0", "v0.25.0", "--code", "beta", "--format", "json", "--db", unified_db, ok=False
+        ).output
+    )
     first = data["files"][0]
-    assert (first["path_a"], first["path_b"]) == ("vllm/tool_parsers/beta_tool_parser.py", "vllm/parser/beta.py")
+    assert (first["path_a"], first["path_b"]) == (
+        "vllm/tool_parsers/beta_tool_parser.py",
+        "vllm/parser/beta.py",
+    )
     assert first["status"] == "modified"
     text = tpindex("diff", "v0.24.0", "v0.25.0", "--code", "beta", "--db", unified_db, ok=False).output
-    assert text.startswith("--- a/vllm/tool_parsers/beta_tool_parser.py\t(v0.24.0)\n+++ b/vllm/parser/beta.py\t(v0.25.0)")
+    assert text.startswith(
+        "--- a/vllm/tool_parsers/beta_tool_parser.py\t(v0.24.0)\n+++ b/vllm/parser/beta.py\t(v0.25.0)"
+    )
     assert BETA_MODEL and BETA_STANDALONE
 
 
 def test_code_changed_counts_lines_in_the_names_code(logic_db):  # noqa: F811
-    changes = json.loads(tpindex("diff", "v0.32.0", "v0.33.0", "--format", "json", "--db", logic_db,
-                                 ok=False).output)["changes"]
+    changes = json.loads(
+        tpindex("diff", "v0.32.0", "v0.33.0", "--format", "json", "--db", logic_db, ok=False).output
+    )["changes"]
     (child,) = [c for c in changes if c["type"] == "code-changed" and c["name"] == "child47"]
     (f,) = child["files"]
     assert f["file"] == "vllm/tool_parsers/base45_tool_parser.py"
     assert (f["added"], f["removed"], f["file_added"], f["file_removed"]) == (1, 1, 1, 1)
-    assert child["detail"] == ("code changed in vllm/tool_parsers/base45_tool_parser.py: extraction"
-                               " Base45ToolParser.extract_tool_calls (+1 -1)")
+    assert child["detail"] == (
+        "code changed in vllm/tool_parsers/base45_tool_parser.py: extraction"
+        " Base45ToolParser.extract_tool_calls (+1 -1)"
+    )
 
 
 @pytest.mark.parametrize("args", [["show", "child47"], ["show", "child47", "--method", "extract_tool_calls"]])
@@ -118,7 +146,9 @@ def test_a_version_pages_counts_of_several_names_are_each_names_own(logic_db, un
         conn = sqlite3.connect(path)
         conn.row_factory = sqlite3.Row
         db = Reader(conn)
-        names = [(r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map order by kind, name")]
+        names = [
+            (r[0], r[1]) for r in db.execute("select distinct kind, name from parser_map order by kind, name")
+        ]
         one = {}
         for kind, name in names:
             try:

@@ -20,7 +20,7 @@ from fixtures.registry_eras import SERVING_CHAT
 
 TP = "vllm/tool_parsers"
 
-CMD_STUBS = '''
+CMD_STUBS = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -30,15 +30,15 @@ class BaseCmdToolParser(ToolParser):
 
 class Cmd3ToolParser(BaseCmdToolParser):
     preset = "cmd3"
-'''
+"""
 
-TMPL_REEXPORT = '''
+TMPL_REEXPORT = """
 from vllm.parser.tmpl import TmplToolParser
 
 __all__ = ["TmplToolParser"]
-'''
+"""
 
-TMPL_MODEL = '''
+TMPL_MODEL = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -51,15 +51,15 @@ class TmplParser:
 
     def parse(self, text):
         return text
-'''
+"""
 
-CMD_MODEL = '''
+CMD_MODEL = """
 class CmdParser:
     def parse(self, text):
         return text.split()
-'''
+"""
 
-MANAGER = '''
+MANAGER = """
 class ParserManager:
     @classmethod
     def get_parser(cls, tool_parser_name=None):
@@ -72,17 +72,26 @@ class ParserManager:
 
             return TmplParser
         return None
-'''
+"""
 
-KIMI = ("from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
-        "class KimiK3ToolParser(ToolParser):\n    def extract_tool_calls(self, text):\n        return text\n")
+KIMI = (
+    "from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
+    "class KimiK3ToolParser(ToolParser):\n    def extract_tool_calls(self, text):\n        return text\n"
+)
 MISTRAL = KIMI.replace("KimiK3", "Mistral")
 
 TREE = {
-    f"{TP}/__init__.py": lazy_registry("tool", {
-        "cmd3": ("cmd_tool_parser", "Cmd3ToolParser"), "tmpl": ("tmpl_tool_parser", "TmplToolParser"),
-        "kimi_k3": ("kimi_k3_tool_parser", "KimiK3ToolParser"), "mistral": ("mistral_tool_parser", "MistralToolParser"),
-    }, inline=True, imports="ToolParserManager"),
+    f"{TP}/__init__.py": lazy_registry(
+        "tool",
+        {
+            "cmd3": ("cmd_tool_parser", "Cmd3ToolParser"),
+            "tmpl": ("tmpl_tool_parser", "TmplToolParser"),
+            "kimi_k3": ("kimi_k3_tool_parser", "KimiK3ToolParser"),
+            "mistral": ("mistral_tool_parser", "MistralToolParser"),
+        },
+        inline=True,
+        imports="ToolParserManager",
+    ),
     f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
     f"{TP}/cmd_tool_parser.py": CMD_STUBS,
     f"{TP}/tmpl_tool_parser.py": TMPL_REEXPORT,
@@ -129,8 +138,10 @@ def test_tests_under_tests_tool_use_are_matched(db):
     ex = export(db)
     assert ex["kimi_k3"]["tests"] == ["tests/tool_use/test_kimi_k3_tool_parser.py"]
     # a file of tests/tool_use/<model>/ is that model's, whatever its own name says
-    assert ex["mistral"]["tests"] == ["tests/tool_use/mistral/test_mistral_tool_calls.py",
-                                      "tests/tool_use/mistral/test_streaming.py"]
+    assert ex["mistral"]["tests"] == [
+        "tests/tool_use/mistral/test_mistral_tool_calls.py",
+        "tests/tool_use/mistral/test_streaming.py",
+    ]
     owned = {t for p in ex.values() for t in p["tests"]}
     assert "tests/tool_use/test_chat_completions.py" not in owned  # about no name: never guessed
 
@@ -139,7 +150,10 @@ def test_a_name_check_keeps_the_registered_class_line(db):
     p = export(db)["cmd3"]
     assert p["impl"] == "name-check" and p["real_class"] == "CmdParser"
     assert (p["registered_class"], p["registered_file"], p["registered_line"]) == (
-        "Cmd3ToolParser", f"{TP}/cmd_tool_parser.py", line_of(CMD_STUBS, "class Cmd3ToolParser"))
+        "Cmd3ToolParser",
+        f"{TP}/cmd_tool_parser.py",
+        line_of(CMD_STUBS, "class Cmd3ToolParser"),
+    )
     card = tpindex("card", "cmd3", "--db", db).output
     assert f"Cmd3ToolParser  {TP}/cmd_tool_parser.py:{line_of(CMD_STUBS, 'class Cmd3ToolParser')}" in card
 
@@ -153,7 +167,12 @@ def test_a_name_check_chain_shows_the_class_hop(db):
         ("real", "CmdParser", "vllm/parser/cmd.py", line_of(CMD_MODEL, "class CmdParser")),
     ]
     out = tpindex("which", "cmd3", "--db", db).output
-    assert [line.split()[0] for line in out.splitlines()[1:5]] == ["registered", "class", "name-check", "real"]
+    assert [line.split()[0] for line in out.splitlines()[1:5]] == [
+        "registered",
+        "class",
+        "name-check",
+        "real",
+    ]
 
 
 def test_a_registered_module_that_only_reexports_is_a_reexport(db):
@@ -162,9 +181,13 @@ def test_a_registered_module_that_only_reexports_is_a_reexport(db):
     assert p["reexport"] is True
     assert p["registered_line"] == line_of(TMPL_REEXPORT, "import TmplToolParser")
     got = [h[:2] for h in rows(db, "select hop, file from parser_hops_v where name = 'tmpl' order by step")]
-    assert got == [("registered", f"{TP}/__init__.py"), ("reexport", f"{TP}/tmpl_tool_parser.py"),
-                   ("class", "vllm/parser/tmpl.py"), ("name-check", "vllm/parser/parser_manager.py"),
-                   ("real", "vllm/parser/tmpl.py")]
+    assert got == [
+        ("registered", f"{TP}/__init__.py"),
+        ("reexport", f"{TP}/tmpl_tool_parser.py"),
+        ("class", "vllm/parser/tmpl.py"),
+        ("name-check", "vllm/parser/parser_manager.py"),
+        ("real", "vllm/parser/tmpl.py"),
+    ]
     assert "registered module only re-exports the class" in tpindex("which", "tmpl", "--db", db).output
 
 
@@ -183,8 +206,10 @@ def test_the_hard_coded_era_says_what_is_known(v060):
     line = line_of(SERVING_CHAT, 'tool_parser == "hermes"')
     registered = out.splitlines()[1]
     assert registered.split()[0] == "registered" and "cli-choices" in registered
-    assert f"'hermes' -> Hermes2ProToolParser, picked by name at vllm/entrypoints/openai/serving_chat.py:{line}" \
+    assert (
+        f"'hermes' -> Hermes2ProToolParser, picked by name at vllm/entrypoints/openai/serving_chat.py:{line}"
         in registered
+    )
     card = tpindex("card", "hermes", "--at", "v0.6.0", "--db", v060).output
     reg = next(s for s in card.splitlines() if s.strip().startswith("registered class"))
     assert "None" not in reg and "?" not in reg

@@ -23,8 +23,11 @@ def commands():
 def options(cmd: click.Command) -> list[list[str]]:
     """Each visible option's spellings (--ignore-case, -i); hidden ones (benchmarking switches) are not
     documented on purpose."""
-    return [p.opts + p.secondary_opts for p in cmd.params
-            if isinstance(p, click.Option) and not p.hidden and "--help" not in p.opts]
+    return [
+        p.opts + p.secondary_opts
+        for p in cmd.params
+        if isinstance(p, click.Option) and not p.hidden and "--help" not in p.opts
+    ]
 
 
 def named(opt: str, text: str) -> bool:

@@ -51,15 +51,30 @@ def test_v0_33_0_changes_the_config_functions_these_names_run(closure_db, name, 
 
 
 def test_mimos_tool_card_lists_qwen3_py_among_its_code_files(closure_db):
-    card = json.loads(tpindex("card", "mimo", "--kind", "tool", "--at", "v0.33.0", "--format", "json", "--db",
-                              closure_db).output)["cards"][0]
+    card = json.loads(
+        tpindex(
+            "card", "mimo", "--kind", "tool", "--at", "v0.33.0", "--format", "json", "--db", closure_db
+        ).output
+    )["cards"][0]
     files = {f["file"]: f for f in card["code_files"]}
     assert "vllm/parser/qwen3.py" in files and not files["vllm/parser/qwen3.py"]["shared"]
 
 
 def test_diff_code_seed_oss_tool_shows_qwen3_py(closure_db):
-    r = tpindex("diff", "v0.32.0", "v0.33.0", "--code", "seed_oss", "--kind", "tool", "--format", "json", "--db",
-                closure_db, ok=False)
+    r = tpindex(
+        "diff",
+        "v0.32.0",
+        "v0.33.0",
+        "--code",
+        "seed_oss",
+        "--kind",
+        "tool",
+        "--format",
+        "json",
+        "--db",
+        closure_db,
+        ok=False,
+    )
     assert r.exit_code == 1
     assert "vllm/parser/qwen3.py" in [f["path_b"] for f in json.loads(r.output)["files"]]
 

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.network
 TAGS = "v0.10.0,v0.12.0,v0.13.0,v0.14.0,v0.18.1,v0.19.0,v0.20.0,v0.32.0,v0.33.0"
 SERVING = "vllm/entrypoints/*serving*.py"
 
-PLUGIN_V10 = '''
+PLUGIN_V10 = """
 import json
 from collections.abc import Sequence
 
@@ -51,9 +51,9 @@ class AcmeJsonToolParser(ToolParser):
                                      previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
                                      delta_token_ids: Sequence[int], request: ChatCompletionRequest) -> DeltaMessage | None:
         return DeltaMessage(content=delta_text)
-'''
+"""
 
-PLUGIN_V32 = '''
+PLUGIN_V32 = """
 import json
 from collections.abc import Sequence
 
@@ -79,7 +79,7 @@ class AcmeHermesToolParser(ToolParser):
 
 
 ToolParserManager.register_module("hermes", module=AcmeHermesToolParser)
-'''
+"""
 
 
 @pytest.fixture(scope="session")
@@ -110,12 +110,18 @@ def test_a_v0_10_plugin_works_until_the_old_package_goes(contract_db):
     r = _check(contract_db, PLUGIN_V10)
     assert r.compatible == ["v0.10.0", "v0.12.0", "v0.13.0"]
     assert (r.first_compatible, r.last_compatible) == ("v0.10.0", "v0.13.0")
-    shim = [f for f in _at(r, "v0.13.0").findings if f.what == "import" and f.subject.endswith("import ToolParser")]
+    shim = [
+        f
+        for f in _at(r, "v0.13.0").findings
+        if f.what == "import" and f.subject.endswith("import ToolParser")
+    ]
     assert [(f.status, f.file) for f in shim] == [("ok", "vllm/entrypoints/openai/tool_parsers/__init__.py")]
     assert "__getattr__" in shim[0].message
     gone = _broken(_at(r, "v0.14.0"), "import")
-    assert {f.subject for f in gone} == {"from vllm.entrypoints.openai.tool_parsers import ToolParser",
-                                         "from vllm.entrypoints.openai.tool_parsers import ToolParserManager"}
+    assert {f.subject for f in gone} == {
+        "from vllm.entrypoints.openai.tool_parsers import ToolParser",
+        "from vllm.entrypoints.openai.tool_parsers import ToolParserManager",
+    }
     assert all("vllm.tool_parsers" in f.message for f in gone)
     assert not _broken(_at(r, "v0.18.1"), "constructor")  # serving still constructs (tokenizer)
     con = _broken(_at(r, "v0.19.0"), "constructor")
@@ -128,13 +134,18 @@ def test_a_v0_32_plugin_works_from_the_tools_constructor_on(contract_db):
     r = _check(contract_db, PLUGIN_V32)
     assert r.compatible == ["v0.19.0", "v0.20.0", "v0.32.0", "v0.33.0"]
     for version in ("v0.10.0", "v0.12.0"):
-        assert {f.subject for f in _broken(_at(r, version), "import")} >= {"from vllm.tool_parsers import ToolParser"}
+        assert {f.subject for f in _broken(_at(r, version), "import")} >= {
+            "from vllm.tool_parsers import ToolParser"
+        }
     for version in ("v0.13.0", "v0.14.0", "v0.18.1"):
         pv = _at(r, version)
         assert not _broken(pv, "import")
         (sup,) = _broken(pv, "super-call")
         assert sup.file == "vllm/tool_parsers/abstract_tool_parser.py"
-        assert "super().__init__(tokenizer, tools)" in sup.message and "(self, tokenizer: TokenizerLike)" in sup.message
+        assert (
+            "super().__init__(tokenizer, tools)" in sup.message
+            and "(self, tokenizer: TokenizerLike)" in sup.message
+        )
     shadow = [f for f in _at(r, "v0.33.0").findings if f.what == "shadow"]
     assert [f.status for f in shadow] == ["warning"] and "hermes" in shadow[0].message
 
@@ -145,10 +156,14 @@ def test_contract_diff_of_the_old_package_and_of_the_constructor(contract_db):
     ix = Index(contract_db)
     d = ix.contract_diff("v0.13.0", "v0.14.0")
     removed = {c.subject for c in d.changes if c.type == "import-path-removed"}
-    assert removed == {"from vllm.entrypoints.openai.tool_parsers import ToolParser",
-                       "from vllm.entrypoints.openai.tool_parsers import ToolParserManager"}
+    assert removed == {
+        "from vllm.entrypoints.openai.tool_parsers import ToolParser",
+        "from vllm.entrypoints.openai.tool_parsers import ToolParserManager",
+    }
     d = ix.contract_diff("v0.18.1", "v0.19.0")
     (p,) = [c for c in d.changes if c.type == "parameter-added" and c.subject == "ToolParser.__init__(tools)"]
     assert p.breaking and p.file_b == "vllm/tool_parsers/abstract_tool_parser.py"
-    con = [c for c in d.changes if c.type == "construction-changed" and c.subject == "tool parser construction"]
+    con = [
+        c for c in d.changes if c.type == "construction-changed" and c.subject == "tool parser construction"
+    ]
     assert con and "self.tool_parser(tokenizer, request.tools)" in con[0].after

@@ -38,15 +38,26 @@ NOT_OK = {
         OWN: [],
         LATER: [
             # "You can write a ToolParser similar to the `Hermes2ProToolParser` in [vllm/entrypoints/...](...)"
-            (410, "symbol", "Hermes2ProToolParser", "stale",
-             f"{OLD_HERMES}: moved to {NEW_HERMES} at v0.13.0 (definitions: 1 of its 1 (Hermes2ProToolParser))"
-             f"; at v0.13.0 defined at {NEW_HERMES}:31"),
+            (
+                410,
+                "symbol",
+                "Hermes2ProToolParser",
+                "stale",
+                f"{OLD_HERMES}: moved to {NEW_HERMES} at v0.13.0 (definitions: 1 of its 1 (Hermes2ProToolParser))"
+                f"; at v0.13.0 defined at {NEW_HERMES}:31",
+            ),
             (410, "path", OLD_HERMES, "stale", f"moved to {NEW_HERMES} at v0.13.0"),
         ],
         NEWEST: [
             (298, "path", MINIMAX, "stale", "removed at v0.33.0 (last at v0.13.0)"),  # a link in a list item
             (299, "path", MINIMAX, "stale", "removed at v0.33.0 (last at v0.13.0)"),
-            (301, "parser", "minimax", "stale", "not registered at v0.33.0: removed at v0.33.0 (last at v0.13.0)"),
+            (
+                301,
+                "parser",
+                "minimax",
+                "stale",
+                "not registered at v0.33.0: removed at v0.33.0 (last at v0.13.0)",
+            ),
             (301, "path", MINIMAX, "stale", "removed at v0.33.0 (last at v0.13.0)"),  # in the Flags: span
             (410, "symbol", "Hermes2ProToolParser", "stale", f"at v0.33.0 defined at {NEW_HERMES}"),
             (410, "path", OLD_HERMES, "stale", f"moved to {NEW_HERMES} at v0.13.0"),
@@ -56,10 +67,20 @@ NOT_OK = {
         OWN: [],
         LATER: [],
         NEWEST: [
-            (157, "path", "examples/online_serving/openai_chat_completion_with_reasoning_streaming.py", "stale",
-             "moved to examples/reasoning/openai_chat_completion_with_reasoning_streaming.py at v0.33.0"),
-            (203, "path", "examples/online_serving/openai_chat_completion_tool_calls_with_reasoning.py", "stale",
-             "moved to examples/reasoning/openai_chat_completion_tool_calls_with_reasoning.py at v0.33.0"),
+            (
+                157,
+                "path",
+                "examples/online_serving/openai_chat_completion_with_reasoning_streaming.py",
+                "stale",
+                "moved to examples/reasoning/openai_chat_completion_with_reasoning_streaming.py at v0.33.0",
+            ),
+            (
+                203,
+                "path",
+                "examples/online_serving/openai_chat_completion_tool_calls_with_reasoning.py",
+                "stale",
+                "moved to examples/reasoning/openai_chat_completion_tool_calls_with_reasoning.py at v0.33.0",
+            ),
         ],
     },
 }
@@ -104,17 +125,35 @@ def three_db(pypi, tmp_path_factory):  # noqa: F811
 def test_vllms_own_page_at_its_version_one_later_and_the_newest(name, docs, three_db, tmp_path):
     doc = tmp_path / f"{name}.md"
     doc.write_text(docs[name])
-    r = tpindex("check-doc", doc, "--at", OWN, "--at", LATER, "--at", NEWEST, "--format", "json", "--db", three_db,
-                ok=False)
+    r = tpindex(
+        "check-doc",
+        doc,
+        "--at",
+        OWN,
+        "--at",
+        LATER,
+        "--at",
+        NEWEST,
+        "--format",
+        "json",
+        "--db",
+        three_db,
+        ok=False,
+    )
     rep = json.loads(r.output)
     assert r.exit_code == (1 if any(NOT_OK[name].values()) else 0), r.output[:500]
     for v in rep["versions"]:
         results = v["results"]
-        got = [(x["line"], x["kind"], x["claim"], x["status"], x["message"]) for x in results
-               if x["status"] not in ("ok", "unchecked")]
+        got = [
+            (x["line"], x["kind"], x["claim"], x["status"], x["message"])
+            for x in results
+            if x["status"] not in ("ok", "unchecked")
+        ]
         want = NOT_OK[name][v["version"]]
         assert len(got) == len(want), (v["version"], got)
-        for (line, kind, claim, status, message), (eline, ekind, frag, estatus, reason) in zip(got, want, strict=True):
+        for (line, kind, claim, status, message), (eline, ekind, frag, estatus, reason) in zip(
+            got, want, strict=True
+        ):
             assert (line, kind, status) == (eline, ekind, estatus) and frag in claim, (v["version"], got)
             assert reason in message, (v["version"], line, claim, message)
         unchecked = [(x["line"], x["kind"], x["message"]) for x in results if x["status"] == "unchecked"]

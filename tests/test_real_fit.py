@@ -93,16 +93,24 @@ Flags: `--tool-call-parser delta`
 `--chat-template examples/tool_chat_template_two.jinja`
 flags `--tool-call-parser x`, or `--tool-call-parser y`
 """
-    assert doc_pairs(doc) == {"tool_chat_template_alpha.jinja": {"alpha"}, "tool_chat_template_beta1.jinja": {"beta"},
-                              "tool_chat_template_beta2.jinja": {"beta"}, "tool_chat_template_gamma.jinja": {"gamma"},
-                              "tool_chat_template_delta.jinja": {"delta"}}
+    assert doc_pairs(doc) == {
+        "tool_chat_template_alpha.jinja": {"alpha"},
+        "tool_chat_template_beta1.jinja": {"beta"},
+        "tool_chat_template_beta2.jinja": {"beta"},
+        "tool_chat_template_gamma.jinja": {"gamma"},
+        "tool_chat_template_delta.jinja": {"delta"},
+    }
 
 
-def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_second(real_logic_db, pypi, tmp_path):  # noqa: F811
+def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_second(
+    real_logic_db, pypi, tmp_path
+):  # noqa: F811
     files = archive_files(pypi, AT)
     pairs = doc_pairs(files["docs/features/tool_calling.md"])
     templates = sorted(p for p in files if p.startswith("examples/"))
-    assert len(templates) >= 20 and len(pairs) >= 10  # what the doc and the archive hold; the rest is measured
+    assert (
+        len(templates) >= 20 and len(pairs) >= 10
+    )  # what the doc and the archive hold; the rest is measured
     from indexer.answers.fit import fit
     from indexer.api import Index
 
@@ -111,7 +119,9 @@ def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_sec
     for path in templates:
         neutral = tmp_path / "chat.txt"  # the file name cannot help
         neutral.write_text(files[path], encoding="utf-8")
-        ans = json.loads(tpindex("fit", neutral, "--at", AT, "--format", "json", "--db", real_logic_db).output)
+        ans = json.loads(
+            tpindex("fit", neutral, "--at", AT, "--format", "json", "--db", real_logic_db).output
+        )
         ranks = {c["name"]: c["rank"] for c in ans["tool"]}
         top = ", ".join(f"{c['rank']}. {c['name']} ({c['score']})" for c in ans["tool"][:3])
         name = path.rsplit("/", 1)[1]
@@ -123,13 +133,17 @@ def test_every_shipped_template_ranks_a_parser_the_docs_name_for_it_first_or_sec
         ok = best <= 2
         hits += ok
         # measured, not asserted: the same without the shipped templates' evidence (the parsers' code alone)
-        alone = {c.name: c.rank for c in fit(db, files[path], AT, "tool", "chat.txt", templates_too=False).tool}
+        alone = {
+            c.name: c.rank for c in fit(db, files[path], AT, "tool", "chat.txt", templates_too=False).tool
+        }
         code_hits += min(alone.get(p, 99) for p in wanted) <= 2
         report.append(f"  {'hit ' if ok else 'MISS'} {'/'.join(sorted(wanted)):>22}  {name:42} {top}")
         if not ok:
             misses.append((name, sorted(wanted), top))
     paired = sum(1 for p in templates if p.rsplit("/", 1)[1] in pairs)
-    summary = (f"fit at {AT}: {hits} of {paired} doc-paired templates rank a doc parser first or second"
-               f" ({code_hits} of {paired} from the parsers' code alone, without their shipped templates)")
+    summary = (
+        f"fit at {AT}: {hits} of {paired} doc-paired templates rank a doc parser first or second"
+        f" ({code_hits} of {paired} from the parsers' code alone, without their shipped templates)"
+    )
     print("\n".join([summary, *report]))  # the figures for the issue's closing note (pytest -s)
     assert not misses, f"{summary}; misses: {misses}"

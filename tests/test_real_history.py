@@ -22,5 +22,7 @@ def test_a_package_index_database_says_why_it_cannot_answer(real_db, args):  # n
 def test_diff_of_package_index_versions_lists_no_commits(real_db):  # noqa: F811
     import json
 
-    changes = json.loads(tpindex("diff", "v0.30.0", "v0.32.0", "--format", "json", "--db", real_db, ok=False).output)
+    changes = json.loads(
+        tpindex("diff", "v0.30.0", "v0.32.0", "--format", "json", "--db", real_db, ok=False).output
+    )
     assert changes["changes"] and all(c["commits"] is None for c in changes["changes"])

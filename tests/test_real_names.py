@@ -25,8 +25,11 @@ from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
 
-OLD, MID, NEW = ("vllm/entrypoints/openai/cli_args.py", "vllm/entrypoints/launchers/cli_args.py",
-                 "vllm/entrypoints/common/cli_args.py")
+OLD, MID, NEW = (
+    "vllm/entrypoints/openai/cli_args.py",
+    "vllm/entrypoints/launchers/cli_args.py",
+    "vllm/entrypoints/common/cli_args.py",
+)
 
 
 @pytest.fixture(scope="session")
@@ -40,8 +43,15 @@ def moves_db(pypi, tmp_path_factory):  # noqa: F811
 @pytest.fixture(scope="session")
 def names_db(pypi, tmp_path_factory):  # noqa: F811
     db = tmp_path_factory.mktemp("real-names") / "names.db"
-    tpindex("build", "--from-pypi", "--tags", "v0.6.0,v0.10.0,v0.10.1,v0.23.0,v0.24.0,v0.31.0,v0.32.0,v0.33.0",
-            "--db", db, "-q")
+    tpindex(
+        "build",
+        "--from-pypi",
+        "--tags",
+        "v0.6.0,v0.10.0,v0.10.1,v0.23.0,v0.24.0,v0.31.0,v0.32.0,v0.33.0",
+        "--db",
+        db,
+        "-q",
+    )
     return db
 
 
@@ -53,6 +63,7 @@ def js(*args):
 
 # -- item 6 ------------------------------------------------------------------------------------------------
 
+
 def test_cli_args_is_followed_to_its_final_location(moves_db):
     out = tpindex("where", OLD, "--all", "--db", moves_db).output
     assert f"moved at v0.29.0 to {MID} (definitions:" in out
@@ -63,7 +74,10 @@ def test_cli_args_is_followed_to_its_final_location(moves_db):
 
 def test_a_module_that_became_a_package_is_a_move(moves_db):
     out = tpindex("where", "vllm/renderers/chat_utils.py", "--all", "--db", moves_db).output
-    assert "moved at v0.33.0 to vllm/renderers/chat_utils/ (package: same import path vllm.renderers.chat_utils" in out
+    assert (
+        "moved at v0.33.0 to vllm/renderers/chat_utils/ (package: same import path vllm.renderers.chat_utils"
+        in out
+    )
     assert "tool_call.py (" in out and "removed" not in out
 
 
@@ -79,6 +93,7 @@ def test_check_doc_gives_the_final_path(moves_db, tmp_path):
 
 
 # -- item 7 ------------------------------------------------------------------------------------------------
+
 
 def test_a_short_label_resolves_to_the_one_equal_release(names_db, tmp_path):
     d = js("diff", "v0.31", "v0.32.0", "--db", names_db)
@@ -96,6 +111,7 @@ def test_a_short_label_resolves_to_the_one_equal_release(names_db, tmp_path):
 
 # -- item 8 ------------------------------------------------------------------------------------------------
 
+
 def export(db, version) -> dict[tuple[str, str], dict]:
     return {(p["kind"], p["name"]): p for p in js("export", "--at", version, "--db", db)["parsers"]}
 
@@ -105,7 +121,8 @@ def test_tests_under_tests_tool_use_are_matched(names_db):
     assert "tests/tool_use/test_kimi_k3_tool_parser.py" in ex[("tool", "kimi_k3")]["tests"]
     assert "tests/tool_use/mistral/test_mistral_tool_calls.py" in ex[("tool", "mistral")]["tests"]
     assert {"tests/tool_use/test_muse_glimmer.py", "tests/tool_use/test_muse_glimmer_parse_delta.py"} <= set(
-        ex[("tool", "muse_glimmer")]["tests"])
+        ex[("tool", "muse_glimmer")]["tests"]
+    )
 
 
 def test_name_checks_keep_the_registered_class_line_and_hop(names_db):
@@ -116,29 +133,44 @@ def test_name_checks_keep_the_registered_class_line_and_hop(names_db):
     out = tpindex("which", "cohere_command3", "--at", "v0.32.0", "--kind", "tool", "--db", names_db).output
     assert [s.split()[0] for s in out.splitlines()[1:5]] == ["registered", "class", "name-check", "real"]
     assert "vllm/tool_parsers/cohere_command_tool_parser.py:13" in out
-    assert "vllm/tool_parsers/cohere_command_tool_parser.py:13" in tpindex(
-        "card", "cohere_command3", "--at", "v0.32.0", "--kind", "tool", "--db", names_db).output
+    assert (
+        "vllm/tool_parsers/cohere_command_tool_parser.py:13"
+        in tpindex("card", "cohere_command3", "--at", "v0.32.0", "--kind", "tool", "--db", names_db).output
+    )
 
 
 def test_the_hard_coded_era_names_the_dispatching_line(names_db):
     out = tpindex("which", "hermes", "--at", "v0.6.0", "--db", names_db).output
     assert "?" not in out
-    assert "'hermes' -> Hermes2ProToolParser, picked by name at vllm/entrypoints/openai/serving_chat.py:83" in out
+    assert (
+        "'hermes' -> Hermes2ProToolParser, picked by name at vllm/entrypoints/openai/serving_chat.py:83"
+        in out
+    )
 
 
 # -- item 9 ------------------------------------------------------------------------------------------------
+
 
 def test_glm4_moe_is_renamed_to_glm45(names_db):
     changes = js("diff", "v0.10.0", "v0.10.1", "--db", names_db)["changes"]
     renamed = {(c["kind"], c["name"], c["after"]) for c in changes if c["type"] == "name-renamed"}
     assert {("tool", "glm4_moe", "glm45"), ("reasoning", "glm4_moe", "glm45")} <= renamed
-    assert not [c for c in changes if c["name"] in ("glm4_moe", "glm45") and c["type"] in ("name-added", "name-removed")]
+    assert not [
+        c
+        for c in changes
+        if c["name"] in ("glm4_moe", "glm45") and c["type"] in ("name-added", "name-removed")
+    ]
     life = js("which", "glm4_moe", "--all", "--kind", "tool", "--db", names_db)["kinds"][0]["lifecycle"]
     assert life["renamed_to"] == "glm45"
-    assert "renamed to glm45" in tpindex("card", "glm4_moe", "--at", "v0.10.0", "--kind", "tool", "--db", names_db).output
+    assert (
+        "renamed to glm45"
+        in tpindex("card", "glm4_moe", "--at", "v0.10.0", "--kind", "tool", "--db", names_db).output
+    )
 
 
 def test_minimax_names_its_successors(names_db):
     changes = js("diff", "v0.23.0", "v0.24.0", "--db", names_db)["changes"]
-    mm = next(c for c in changes if c["type"] == "name-removed" and c["name"] == "minimax" and c["kind"] == "tool")
+    mm = next(
+        c for c in changes if c["type"] == "name-removed" and c["name"] == "minimax" and c["kind"] == "tool"
+    )
     assert mm["successors"] == ["minimax_m2", "minimax_m3"] and mm["successors_by"] == "family"

@@ -36,14 +36,33 @@ EXPECTED = [
     (11, "path", "abstract_tool_parser.py", "ok", "ok", ""),
     (11, "symbol", "ReasoningParserManager", "ok", "ok", ""),
     (11, "path", "abs_reasoning_parsers.py", "ok", "ok", ""),
-    (12, "symbol", "make_arg_parser", "ok", "stale",
-     "moved to vllm/entrypoints/common/cli_args.py at v0.33.0 (definitions: 9 of its 9"),
-    (12, "path", "launchers/cli_args.py", "ok", "stale", "moved to vllm/entrypoints/common/cli_args.py at v0.33.0"),
+    (
+        12,
+        "symbol",
+        "make_arg_parser",
+        "ok",
+        "stale",
+        "moved to vllm/entrypoints/common/cli_args.py at v0.33.0 (definitions: 9 of its 9",
+    ),
+    (
+        12,
+        "path",
+        "launchers/cli_args.py",
+        "ok",
+        "stale",
+        "moved to vllm/entrypoints/common/cli_args.py at v0.33.0",
+    ),
     (13, "version", "common/cli_args.py` Since v0.33.0", "ok", "ok", ""),
     (14, "version", "moved to `vllm/entrypoints/common/cli_args.py` at v0.33.0", "ok", "ok", ""),
     (15, "path", "chat_completion/serving.py", "ok", "ok", ""),
-    (16, "symbol", "grep `parse_delta`", "ok", "stale",
-     "since v0.33.0 (last at v0.32.0); at v0.33.0 in vllm/entrypoints/openai/chat_completion/stream_processor.py"),
+    (
+        16,
+        "symbol",
+        "grep `parse_delta`",
+        "ok",
+        "stale",
+        "since v0.33.0 (last at v0.32.0); at v0.33.0 in vllm/entrypoints/openai/chat_completion/stream_processor.py",
+    ),
     (17, "symbol", "make_adapters", "ok", "ok", ""),
     (17, "path", "engine/adapters.py", "ok", "ok", ""),
     (17, "path", "registered_adapters.py", "ok", "ok", ""),
@@ -104,8 +123,22 @@ EXPECTED = [
     (56, "path", "deepseek_r1_reasoning_parser.py", "unchecked", "ok", "speaks of v0.33.0 and later"),
     (60, "alias", "`glm47` same class as `glm45`", "ok", "ok", ""),
     (61, "alias", "`qwen3_xml` same class as `qwen3_coder`", "ok", "ok", ""),
-    (62, "alias", "`mimo` same class as `qwen3_coder`", "stale", "stale", "the same class in v0.30.0 - v0.31.0"),
-    (63, "alias", "`musespark1x` same class as `muse`", "too-new", "ok", "the same class in v0.33.0, not at v0.32.0"),
+    (
+        62,
+        "alias",
+        "`mimo` same class as `qwen3_coder`",
+        "stale",
+        "stale",
+        "the same class in v0.30.0 - v0.31.0",
+    ),
+    (
+        63,
+        "alias",
+        "`musespark1x` same class as `muse`",
+        "too-new",
+        "ok",
+        "the same class in v0.33.0, not at v0.32.0",
+    ),
     (64, "alias", "`hermes` same class as `mistral`", "wrong", "wrong", "never the same class"),
     (68, "version", "hermes` since v0.31.0", "wrong", "wrong", "already at v0.30.0"),
     (69, "version", "minimax_m2` removed at v0.33.0", "wrong", "wrong", "still present at v0.33.0"),
@@ -117,7 +150,14 @@ EXPECTED = [
     (77, "count", "58 tool parser names at v0.33.0", "ok", "ok", ""),
     (78, "count", "17 tool-parser files import an adapter at v0.32.0", "ok", "ok", ""),
     (78, "count", "33 files import an adapter at v0.32.0", "ok", "ok", ""),
-    (79, "count", "12 tool-parser files import an adapter at v0.31.0", "wrong", "wrong", "13 at v0.31.0, not 12"),
+    (
+        79,
+        "count",
+        "12 tool-parser files import an adapter at v0.31.0",
+        "wrong",
+        "wrong",
+        "13 at v0.31.0, not 12",
+    ),
     (80, "path", "`vllm/parser/`", "ok", "ok", ""),
     (80, "path", "`vllm/parser/engine/`", "ok", "ok", ""),
     (80, "count", "43 files in `vllm/parser/` at v0.32.0", "ok", "ok", ""),
@@ -145,16 +185,22 @@ def test_the_reference_has_at_least_30_claims_of_every_kind():
 
 
 def test_check_doc_on_the_operator_reference(tree_db):
-    r = tpindex("check-doc", DOC, "--at", "v0.32.0", "--at", "v0.33.0", "--format", "json", "--db", tree_db, ok=False)
+    r = tpindex(
+        "check-doc", DOC, "--at", "v0.32.0", "--at", "v0.33.0", "--format", "json", "--db", tree_db, ok=False
+    )
     assert r.exit_code == 1
     rep = json.loads(r.output)
     for i, v in enumerate(rep["versions"]):
         got = [(x["line"], x["kind"], x["claim"], x["status"], x["message"]) for x in v["results"]]
         assert len(got) == len(EXPECTED), "\n".join(map(str, got))
-        for (line, kind, claim, status, message), (eline, ekind, frag, s32, s33, finding) in zip(got, EXPECTED,
-                                                                                                   strict=True):
+        for (line, kind, claim, status, message), (eline, ekind, frag, s32, s33, finding) in zip(
+            got, EXPECTED, strict=True
+        ):
             want = (s32, s33)[i]
-            assert (line, kind) == (eline, ekind) and frag in claim, ((line, kind, claim), (eline, ekind, frag))
+            assert (line, kind) == (eline, ekind) and frag in claim, (
+                (line, kind, claim),
+                (eline, ekind, frag),
+            )
             assert status == want, (v["version"], line, claim, status, message)
             if status != "ok" and finding:
                 assert finding in message, (v["version"], line, claim, message)

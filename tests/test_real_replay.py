@@ -20,8 +20,20 @@ pytestmark = pytest.mark.network
 
 # a version of every layout era (DESIGN.md section 2) from the decorator registry on; v0.34.0: torch helpers
 # that compute with dtypes at import (a dtype table whose sizes are asserted)
-ERAS = ("v0.6.3", "v0.7.1", "v0.11.1", "v0.13.0", "v0.14.0", "v0.16.0", "v0.20.0", "v0.24.0", "v0.27.0", "v0.32.0",
-        "v0.33.0", "v0.34.0")
+ERAS = (
+    "v0.6.3",
+    "v0.7.1",
+    "v0.11.1",
+    "v0.13.0",
+    "v0.14.0",
+    "v0.16.0",
+    "v0.20.0",
+    "v0.24.0",
+    "v0.27.0",
+    "v0.32.0",
+    "v0.33.0",
+    "v0.34.0",
+)
 CALL = {"get_weather": {"city": "Paris"}}
 TEXT = {
     "hermes": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
@@ -29,12 +41,12 @@ TEXT = {
     "pythonic": '[get_weather(city="Paris")]',
     "mistral": '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]',
     "qwen3_coder": "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n"
-                   "</tool_call>",
+    "</tool_call>",
     "glm45": "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
     "deepseek_v3": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
-                   '{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    '{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
     "kimi_k2": "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
-               '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
+    '{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>',
 }
 
 # A pre-v11 Mistral tokenizer has [TOOL_CALLS] and no [ARGS]: from v0.20.0 the parser takes [ARGS] in the
@@ -55,9 +67,19 @@ def replays(eras_db):
     from indexer.api import Index
 
     ix = Index(eras_db)
-    return {name: {v.version: v for v in ix.replay(name, tags=",".join(ERAS), text=text, modes=["nonstream", "stream"],
-                                                   specials=SPECIALS.get(name)).versions}
-            for name, text in TEXT.items()}
+    return {
+        name: {
+            v.version: v
+            for v in ix.replay(
+                name,
+                tags=",".join(ERAS),
+                text=text,
+                modes=["nonstream", "stream"],
+                specials=SPECIALS.get(name),
+            ).versions
+        }
+        for name, text in TEXT.items()
+    }
 
 
 def calls(version, mode):
@@ -75,7 +97,7 @@ def test_non_streaming_at_every_era(replays, name):
         assert calls(v, "nonstream") == CALL, (name, v.version)
 
 
-MAKE_TOKENIZER = r'''
+MAKE_TOKENIZER = r"""
 import sys
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
@@ -85,7 +107,7 @@ tk.pre_tokenizer = pre_tokenizers.Split(Regex(r"<tool_call>|</tool_call>|\w+|[^\
 tk.train_from_iterator([text], trainers.WordLevelTrainer(special_tokens=["[UNK]", "<tool_call>", "</tool_call>"]))
 tk.add_special_tokens(["<tool_call>", "</tool_call>"])
 tk.save(path)
-'''
+"""
 
 
 def test_the_models_tokenizer_file(eras_db, tmp_path):
@@ -99,8 +121,17 @@ def test_the_models_tokenizer_file(eras_db, tmp_path):
     python = env.setup()
     path = tmp_path / "tokenizer.json"
     subprocess.run([str(python), "-c", MAKE_TOKENIZER, TEXT["hermes"], str(path)], check=True)
-    (v,) = Index(eras_db).replay("hermes", at="v0.33.0", text=TEXT["hermes"], tokenizer_file=str(path),
-                                 modes=["nonstream", "stream"]).versions
+    (v,) = (
+        Index(eras_db)
+        .replay(
+            "hermes",
+            at="v0.33.0",
+            text=TEXT["hermes"],
+            tokenizer_file=str(path),
+            modes=["nonstream", "stream"],
+        )
+        .versions
+    )
     assert v.status == "ok", v.error
     assert calls(v, "nonstream") == CALL and calls(v, "stream:token") == CALL
 
@@ -142,7 +173,8 @@ def test_kimi_k2_streaming_leaks_its_markup_as_content_at_v0_11_1_to_v0_13_0(rep
         assert calls(r, "stream:token") == CALL, v
         if v in ("v0.11.1", "v0.13.0"):
             assert m.content.startswith("<|tool_call_begin|>functions.get_weather:0") and m.content.endswith(
-                "<|tool_call_end|>"), (v, m.content)
+                "<|tool_call_end|>"
+            ), (v, m.content)
         else:
             assert not (m.content or "").strip(), (v, m.content)
 
@@ -164,12 +196,20 @@ def test_mistral_formats(eras_db):
     from indexer.api import Index
 
     ix = Index(eras_db)
-    pre = {v.version: calls(v, "nonstream") for v in ix.replay(
-        "mistral", tags="v0.20.0,v0.27.0", text=TEXT["mistral"], modes=["nonstream"]).versions}
+    pre = {
+        v.version: calls(v, "nonstream")
+        for v in ix.replay(
+            "mistral", tags="v0.20.0,v0.27.0", text=TEXT["mistral"], modes=["nonstream"]
+        ).versions
+    }
     assert list(pre["v0.20.0"]) == ["["] and isinstance(pre["v0.20.0"]["["], str)
     assert pre["v0.27.0"] == {"[": {"name": "get_weather", "arguments": {"city": "Paris"}}}
-    v11 = ix.replay("mistral", tags="v0.13.0,v0.20.0,v0.33.0", text='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
-                    modes=["nonstream"]).versions
+    v11 = ix.replay(
+        "mistral",
+        tags="v0.13.0,v0.20.0,v0.33.0",
+        text='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+        modes=["nonstream"],
+    ).versions
     (old,) = [m for m in v11[0].modes if m.mode == "nonstream"]
     assert not old.calls and old.content == 'get_weather[ARGS]{"city": "Paris"}'
     assert [calls(v, "nonstream") for v in v11[1:]] == [CALL, CALL]

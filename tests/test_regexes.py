@@ -12,7 +12,7 @@ from fixtures.helpers import build_tags, line_of, make_repo, rows
 
 from indexer.extract import parse
 
-PARSER = r'''
+PARSER = r"""
 import re
 import regex
 
@@ -35,7 +35,7 @@ class ZetaToolParser:
 
     def describe(self):
         return "not a regex: [x](y)"
-'''
+"""
 
 
 def regexes(data: str) -> list[dict]:
@@ -61,16 +61,30 @@ def test_patterns_flags_and_the_names_they_are_assigned_to():
 
 
 def test_the_view_has_them_per_version_and_only_in_the_parser_packages(tmp_path):
-    repo = make_repo(tmp_path / "repo", {"v0.12.0": {
-        "vllm/tool_parsers/__init__.py": lazy_registry("tool", tool_names("zeta")),
-        "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
-        "vllm/tool_parsers/zeta_tool_parser.py": PARSER,
-        "vllm/envs.py": 'SPLIT = re.compile(r"[,;]")\n',
-    }})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.12.0": {
+                "vllm/tool_parsers/__init__.py": lazy_registry("tool", tool_names("zeta")),
+                "vllm/tool_parsers/abstract_tool_parser.py": PLAIN_ABSTRACT,
+                "vllm/tool_parsers/zeta_tool_parser.py": PARSER,
+                "vllm/envs.py": 'SPLIT = re.compile(r"[,;]")\n',
+            }
+        },
+    )
     db = tmp_path / "index.db"
     build_tags(repo, db, "v0.12.0")
-    got = rows(db, "select file, class, attribute, pattern from regexes_v where version = 'v0.12.0'"
-                   " and attribute = 'tool_call_regex'")
-    assert got == [("vllm/tool_parsers/zeta_tool_parser.py", "ZetaToolParser", "tool_call_regex",
-                    "<zeta_call>(.*?)</zeta_call>")]
+    got = rows(
+        db,
+        "select file, class, attribute, pattern from regexes_v where version = 'v0.12.0'"
+        " and attribute = 'tool_call_regex'",
+    )
+    assert got == [
+        (
+            "vllm/tool_parsers/zeta_tool_parser.py",
+            "ZetaToolParser",
+            "tool_call_regex",
+            "<zeta_call>(.*?)</zeta_call>",
+        )
+    ]
     assert rows(db, "select count(*) from regexes_v where file = 'vllm/envs.py'") == [(0,)]

@@ -27,15 +27,22 @@ def copy(db: Path, to: Path) -> Path:
 
 # -- 16. empty labels ------------------------------------------------------------------------------------------
 
+
 def test_an_empty_version_label_is_refused_with_a_hint_that_works(built):
-    for args in (["diff", "", ""], ["diff", "v0.6.3", " "], ["which", "hermes", "--at", " "],
-                 ["card", "hermes", "--at", " "], ["show", f"{TP}/hermes_tool_parser.py", "--at", " "]):
+    for args in (
+        ["diff", "", ""],
+        ["diff", "v0.6.3", " "],
+        ["which", "hermes", "--at", " "],
+        ["card", "hermes", "--at", " "],
+        ["show", f"{TP}/hermes_tool_parser.py", "--at", " "],
+    ):
         r = fails(*args, "--db", built, words=("empty",))
         assert "--tags ''" not in r.output and "--tags ' '" not in r.output, r.output
         assert "tpindex versions" in r.output
 
 
 # -- 13. invalid bracket ranges ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("pattern", ["[[:alpha:]-z]", "[[:digit:]-9]", "[a-c-e]", "[a-[:digit:]]", "[z-a]"])
 def test_invalid_range_ends_are_refused_as_git_grep_refuses_them(built, pattern):
@@ -51,8 +58,10 @@ def test_ranges_git_grep_accepts_still_search(built, pattern):
 
 # -- 10. deep nesting, 3. patterns whose translation is huge --------------------------------------------------------
 
-@pytest.mark.parametrize("pattern", ["(" * 250 + "a" + ")" * 250, "(" * 2000 + "a" + ")" * 2000,
-                                     "((a|b)*" * 200 + ")" * 200])
+
+@pytest.mark.parametrize(
+    "pattern", ["(" * 250 + "a" + ")" * 250, "(" * 2000 + "a" + ")" * 2000, "((a|b)*" * 200 + ")" * 200]
+)
 def test_a_deeply_nested_pattern_is_one_line_not_a_recursion_error(built, pattern):
     fails("grep", "--db", built, "--", pattern, words=("nested",))
 
@@ -79,13 +88,22 @@ def test_a_pattern_just_under_the_caps_still_searches(built):
 
 # -- 9. input that is not UTF-8 ----------------------------------------------------------------------------------
 
+
 def run_cli(*args: str | bytes, timeout: float = 60) -> subprocess.CompletedProcess:
     exe = str(Path(sys.executable).parent / "tpindex")
     return subprocess.run([exe, *args], capture_output=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("args", [[b"grep", b"\xff\xfe"], [b"grep", b"-F", b"\xff\xfe"], [b"where", b"\xff\xfe"],
-                                  [b"which", b"\xff\xfe"], [b"diff", b"v0.6.3", b"v\xff"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [b"grep", b"\xff\xfe"],
+        [b"grep", b"-F", b"\xff\xfe"],
+        [b"where", b"\xff\xfe"],
+        [b"which", b"\xff\xfe"],
+        [b"diff", b"v0.6.3", b"v\xff"],
+    ],
+)
 def test_arguments_that_are_not_utf8_get_one_line(built, args):
     r = run_cli(*args, b"--db", str(built).encode())
     err = r.stderr.decode("utf-8", "replace")
@@ -108,6 +126,7 @@ def test_a_database_whose_file_name_is_not_utf8(built, tmp_path):
 
 # -- 8. old schemas --------------------------------------------------------------------------------------------
 
+
 def test_readers_refuse_a_schema_they_cannot_read_and_say_how_to_migrate(built, tmp_path):
     db = copy(built, tmp_path / "old.db")
     conn = sqlite3.connect(db)
@@ -116,9 +135,18 @@ def test_readers_refuse_a_schema_they_cannot_read_and_say_how_to_migrate(built, 
     conn.execute("alter table parser_map drop column wrapper_class")
     conn.commit()
     conn.close()
-    for cmd in (["which", "hermes"], ["diff", "v0.6.3", "v0.7.0"], ["export"], ["diff", "v0.6.3", "v0.7.0", "--code",
-                "hermes"], ["card", "hermes"], ["grep", "x"], ["show", "hermes"], ["serve", "--port", "1"],
-                ["mcp"], ["versions"]):
+    for cmd in (
+        ["which", "hermes"],
+        ["diff", "v0.6.3", "v0.7.0"],
+        ["export"],
+        ["diff", "v0.6.3", "v0.7.0", "--code", "hermes"],
+        ["card", "hermes"],
+        ["grep", "x"],
+        ["show", "hermes"],
+        ["serve", "--port", "1"],
+        ["mcp"],
+        ["versions"],
+    ):
         fails(*cmd, "--db", db, words=("older tpindex", "schema 1", "tpindex build"))
     r = tpindex("check", "--db", db, ok=False)
     assert r.exit_code == 1 and "schema version 1" in r.output, r.output
@@ -149,8 +177,11 @@ def serving(db: Path, *args: str):
     import socket
 
     port = free_port()
-    proc = subprocess.Popen([EXE, "serve", "--db", str(db), "--port", str(port), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [EXE, "serve", "--db", str(db), "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -252,8 +283,10 @@ def test_a_catastrophic_search_over_mcp_never_freezes_the_server(built):
         get(url + "/-/parser/tool/hermes")  # the first visit compiles the templates: not what is measured
 
         async def main():
-            async with streamable_http_client(url + "/-/mcp") as streams, \
-                    ClientSession(streams[0], streams[1]) as session:
+            async with (
+                streamable_http_client(url + "/-/mcp") as streams,
+                ClientSession(streams[0], streams[1]) as session,
+            ):
                 await session.initialize()
                 await session.call_tool("versions", {})  # the first call imports the answers: not measured
                 bad = Background(anyio.run, _call, url + "/-/mcp", "grep", {"pattern": BAD})
@@ -290,8 +323,12 @@ class Stdio:
         import threading
         from queue import Queue
 
-        self.proc = subprocess.Popen([EXE, "mcp", "--db", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [EXE, "mcp", "--db", str(db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.answers: Queue = Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
@@ -300,7 +337,9 @@ class Stdio:
         for line in self.proc.stdout:
             self.answers.put(json.loads(line))
 
-    def send(self, method: str, params: dict | None = None, raw: str | None = None, notify: bool = False) -> int:
+    def send(
+        self, method: str, params: dict | None = None, raw: str | None = None, notify: bool = False
+    ) -> int:
         self.next_id += 1
         msg = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
         if not notify:
@@ -332,8 +371,14 @@ class Stdio:
     def start(self):
         import mcp.types
 
-        i = self.send("initialize", {"protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION, "capabilities": {},
-                                     "clientInfo": {"name": "test", "version": "1"}})
+        i = self.send(
+            "initialize",
+            {
+                "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        )
         self.answer(i, 60)
         self.send("notifications/initialized", notify=True)
         self.answer(self.call("versions", {}), 60)  # the first call imports the answers: not measured
@@ -354,11 +399,17 @@ def test_stdio_mcp_answers_while_a_catastrophic_search_runs_and_ends_with_its_in
             assert "error" not in ok and not ok["result"].get("isError") and time.monotonic() - t < 1.0
         assert stdio.answers.empty()  # the search has not answered yet
         stopped = stdio.answer(bad, grep.GREP_TIME_LIMIT + 30)
-        assert stopped["result"]["isError"] and "took longer than its time limit" in stopped["result"]["content"][0]["text"]
+        assert (
+            stopped["result"]["isError"]
+            and "took longer than its time limit" in stopped["result"]["content"][0]["text"]
+        )
         assert time.monotonic() - t0 >= grep.GREP_TIME_LIMIT - 0.5
         # 9. a lone surrogate in an argument (JSON can carry one): an answer, not silence
-        where = stdio.send("tools/call", raw='{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name":'
-                                             ' "where", "arguments": {"query": "\\ud800"}}}')
+        where = stdio.send(
+            "tools/call",
+            raw='{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name":'
+            ' "where", "arguments": {"query": "\\ud800"}}}',
+        )
         got = stdio.answer(where, 10)
         assert got.get("error") or got["result"]["isError"], got
         assert stdio.proc.poll() is None
@@ -394,16 +445,30 @@ def test_serve_stops_on_a_signal_at_once_and_cleanly_even_while_a_search_runs(bu
 
 # -- 6. DNS rebinding, 7. SQL without a memory bound, 15. log noise ----------------------------------------------
 
+
 def _mcp_initialize(url: str, host: str, origin: str | None) -> int:
     import urllib.error
     import urllib.request
 
     import mcp.types
 
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION, "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}}).encode()
-    headers = {"Host": host, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    ).encode()
+    headers = {
+        "Host": host,
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
     if origin:
         headers["Origin"] = origin
     try:
@@ -426,18 +491,32 @@ def test_mcp_over_http_answers_only_loopback_hosts_and_origins_and_bounds_its_sq
             assert _mcp_initialize(endpoint, host, f"http://{host}") == 200
         assert _mcp_initialize(endpoint, f"127.0.0.1:{port}", None) == 200
 
-        result = anyio.run(_call, endpoint, "execute_sql", {"database": "tpindex", "sql": "select zeroblob(300000000)"})
+        result = anyio.run(
+            _call, endpoint, "execute_sql", {"database": "tpindex", "sql": "select zeroblob(300000000)"}
+        )
         assert result.is_error and "too big" in result.content[0].text
-        ok = anyio.run(_call, endpoint, "execute_sql", {"database": "tpindex", "sql": "select count(*) as n from versions"})
+        ok = anyio.run(
+            _call,
+            endpoint,
+            "execute_sql",
+            {"database": "tpindex", "sql": "select count(*) as n from versions"},
+        )
         assert not ok.is_error and ok.structured_content["rows"] == [{"n": 2}]
 
 
 MANY = "with recursive n(i) as (select 1 union all select i + 1 from n limit 2000) select {} from n"
 
 
-@pytest.mark.parametrize("sql", ["select zeroblob(300000000)", "select randomblob(300000000)",
-                                 "select hex(zeroblob(20000000))", MANY.format("zeroblob(1000000)"),
-                                 MANY.format("hex(randomblob(100000))")])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select zeroblob(300000000)",
+        "select randomblob(300000000)",
+        "select hex(zeroblob(20000000))",
+        MANY.format("zeroblob(1000000)"),
+        MANY.format("hex(randomblob(100000))"),
+    ],
+)
 def test_served_sql_is_bounded_in_value_and_result_size(built, sql):
     import resource
     from urllib.parse import urlencode
@@ -450,7 +529,10 @@ def test_served_sql_is_bounded_in_value_and_result_size(built, sql):
         r = c.get("/tpindex.json?" + urlencode({"sql": sql, "_shape": "array"}))
         assert r.status_code == 400 and ("too big" in r.text or "larger than" in r.text), r.text[:300]
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 400_000  # kB
-        r = c.get("/tpindex.json?" + urlencode({"sql": "select label, length(label) from versions", "_shape": "array"}))
+        r = c.get(
+            "/tpindex.json?"
+            + urlencode({"sql": "select label, length(label) from versions", "_shape": "array"})
+        )
         assert r.status_code == 200 and len(r.json()) == 2
         page = c.html("/-/grep?q=extract_tool_calls_streaming")  # the answers' own reads are not bounded
         assert "hermes_tool_parser.py" in page
@@ -491,24 +573,40 @@ def test_a_stored_javascript_upstream_makes_no_link_and_no_page_fails(built, tmp
     c = serve(db, upstream=served_upstream)
     try:
         doc = quote(f"The parser `hermes` is in `{TP}/hermes_tool_parser.py` (v0.6.3+).")
-        for page in ("/-/parser/tool/hermes", "/-/parser/tool/hermes?v=v0.6.3", "/-/version/v0.7.0",
-                     f"/-/source/v0.7.0/{TP}/hermes_tool_parser.py", f"/-/check-doc?doc={doc}",
-                     "/-/diff?a=v0.6.3&b=v0.7.0&name=hermes", "/tpindex/which?name=hermes&version=v0.7.0", "/"):
+        for page in (
+            "/-/parser/tool/hermes",
+            "/-/parser/tool/hermes?v=v0.6.3",
+            "/-/version/v0.7.0",
+            f"/-/source/v0.7.0/{TP}/hermes_tool_parser.py",
+            f"/-/check-doc?doc={doc}",
+            "/-/diff?a=v0.6.3&b=v0.7.0&name=hermes",
+            "/tpindex/which?name=hermes&version=v0.7.0",
+            "/",
+        ):
             r = c.get(page)
             assert r.status_code == 200, (page, r.status_code, r.text[:500])
             assert "javascript:" not in r.text, page
             if served_upstream and page.startswith("/-/parser/"):
-                assert "git.example.org/vllm/blob/v0.6.3/" in r.text or "git.example.org/vllm/blob/v0.7.0/" in r.text
+                assert (
+                    "git.example.org/vllm/blob/v0.6.3/" in r.text
+                    or "git.example.org/vllm/blob/v0.7.0/" in r.text
+                )
     finally:
         c.close()
-    for args in (["card", "hermes", "--format", "markdown"], ["card", "--all", "--format", "markdown"],
-                 ["card", "hermes", "--format", "json"], ["diff", "v0.6.3", "v0.7.0", "--format", "markdown"],
-                 ["diff", "v0.6.3", "v0.7.0", "--format", "json"], ["which", "hermes", "--format", "json"]):
+    for args in (
+        ["card", "hermes", "--format", "markdown"],
+        ["card", "--all", "--format", "markdown"],
+        ["card", "hermes", "--format", "json"],
+        ["diff", "v0.6.3", "v0.7.0", "--format", "markdown"],
+        ["diff", "v0.6.3", "v0.7.0", "--format", "json"],
+        ["which", "hermes", "--format", "json"],
+    ):
         out = tpindex(*args, "--db", db, ok=False).output
         assert "javascript:" not in out, args
 
 
 # -- 12. labels that need URL encoding ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("label", ["v0.7.0+local", "v0.7.0 local#1?x", "feature/x%2F"])
 def test_every_link_to_a_label_that_needs_encoding_answers(built, small_repo, tmp_path, label):
@@ -524,8 +622,15 @@ def test_every_link_to_a_label_that_needs_encoding_answers(built, small_repo, tm
     try:
         assert c.get(f"/-/find?q={quote(label)}").headers["location"].startswith("/-/version/")
         seen = set()
-        for page in ("/", "/-/parser/tool/hermes", f"/-/parser/tool/hermes?v={quote(label)}", "/-/parser-matrix",
-                     f"/-/version/{quote(label, safe='')}", f"/-/find?q={quote(label)}", "/tpindex/versions"):
+        for page in (
+            "/",
+            "/-/parser/tool/hermes",
+            f"/-/parser/tool/hermes?v={quote(label)}",
+            "/-/parser-matrix",
+            f"/-/version/{quote(label, safe='')}",
+            f"/-/find?q={quote(label)}",
+            "/tpindex/versions",
+        ):
             r = c.get(page)
             if r.status_code == 302:
                 r = c.get(r.headers["location"])
@@ -544,15 +649,25 @@ def test_every_link_to_a_label_that_needs_encoding_answers(built, small_repo, tm
 
 # -- 5. corrupted stored code, 14. leftovers -----------------------------------------------------------------------
 
-def dump(db: Path, tables=("blobs", "units", "files", "tree_blobs", "tree_paths", "definitions", "code_texts",
-                           "code_lines")) -> dict:
+
+def dump(
+    db: Path,
+    tables=("blobs", "units", "files", "tree_blobs", "tree_paths", "definitions", "code_texts", "code_lines"),
+) -> dict:
     conn = sqlite3.connect(db)
     try:
         have = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-        out = {t: sorted(map(tuple, conn.execute(f"select * from {t}"))) for t in tables if t in have and t != "files"}
+        out = {
+            t: sorted(map(tuple, conn.execute(f"select * from {t}")))
+            for t in tables
+            if t in have and t != "files"
+        }
         if "files" in tables:  # a version indexed again has a new id: by label
-            out["files"] = sorted(conn.execute("select v.label, f.path, f.unit_id from files f join versions v"
-                                               " on v.id = f.version_id"))
+            out["files"] = sorted(
+                conn.execute(
+                    "select v.label, f.path, f.unit_id from files f join versions v on v.id = f.version_id"
+                )
+            )
         return out
     finally:
         conn.close()
@@ -562,14 +677,19 @@ def test_check_finds_a_flipped_byte_in_stored_code(built, tmp_path):
     db = copy(built, tmp_path / "flipped.db")
     tpindex("check", "--db", db)
     conn = sqlite3.connect(db)
-    first, text = conn.execute("select first, text from code_lines where text like '%def extract_tool_calls_streaming(%'"
-                               ).fetchone()
-    conn.execute("update code_lines set text = ? where first = ?",
-                 [text.replace("def extract_tool_calls_streaming(", "def Extract_tool_calls_streaming(", 1), first])
+    first, text = conn.execute(
+        "select first, text from code_lines where text like '%def extract_tool_calls_streaming(%'"
+    ).fetchone()
+    conn.execute(
+        "update code_lines set text = ? where first = ?",
+        [text.replace("def extract_tool_calls_streaming(", "def Extract_tool_calls_streaming(", 1), first],
+    )
     conn.commit()
     holding = {r[0] for r in conn.execute("select blob_id from code_texts")}
     conn.close()
-    assert tpindex("grep", "def Extract_tool_calls", "--db", db, ok=False).exit_code == 0  # silently wrong answers
+    assert (
+        tpindex("grep", "def Extract_tool_calls", "--db", db, ok=False).exit_code == 0
+    )  # silently wrong answers
     r = tpindex("check", "--db", db, ok=False)
     assert r.exit_code == 1 and "do not hash to their blob id" in r.output, r.output
     report = json.loads(tpindex("check", "--format", "json", "--db", db, ok=False).output)
@@ -582,10 +702,13 @@ def test_check_finds_a_flipped_byte_in_stored_code(built, tmp_path):
 
 def tree_history() -> dict:
     return {
-        "v0.6.3": {**HISTORY["v0.6.3"], "docs/usage.md": "Use `hermes` with --tool-call-parser hermes.\n",
-                   "tests/tool_parsers/test_hermes.py": "def test_hermes():\n    pass\n",
-                   "examples/tool_chat_template_hermes.jinja": "{{ messages }}\n",
-                   "vllm/engine/arg_utils.py": "class EngineArgs:\n    def add_cli_args(self):\n        pass\n"},
+        "v0.6.3": {
+            **HISTORY["v0.6.3"],
+            "docs/usage.md": "Use `hermes` with --tool-call-parser hermes.\n",
+            "tests/tool_parsers/test_hermes.py": "def test_hermes():\n    pass\n",
+            "examples/tool_chat_template_hermes.jinja": "{{ messages }}\n",
+            "vllm/engine/arg_utils.py": "class EngineArgs:\n    def add_cli_args(self):\n        pass\n",
+        },
         "v0.7.0": {**HISTORY["v0.7.0"], "vllm/engine/llm_engine.py": "class LLMEngine:\n    pass\n"},
     }
 
@@ -603,8 +726,10 @@ def test_a_rebuild_without_tree_leaves_no_tree_rows_and_check_sees_leftovers(tmp
     # leftovers an older tpindex left: check reports them, the next build (even one with nothing to index) removes them
     tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "--tree", "-q")
     conn = sqlite3.connect(db)
-    conn.executescript("delete from tree_files; delete from version_trees; update versions set scope = 'default';"
-                       "delete from meta where key = 'repaired';")
+    conn.executescript(
+        "delete from tree_files; delete from version_trees; update versions set scope = 'default';"
+        "delete from meta where key = 'repaired';"
+    )
     conn.close()
     r = tpindex("check", "--db", db, ok=False)
     assert r.exit_code == 1 and "mapped by no version" in r.output, r.output
@@ -622,12 +747,16 @@ def test_record_only_blob_rows_of_a_migration_are_repaired_by_the_build(tmp_path
     copy(clean, db)
     # as a migration from schema 5 leaves them: an older extractor everywhere, no depth
     conn = sqlite3.connect(db)
-    conn.executescript("update versions set extractor = '1:old'; update units set extractor = '1:old';"
-                       "update blobs set extractor = '1:old', depth = null; delete from meta where key = 'repaired';")
+    conn.executescript(
+        "update versions set extractor = '1:old'; update units set extractor = '1:old';"
+        "update blobs set extractor = '1:old', depth = null; delete from meta where key = 'repaired';"
+    )
     conn.close()
     assert rows(db, "select count(*) from blobs where status = 'not-parsed'")[0][0] > 0
     tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
-    assert rows(db, "select count(*) from blobs where extractor != ? or depth is null", [extractor_id()]) == [(0,)]
+    assert rows(db, "select count(*) from blobs where extractor != ? or depth is null", [extractor_id()]) == [
+        (0,)
+    ]
     assert dump(db, ("blobs",)) == dump(clean, ("blobs",))
     tpindex("check", "--db", db)
     conn = sqlite3.connect(db)
@@ -648,8 +777,10 @@ ADVERSARIAL_DOCS = {
     "one table row of tokens": "| name | file |\n|---|---|\n| " + "`hermes` `vllm/a.py` " * 8_000 + " |\n",
     "claims past the cap": "`hermes` is in `vllm/tool_parsers/hermes_tool_parser.py`.\n\n" * 2_600,
     # a grep written in prose over many names and paths (a scan of the unit's paths per grep was quadratic)
-    "one prose grep of many names in many files": "grep " + ", ".join(f"`a{i}`" for i in range(5_500)) + " in "
-                                                   + " and ".join(f"`vllm/p{i}.py`" for i in range(5_500)),
+    "one prose grep of many names in many files": "grep "
+    + ", ".join(f"`a{i}`" for i in range(5_500))
+    + " in "
+    + " and ".join(f"`vllm/p{i}.py`" for i in range(5_500)),
 }
 
 
@@ -666,7 +797,9 @@ def test_check_doc_reads_adversarial_documents_in_linear_time(built, name):
     result.thread.join(60)
     assert result.done, f"{name}: still reading after 60 s"
     if result.error is not None:
-        assert isinstance(result.error, Problem) and "more than 2000 claims" in result.error.message, result.error
+        assert isinstance(result.error, Problem) and "more than 2000 claims" in result.error.message, (
+            result.error
+        )
 
 
 def test_check_doc_page_reads_no_more_of_a_posted_body_than_its_cap(built):
@@ -675,8 +808,10 @@ def test_check_doc_page_reads_no_more_of_a_posted_body_than_its_cap(built):
     with serving(built) as (url, proc):
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=30) as s:
-            s.sendall(b"POST /-/check-doc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded"
-                      b"\r\nContent-Length: 100000000\r\n\r\ndoc=" + b"x" * 10_000)
+            s.sendall(
+                b"POST /-/check-doc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded"
+                b"\r\nContent-Length: 100000000\r\n\r\ndoc=" + b"x" * 10_000
+            )
             answer = b""  # answered at once: the other 99.99 MB are never waited for
             while b"larger than" not in answer and (chunk := s.recv(4096)):
                 answer += chunk

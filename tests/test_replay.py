@@ -90,14 +90,26 @@ def test_cli_formats_and_schema(replay_db, tmp_path):
 
     out = tmp_path / "out.txt"
     out.write_text(CALL)
-    res = tpindex("replay", "fixture_json", "--tags", "v0.6.3..", "--text", out, "--db", replay_db, "--format", "json")
+    res = tpindex(
+        "replay", "fixture_json", "--tags", "v0.6.3..", "--text", out, "--db", replay_db, "--format", "json"
+    )
     data = json.loads(res.output)
     jsonschema.validate(data, load("replay"))
     text = tpindex("replay", "fixture_json", "--tags", "v0.6.3..", "--text", out, "--db", replay_db).output
     assert "changes (first version with the new outcome):" in text
     assert re.search(r"stream:token\s+v0\.11\.1", text)
-    md = tpindex("replay", "fixture_json", "--tags", "v0.6.3..", "--text", out, "--db", replay_db,
-                 "--format", "markdown").output
+    md = tpindex(
+        "replay",
+        "fixture_json",
+        "--tags",
+        "v0.6.3..",
+        "--text",
+        out,
+        "--db",
+        replay_db,
+        "--format",
+        "markdown",
+    ).output
     assert md.splitlines()[2].startswith("| versions | nonstream |")
 
 
@@ -117,8 +129,14 @@ def test_a_missing_pure_python_package_fails_instead_of_being_stubbed(replay_db)
 
 
 def test_split_sensitive_parser(replay_db):
-    (v,) = run(replay_db, "split_tag", at="v0.6.3", text="Calling CALL: get_weather",
-               splits=["token", "interval:50"], modes=["stream"]).versions
+    (v,) = run(
+        replay_db,
+        "split_tag",
+        at="v0.6.3",
+        text="Calling CALL: get_weather",
+        splits=["token", "interval:50"],
+        modes=["stream"],
+    ).versions
     token, whole = mode(v, "stream:token"), mode(v, "stream:interval:50")
     assert not token.calls and token.content == "Calling CALL: get_weather"
     assert [c.name for c in whole.calls] == ["get_weather"]
@@ -135,8 +153,11 @@ def test_char_split_keeps_special_tokens_whole(replay_db):
 
 
 def test_exact_deltas_from_a_log(replay_db):
-    deltas = [{"text": "<call>", "ids": None}, {"text": '{"name": "get_weather", "arguments": {}}', "ids": None},
-              {"text": "</call>", "ids": None}]
+    deltas = [
+        {"text": "<call>", "ids": None},
+        {"text": '{"name": "get_weather", "arguments": {}}', "ids": None},
+        {"text": "</call>", "ids": None},
+    ]
     r = run(replay_db, "fixture_json", at="v0.11.1", text=None, deltas=deltas, modes=["stream"])
     (v,) = r.versions
     assert r.modes == ["stream:given"]
@@ -163,7 +184,9 @@ def test_trees_are_materialized_once_with_only_what_imports_need(replay_db, cach
     notices = []
     run(replay_db, "fixture_json", at="v0.11.1", modes=["nonstream"], notice=notices.append)
     (tree,) = [p for p in (cache / "trees").iterdir() if p.name.startswith("v0.11.1-")]
-    files = {str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    files = {
+        str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }
     assert files - {".complete", ".manifest.json"} == {p for p in files if p.startswith("vllm/")}
     assert "vllm/tool_parsers/fixture_tool_parser.py" in files
     again = []
@@ -178,8 +201,11 @@ def test_vllm_never_runs_in_tpindex_process(replay_db):
 
 def test_no_module_of_tpindex_imports_vllm_by_statement():
     root = Path(__file__).resolve().parent.parent / "indexer"
-    offenders = [str(p) for p in root.rglob("*.py")
-                 if re.search(r"^\s*(import vllm|from vllm)\b", p.read_text(encoding="utf-8"), re.M)]
+    offenders = [
+        str(p)
+        for p in root.rglob("*.py")
+        if re.search(r"^\s*(import vllm|from vllm)\b", p.read_text(encoding="utf-8"), re.M)
+    ]
     assert offenders == []
 
 
@@ -205,13 +231,20 @@ def test_mcp_tool_replay(replay_db, tmp_path):
     exe = str(Path(sys.executable).parent / "tpindex")
 
     async def main():
-        params = StdioServerParameters(command=exe, args=["mcp", "--db", str(replay_db)], env=dict(os.environ))
+        params = StdioServerParameters(
+            command=exe, args=["mcp", "--db", str(replay_db)], env=dict(os.environ)
+        )
         with open(tmp_path / "server.err", "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 tool = {t.name: t for t in (await session.list_tools()).tools}["replay"]
-                result = await session.call_tool("replay", {"name": "fixture_json", "text": CALL,
-                                                            "version": "v0.11.1", "modes": ["nonstream"]})
+                result = await session.call_tool(
+                    "replay",
+                    {"name": "fixture_json", "text": CALL, "version": "v0.11.1", "modes": ["nonstream"]},
+                )
                 assert not result.is_error, result.content
                 jsonschema.Draft202012Validator(tool.output_schema).validate(result.structured_content)
                 (v,) = result.structured_content["versions"]
@@ -228,14 +261,26 @@ def test_web_page(replay_db):
         page = client.get("/-/replay")
         assert page.status_code == 200 and '<textarea name="text"' in page.text
         token = re.search(r'name="csrftoken" value="([^"]+)"', page.text).group(1)
-        r = client.post("/-/replay", data={"csrftoken": token, "text": CALL, "name": "fixture_json",
-                                           "tags": "v0.6.3..", "splits": "token"}, cookies=page.cookies)
+        r = client.post(
+            "/-/replay",
+            data={
+                "csrftoken": token,
+                "text": CALL,
+                "name": "fixture_json",
+                "tags": "v0.6.3..",
+                "splits": "token",
+            },
+            cookies=page.cookies,
+        )
         assert r.status_code == 200, r.text[:500]
         assert "changes (first version with the new outcome):" in r.text
         assert re.search(r"stream:token\s+v0\.11\.1", r.text)
         assert "<call>" not in r.text.split("</textarea>", 1)[1]  # escaped
-        r = client.post("/-/replay", data={"csrftoken": token, "text": CALL, "name": "fixture_json",
-                                           "tags": "v9.9.9"}, cookies=page.cookies)
+        r = client.post(
+            "/-/replay",
+            data={"csrftoken": token, "text": CALL, "name": "fixture_json", "tags": "v9.9.9"},
+            cookies=page.cookies,
+        )
         assert r.status_code == 200, r.text[:300]
         assert "unknown tag or ref" in r.text and "v9.9.9" in r.text
     finally:
@@ -271,9 +316,25 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
     out = tmp_path / "out.txt"
     out.write_text(CALL)
     exe = str(Path(sys.executable).parent / "tpindex")
-    proc = subprocess.Popen([exe, "replay", "spins", "--at", "v0.6.3", "--text", str(out), "--db", str(replay_db),
-                             "--mode", "nonstream", "-q"], env={**os.environ, "TPINDEX_REPLAY_IDLE": "0"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            exe,
+            "replay",
+            "spins",
+            "--at",
+            "v0.6.3",
+            "--text",
+            str(out),
+            "--db",
+            str(replay_db),
+            "--mode",
+            "nonstream",
+            "-q",
+        ],
+        env={**os.environ, "TPINDEX_REPLAY_IDLE": "0"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     main_py = str(Path(__file__).resolve().parent.parent / "indexer" / "replay" / "child" / "main.py")
 
     def children() -> list[int]:
@@ -299,6 +360,7 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     time.sleep(0.5)
+
     def running(pid):  # a killed process not yet reaped (a zombie) is not running
         try:
             return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"

@@ -180,9 +180,25 @@ def test_terminating_tpindex_ends_its_session_and_workers_not_the_server(replay_
     out = tmp_path / "out.txt"
     out.write_text(CALL)
     exe = str(Path(sys.executable).parent / "tpindex")
-    proc = subprocess.Popen([exe, "replay", "spins", "--at", "v0.6.3", "--text", str(out), "--db", str(replay_db),
-                             "--mode", "nonstream", "-q"], env=dict(os.environ), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            exe,
+            "replay",
+            "spins",
+            "--at",
+            "v0.6.3",
+            "--text",
+            str(out),
+            "--db",
+            str(replay_db),
+            "--mode",
+            "nonstream",
+            "-q",
+        ],
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while len(descendants(pid)) < 2 and time.monotonic() < deadline:  # the session and its worker
         time.sleep(0.2)

@@ -13,7 +13,7 @@ CHILD = Path(__file__).resolve().parent.parent / "indexer" / "replay" / "child"
 
 # A module whose classes test the rule inspect uses to find a class's line: nested, decorated, a name
 # defined twice (the first one wins), a class inside a function (its qualname has <locals>).
-MODULE = '''
+MODULE = """
 import dataclasses
 
 def deco(c):
@@ -79,7 +79,7 @@ async def coroutine():
     class InAsync:
         pass
     return InAsync
-'''
+"""
 
 
 def run(script: str, tmp_path: Path) -> dict:
@@ -91,7 +91,8 @@ def run(script: str, tmp_path: Path) -> dict:
 
 
 def test_indexed_findsource_gives_the_line_inspect_gives(tmp_path):
-    got = run('''
+    got = run(
+        """
         import inspect, json
         import fixture_mod as m
         classes = [m.Plain, m.Decorated, m.Outer, m.Outer.Inner, m.Outer.Inner.Deepest, m.Twice, m.factory(),
@@ -109,7 +110,9 @@ def test_indexed_findsource_gives_the_line_inspect_gives(tmp_path):
         applies = speed.class_lines()
         print(json.dumps({"before": before, "after": lines(), "applies": applies,
                           "indexed": sum(len(v) for v in speed._CLASS_LINES.values())}))
-    ''', tmp_path)
+    """,
+        tmp_path,
+    )
     assert got["after"] == got["before"]
     if got["applies"]:  # Python < 3.13: the module was walked once for all its classes
         assert got["indexed"] >= 11
@@ -118,7 +121,8 @@ def test_indexed_findsource_gives_the_line_inspect_gives(tmp_path):
 def test_learnt_dataclass_code_makes_the_same_classes(tmp_path):
     """A worker that learnt the texts earlier workers met runs the code compiled from those very texts; an
     unknown text is compiled as before and reported, to be learnt."""
-    got = run('''
+    got = run(
+        """
         import dataclasses, json
         import speed
         speed.DATACLASS.install()
@@ -144,7 +148,9 @@ def test_learnt_dataclass_code_makes_the_same_classes(tmp_path):
                           "repr": repr(b).replace("B(", "A("), "a_repr": repr(A(1)), "order": B(1) < B(2),
                           "eq": B(1, "z") == B(1, "z"), "frozen": frozen,
                           "same_code": B.__init__.__code__.co_code == A.__init__.__code__.co_code}))
-    ''', tmp_path)
+    """,
+        tmp_path,
+    )
     assert got["met"] > 0 and got["learnt"] == got["met"]  # the broken text is never cached
     assert got["unknown_after"] == []
     assert got["repr"] == got["a_repr"] and got["order"] and got["eq"] and got["frozen"] and got["same_code"]
@@ -153,7 +159,7 @@ def test_learnt_dataclass_code_makes_the_same_classes(tmp_path):
 # A module that rebuilds its models at its top level, as v0.9.0..v0.11.2's serving module does (a generic
 # context parametrized, forward references to a name defined after the class, a subclass of a parametrized
 # model), and a rebuild from another module's top level with that module's own names.
-MODELS = '''
+MODELS = """
 from typing import Generic, TypeVar, Union
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -194,13 +200,13 @@ OtherContext.model_rebuild()
 RequestContext.model_rebuild()
 Used.model_rebuild()
 USED = Used(x="1").x  # its first use, at the top level of its own module
-'''
+"""
 
-ELSEWHERE = '''
+ELSEWHERE = """
 from fixture_models import Late
 Later = int
 Late.model_rebuild()
-'''
+"""
 
 
 def test_deferred_rebuilds_build_the_same_schemas_at_first_use(tmp_path):
@@ -210,7 +216,7 @@ def test_deferred_rebuilds_build_the_same_schemas_at_first_use(tmp_path):
     deferred."""
     (tmp_path / "fixture_models.py").write_text(MODELS)
     (tmp_path / "fixture_elsewhere.py").write_text(ELSEWHERE)
-    script = '''
+    script = """
         import json, sys
         DEFER = sys.argv[1] == "defer"
         if DEFER:
@@ -235,14 +241,15 @@ def test_deferred_rebuilds_build_the_same_schemas_at_first_use(tmp_path):
         out["late"] = m.Late(value="3").value
         out["used"] = m.USED
         print(json.dumps(out, default=str))
-    '''
+    """
     eager = run_with(script, tmp_path, "eager")
     deferred = run_with(script, tmp_path, "defer")
     assert all(eager["built_at_import"])
     assert not any(deferred["built_at_import"])
     assert eager["late_built"] and deferred["late_built"]
-    assert {k: v for k, v in deferred.items() if k != "built_at_import"} == \
-        {k: v for k, v in eager.items() if k != "built_at_import"}
+    assert {k: v for k, v in deferred.items() if k != "built_at_import"} == {
+        k: v for k, v in eager.items() if k != "built_at_import"
+    }
 
 
 def run_with(script: str, tmp_path: Path, arg: str) -> dict:
@@ -256,7 +263,8 @@ def test_learnt_dataclass_code_is_compiled_once_for_many_servers(tmp_path):
     """The texts file (written by tpindex) is compiled by the first server that learns it, which keeps the
     code beside it for this interpreter; the next server loads that code instead of compiling the texts
     again, and learns (compiles) only texts added since."""
-    got = run('''
+    got = run(
+        """
         import dataclasses, json, sys
         import speed
         speed.DATACLASS.install()
@@ -280,7 +288,9 @@ def test_learnt_dataclass_code_is_compiled_once_for_many_servers(tmp_path):
                    first.code[t].co_consts for t in texts)
         print(json.dumps({"texts": len(texts), "compiled": [n1, n2, n3], "known": [len(first.code),
                           len(second.code), len(third.code)], "same": same}))
-    '''.replace("TMP", str(tmp_path)), tmp_path)
+    """.replace("TMP", str(tmp_path)),
+        tmp_path,
+    )
     n = got["texts"]
     assert n > 0 and got["compiled"] == [n, 0, 1]
     assert got["known"] == [n, n, n + 1] and got["same"]

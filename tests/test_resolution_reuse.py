@@ -12,18 +12,21 @@ from fixtures.build import CROSSING, CROSSING_SCOPE, NEW, SHARED
 from fixtures.crash import assert_same, dump
 from fixtures.helpers import build_tags, make_repo, rows, tpindex
 
-CHILD = '''from vllm.tool_parsers.x_tool_parser import XToolParser
+CHILD = """from vllm.tool_parsers.x_tool_parser import XToolParser
 from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
 
 
 @ToolParserManager.register_module("child")
 class ChildToolParser(XToolParser):
     supports_required_and_named = False
-'''
-STREAMING = SHARED + '''
+"""
+STREAMING = (
+    SHARED
+    + """
     def extract_tool_calls_streaming(self, text, delta):
         return None
-'''
+"""
+)
 
 # CROSSING's history (blobs met at recorded paths first and parsed later: facts refilled in place), with
 # versions between them whose Python files repeat an earlier version's: a template changed only (v1.0.1,
@@ -35,11 +38,15 @@ for tag, files in CROSSING.items():
     if tag == "v1.0.0":
         REPEATS["v1.0.1"] = {"examples/tool_chat_template_x.jinja": "{{ messages }} {{ tools }}\n"}
     if tag == "v1.1.0":
-        REPEATS["v1.1.1"] = {f"{NEW}/child_tool_parser.py": CHILD,
-                             "examples/tool_chat_template_x.jinja": "{{ tools }}\n"}
+        REPEATS["v1.1.1"] = {
+            f"{NEW}/child_tool_parser.py": CHILD,
+            "examples/tool_chat_template_x.jinja": "{{ tools }}\n",
+        }
         REPEATS["v1.1.2"] = {f"{NEW}/x_tool_parser.py": STREAMING}
-        REPEATS["v1.1.3"] = {f"{NEW}/x_tool_parser.py": SHARED,  # and a test changed: recorded, no facts
-                             "tests/tool_parsers/test_x.py": SHARED + "# one more test\n"}
+        REPEATS["v1.1.3"] = {
+            f"{NEW}/x_tool_parser.py": SHARED,  # and a test changed: recorded, no facts
+            "tests/tool_parsers/test_x.py": SHARED + "# one more test\n",
+        }
 
 
 def build(repo, db, spec: str, reuse: bool, monkeypatch):
@@ -74,8 +81,9 @@ def test_a_version_repeating_another_reuses_its_resolution(repo, tmp_path, full,
 
 
 @pytest.mark.parametrize("trial", range(8))
-def test_any_split_and_order_of_builds_reusing_resolution_gives_the_full_resolution(repo, tmp_path, full,
-                                                                                    monkeypatch, trial):
+def test_any_split_and_order_of_builds_reusing_resolution_gives_the_full_resolution(
+    repo, tmp_path, full, monkeypatch, trial
+):
     rng = random.Random(3000 + trial)
     tags = list(REPEATS)
     rng.shuffle(tags)

@@ -11,17 +11,37 @@ from fixtures.unified import ADAPTERS, ALPHA, BETA_MODEL, BETA_STANDALONE, BETA_
 
 
 def parser(db, version, name, kind="tool"):
-    cols = ("impl", "reg_file", "reg_class", "real_class", "real_file", "real_line", "adapter", "alias_of", "stub",
-            "reexport", "parent_class", "parent_file", "reason")
-    got = rows(db, f"select {', '.join(cols)} from parser_map_v where version = ? and name = ? and kind = ?",
-               (version, name, kind))
+    cols = (
+        "impl",
+        "reg_file",
+        "reg_class",
+        "real_class",
+        "real_file",
+        "real_line",
+        "adapter",
+        "alias_of",
+        "stub",
+        "reexport",
+        "parent_class",
+        "parent_file",
+        "reason",
+    )
+    got = rows(
+        db,
+        f"select {', '.join(cols)} from parser_map_v where version = ? and name = ? and kind = ?",
+        (version, name, kind),
+    )
     assert len(got) == 1, (name, version, got)
     return dict(zip(cols, got[0], strict=True))
 
 
 def hops(db, version, name, kind="tool"):
-    return rows(db, "select hop, class, file, line from parser_hops_v where version = ? and name = ? and kind = ?"
-                    " order by step", (version, name, kind))
+    return rows(
+        db,
+        "select hop, class, file, line from parser_hops_v where version = ? and name = ? and kind = ?"
+        " order by step",
+        (version, name, kind),
+    )
 
 
 def test_standalone_parser_is_its_own_file(unified_db):
@@ -41,7 +61,10 @@ def test_aliases_name_each_other(unified_db):
 def test_parent_parser_of_a_subclass(unified_db):
     p = parser(unified_db, "v0.24.0", "child")
     assert p["impl"] == "standalone"
-    assert (p["parent_class"], p["parent_file"]) == ("AlphaToolParser", "vllm/tool_parsers/alpha_tool_parser.py")
+    assert (p["parent_class"], p["parent_file"]) == (
+        "AlphaToolParser",
+        "vllm/tool_parsers/alpha_tool_parser.py",
+    )
 
 
 def test_stub_subclassing_an_adapter_from_the_registry_of_adapters_is_unified(unified_db):
@@ -52,9 +75,18 @@ def test_stub_subclassing_an_adapter_from_the_registry_of_adapters_is_unified(un
     assert p["stub"] == 1
     assert hops(unified_db, "v0.25.0", "beta") == [
         ("registered", "BetaToolParser", "vllm/tool_parsers/__init__.py", line_of(INIT, '"beta"')),
-        ("class", "BetaToolParser", "vllm/tool_parsers/beta_tool_parser.py", line_of(BETA_STUB, "class Beta")),
-        ("adapter", "BetaParserToolAdapter", "vllm/parser/engine/registered_adapters.py",
-         line_of(ADAPTERS, "(", 1)),
+        (
+            "class",
+            "BetaToolParser",
+            "vllm/tool_parsers/beta_tool_parser.py",
+            line_of(BETA_STUB, "class Beta"),
+        ),
+        (
+            "adapter",
+            "BetaParserToolAdapter",
+            "vllm/parser/engine/registered_adapters.py",
+            line_of(ADAPTERS, "(", 1),
+        ),
         ("real", "BetaParser", "vllm/parser/beta.py", line_of(BETA_MODEL, "class BetaParser")),
     ]
 
@@ -70,7 +102,13 @@ def test_chain_of_two_hops_through_a_module_attribute_base(unified_db):
     p = parser(unified_db, "v0.24.0", "delta")
     assert p["impl"] == "unified"
     assert (p["real_class"], p["real_file"]) == ("DeltaParser", "vllm/parser/delta.py")
-    assert [h[0] for h in hops(unified_db, "v0.24.0", "delta")] == ["registered", "class", "base", "adapter", "real"]
+    assert [h[0] for h in hops(unified_db, "v0.24.0", "delta")] == [
+        "registered",
+        "class",
+        "base",
+        "adapter",
+        "real",
+    ]
     # DeltaParser subclasses BetaParser, which is no name's parser class at v0.24.0 (beta is standalone
     # there) but is beta's real class from v0.25.0 on: only then is it delta's parent parser
     assert p["parent_class"] is None
@@ -97,15 +135,22 @@ def test_name_check_through_a_constant(unified_db):
     p = parser(unified_db, "v0.27.0", "beta")
     assert p["impl"] == "name-check"
     assert (p["real_class"], p["real_file"]) == ("BetaV2Parser", "vllm/parser/beta_v2.py")
-    assert ("name-check", "BetaV2Parser", "vllm/parser/parser_manager.py", line_of(MANAGER, "== KAPPA")) in \
-        hops(unified_db, "v0.27.0", "beta")
+    assert (
+        "name-check",
+        "BetaV2Parser",
+        "vllm/parser/parser_manager.py",
+        line_of(MANAGER, "== KAPPA"),
+    ) in hops(unified_db, "v0.27.0", "beta")
     # a comparison whose branch imports nothing does not make a composition
     assert parser(unified_db, "v0.27.0", "alpha")["impl"] == "standalone"
 
 
 def test_a_name_changes_kind_across_three_tags(unified_db):
-    got = rows(unified_db, "select version, impl, real_file from parser_map_v where name = 'beta' and kind = 'tool'"
-                           " order by version_ord")
+    got = rows(
+        unified_db,
+        "select version, impl, real_file from parser_map_v where name = 'beta' and kind = 'tool'"
+        " order by version_ord",
+    )
     assert got == [
         ("v0.24.0", "standalone", "vllm/tool_parsers/beta_tool_parser.py"),
         ("v0.25.0", "unified", "vllm/parser/beta.py"),
@@ -114,8 +159,11 @@ def test_a_name_changes_kind_across_three_tags(unified_db):
 
 
 def test_lifecycle_view(unified_db):
-    got = rows(unified_db, "select first_version, last_version, became_unified, real_file_changed_in, removed_in"
-                           " from lifecycle where name = 'beta' and kind = 'tool'")
+    got = rows(
+        unified_db,
+        "select first_version, last_version, became_unified, real_file_changed_in, removed_in"
+        " from lifecycle where name = 'beta' and kind = 'tool'",
+    )
     assert got == [("v0.24.0", "v0.27.0", "v0.25.0", "v0.25.0, v0.27.0", None)]
 
 
@@ -131,11 +179,17 @@ def test_the_lifecycle_of_one_name_is_the_views_row(unified_db):
         every = conn.execute("select * from lifecycle order by kind, name").fetchall()
         assert len(every) > 2
         for kind, name in sorted({(r[0], r[1]) for r in every}):
-            assert conn.execute(*lifecycle_of(name, kind)).fetchall() == [r for r in every if r[:2] == (kind, name)]
+            assert conn.execute(*lifecycle_of(name, kind)).fetchall() == [
+                r for r in every if r[:2] == (kind, name)
+            ]
             assert sorted(conn.execute(*lifecycle_of(name)).fetchall()) == [r for r in every if r[1] == name]
         cols = conn.execute(*lifecycle_of("beta", "tool", columns="last_version, removed_in")).fetchall()
-        assert cols == conn.execute("select last_version, removed_in from lifecycle where kind = 'tool'"
-                                    " and name = 'beta'").fetchall()
+        assert (
+            cols
+            == conn.execute(
+                "select last_version, removed_in from lifecycle where kind = 'tool' and name = 'beta'"
+            ).fetchall()
+        )
         assert conn.execute(*lifecycle_of("nosuchname")).fetchall() == []
     finally:
         conn.close()
@@ -147,10 +201,20 @@ def test_hard_coded_dispatch_era(tmp_path):
     build_tags(repo, db, "v0.6.0")
     got = rows(db, "select name, impl, form, real_class, real_file from parser_map_v order by name")
     assert got == [
-        ("hermes", "dispatch", "cli-choices", "Hermes2ProToolParser",
-         "vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py"),
-        ("mistral", "dispatch", "cli-choices", "MistralToolParser",
-         "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py"),
+        (
+            "hermes",
+            "dispatch",
+            "cli-choices",
+            "Hermes2ProToolParser",
+            "vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py",
+        ),
+        (
+            "mistral",
+            "dispatch",
+            "cli-choices",
+            "MistralToolParser",
+            "vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py",
+        ),
     ]
     assert [h[0] for h in hops(db, "v0.6.0", "hermes")] == ["registered", "dispatch", "reexport", "real"]
 
@@ -160,15 +224,15 @@ def test_hard_coded_dispatch_era(tmp_path):
 # the left branch wins even where the right base is nearer by depth.
 MRO_INIT = lazy_registry("tool", tool_names("omega", "alpha", "beta", "kid"))
 
-OMEGA = '''
+OMEGA = """
 from vllm.tool_parsers.omega_bases import LeftMixin, RightBase
 
 
 class OmegaToolParser(LeftMixin, RightBase):
     pass
-'''
+"""
 
-OMEGA_BASES = '''
+OMEGA_BASES = """
 from vllm.parser.left import LeftEngine
 from vllm.parser.right import RightEngine
 
@@ -183,9 +247,9 @@ class LeftMixin(LeftBase):
 
 class RightBase:
     _parser_engine_cls = RightEngine
-'''
+"""
 
-KID = '''
+KID = """
 from vllm.tool_parsers.alpha_tool_parser import AlphaToolParser
 from vllm.tool_parsers.beta_tool_parser import BetaToolParser
 
@@ -197,7 +261,7 @@ class KidMixin(AlphaToolParser):
 class KidToolParser(KidMixin, BetaToolParser):
     def extract_tool_calls(self, text):
         return text
-'''
+"""
 
 MRO_TREE = {
     "vllm/tool_parsers/__init__.py": MRO_INIT,
@@ -221,8 +285,16 @@ def test_walks_over_bases_follow_the_method_resolution_order(tmp_path):
     # OmegaToolParser.__mro__: Omega, LeftMixin, LeftBase, RightBase: LeftBase's engine class is Python's
     assert (p["impl"], p["real_class"], p["real_file"]) == ("unified", "LeftEngine", "vllm/parser/left.py")
     assert [h[:2] for h in hops(db, "v0.25.0", "omega")] == [
-        ("registered", "OmegaToolParser"), ("class", "OmegaToolParser"), ("base", "LeftMixin"),
-        ("base", "LeftBase"), ("engine attribute", "LeftBase"), ("real", "LeftEngine")]
+        ("registered", "OmegaToolParser"),
+        ("class", "OmegaToolParser"),
+        ("base", "LeftMixin"),
+        ("base", "LeftBase"),
+        ("engine attribute", "LeftBase"),
+        ("real", "LeftEngine"),
+    ]
     # KidToolParser.__mro__: Kid, KidMixin, AlphaToolParser, BetaToolParser, ToolParser: alpha's class first
     p = parser(db, "v0.25.0", "kid")
-    assert (p["parent_class"], p["parent_file"]) == ("AlphaToolParser", "vllm/tool_parsers/alpha_tool_parser.py")
+    assert (p["parent_class"], p["parent_file"]) == (
+        "AlphaToolParser",
+        "vllm/tool_parsers/alpha_tool_parser.py",
+    )

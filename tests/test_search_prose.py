@@ -38,7 +38,7 @@ class OmegaToolParser(
     def extract_tool_calls(self, text):
         return text
 '''
-KAPPA = '''from vllm.tool_parsers.abstract_tool_parser import ToolParser
+KAPPA = """from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
 class KappaToolParser(ToolParser):
@@ -46,16 +46,18 @@ class KappaToolParser(ToolParser):
         if "</think>" in text:
             return text.split("</think>")[-1]
         return text
-'''
+"""
 
 
 def thinking(cls: str, end: str, start: str = "<think>") -> str:
-    return (f"from vllm.reasoning.abs_reasoning_parsers import ReasoningParser\n\n\nclass {cls}(ReasoningParser):\n"
-            f'    start_token = "{start}"\n    end_token = "{end}"\n\n'
-            f"    def extract_reasoning(self, text, request):\n        return text\n")
+    return (
+        f"from vllm.reasoning.abs_reasoning_parsers import ReasoningParser\n\n\nclass {cls}(ReasoningParser):\n"
+        f'    start_token = "{start}"\n    end_token = "{end}"\n\n'
+        f"    def extract_reasoning(self, text, request):\n        return text\n"
+    )
 
 
-DOC = '''# Calling tools
+DOC = """# Calling tools
 
 Start the server with `--enable-auto-tool-choice`.
 
@@ -82,12 +84,17 @@ vllm serve acme/Widget-3-Large --tool-call-parser kappa  # or --tool-call-parser
 ```
 
 An aside: `--tool-call-parser omega --reasoning-parser deliberate` reads them too.
-'''
-TOOLS = {"zeta": ("zeta_tool_parser", "ZetaToolParser"), "omega": ("omega_tool_parser", "OmegaToolParser"),
-         "kappa": ("kappa_tool_parser", "KappaToolParser")}
-REASONING = {"ponder": ("ponder_reasoning_parser", "PonderReasoningParser"),
-             "musing": ("musing_reasoning_parser", "MusingReasoningParser"),
-             "deliberate": ("deliberate_reasoning_parser", "DeliberateReasoningParser")}
+"""
+TOOLS = {
+    "zeta": ("zeta_tool_parser", "ZetaToolParser"),
+    "omega": ("omega_tool_parser", "OmegaToolParser"),
+    "kappa": ("kappa_tool_parser", "KappaToolParser"),
+}
+REASONING = {
+    "ponder": ("ponder_reasoning_parser", "PonderReasoningParser"),
+    "musing": ("musing_reasoning_parser", "MusingReasoningParser"),
+    "deliberate": ("deliberate_reasoning_parser", "DeliberateReasoningParser"),
+}
 FILES = {
     f"{TP}/__init__.py": lazy_registry("tool", TOOLS),
     f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
@@ -108,12 +115,15 @@ def client(tmp_path_factory):
     yield from served(tmp_path_factory, "prose", FILES)
 
 
-@pytest.mark.parametrize("q, where", [
-    ("Orca-3", "/-/parser/tool/omega"),  # only in OmegaToolParser's docstring (a header of two lines)
-    ("orcamax", "/-/parser/tool/omega"),
-    ("Kappa-7B-Chat", "/-/parser/tool/kappa"),  # only in the documentation: a model id of kappa's section
-    ("kappa-mini", "/-/parser/tool/kappa"),  # a model id with a wildcard
-])
+@pytest.mark.parametrize(
+    "q, where",
+    [
+        ("Orca-3", "/-/parser/tool/omega"),  # only in OmegaToolParser's docstring (a header of two lines)
+        ("orcamax", "/-/parser/tool/omega"),
+        ("Kappa-7B-Chat", "/-/parser/tool/kappa"),  # only in the documentation: a model id of kappa's section
+        ("kappa-mini", "/-/parser/tool/kappa"),  # a model id with a wildcard
+    ],
+)
 def test_a_model_named_only_in_a_docstring_or_the_docs_goes_to_its_parser(client, q, where):
     r = find(client, q)
     assert r.status_code == 302, (q, r.text[-600:])
@@ -130,7 +140,9 @@ def test_a_model_the_docs_give_several_parsers_lists_them_with_where_it_was_read
 
 
 def test_the_name_s_own_match_comes_before_the_prose(client):
-    r = find(client, "Zeta-2.5-Instruct")  # zeta by its name (more specific), and by the docs' model id (exact)
+    r = find(
+        client, "Zeta-2.5-Instruct"
+    )  # zeta by its name (more specific), and by the docs' model id (exact)
     assert r.status_code == 302 and r.headers["location"] == "/-/parser/tool/zeta"
     r = find(client, "Zeta")  # the name exactly; the documentation also lists zeta under Widgets: one name
     assert r.status_code == 302 and r.headers["location"] == "/-/parser/tool/zeta"
@@ -144,7 +156,9 @@ def serve_why(page: str) -> tuple[str, str]:
 
 def test_the_serve_line_pairs_by_the_end_token_the_tool_parser_looks_for_and_says_so(client):
     line, why = serve_why(client.html("/-/parser/tool/zeta"))
-    assert line == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser zeta --reasoning-parser ponder"
+    assert (
+        line == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser zeta --reasoning-parser ponder"
+    )
     assert 'data-by="end token"' in why and "&lt;/ponder&gt;" in why
     at = line_of(ZETA, 'if "</ponder>" in text')
     assert f'href="/-/source/v0.30.0/{TP}/zeta_tool_parser.py#L{at}"' in why
@@ -154,7 +168,10 @@ def test_the_serve_line_pairs_by_the_docs_when_the_code_shows_nothing_else(clien
     # kappa looks for </think>, the end token of two reasoning parsers, neither of its name: the token pairs
     # none of them; the documentation's flags pair musing
     line, why = serve_why(client.html("/-/parser/tool/kappa"))
-    assert line == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser kappa --reasoning-parser musing"
+    assert (
+        line
+        == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser kappa --reasoning-parser musing"
+    )
     assert 'data-by="docs"' in why
     at = line_of(DOC, "--reasoning-parser musing")
     assert f'href="/-/source/v0.30.0/docs/features/tool_calling.md#L{at}"' in why

@@ -30,7 +30,9 @@ def sentinels(c) -> dict[str, dict]:
 
 
 def test_a_property_returning_a_literal_holds_it_under_its_name(over_db):
-    got = rows(over_db, "select attribute, value, how from sentinels_v where file = ? order by line", (R1_FILE,))
+    got = rows(
+        over_db, "select attribute, value, how from sentinels_v where file = ? order by line", (R1_FILE,)
+    )
     assert got == [("start_token", "<think>", "attribute"), ("end_token", "</think>", "attribute")]
 
 
@@ -39,7 +41,9 @@ def test_an_overriding_property_hides_the_bases_token_and_keeps_the_reference(ov
     assert "<think>" not in s and "</think>" not in s
     assert s["SpecialTokens.begin_think"]["attributes"] == ["start_token"]
     assert s["SpecialTokens.begin_think"]["places"][0]["how"] == "reference"
-    assert s["SpecialTokens.end_think"]["places"][0]["line"] == line_of(MARVEL, "return SpecialTokens.end_think")
+    assert s["SpecialTokens.end_think"]["places"][0]["line"] == line_of(
+        MARVEL, "return SpecialTokens.end_think"
+    )
     assert not any("THINK" in v for v in s)  # the docstring is prose
     text = tpindex("card", "marvel", "--kind", "reasoning", "--db", over_db).output
     assert "<think>" not in text and "SpecialTokens.begin_think" in text
@@ -62,7 +66,9 @@ def test_f_string_sentinels_are_patterns(over_db):
     assert s["</think{self.suffix}>"]["attributes"] == ["end_token"]
     assert not any(v.startswith("thinking") for v in s)  # an f-string of prose is no pattern
     # an f-string reading only a constant of its own module is the token itself
-    assert s["<｜M｜open>"]["attributes"] == ["OPEN_TAG"] and s["<｜M｜open>"]["places"][0]["how"] == "attribute"
+    assert (
+        s["<｜M｜open>"]["attributes"] == ["OPEN_TAG"] and s["<｜M｜open>"]["places"][0]["how"] == "attribute"
+    )
     assert "U+FF5C" in s["<｜M｜open>"]["non_ascii"]
     assert s["<｜M｜open></｜M｜open>"]["attributes"] == ["CLOSE_TAG"]  # built from constants only
     assert s["<scan{suffix}>"]["places"][0]["class"] == "SuffixScanner"  # a helper class of its file
@@ -79,5 +85,6 @@ def test_one_names_sentinels_are_its_cards(over_db):
 
     ix = Index(over_db)
     for name in ("marvel", "plainattr", "r1", "nemo"):
-        assert [s["value"] for s in name_sentinels(ix.db, name, "v0.11.0", "reasoning")] == \
-            list(sentinels(card(over_db, name)))
+        assert [s["value"] for s in name_sentinels(ix.db, name, "v0.11.0", "reasoning")] == list(
+            sentinels(card(over_db, name))
+        )

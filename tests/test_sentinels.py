@@ -69,13 +69,18 @@ def sentinels():
 
 
 def found(facts, **where):
-    return [(r["attribute"], r["value"], r["how"]) for r in facts["sentinels"]
-            if all(r[k] == v for k, v in where.items())]
+    return [
+        (r["attribute"], r["value"], r["how"])
+        for r in facts["sentinels"]
+        if all(r[k] == v for k, v in where.items())
+    ]
 
 
 def test_class_attributes_and_module_constants(sentinels):
     assert found(sentinels, **{"class": "FooToolParser", "function": None, "how": "attribute"}) == [
-        ("tool_call_start_token", "<tool_call>", "attribute"), ("tool_call_end_token", "</tool_call>", "attribute")]
+        ("tool_call_start_token", "<tool_call>", "attribute"),
+        ("tool_call_end_token", "</tool_call>", "attribute"),
+    ]
     module = found(sentinels, **{"class": None})
     assert ("THINK_START", "<think>", "attribute") in module
     assert ("FUNC_PREFIX", "<function=", "attribute") in module
@@ -90,7 +95,9 @@ def test_self_attributes_token_named_even_when_not_token_shaped(sentinels):
 
 def test_bare_literals_in_method_bodies(sentinels):
     assert found(sentinels, function="FooToolParser.extract_tool_calls") == [
-        (None, "[TOOL_CALLS]", "literal"), (None, "[TOOL_CALLS]", "literal")]
+        (None, "[TOOL_CALLS]", "literal"),
+        (None, "[TOOL_CALLS]", "literal"),
+    ]
 
 
 def test_f_strings_are_patterns(sentinels):
@@ -107,8 +114,10 @@ def test_prose_docstrings_and_non_token_names_are_left_out(sentinels):
 
 def test_tokens_inside_regular_expressions_one_row_each(sentinels):
     assert found(sentinels, attribute="call_regex") == [
-        ("call_regex", "<tool_call>", "regex"), ("call_regex", "</tool_call>", "regex"),
-        ("call_regex", "[TOOL_CALLS]", "regex")]  # the named group (?P<body>) is no token
+        ("call_regex", "<tool_call>", "regex"),
+        ("call_regex", "</tool_call>", "regex"),
+        ("call_regex", "[TOOL_CALLS]", "regex"),
+    ]  # the named group (?P<body>) is no token
     assert found(sentinels, attribute="sep_pattern") == []  # <\s*sep\s*> holds no literal token
 
 
@@ -120,7 +129,9 @@ def test_pieces_with_non_ascii_symbols_and_token_named_markup_with_a_space(senti
 
 
 def test_names_assigned_from_a_tokens_object_are_references(sentinels):
-    assert found(sentinels, how="reference") == [("_TOOL_CALLS", "SpecialTokens.tool_calls.value", "reference")]
+    assert found(sentinels, how="reference") == [
+        ("_TOOL_CALLS", "SpecialTokens.tool_calls.value", "reference")
+    ]
 
 
 def test_non_ascii_characters_are_named(sentinels):
@@ -135,27 +146,49 @@ def test_lines_and_enclosing_scopes(sentinels):
     assert row["class"] == "FooToolParser"
 
 
-@pytest.mark.parametrize("value,token", [
-    ("<tool_call>", True), ("</tool_call>", True), ("[TOOL_CALLS]", True), ("<|python_tag|>", True),
-    ("<｜tool▁calls▁begin｜>", True), ("<seed:tool_call>", True), ("<minimax:tool_call>", True),
-    ("[gMASK]<sop>", True), ("<tool_call>\n", True), ("</tool_call>\n<tool_call>", True), ("[/THINK]", True),
-    ("<function=", True),
-    ("<", False), ("</", False), ("[i]", False), ("[0]", False), ("<tool_call> text", False), ("a <b>", False),
-    ("<=", False), ("[{.*}]", False), ("", False), ("<|>", False),
-])
+@pytest.mark.parametrize(
+    "value,token",
+    [
+        ("<tool_call>", True),
+        ("</tool_call>", True),
+        ("[TOOL_CALLS]", True),
+        ("<|python_tag|>", True),
+        ("<｜tool▁calls▁begin｜>", True),
+        ("<seed:tool_call>", True),
+        ("<minimax:tool_call>", True),
+        ("[gMASK]<sop>", True),
+        ("<tool_call>\n", True),
+        ("</tool_call>\n<tool_call>", True),
+        ("[/THINK]", True),
+        ("<function=", True),
+        ("<", False),
+        ("</", False),
+        ("[i]", False),
+        ("[0]", False),
+        ("<tool_call> text", False),
+        ("a <b>", False),
+        ("<=", False),
+        ("[{.*}]", False),
+        ("", False),
+        ("<|>", False),
+    ],
+)
 def test_token_sequence(value, token):
     assert token_sequence(value) is token
 
 
-@pytest.mark.parametrize("pattern,tokens", [
-    (r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", ["<tool_call>", "</tool_call>"]),
-    (r"\[TOOL_CALLS\]\s*(\[.*?\])", ["[TOOL_CALLS]"]),
-    (r"<\|python_tag\|>", ["<|python_tag|>"]),
-    (r"<arg_key>(?P<key>.*?)</arg_key>", ["<arg_key>", "</arg_key>"]),
-    (r"(?<=<think>)(.*)", ["<think>"]),
-    (r"<\s*parameter\s*=\s*([^>]*)>", []),
-    (r"[A-Z]+\[(.*?)\]", []),
-])
+@pytest.mark.parametrize(
+    "pattern,tokens",
+    [
+        (r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", ["<tool_call>", "</tool_call>"]),
+        (r"\[TOOL_CALLS\]\s*(\[.*?\])", ["[TOOL_CALLS]"]),
+        (r"<\|python_tag\|>", ["<|python_tag|>"]),
+        (r"<arg_key>(?P<key>.*?)</arg_key>", ["<arg_key>", "</arg_key>"]),
+        (r"(?<=<think>)(.*)", ["<think>"]),
+        (r"<\s*parameter\s*=\s*([^>]*)>", []),
+        (r"[A-Z]+\[(.*?)\]", []),
+    ],
+)
 def test_regex_tokens(pattern, tokens):
     assert regex_tokens(pattern) == tokens
 
@@ -167,29 +200,54 @@ def test_non_ascii_names():
 
 def test_request_settings_inside_adjust_request_only(sentinels):
     got = [(r["field"], r["value"], r["guard"]) for r in sentinels["request_settings"]]
-    assert got == [("skip_special_tokens", "False", 'request.tools and request.tool_choice != "none"'),
-                   ("max_tokens", "10", 'not (request.tools and request.tool_choice != "none")')]
+    assert got == [
+        ("skip_special_tokens", "False", 'request.tools and request.tool_choice != "none"'),
+        ("max_tokens", "10", 'not (request.tools and request.tool_choice != "none")'),
+    ]
     assert sentinels["request_settings"][0]["class"] == "FooToolParser"
     assert sentinels["request_settings"][0]["line"] == line_of(PARSER, "request.skip_special_tokens = False")
 
 
 def test_views_per_version(tmp_path, db):
-    repo = make_repo(tmp_path / "repo", {
-        "v0.30.0": {"vllm/tool_parsers/foo_tool_parser.py": PARSER},
-        "v0.31.0": {"vllm/tool_parsers/foo_tool_parser.py": PARSER.replace('"<think>"', '"<thinking>"')},
-    })
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.30.0": {"vllm/tool_parsers/foo_tool_parser.py": PARSER},
+            "v0.31.0": {"vllm/tool_parsers/foo_tool_parser.py": PARSER.replace('"<think>"', '"<thinking>"')},
+        },
+    )
     build_tags(repo, db, "v0.30.0..v0.31.0")
-    got = rows(db, "select version, file, class, attribute, value, how, non_ascii from sentinels_v"
-                   " where attribute in ('THINK_START', 'calls_begin') order by version_ord, attribute")
+    got = rows(
+        db,
+        "select version, file, class, attribute, value, how, non_ascii from sentinels_v"
+        " where attribute in ('THINK_START', 'calls_begin') order by version_ord, attribute",
+    )
     file = "vllm/tool_parsers/foo_tool_parser.py"
     assert got == [
         ("v0.30.0", file, None, "THINK_START", "<think>", "attribute", None),
-        ("v0.30.0", file, "FooToolParser", "calls_begin", "<｜tool▁calls▁begin｜>", "attribute",
-         "U+FF5C FULLWIDTH VERTICAL LINE, U+2581 LOWER ONE EIGHTH BLOCK"),
+        (
+            "v0.30.0",
+            file,
+            "FooToolParser",
+            "calls_begin",
+            "<｜tool▁calls▁begin｜>",
+            "attribute",
+            "U+FF5C FULLWIDTH VERTICAL LINE, U+2581 LOWER ONE EIGHTH BLOCK",
+        ),
         ("v0.31.0", file, None, "THINK_START", "<thinking>", "attribute", None),
-        ("v0.31.0", file, "FooToolParser", "calls_begin", "<｜tool▁calls▁begin｜>", "attribute",
-         "U+FF5C FULLWIDTH VERTICAL LINE, U+2581 LOWER ONE EIGHTH BLOCK"),
+        (
+            "v0.31.0",
+            file,
+            "FooToolParser",
+            "calls_begin",
+            "<｜tool▁calls▁begin｜>",
+            "attribute",
+            "U+FF5C FULLWIDTH VERTICAL LINE, U+2581 LOWER ONE EIGHTH BLOCK",
+        ),
     ]
     assert rows(db, "select version, field, value from request_settings_v order by version_ord, line") == [
-        ("v0.30.0", "skip_special_tokens", "False"), ("v0.30.0", "max_tokens", "10"),
-        ("v0.31.0", "skip_special_tokens", "False"), ("v0.31.0", "max_tokens", "10")]
+        ("v0.30.0", "skip_special_tokens", "False"),
+        ("v0.30.0", "max_tokens", "10"),
+        ("v0.31.0", "skip_special_tokens", "False"),
+        ("v0.31.0", "max_tokens", "10"),
+    ]

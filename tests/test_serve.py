@@ -78,13 +78,16 @@ def test_every_canned_file_is_served_with_its_title_and_parameters(client):
     by_name = {q["name"]: q for q in served}
     assert set(by_name) == {p.stem for p in CANNED_DIR.glob("*.sql")}
     listing = client.json("/tpindex.json")
-    tables = {t["name"] for t in listing["tables"]} | {v["name"] if isinstance(v, dict) else v for v in listing["views"]}
+    tables = {t["name"] for t in listing["tables"]} | {
+        v["name"] if isinstance(v, dict) else v for v in listing["views"]
+    }
     assert set(by_name) & tables == set(), "a canned query named like a table hides the table"
     for c in load(CANNED_DIR):
         assert c.title and c.description, f"{c.name}.sql: the header needs a title and a description"
         sql_params = set(re.findall(r"(?<![:\w]):([A-Za-z_]\w*)", re.sub(r"--[^\n]*", "", c.sql)))
-        assert [n for n, _ in c.params] and sql_params == {n for n, _ in c.params}, \
+        assert [n for n, _ in c.params] and sql_params == {n for n, _ in c.params}, (
             f"{c.name}.sql: every :param is documented in the header, in form order"
+        )
         assert by_name[c.name]["title"] == c.title
 
 
@@ -95,8 +98,14 @@ def test_which_follows_a_stub_through_its_adapter_to_the_parser_engine(client):
     assert pick(tool, "step", "hop", "class", "file", "line", "real") == [
         (0, "registered", "BetaToolParser", REG_INIT, line_of(INIT_30, '"beta":'), None),
         (1, "class", "BetaToolParser", "vllm/tool_parsers/beta_tool_parser.py", BETA_STUB_LINE, None),
-        (2, "adapter", "BetaParserToolAdapter", "vllm/parser/engine/registered_adapters.py", ADAPTER_BINDING_LINE,
-         None),
+        (
+            2,
+            "adapter",
+            "BetaParserToolAdapter",
+            "vllm/parser/engine/registered_adapters.py",
+            ADAPTER_BINDING_LINE,
+            None,
+        ),
         (3, "real", "BetaParser", "vllm/parser/beta.py", BETA_PARSER_LINE, "real"),
     ]
     assert "stub" in tool[0]["note"]
@@ -129,41 +138,90 @@ def test_which_shows_name_checks_dispatch_and_unresolved_names(client):
 
 def test_history_collapses_equal_versions_into_ranges(client):
     got = canned(client, "history", name="alpha")
-    assert pick(got, "kind", "first_version", "last_version", "versions", "impl", "real_file", "real_line") == [
-        ("tool", "v0.6.0", "v0.6.0", 1, "dispatch", f"{OLD}/alpha_tool_parser.py", line_of(OLD_ALPHA, "class Alpha")),
-        ("tool", "v0.29.0", "v0.30.0", 2, "standalone", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_CLASS_LINE),
-        ("tool", "v0.31.0", "v0.31.0", 1, "standalone", "vllm/tool_parsers/alpha_parser.py",
-         line_of(ALPHA_MOVED, "class Alpha")),
+    assert pick(
+        got, "kind", "first_version", "last_version", "versions", "impl", "real_file", "real_line"
+    ) == [
+        (
+            "tool",
+            "v0.6.0",
+            "v0.6.0",
+            1,
+            "dispatch",
+            f"{OLD}/alpha_tool_parser.py",
+            line_of(OLD_ALPHA, "class Alpha"),
+        ),
+        (
+            "tool",
+            "v0.29.0",
+            "v0.30.0",
+            2,
+            "standalone",
+            "vllm/tool_parsers/alpha_tool_parser.py",
+            ALPHA_CLASS_LINE,
+        ),
+        (
+            "tool",
+            "v0.31.0",
+            "v0.31.0",
+            1,
+            "standalone",
+            "vllm/tool_parsers/alpha_parser.py",
+            line_of(ALPHA_MOVED, "class Alpha"),
+        ),
     ]
 
 
 def test_lifecycle_of_a_name(client):
-    cols = ("kind", "first_version", "last_version", "versions_present", "became_unified", "real_file_changed_in",
-            "removed_in")
+    cols = (
+        "kind",
+        "first_version",
+        "last_version",
+        "versions_present",
+        "became_unified",
+        "real_file_changed_in",
+        "removed_in",
+    )
     assert pick(canned(client, "name_lifecycle", name="beta"), *cols) == [
         ("reasoning", "v0.29.0", "v0.31.0", 3, "v0.30.0", "v0.30.0", None),
         ("tool", "v0.29.0", "v0.31.0", 3, "v0.30.0", "v0.30.0", None),
     ]
     assert pick(canned(client, "name_lifecycle", name="gamma"), *cols) == [
-        ("tool", "v0.29.0", "v0.29.0", 1, None, None, "v0.30.0")]
+        ("tool", "v0.29.0", "v0.29.0", 1, None, None, "v0.30.0")
+    ]
 
 
 def test_names_added_removed_and_moved_between_two_versions(client):
     got = canned(client, "names_changed", a="v0.29.0", b="v0.30.0")
     assert pick(got, "change", "kind", "name", "impl_a", "impl_b", "real_file_a", "real_file_b") == [
         ("added", "tool", "delta", None, "name-check", None, "vllm/parser/delta.py"),
-        ("moved", "reasoning", "beta", "standalone", "unified", "vllm/reasoning/beta_reasoning_parser.py",
-         "vllm/parser/beta.py"),
-        ("moved", "tool", "beta", "standalone", "unified", "vllm/tool_parsers/beta_tool_parser.py",
-         "vllm/parser/beta.py"),
+        (
+            "moved",
+            "reasoning",
+            "beta",
+            "standalone",
+            "unified",
+            "vllm/reasoning/beta_reasoning_parser.py",
+            "vllm/parser/beta.py",
+        ),
+        (
+            "moved",
+            "tool",
+            "beta",
+            "standalone",
+            "unified",
+            "vllm/tool_parsers/beta_tool_parser.py",
+            "vllm/parser/beta.py",
+        ),
         ("removed", "tool", "gamma", "unresolved", None, None, None),
     ]
     assert {(r["a"], r["b"]) for r in got} == {("v0.29.0", "v0.30.0")}
     assert pick(canned(client, "names_changed", a="0.30.0", b="0.31.0"), "change", "name", "real_file_b") == [
-        ("moved", "alpha", "vllm/tool_parsers/alpha_parser.py")]
+        ("moved", "alpha", "vllm/tool_parsers/alpha_parser.py")
+    ]
     assert canned(client, "names_changed", a="v0.30.0", b="v0.30.0") == []
     assert pick(canned(client, "names_changed", a="v0.30.0", b="v9.9.9"), "change", "name") == [
-        ("not indexed: v9.9.9", None)]
+        ("not indexed: v9.9.9", None)
+    ]
 
 
 def test_parsers_of_a_version_by_implementation(client):
@@ -175,24 +233,39 @@ def test_parsers_of_a_version_by_implementation(client):
         ("name-check", "tool", "delta", "vllm/parser/delta.py"),
     ]
     assert pick(canned(client, "parsers_by_impl", version="v0.30.0", impl="unified"), "kind", "adapter") == [
-        ("reasoning", "BetaParserReasoningAdapter"), ("tool", "BetaParserToolAdapter")]
-    assert pick(canned(client, "parsers_by_impl", version="v0.29.0", impl="unresolved"), "name") == [("gamma",)]
+        ("reasoning", "BetaParserReasoningAdapter"),
+        ("tool", "BetaParserToolAdapter"),
+    ]
+    assert pick(canned(client, "parsers_by_impl", version="v0.29.0", impl="unresolved"), "name") == [
+        ("gamma",)
+    ]
 
 
 def test_reasoning_parsers_of_a_version_with_their_tool_parsers(client):
     got = canned(client, "reasoning_parsers", version="v0.30.0")
     assert pick(got, "name", "impl", "real_class", "real_file", "real_line", "tool_parsers") == [
-        ("beta", "unified", "BetaParser", "vllm/parser/beta.py", BETA_PARSER_LINE, "beta")]
+        ("beta", "unified", "BetaParser", "vllm/parser/beta.py", BETA_PARSER_LINE, "beta")
+    ]
     assert pick(canned(client, "reasoning_parsers", version="v0.6.0"), "name") == []
 
 
 def test_files_importing_an_adapter(client):
     got = canned(client, "adapter_importers", version="v0.30.0")
     assert pick(got, "file", "line", "adapter", "imported_from", "role") == [
-        ("vllm/reasoning/beta_reasoning_parser.py", REASONING_ADAPTER_IMPORT_LINE, "BetaParserReasoningAdapter",
-         "vllm.parser.engine.registered_adapters", "reasoning"),
-        ("vllm/tool_parsers/beta_tool_parser.py", ADAPTER_IMPORT_LINE, "BetaParserToolAdapter",
-         "vllm.parser.engine.registered_adapters", "tool"),
+        (
+            "vllm/reasoning/beta_reasoning_parser.py",
+            REASONING_ADAPTER_IMPORT_LINE,
+            "BetaParserReasoningAdapter",
+            "vllm.parser.engine.registered_adapters",
+            "reasoning",
+        ),
+        (
+            "vllm/tool_parsers/beta_tool_parser.py",
+            ADAPTER_IMPORT_LINE,
+            "BetaParserToolAdapter",
+            "vllm.parser.engine.registered_adapters",
+            "tool",
+        ),
     ]
     assert canned(client, "adapter_importers", version="v0.29.0") == []
 
@@ -208,8 +281,13 @@ def test_class_tree_is_served(client):
 def test_classes_setting_an_attribute_and_defining_a_method(client):
     got = canned(client, "class_attribute", attribute="supports_required_and_named", version="v0.30.0")
     assert pick(got, "class", "value", "file", "line") == [
-        ("AlphaToolParser", "False", "vllm/tool_parsers/alpha_tool_parser.py",
-         line_of(ALPHA, "supports_required_and_named"))]
+        (
+            "AlphaToolParser",
+            "False",
+            "vllm/tool_parsers/alpha_tool_parser.py",
+            line_of(ALPHA, "supports_required_and_named"),
+        )
+    ]
     got = canned(client, "method_overrides", method="extract_tool_calls_streaming", version="v0.30.0")
     assert pick(got, "class", "file") == [
         ("ToolParser", "vllm/tool_parsers/abstract_tool_parser.py"),
@@ -224,16 +302,27 @@ def test_markers_of_a_version_by_kind_and_words(client):
         ("TODO", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_TODO_LINE),
     ]
     assert pick(canned(client, "marker_sites", version="v0.30.0", kind="todo", q=""), "kind") == [("TODO",)]
-    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="", q="opening tag"), "kind") == [("HACK",)]
-    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="", q="stream arg"), "kind") == [("TODO",)]
+    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="", q="opening tag"), "kind") == [
+        ("HACK",)
+    ]
+    assert pick(canned(client, "marker_sites", version="v0.30.0", kind="", q="stream arg"), "kind") == [
+        ("TODO",)
+    ]
     assert canned(client, "marker_sites", version="v0.29.0", kind="HACK", q="") == []
 
 
 def test_plants_by_version(client):
     everything = canned(client, "plants_by_version", version="")
     assert pick(everything, "version", "plant", "file", "line", "text") == [
-        (v, "prev_tool_call_arr_empty_arguments", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_PLANT_LINE,
-         'self.prev_tool_call_arr = [{"arguments": {}}]') for v in ("v0.30.0", "v0.29.0")]
+        (
+            v,
+            "prev_tool_call_arr_empty_arguments",
+            "vllm/tool_parsers/alpha_tool_parser.py",
+            ALPHA_PLANT_LINE,
+            'self.prev_tool_call_arr = [{"arguments": {}}]',
+        )
+        for v in ("v0.30.0", "v0.29.0")
+    ]
     assert canned(client, "plants_by_version", version="v0.31.0") == []
     assert pick(canned(client, "plants_by_version", version="0.29.0"), "version") == [("v0.29.0",)]
 
@@ -245,8 +334,20 @@ def test_the_markers_view_is_searchable_through_its_full_text_index(client):
     assert "search" in client.html("/tpindex/markers_v").lower()
 
 
-HOSTILE = ["x' or '1'='1", "'; drop table versions; --", "\") union select sqlite_version() --", "%", "*",
-           "NEAR(", "a\" OR \"b", "v0.30.0'--", "1; delete from parser_map", "\\", ":name", "\x00"]
+HOSTILE = [
+    "x' or '1'='1",
+    "'; drop table versions; --",
+    '") union select sqlite_version() --',
+    "%",
+    "*",
+    "NEAR(",
+    'a" OR "b',
+    "v0.30.0'--",
+    "1; delete from parser_map",
+    "\\",
+    ":name",
+    "\x00",
+]
 
 
 @pytest.mark.parametrize("value", HOSTILE)
@@ -270,8 +371,12 @@ def test_canned_queries_bind_their_parameters(client, fixture_db, value):
 
 # -- upstream links ----------------------------------------------------------------------------------
 
-LINK = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>')  # a path may wrap at <wbr>
-UP = re.compile(r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>&nbsp;<a class="tpindex-up" href="([^"]+)"')
+LINK = re.compile(
+    r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>'
+)  # a path may wrap at <wbr>
+UP = re.compile(
+    r'<a class="tpindex-src" href="([^"]+)"[^>]*>((?:[^<]|<wbr>)*)</a>&nbsp;<a class="tpindex-up" href="([^"]+)"'
+)
 DIFF = re.compile(r'<a class="tpindex-diff" href="([^"]+)"')
 
 
@@ -292,23 +397,41 @@ def src(version: str, path: str, line: int | None = None) -> str:
 def test_files_link_to_their_line_in_the_stored_code_and_upstream_at_the_rows_version(client):
     page = client.html("/tpindex/which?name=beta&version=v0.30.0")
     assert ("vllm/parser/beta.py", src("v0.30.0", "vllm/parser/beta.py", BETA_PARSER_LINE)) in links(page)
-    assert ("vllm/parser/beta.py", f"{GH}/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") in upstream_links(page)
-    assert ("vllm/tool_parsers/beta_tool_parser.py",
-            f"{GH}/v0.30.0/vllm/tool_parsers/beta_tool_parser.py#L{BETA_STUB_LINE}") in upstream_links(page)
+    assert ("vllm/parser/beta.py", f"{GH}/v0.30.0/vllm/parser/beta.py#L{BETA_PARSER_LINE}") in upstream_links(
+        page
+    )
+    assert (
+        "vllm/tool_parsers/beta_tool_parser.py",
+        f"{GH}/v0.30.0/vllm/tool_parsers/beta_tool_parser.py#L{BETA_STUB_LINE}",
+    ) in upstream_links(page)
     # a comparison links each side at its own version, and the second side to the diff of the two
     page = client.html("/tpindex/names_changed?a=v0.30.0&b=v0.31.0")
     moved_line = line_of(ALPHA_MOVED, "class Alpha")
     assert links(page) == [
-        ("vllm/tool_parsers/alpha_tool_parser.py", src("v0.30.0", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_CLASS_LINE)),
-        ("vllm/tool_parsers/alpha_parser.py", src("v0.31.0", "vllm/tool_parsers/alpha_parser.py", moved_line)),
+        (
+            "vllm/tool_parsers/alpha_tool_parser.py",
+            src("v0.30.0", "vllm/tool_parsers/alpha_tool_parser.py", ALPHA_CLASS_LINE),
+        ),
+        (
+            "vllm/tool_parsers/alpha_parser.py",
+            src("v0.31.0", "vllm/tool_parsers/alpha_parser.py", moved_line),
+        ),
     ]
-    assert upstream_links(page)[1] == ("vllm/tool_parsers/alpha_parser.py",
-                                       f"{GH}/v0.31.0/vllm/tool_parsers/alpha_parser.py#L{moved_line}")
+    assert upstream_links(page)[1] == (
+        "vllm/tool_parsers/alpha_parser.py",
+        f"{GH}/v0.31.0/vllm/tool_parsers/alpha_parser.py#L{moved_line}",
+    )
     [diff] = DIFF.findall(page)
     q = parse_qs(urlsplit(diff.replace("&amp;", "&")).query)
     assert urlsplit(diff).path == "/-/diff"
-    assert q == {"a": ["v0.30.0"], "b": ["v0.31.0"], "path_a": ["vllm/tool_parsers/alpha_tool_parser.py"],
-                 "path_b": ["vllm/tool_parsers/alpha_parser.py"], "name": ["alpha"], "kind": ["tool"]}
+    assert q == {
+        "a": ["v0.30.0"],
+        "b": ["v0.31.0"],
+        "path_a": ["vllm/tool_parsers/alpha_tool_parser.py"],
+        "path_b": ["vllm/tool_parsers/alpha_parser.py"],
+        "name": ["alpha"],
+        "kind": ["tool"],
+    }
     # a range links at its last version
     page = client.html("/tpindex/history?name=delta")
     assert ("vllm/parser/delta.py", src("v0.31.0", "vllm/parser/delta.py", DELTA_CLASS_LINE)) in links(page)
@@ -323,7 +446,9 @@ def test_tables_and_views_link_their_file_columns_too(client):
     # a file without a line links to the file; rows without a version do not link
     page = client.html("/tpindex/version_files?version=v0.29.0&file=vllm/reasoning/__init__.py")
     assert links(page) == [("vllm/reasoning/__init__.py", src("v0.29.0", "vllm/reasoning/__init__.py"))]
-    assert upstream_links(page) == [("vllm/reasoning/__init__.py", f"{GH}/v0.29.0/vllm/reasoning/__init__.py")]
+    assert upstream_links(page) == [
+        ("vllm/reasoning/__init__.py", f"{GH}/v0.29.0/vllm/reasoning/__init__.py")
+    ]
     assert links(client.html("/tpindex/units")) == []
 
 
@@ -332,7 +457,10 @@ def test_upstream_comes_from_the_build_and_serve_time_wins(tmp_path):
     c = serve(db)
     try:
         page = c.html("/tpindex/which?name=delta&version=v0.31.0")
-        assert f"https://git.example.org/mirror/vllm/blob/v0.31.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}" in page
+        assert (
+            f"https://git.example.org/mirror/vllm/blob/v0.31.0/vllm/parser/delta.py#L{DELTA_CLASS_LINE}"
+            in page
+        )
     finally:
         c.close()
     c = serve(db, upstream="https://code.example.com/{ref}/src/{path}#L{line}")
@@ -348,16 +476,31 @@ def test_link_rules():
     from indexer.core.links import link_columns, ref_for, source_url
     from indexer.core.paths import is_linkable_file
 
-    keys = ["version", "file", "line", "reg_file", "reg_line", "real_file_a", "real_line_a", "a", "parent_file"]
+    keys = [
+        "version",
+        "file",
+        "line",
+        "reg_file",
+        "reg_line",
+        "real_file_a",
+        "real_line_a",
+        "a",
+        "parent_file",
+    ]
     assert link_columns("file", keys) == ("version", "line")
     assert link_columns("reg_file", keys) == ("version", "reg_line")
     assert link_columns("real_file_a", keys) == ("a", "real_line_a")
     assert link_columns("parent_file", keys) == ("version", None)
     assert link_columns("real_file_b", keys) is None  # no b column
     assert link_columns("name", keys) is None
-    assert link_columns("real_file", ["last_version", "real_file", "real_line"]) == ("last_version", "real_line")
+    assert link_columns("real_file", ["last_version", "real_file", "real_line"]) == (
+        "last_version",
+        "real_line",
+    )
     assert link_columns("file", ["file", "line"]) is None
-    assert is_linkable_file("vllm/x.py") and not is_linkable_file("two words.py") and not is_linkable_file(None)
+    assert (
+        is_linkable_file("vllm/x.py") and not is_linkable_file("two words.py") and not is_linkable_file(None)
+    )
     assert source_url("https://h/o/r", "v1.0.0", "a b/c.py", 3) == "https://h/o/r/blob/v1.0.0/a%20b/c.py#L3"
     assert source_url("https://h/{ref}/{path}#L{line}", "v1", "c.py") == "https://h/v1/c.py"
     assert ref_for("v0.30.0", "pypi", "sha256...") == "v0.30.0"
@@ -365,6 +508,7 @@ def test_link_rules():
 
 
 # -- the parser matrix -------------------------------------------------------------------------------
+
 
 class MatrixPage(HTMLParser):
     """Versions (column headers), and for each row its kind, name and cells (attributes and link)."""
@@ -430,7 +574,9 @@ def test_matrix_cells_are_coloured_by_impl_with_a_legend_and_link_to_which_or_to
             if c.get("data-impl"):
                 assert f"i-{c['data-impl']}" in c["classes"]
                 q = parse_qs(urlsplit(c["href"]).query)
-                if "moved" in c["classes"] or "changed" in c["classes"]:  # the code since the previous version
+                if (
+                    "moved" in c["classes"] or "changed" in c["classes"]
+                ):  # the code since the previous version
                     assert urlsplit(c["href"]).path == "/-/diff", c
                     assert q["a"] == [previous] and q["b"] == [c["data-version"]]
                     assert q["name"] == [r["name"]] and q["kind"] == [r["kind"]]
@@ -446,7 +592,10 @@ def test_matrix_cells_are_coloured_by_impl_with_a_legend_and_link_to_which_or_to
     assert ("tool", "delta", "v0.31.0") not in diffs  # same code
     beta = next(r for r in m.rows if r["name"] == "beta" and r["kind"] == "tool")
     cell = beta["cells"][VERSIONS.index("v0.30.0")]
-    assert f"vllm/parser/beta.py:{BETA_PARSER_LINE}" in cell["title"] and "BetaParserToolAdapter" in cell["title"]
+    assert (
+        f"vllm/parser/beta.py:{BETA_PARSER_LINE}" in cell["title"]
+        and "BetaParserToolAdapter" in cell["title"]
+    )
     assert "moved" in cell["classes"] and "moved" not in beta["cells"][VERSIONS.index("v0.31.0")]["classes"]
     gamma = next(r for r in m.rows if r["name"] == "gamma")
     assert "gamma_tool_parser" in gamma["cells"][1]["title"]
@@ -468,24 +617,29 @@ def test_matrix_filters_by_kind_and_name_prefix(client):
 def test_matrix_stays_compact_for_many_versions(client):
     """70 versions x 60 names: sticky header row and name column, rotated short labels, fixed-width cells."""
     _, page = matrix(client)
-    style = page[page.index("<style>"):page.index("</style>")]
+    style = page[page.index("<style>") : page.index("</style>")]
     assert re.search(r"table\.pm thead th \{[^}]*position: sticky; top: 0", style)
     assert re.search(r"table\.pm th\.name \{[^}]*position: sticky; left: 0", style)
     assert "writing-mode: vertical-rl" in style
     assert re.search(r"td\.c \{[^}]*width: 15px", style)
-    assert '<span>0.29.0</span>' in page  # short labels, the full one in the title
+    assert "<span>0.29.0</span>" in page  # short labels, the full one in the title
 
 
 # -- the home page -----------------------------------------------------------------------------------
+
 
 def test_home_page_says_what_the_database_is_and_lists_the_questions_first(client):
     from indexer.serve.canned import load
 
     page = client.html("/")
-    assert "tpindex: vLLM&#39;s tool-calling code across versions" in page or \
-        "tpindex: vLLM's tool-calling code across versions" in page
-    assert "4 versions indexed (v0.6.0 &ndash; v0.31.0); 4 tool parser names, 1 reasoning parser name." in \
-        " ".join(re.sub(r"<[^>]+>", "", page).split())
+    assert (
+        "tpindex: vLLM&#39;s tool-calling code across versions" in page
+        or "tpindex: vLLM's tool-calling code across versions" in page
+    )
+    assert (
+        "4 versions indexed (v0.6.0 &ndash; v0.31.0); 4 tool parser names, 1 reasoning parser name."
+        in " ".join(re.sub(r"<[^>]+>", "", page).split())
+    )
     titles = [c.title for c in load(CANNED_DIR)]
     positions = [page.index(f">{t}</a>") for t in titles]
     assert positions == sorted(positions), "questions in their order"
@@ -496,14 +650,23 @@ def test_home_page_says_what_the_database_is_and_lists_the_questions_first(clien
 
 # -- read-only -------------------------------------------------------------------------------------
 
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-WRITES = ["delete from versions", "insert into meta values ('x', 'y')", "update parser_map set impl = 'x'",
-          "drop table markers", "select 1; delete from versions", "pragma query_only = 0",
-          "attach database ':memory:' as x", "with x as (select 1) delete from versions",
-          "vacuum", "create table t(x)"]
+WRITES = [
+    "delete from versions",
+    "insert into meta values ('x', 'y')",
+    "update parser_map set impl = 'x'",
+    "drop table markers",
+    "select 1; delete from versions",
+    "pragma query_only = 0",
+    "attach database ':memory:' as x",
+    "with x as (select 1) delete from versions",
+    "vacuum",
+    "create table t(x)",
+]
 
 
 @pytest.mark.parametrize("sql", WRITES)
@@ -517,8 +680,14 @@ def test_writes_through_sql_are_refused(client, fixture_db, sql):
 
 def test_there_are_no_write_endpoints(client, fixture_db):
     before = digest(fixture_db)
-    for path in ("/tpindex/meta/-/insert", "/tpindex/versions/-/insert", "/tpindex/-/create",
-                 "/tpindex/versions/-/drop", "/tpindex/versions/1/-/delete", "/tpindex/which"):
+    for path in (
+        "/tpindex/meta/-/insert",
+        "/tpindex/versions/-/insert",
+        "/tpindex/-/create",
+        "/tpindex/versions/-/drop",
+        "/tpindex/versions/1/-/delete",
+        "/tpindex/which",
+    ):
         r = client.post(path, json={"row": {"key": "x", "value": "y"}})
         assert not 200 <= r.status_code < 300, (path, r.status_code)
     assert not [q for q in client.json("/tpindex.json")["queries"] if q.get("write")]
@@ -552,14 +721,19 @@ def client_setting(db: Path) -> int:
 
 # -- metadata ---------------------------------------------------------------------------------------
 
+
 def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fixture_db):
     from indexer.serve.metadata import TABLES
 
     conn = sqlite3.connect(fixture_db)
     try:
-        found = {n: [r[1] for r in conn.execute(f"pragma table_info([{n}])")] for (n,) in conn.execute(
-            "select name from sqlite_master where type in ('table', 'view') and name not like 'markers_fts_%'"
-            " and name not like 'tree_words_%' and name not like 'code_postings_%'")}  # full-text shadow tables
+        found = {
+            n: [r[1] for r in conn.execute(f"pragma table_info([{n}])")]
+            for (n,) in conn.execute(
+                "select name from sqlite_master where type in ('table', 'view') and name not like 'markers_fts_%'"
+                " and name not like 'tree_words_%' and name not like 'code_postings_%'"
+            )
+        }  # full-text shadow tables
     finally:
         conn.close()
     assert set(found) - set(TABLES) == set(), "describe every table and view in indexer/serve/metadata.py"
@@ -567,7 +741,11 @@ def test_every_table_and_view_is_described_and_its_settings_name_real_columns(fi
     for name, meta in TABLES.items():
         assert meta["description"], name
         named = set(meta.get("facets", [])) | set(meta.get("columns", {}))
-        named |= {meta[k] for k in ("sort", "sort_desc", "label_column", "fts_pk") if k in meta and meta[k] != "rowid"}
+        named |= {
+            meta[k]
+            for k in ("sort", "sort_desc", "label_column", "fts_pk")
+            if k in meta and meta[k] != "rowid"
+        }
         if name not in ("markers_fts", "code_postings"):
             assert named <= set(found[name]), (name, named - set(found[name]))
 
@@ -579,6 +757,7 @@ def test_views_have_facets_and_sort_in_version_order(client):
 
 
 # -- the command -----------------------------------------------------------------------------------
+
 
 def test_serve_refuses_a_missing_database_and_a_busy_port(tmp_path, fixture_db):
     r = tpindex("serve", "--db", tmp_path / "nope.db", ok=False)
@@ -606,9 +785,19 @@ def test_json_of_the_home_page_stays_datasettes(client):
 
 # -- upstream values, read-only media, the matrix's time limit ----------------------------------------------------
 
-BAD_UPSTREAMS = ["https://x.example/{nope}", "https://x.example/{", "https://x.example/}", "javascript:alert(1)",
-                 "ftp://x.example/vllm", "x.example/vllm", "https://x.example/{0}", "https://x.example/{ref!r}",
-                 "https://x.example/{path.upper}", "https://x.example/{line:>5}", " "]
+BAD_UPSTREAMS = [
+    "https://x.example/{nope}",
+    "https://x.example/{",
+    "https://x.example/}",
+    "javascript:alert(1)",
+    "ftp://x.example/vllm",
+    "x.example/vllm",
+    "https://x.example/{0}",
+    "https://x.example/{ref!r}",
+    "https://x.example/{path.upper}",
+    "https://x.example/{line:>5}",
+    " ",
+]
 
 
 @pytest.mark.parametrize("upstream", BAD_UPSTREAMS)
@@ -618,18 +807,29 @@ def test_a_bad_upstream_is_refused_by_serve_and_build(fixture_db, tmp_path, upst
     with socket.socket() as busy:  # were the upstream accepted, serve would stop at the port, not serve
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        result = tpindex("serve", "--db", fixture_db, "--upstream", upstream, "--port", busy.getsockname()[1],
-                         ok=False)
+        result = tpindex(
+            "serve", "--db", fixture_db, "--upstream", upstream, "--port", busy.getsockname()[1], ok=False
+        )
     assert_user_error(result, "--upstream")
     db = tmp_path / "new.db"
     repo = make_repo(tmp_path / "repo", {"v0.30.0": HISTORY["v0.30.0"]})
-    result = tpindex("build", "--repo", repo, "--tags", "v0.30.0", "--db", db, "--upstream", upstream, ok=False)
+    result = tpindex(
+        "build", "--repo", repo, "--tags", "v0.30.0", "--db", db, "--upstream", upstream, ok=False
+    )
     assert_user_error(result, "--upstream", "{ref}")
     assert not db.exists()
 
 
-@pytest.mark.parametrize("stored", ["https://x.example/{nope}", "https://x.example/{", "javascript:alert(1)",
-                                    "https://x.example/{0}", "data:text/html,hi"])
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "https://x.example/{nope}",
+        "https://x.example/{",
+        "javascript:alert(1)",
+        "https://x.example/{0}",
+        "data:text/html,hi",
+    ],
+)
 def test_a_stored_bad_upstream_never_fails_a_page(fixture_db, tmp_path, stored):
     """A database whose stored upstream is not valid (an older tpindex stored it): every page works, and
     files are shown without links."""
@@ -641,8 +841,13 @@ def test_a_stored_bad_upstream_never_fails_a_page(fixture_db, tmp_path, stored):
     conn.close()
     c = serve(db)
     try:
-        for page in ("/tpindex/which?name=delta&version=v0.31.0", "/tpindex/files", "/tpindex/parser_map_v",
-                     "/-/parser-matrix", "/"):
+        for page in (
+            "/tpindex/which?name=delta&version=v0.31.0",
+            "/tpindex/files",
+            "/tpindex/parser_map_v",
+            "/-/parser-matrix",
+            "/",
+        ):
             text = c.html(page)
             assert links(text) == [] and "javascript:" not in text and "x.example" not in text, page
     finally:
@@ -740,6 +945,8 @@ def test_the_parser_matrix_runs_under_the_serve_time_limit(fixture_db, monkeypat
             assert limits and set(limits) == {limit}, limits
         finally:
             c.close()
+
+
 def test_a_parser_matrix_past_the_time_limit_says_so(fixture_db, monkeypatch):
     """The matrix asks Index under serve's --time-limit (the test above): its query interrupted there is the page
     that says what to narrow, not a server error."""
@@ -748,29 +955,40 @@ def test_a_parser_matrix_past_the_time_limit_says_so(fixture_db, monkeypatch):
     from indexer.api import Index
 
     def interrupted(self, kind="", prefix=""):
-        raise sqlite3.OperationalError("interrupted")  # what SQLite raises when the time limit's handler stops it
+        raise sqlite3.OperationalError(
+            "interrupted"
+        )  # what SQLite raises when the time limit's handler stops it
 
     monkeypatch.setattr(Index, "matrix_rows", interrupted)
     c = serve(fixture_db)
     try:
         r = c.get("/-/parser-matrix")
-        assert r.status_code == 400 and "longer than the SQL time limit" in r.text, (r.status_code, r.text[:500])
+        assert r.status_code == 400 and "longer than the SQL time limit" in r.text, (
+            r.status_code,
+            r.text[:500],
+        )
     finally:
         c.close()
 
 
 # -- the code pages: source, diff, search -------------------------------------------------------------------
 
+
 def test_source_page_shows_the_stored_code_with_line_anchors_and_highlighting(client):
     page = client.html("/-/source/v0.30.0/vllm/parser/beta.py")
-    assert f'<tr id="L{BETA_HACK_LINE}"><td class="ln"><a href="#L{BETA_HACK_LINE}">{BETA_HACK_LINE}</a>' in page
+    assert (
+        f'<tr id="L{BETA_HACK_LINE}"><td class="ln"><a href="#L{BETA_HACK_LINE}">{BETA_HACK_LINE}</a>' in page
+    )
     assert "HACK: the model sometimes repeats its opening tag" in page
     assert '<span class="k">class</span>' in page and ".tp-code .k" in page  # Pygments spans and their style
     assert f'href="{GH}/v0.30.0/vllm/parser/beta.py"' in page  # upstream
     assert ">v0.31.0</a>" in page and "search this version" in page  # the other versions holding the file
     # the previous version's file differs: a diff link; the same file at the next version: none
     page = client.html("/-/source/v0.31.0/vllm/tool_parsers/__init__.py")
-    assert 'class="tp-diff-prev" href="/-/diff?a=v0.30.0&amp;b=v0.31.0&amp;path=vllm%2Ftool_parsers%2F__init__.py"' in page
+    assert (
+        'class="tp-diff-prev" href="/-/diff?a=v0.30.0&amp;b=v0.31.0&amp;path=vllm%2Ftool_parsers%2F__init__.py"'
+        in page
+    )
     page = client.html("/-/source/v0.30.0/vllm/parser/delta.py")
     assert "tp-diff-prev" not in page and "tp-diff-next" not in page and "next: v0.31.0 (same)" in page
     # everything the code holds is escaped
@@ -791,12 +1009,29 @@ def test_source_page_errors_say_what_is_wrong(client):
     assert r.status_code == 404 and "nope is not a tpindex database" in r.text
 
 
-ERROR_PAGES = ["/-/parser/tool/alpah", "/-/parser/tool/alpha?v=v9.9.9", "/-/version/v9.9.9",
-               "/-/source/v0.30.0/vllm/parser/gamma.py", "/-/diff?a=v9.9.9&b=v0.31.0&path=vllm/parser/beta.py",
-               "/-/diff?a=v0.30.0&b=v0.31.0&name=nosuch"] + [
-    f"{page}{'&' if '?' in page else '?'}db=nope" for page in (
-        "/-/parser-matrix", "/-/parser/tool/alpha", "/-/version/v0.30.0", "/-/find?q=alpha", "/-/where?q=x",
-        "/-/check-doc", "/-/fit", "/-/replay", "/-/grep?q=x", "/-/diff", "/-/source/v0.30.0/vllm/parser/beta.py")]
+ERROR_PAGES = [
+    "/-/parser/tool/alpah",
+    "/-/parser/tool/alpha?v=v9.9.9",
+    "/-/version/v9.9.9",
+    "/-/source/v0.30.0/vllm/parser/gamma.py",
+    "/-/diff?a=v9.9.9&b=v0.31.0&path=vllm/parser/beta.py",
+    "/-/diff?a=v0.30.0&b=v0.31.0&name=nosuch",
+] + [
+    f"{page}{'&' if '?' in page else '?'}db=nope"
+    for page in (
+        "/-/parser-matrix",
+        "/-/parser/tool/alpha",
+        "/-/version/v0.30.0",
+        "/-/find?q=alpha",
+        "/-/where?q=x",
+        "/-/check-doc",
+        "/-/fit",
+        "/-/replay",
+        "/-/grep?q=x",
+        "/-/diff",
+        "/-/source/v0.30.0/vllm/parser/beta.py",
+    )
+]
 
 
 @pytest.mark.parametrize("url", ERROR_PAGES)
@@ -821,14 +1056,19 @@ def test_serve_renders_errors_in_one_place_with_one_template():
 
 
 def test_diff_page_of_a_moved_file_and_of_an_added_one(client):
-    url = ("/-/diff?a=v0.30.0&b=v0.31.0&path_a=vllm/tool_parsers/alpha_tool_parser.py"
-           "&path_b=vllm/tool_parsers/alpha_parser.py&name=alpha&kind=tool")
+    url = (
+        "/-/diff?a=v0.30.0&b=v0.31.0&path_a=vllm/tool_parsers/alpha_tool_parser.py"
+        "&path_b=vllm/tool_parsers/alpha_parser.py&name=alpha&kind=tool"
+    )
     page = client.html(url)
     assert "alpha (tool): v0.30.0 &rarr; v0.31.0" in page and "modified" in page
     rows = re.findall(r'<tr class="(add|del)"><td class="ln2">(\d*)</td><td class="ln2">(\d*)</td>', page)
-    assert rows == [("del", str(ALPHA_PLANT_LINE), ""), ("add", "", str(line_of(ALPHA_MOVED, "prev_tool_call_arr")))]
+    assert rows == [
+        ("del", str(ALPHA_PLANT_LINE), ""),
+        ("add", "", str(line_of(ALPHA_MOVED, "prev_tool_call_arr"))),
+    ]
     assert '<span class="s2">"arguments"</span>' in page
-    assert '/tpindex/which?name=alpha&amp;version=v0.31.0' in page
+    assert "/tpindex/which?name=alpha&amp;version=v0.31.0" in page
     assert 'href="/-/source/v0.31.0/vllm/tool_parsers/alpha_parser.py"' in page
     page = client.html("/-/diff?a=v0.29.0&b=v0.30.0&path=vllm/parser/beta.py")
     assert "added" in page and page.count('<tr class="add">') == len(BETA_PARSER.strip().splitlines())
@@ -846,23 +1086,34 @@ def grep_rows(page: str) -> list[tuple[str, str, str]]:
     entry per place (its versions and line)."""
     out = []
     for versions, lines, text in re.findall(
-            r'<tr><td class="v">(.*?)</td><td class="w">(.*?)</td><td class="t">(.*?)</td></tr>', page, re.S):
+        r'<tr><td class="v">(.*?)</td><td class="w">(.*?)</td><td class="t">(.*?)</td></tr>', page, re.S
+    ):
         spans = re.findall(r"<div>([^<]*)</div>", versions)
         hrefs = re.findall(r'<a href="([^"]+)">\d+</a>', lines)
-        out += [(v, h, re.sub(r"</?mark>", "", html.unescape(text))) for v, h in zip(spans, hrefs, strict=True)]
+        out += [
+            (v, h, re.sub(r"</?mark>", "", html.unescape(text))) for v, h in zip(spans, hrefs, strict=True)
+        ]
     return out
 
 
 def test_search_page_answers_as_tpindex_grep(client, fixture_db):
     page = client.html("/-/grep?q=def+extract_tool_calls_streaming")
     rows = grep_rows(page)
-    cli = json.loads(tpindex("grep", "def extract_tool_calls_streaming", "--db", fixture_db, "--format", "json").output)
+    cli = json.loads(
+        tpindex("grep", "def extract_tool_calls_streaming", "--db", fixture_db, "--format", "json").output
+    )
     assert len(rows) == len(cli) > 0
     from indexer.answers.grep import collapse
 
     versions = [r[0] for r in rows_(fixture_db, "select label from versions order by ord")]
-    want = sorted((collapse(w["versions"], versions), f"/-/source/{w['versions'][-1]}/{w['path']}#L{w['line']}",
-                   w["text"].strip()) for w in cli)  # the page shows code flush left
+    want = sorted(
+        (
+            collapse(w["versions"], versions),
+            f"/-/source/{w['versions'][-1]}/{w['path']}#L{w['line']}",
+            w["text"].strip(),
+        )
+        for w in cli
+    )  # the page shows code flush left
     assert sorted(rows) == want
     assert "<mark>def extract_tool_calls_streaming</mark>" in page
     # -i, -F, versions and paths, as the command line
@@ -877,7 +1128,9 @@ def test_search_page_answers_as_tpindex_grep(client, fixture_db):
 def test_search_page_reports_errors_and_runs_patterns_that_can_take_exponential_time_under_its_limit(client):
     page = client.html("/-/grep?q=" + quote("\\d+"))
     assert "which ERE does not define" in page and "Hint:" in page
-    page = client.html("/-/grep?q=" + quote("(a+)+$"))  # nested repetition: run, stopped by the time limit if slow
+    page = client.html(
+        "/-/grep?q=" + quote("(a+)+$")
+    )  # nested repetition: run, stopped by the time limit if slow
     assert "exponential" not in page and "Hint:" not in page
     page = client.html("/-/grep?q=" + quote("<script>"))
     assert "<script>" not in page.split("</form>")[0].split("<form")[1]
@@ -901,8 +1154,12 @@ def test_code_pages_respect_datasette_permissions(fixture_db):
     c = serve(fixture_db)
     c.ds._metadata_local["allow"] = {"id": "someone"}  # the instance is closed to anonymous visitors
     try:
-        for url in ("/-/source/v0.30.0/vllm/parser/beta.py", "/-/diff?a=v0.30.0&b=v0.31.0&path=vllm/parser/beta.py",
-                    "/-/grep?q=x", "/-/parser-matrix"):
+        for url in (
+            "/-/source/v0.30.0/vllm/parser/beta.py",
+            "/-/diff?a=v0.30.0&b=v0.31.0&path=vllm/parser/beta.py",
+            "/-/grep?q=x",
+            "/-/parser-matrix",
+        ):
             assert c.get(url).status_code == 403, url
     finally:
         c.close()

@@ -20,7 +20,7 @@ from fixtures.helpers import make_repo
 
 
 def parser_file(cls: str, marker: str) -> str:
-    return f'''
+    return f"""
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -28,7 +28,7 @@ class {cls}(ToolParser):
     def extract_tool_calls(self, text):
         # TODO: {marker}
         return []
-'''
+"""
 
 
 HISTORY = {
@@ -82,10 +82,17 @@ def cache_of(ds):
     return cache.of(ds)
 
 
-PAGES = ["/", "/-/parser/tool/alpha", f"/-/version/{VERSIONS[-1]}", "/-/parser-matrix",
-         f"/-/source/{VERSIONS[-1]}/vllm/tool_parsers/alpha_tool_parser.py",
-         f"/-/diff?a={VERSIONS[0]}&b={VERSIONS[-1]}&name=alpha", "/-/grep?q=streaming",
-         "/tpindex/parser_map_v.json?_shape=array", "/-/find"]
+PAGES = [
+    "/",
+    "/-/parser/tool/alpha",
+    f"/-/version/{VERSIONS[-1]}",
+    "/-/parser-matrix",
+    f"/-/source/{VERSIONS[-1]}/vllm/tool_parsers/alpha_tool_parser.py",
+    f"/-/diff?a={VERSIONS[0]}&b={VERSIONS[-1]}&name=alpha",
+    "/-/grep?q=streaming",
+    "/tpindex/parser_map_v.json?_shape=array",
+    "/-/find",
+]
 
 
 def test_each_page_is_rendered_once_and_then_answered_as_rendered(full_db):
@@ -111,7 +118,11 @@ def test_a_build_into_the_served_database_is_served_at_once(source, tmp_path):
     db = tmp_path / "growing.db"
     build(db, source, VERSIONS[:1])
     ds = served(db)
-    home, matrix, alpha = get(ds, "/").text, get(ds, "/-/parser-matrix").text, get(ds, "/-/parser/tool/alpha").text
+    home, matrix, alpha = (
+        get(ds, "/").text,
+        get(ds, "/-/parser-matrix").text,
+        get(ds, "/-/parser/tool/alpha").text,
+    )
     assert VERSIONS[-1] not in home and VERSIONS[-1] not in matrix and VERSIONS[-1] not in alpha
     assert get(ds, "/-/parser/tool/beta").status_code == 404
     assert get(ds, "/").text == home  # answered from the cache
@@ -181,8 +192,10 @@ def test_only_pages_that_depend_on_the_request_and_the_database_are_kept(full_db
     get(ds, "/-/check-doc")  # a form posting with a CSRF token: sets its cookie
     get(ds, "/-/threads")
     get(ds, "/-/replay")
-    assert get(ds, "/tpindex.json?sql=select+random()&_shape=array").json() != \
-        get(ds, "/tpindex.json?sql=select+random()&_shape=array").json()  # SQL a user wrote
+    assert (
+        get(ds, "/tpindex.json?sql=select+random()&_shape=array").json()
+        != get(ds, "/tpindex.json?sql=select+random()&_shape=array").json()
+    )  # SQL a user wrote
     asyncio.run(ds.client.post("/-/check-doc", data={"doc": "x"}))
     assert cache_of(ds).stats()["entries"] == 0
 

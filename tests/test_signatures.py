@@ -75,9 +75,11 @@ def test_parameters_kinds_defaults_and_annotations_as_written():
     init = _by(facts, "ToolParser", "__init__")
     assert init["kind"] == "method"
     assert init["line"] == line_of(BASE, "def __init__")
-    assert init["params"] == [["self", "positional-or-keyword", None, None],
-                              ["tokenizer", "positional-or-keyword", '"Tok"', None],
-                              ["tools", "positional-or-keyword", "list[Any] | None", "None"]]
+    assert init["params"] == [
+        ["self", "positional-or-keyword", None, None],
+        ["tokenizer", "positional-or-keyword", '"Tok"', None],
+        ["tools", "positional-or-keyword", "list[Any] | None", "None"],
+    ]
     reg = _by(facts, "ToolParser", "register_module")
     assert reg["decorators"] == ["classmethod"]
     assert reg["line"] == line_of(BASE, "@classmethod")
@@ -85,10 +87,15 @@ def test_parameters_kinds_defaults_and_annotations_as_written():
     assert [p[0] for p in reg["params"]] == ["cls", "name", "force", "module"]
     assert reg["params"][2] == ["force", "positional-or-keyword", "bool", "True"]
     odd = _by(facts, "ToolParser", "odd")
-    assert odd["params"] == [["self", "positional-only", None, None], ["a", "positional-only", None, None],
-                             ["b", "positional-or-keyword", None, None], ["args", "var-positional", "Any", None],
-                             ["c", "keyword-only", None, "1"], ["d", "keyword-only", "int", "2"],
-                             ["kwargs", "var-keyword", None, None]]
+    assert odd["params"] == [
+        ["self", "positional-only", None, None],
+        ["a", "positional-only", None, None],
+        ["b", "positional-or-keyword", None, None],
+        ["args", "var-positional", "Any", None],
+        ["c", "keyword-only", None, "1"],
+        ["d", "keyword-only", "int", "2"],
+        ["kwargs", "var-keyword", None, None],
+    ]
     assert odd["returns"] == "None"
     assert _by(facts, "ToolParser", "bare")["params"][2] == ["key", "keyword-only", None, None]
     assert _by(facts, "ToolParser", "streaming")["is_async"] is True
@@ -106,11 +113,16 @@ def test_module_functions_yes_closures_no():
 def test_class_attributes_with_annotation_and_value():
     facts = _facts(BASE)
     attrs = {f["name"]: (f["annotation"], f["value"]) for f in facts if f["kind"] == "attribute"}
-    assert attrs == {"supports_named": ("bool", "True"), "structural_model": ("str | None", "None"),
-                     "registry": ("dict[str, type]", "{}"), "declared_only": ("int", None), "plain": (None, '"x"')}
+    assert attrs == {
+        "supports_named": ("bool", "True"),
+        "structural_model": ("str | None", "None"),
+        "registry": ("dict[str, type]", "{}"),
+        "declared_only": ("int", None),
+        "plain": (None, '"x"'),
+    }
 
 
-SERVING = '''
+SERVING = """
 class Serving:
     def __init__(self, manager, name):
         self.tool_parser = manager.get_tool_parser(name)
@@ -126,7 +138,7 @@ class Adapter:
     def __init__(self, tokenizer, tools):
         super().__init__(tokenizer, tools)
         self._tool_parser = self.__class__.tool_parser_cls(tokenizer, tools=tools)
-'''
+"""
 
 
 def test_calls_vllm_makes_on_parser_objects():
@@ -135,11 +147,21 @@ def test_calls_vllm_makes_on_parser_objects():
     from indexer.extract import parse
 
     calls = parse(textwrap.dedent(SERVING).lstrip("\n").encode())["facts"]["parser_calls"]
-    got = {(c["kind"], c["method"], c["callee"], c["positional"], tuple(c["keywords"]), c["star"], c["function"])
-           for c in calls}
+    got = {
+        (c["kind"], c["method"], c["callee"], c["positional"], tuple(c["keywords"]), c["star"], c["function"])
+        for c in calls
+    }
     assert got == {
         ("tool", "__init__", "self.tool_parser", 1, (), False, "Serving.create"),
-        ("tool", "extract_tool_calls", "tool_parser.extract_tool_calls", 1, ("request",), False, "Serving.create"),
+        (
+            "tool",
+            "extract_tool_calls",
+            "tool_parser.extract_tool_calls",
+            1,
+            ("request",),
+            False,
+            "Serving.create",
+        ),
         ("reasoning", "__init__", "self.reasoning_parser_cls", 1, (), True, "Serving.create"),
         ("super", "__init__", "super().__init__", 2, (), False, "Adapter.__init__"),
         ("tool", "__init__", "self.__class__.tool_parser_cls", 1, ("tools",), False, "Adapter.__init__"),
@@ -152,20 +174,36 @@ def test_calls_vllm_makes_on_parser_objects():
 
 
 def test_signatures_and_calls_are_stored_per_blob_and_shown_per_version(tmp_path):
-    repo = make_repo(tmp_path / "repo", {
-        "v0.10.0": {"vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py": BASE,
-                    "vllm/entrypoints/openai/serving_chat.py": SERVING},
-        "v0.10.1": {"README.md": "touch\n"},
-    })
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.10.0": {
+                "vllm/entrypoints/openai/tool_parsers/abstract_tool_parser.py": BASE,
+                "vllm/entrypoints/openai/serving_chat.py": SERVING,
+            },
+            "v0.10.1": {"README.md": "touch\n"},
+        },
+    )
     db = tmp_path / "i.db"
     build_tags(repo, db, "v0.10.0..")
-    got = rows(db, "select version, class, name, params, returns from signatures_v where name = '__init__'"
-                   " and file like '%abstract_tool_parser.py' order by version")
+    got = rows(
+        db,
+        "select version, class, name, params, returns from signatures_v where name = '__init__'"
+        " and file like '%abstract_tool_parser.py' order by version",
+    )
     assert [(r[0], r[1]) for r in got] == [("v0.10.0", "ToolParser"), ("v0.10.1", "ToolParser")]
     assert json.loads(got[0][3])[2] == ["tools", "positional-or-keyword", "list[Any] | None", "None"]
-    assert rows(db, "select count(*) from signatures s join units u on u.id = s.unit_id"
-                    " where u.path like '%abstract_tool_parser.py' and s.name = '__init__'") == [(1,)]  # one blob
-    calls = rows(db, "select version, kind, method, positional, keywords, line from parser_calls_v"
-                     " where kind = 'tool' and method = '__init__' and version = 'v0.10.1' order by line")
-    assert calls == [("v0.10.1", "tool", "__init__", 1, "[]", line_of(SERVING, "self.tool_parser(tokenizer)")),
-                     ("v0.10.1", "tool", "__init__", 1, '["tools"]', line_of(SERVING, "tool_parser_cls(tokenizer"))]
+    assert rows(
+        db,
+        "select count(*) from signatures s join units u on u.id = s.unit_id"
+        " where u.path like '%abstract_tool_parser.py' and s.name = '__init__'",
+    ) == [(1,)]  # one blob
+    calls = rows(
+        db,
+        "select version, kind, method, positional, keywords, line from parser_calls_v"
+        " where kind = 'tool' and method = '__init__' and version = 'v0.10.1' order by line",
+    )
+    assert calls == [
+        ("v0.10.1", "tool", "__init__", 1, "[]", line_of(SERVING, "self.tool_parser(tokenizer)")),
+        ("v0.10.1", "tool", "__init__", 1, '["tools"]', line_of(SERVING, "tool_parser_cls(tokenizer")),
+    ]

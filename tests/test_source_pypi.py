@@ -47,6 +47,7 @@ def source(index, cache: Path) -> PypiSource:
 
 # -- listing -----------------------------------------------------------------------------------------------
 
+
 def test_names_are_tag_like_labels_of_sdists_not_yanked(released, tmp_path):
     src = source(released, tmp_path)
     assert sorted(src.names()) == ["v0.30.0", "v0.32.0", "v0.33.0rc1"]
@@ -74,8 +75,10 @@ def test_sdist_version_only_for_vllm_source_archives():
 
 
 def test_pep503_fragment_hash_and_yanked():
-    page = ('<a href="/f/vllm-1.0.0.tar.gz#sha256=ab">vllm-1.0.0.tar.gz</a>'
-            '<a href="/f/vllm-1.0.1.tar.gz#sha256=cd" data-yanked="">vllm-1.0.1.tar.gz</a>')
+    page = (
+        '<a href="/f/vllm-1.0.0.tar.gz#sha256=ab">vllm-1.0.0.tar.gz</a>'
+        '<a href="/f/vllm-1.0.1.tar.gz#sha256=cd" data-yanked="">vllm-1.0.1.tar.gz</a>'
+    )
     got = releases_from_html(page, "https://mirror.example/simple/vllm/")
     assert list(got) == ["v1.0.0"]
     assert got["v1.0.0"].url == "https://mirror.example/f/vllm-1.0.0.tar.gz"
@@ -94,17 +97,23 @@ def test_index_url_from_env_then_pip_config_then_pypi(tmp_path):
     assert configured_index_url({}, [tmp_path / "missing.conf"]) == PYPI
     # PIP_CONFIG_FILE is read last (it wins over the other files)
     assert configured_index_url({"PIP_CONFIG_FILE": str(conf), "HOME": str(tmp_path)}).startswith(
-        "https://mirror.example/")
+        "https://mirror.example/"
+    )
 
 
 # -- archives -----------------------------------------------------------------------------------------------
+
 
 def test_ref_downloads_verifies_and_caches(released, tmp_path):
     cache = tmp_path / "cache"
     ref = source(released, cache).ref("v0.30.0")
     data = released.blobs["vllm-0.30.0.tar.gz"]
     assert (ref.label, ref.ref, ref.commit, ref.source) == (
-        "v0.30.0", "vllm-0.30.0.tar.gz", hashlib.sha256(data).hexdigest(), "pypi")
+        "v0.30.0",
+        "vllm-0.30.0.tar.gz",
+        hashlib.sha256(data).hexdigest(),
+        "pypi",
+    )
     assert (cache / "vllm-0.30.0.tar.gz").read_bytes() == data
     # no partial files left; the sha256 it was verified with is recorded beside it (for offline use)
     assert sorted(p.name for p in cache.iterdir()) == ["vllm-0.30.0.tar.gz", "vllm-0.30.0.tar.gz.sha256"]
@@ -146,7 +155,9 @@ def test_hash_mismatch_in_a_build_writes_nothing_of_that_version(monkeypatch, in
     index.add("0.30.0")
     index.add("0.31.0", sha256="f" * 64)
     db = tmp_path / "index.db"
-    result = cli_build(monkeypatch, index, "--tags", "v0.30.0..v0.31.0", "--db", db, "--cache-dir", tmp_path / "c")
+    result = cli_build(
+        monkeypatch, index, "--tags", "v0.30.0..v0.31.0", "--db", db, "--cache-dir", tmp_path / "c"
+    )
     assert result.exit_code == 2, result.output
     assert "v0.31.0" in result.output and "does not match" in result.output
     assert "Traceback" not in result.output
@@ -167,8 +178,13 @@ def test_failed_download_names_the_version(index, tmp_path):
 def test_unreadable_archive_names_the_version(index, tmp_path):
     data = b"this is not a gzip file"
     index.blobs["vllm-0.30.0.tar.gz"] = data
-    index.entries.append({"filename": "vllm-0.30.0.tar.gz", "url": "/files/vllm-0.30.0.tar.gz",
-                          "hashes": {"sha256": hashlib.sha256(data).hexdigest()}})
+    index.entries.append(
+        {
+            "filename": "vllm-0.30.0.tar.gz",
+            "url": "/files/vllm-0.30.0.tar.gz",
+            "hashes": {"sha256": hashlib.sha256(data).hexdigest()},
+        }
+    )
     src = source(index, tmp_path)
     ref = src.ref("v0.30.0")
     with pytest.raises(PackageIndexError, match=r"^v0\.30\.0: cannot read .* as a tar\.gz archive"):
@@ -179,21 +195,34 @@ def test_unreachable_index_is_a_clear_error(monkeypatch, tmp_path):
     from indexer.cli.main import main
 
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
-    result = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", tmp_path / "x.db",
-                                       "--cache-dir", tmp_path / "c"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--from-pypi",
+            "--tags",
+            "v0.30.0",
+            "--db",
+            tmp_path / "x.db",
+            "--cache-dir",
+            tmp_path / "c",
+        ],
+    )
     assert result.exit_code == 2
     assert "cannot read the package index at http://127.0.0.1:9/simple/vllm/" in result.output
     assert "Traceback" not in result.output
 
 
 def test_unknown_version_is_a_spec_error_with_the_closest(monkeypatch, released, tmp_path):
-    result = cli_build(monkeypatch, released, "--tags", "v0.31.0", "--db", tmp_path / "x.db",
-                       "--cache-dir", tmp_path / "c")
+    result = cli_build(
+        monkeypatch, released, "--tags", "v0.31.0", "--db", tmp_path / "x.db", "--cache-dir", tmp_path / "c"
+    )
     assert result.exit_code == 2
     assert "v0.31.0" in result.output and "v0.30.0" in result.output  # yanked: not offered
 
 
 # -- files ----------------------------------------------------------------------------------------------------
+
 
 def test_files_are_tree_paths_with_git_blob_ids(released, tmp_path):
     src = source(released, tmp_path / "cache")
@@ -207,13 +236,18 @@ def test_files_are_tree_paths_with_git_blob_ids(released, tmp_path):
         file = out / path
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_bytes(data)
-        git_id = subprocess.run(["git", "hash-object", str(file)], capture_output=True, text=True,
-                                check=True).stdout.strip()
+        git_id = subprocess.run(
+            ["git", "hash-object", str(file)], capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert entry.blob_id == git_id == git_blob_id(data)
     default = sorted(e.path for e in src.files(ref, Scope.named("default")))
-    assert default == ["examples/tool_chat_template_alpha.jinja", "tests/tool_parsers/test_alpha.py",
-                       "vllm/tool_parsers/__init__.py", "vllm/tool_parsers/abstract_tool_parser.py",
-                       "vllm/tool_parsers/alpha_tool_parser.py"]
+    assert default == [
+        "examples/tool_chat_template_alpha.jinja",
+        "tests/tool_parsers/test_alpha.py",
+        "vllm/tool_parsers/__init__.py",
+        "vllm/tool_parsers/abstract_tool_parser.py",
+        "vllm/tool_parsers/alpha_tool_parser.py",
+    ]
 
 
 FACT_QUERIES = {
@@ -249,11 +283,15 @@ def test_cli_build_twice_second_downloads_nothing_and_skips(monkeypatch, release
     assert first.exit_code == 0, first.output
     assert sorted(released.downloads()) == ["/files/vllm-0.30.0.tar.gz", "/files/vllm-0.32.0.tar.gz"]
     assert rows(db, "select label, ref, source from versions order by ord") == [
-        ("v0.30.0", "vllm-0.30.0.tar.gz", "pypi"), ("v0.32.0", "vllm-0.32.0.tar.gz", "pypi")]
+        ("v0.30.0", "vllm-0.30.0.tar.gz", "pypi"),
+        ("v0.32.0", "vllm-0.32.0.tar.gz", "pypi"),
+    ]
     from indexer.cli.main import main
 
-    second = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0..v0.32.0", "--db", str(db),
-                                       "--cache-dir", str(cache)])
+    second = CliRunner().invoke(
+        main,
+        ["build", "--from-pypi", "--tags", "v0.30.0..v0.32.0", "--db", str(db), "--cache-dir", str(cache)],
+    )
     assert second.exit_code == 0, second.output
     assert "2 already indexed and skipped" in second.output
     assert len(released.downloads()) == 2
@@ -263,20 +301,27 @@ def test_unreachable_index_falls_back_to_the_cached_archives(monkeypatch, releas
     """Offline, a build of versions already downloaded works from the cache (with a warning); a version
     that is not cached is still a clear error."""
     db, cache = tmp_path / "index.db", tmp_path / "cache"
-    assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    assert (
+        cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    )
     from indexer.cli.main import main
 
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
     offline = tmp_path / "offline.db"
-    result = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", str(offline),
-                                       "--cache-dir", str(cache), "-q"])
+    result = CliRunner().invoke(
+        main,
+        ["build", "--from-pypi", "--tags", "v0.30.0", "--db", str(offline), "--cache-dir", str(cache), "-q"],
+    )
     assert result.exit_code == 0, result.output
     assert "working offline with the 1 archive(s)" in result.output
     sql = "select kind, name, module, class, form, file, line from registry order by name"
     assert rows(offline, sql) == rows(db, sql) != []
-    assert rows(offline, "select label, commit_id from versions") == rows(db, "select label, commit_id from versions")
-    missing = CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.32.0", "--db", str(offline),
-                                        "--cache-dir", str(cache)])
+    assert rows(offline, "select label, commit_id from versions") == rows(
+        db, "select label, commit_id from versions"
+    )
+    missing = CliRunner().invoke(
+        main, ["build", "--from-pypi", "--tags", "v0.32.0", "--db", str(offline), "--cache-dir", str(cache)]
+    )
     assert missing.exit_code == 2 and "v0.32.0" in missing.output and "Traceback" not in missing.output
     assert "only cached archives are known" in missing.output
 
@@ -292,6 +337,7 @@ def test_fast_reader_agrees_with_tarfile(tmp_path, fmt):
 
     archive = tmp_path / "a.tar.gz"
     with tarfile.open(archive, "w:gz", format=fmt) as tar:
+
         def add(name, data=b"", kind=tarfile.REGTYPE, link=""):
             info = tarfile.TarInfo(name)
             info.type, info.size, info.linkname = kind, len(data), link
@@ -307,8 +353,13 @@ def test_fast_reader_agrees_with_tarfile(tmp_path, fmt):
     wanted = pypi._tree_path
     fast = list(pypi._fast_members(archive, wanted))
     assert fast == list(pypi._tarfile_members(archive, wanted))
-    assert [name for name, _ in fast] == ["vllm/a.py", "vllm/empty.py", LONG.split("/", 1)[1], "vllm/link.py",
-                                          "vllm/b.py"]
+    assert [name for name, _ in fast] == [
+        "vllm/a.py",
+        "vllm/empty.py",
+        LONG.split("/", 1)[1],
+        "vllm/link.py",
+        "vllm/b.py",
+    ]
     assert dict(fast)["vllm/link.py"] == b"a.py"
     only_b = list(pypi._fast_members(archive, lambda n: n if n.endswith("/b.py") else None))
     assert only_b == [("vllm-1.0.0/vllm/b.py", bytes(range(256)) * 5)]
@@ -331,6 +382,7 @@ def test_reader_falls_back_to_tarfile_on_a_header_it_does_not_understand(tmp_pat
 
 
 # -- damaged archives --------------------------------------------------------------------------------------------
+
 
 def flipped(data: bytes, bit: int) -> bytes:
     out = bytearray(data)
@@ -364,10 +416,15 @@ def test_every_bit_flip_is_refused_or_harmless(tmp_path):
         try:
             got = pypi.read_members(archive, pypi._tree_path)
         except PackageIndexError as e:
-            assert str(archive) in str(e) and "damaged" in str(e) and e.hint and "delete" in e.hint, (bit, str(e))
+            assert str(archive) in str(e) and "damaged" in str(e) and e.hint and "delete" in e.hint, (
+                bit,
+                str(e),
+            )
             outcomes["refused"] += 1
             continue
-        assert got == clean, f"bit {bit}: {len(got)} member(s) read from a damaged archive, {len(clean)} in it"
+        assert got == clean, (
+            f"bit {bit}: {len(got)} member(s) read from a damaged archive, {len(clean)} in it"
+        )
         outcomes["same"] += 1
     assert outcomes["refused"] > 300, outcomes
 
@@ -400,8 +457,10 @@ def without_commit_ids(dumped: dict) -> dict:
     """A dump (test_crash.dump) with versions.commit_id left out: a harmless flip (the gzip header's time
     stamp) changes the archive's sha256, which is the version's identity, and nothing else."""
     out = dict(dumped)
-    out["versions"] = sorted(json.dumps({k: v for k, v in json.loads(r).items() if k != "commit_id"},
-                                        sort_keys=True) for r in dumped["versions"])
+    out["versions"] = sorted(
+        json.dumps({k: v for k, v in json.loads(r).items() if k != "commit_id"}, sort_keys=True)
+        for r in dumped["versions"]
+    )
     return out
 
 
@@ -415,8 +474,12 @@ def test_a_damaged_archive_on_the_index_is_refused_or_indexed_whole(monkeypatch,
     data = index.add("0.30.0", files)
     entry = next(e for e in index.entries if e["filename"] == "vllm-0.30.0.tar.gz")
     clean_db = tmp_path / "clean.db"
-    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", clean_db, "--cache-dir",
-                     tmp_path / "c0").exit_code == 0
+    assert (
+        cli_build(
+            monkeypatch, index, "--tags", "v0.30.0", "--db", clean_db, "--cache-dir", tmp_path / "c0"
+        ).exit_code
+        == 0
+    )
     want = without_commit_ids(dump(clean_db))
     refused = 0
     for i, bit in enumerate(flip_positions(data, 24, seed=31)[::8]):
@@ -424,7 +487,9 @@ def test_a_damaged_archive_on_the_index_is_refused_or_indexed_whole(monkeypatch,
         index.blobs["vllm-0.30.0.tar.gz"] = bad
         entry["hashes"] = {"sha256": hashlib.sha256(bad).hexdigest()}
         db = tmp_path / f"t{i}.db"
-        result = cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / f"c{i + 1}")
+        result = cli_build(
+            monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / f"c{i + 1}"
+        )
         if result.exit_code == 0:
             assert_same(without_commit_ids(dump(db)), want, f"bit {bit}")
             continue
@@ -441,12 +506,26 @@ def test_offline_a_cached_archive_is_used_only_against_its_recorded_sha256(monke
     from indexer.cli.main import main
 
     db, cache = tmp_path / "index.db", tmp_path / "cache"
-    assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    assert (
+        cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    )
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # discard port: refused
 
     def offline_build(out: str):
-        return CliRunner().invoke(main, ["build", "--from-pypi", "--tags", "v0.30.0", "--db", str(tmp_path / out),
-                                         "--cache-dir", str(cache), "-q"])
+        return CliRunner().invoke(
+            main,
+            [
+                "build",
+                "--from-pypi",
+                "--tags",
+                "v0.30.0",
+                "--db",
+                str(tmp_path / out),
+                "--cache-dir",
+                str(cache),
+                "-q",
+            ],
+        )
 
     archive = cache / "vllm-0.30.0.tar.gz"
     intact = archive.read_bytes()
@@ -465,7 +544,9 @@ def test_offline_a_cached_archive_is_used_only_against_its_recorded_sha256(monke
         assert not (tmp_path / out).exists() or rows(tmp_path / out, "select * from versions") == []
 
     monkeypatch.setenv("PIP_INDEX_URL", released.url)  # online again: verified against the index, recorded
-    assert cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    assert (
+        cli_build(monkeypatch, released, "--tags", "v0.30.0", "--db", db, "--cache-dir", cache).exit_code == 0
+    )
     assert (cache / "vllm-0.30.0.tar.gz.sha256").is_file()
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
     assert offline_build("c.db").exit_code == 0
@@ -488,10 +569,17 @@ def test_parts_left_by_killed_downloads_are_removed(released, tmp_path):
         p.write_bytes(b"partial")
     os.utime(left, (old, old))
     os.utime(busy, (old, old))
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
-                               f"fd = os.open({str(busy)!r}, os.O_RDWR)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
-                               "print('locked', flush=True)\ntime.sleep(60)\n"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(busy)!r}, os.O_RDWR)\nfcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('locked', flush=True)\ntime.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         source(released, cache).ref("v0.30.0")
@@ -505,29 +593,45 @@ def test_parts_left_by_killed_downloads_are_removed(released, tmp_path):
     os.close(fd)
 
 
-LAZY_INIT = lazy_registry("tool", tool_names("alpha", "beta"), inline=True, imports="ToolParserManager").encode()
+LAZY_INIT = lazy_registry(
+    "tool", tool_names("alpha", "beta"), inline=True, imports="ToolParserManager"
+).encode()
 
 
-@pytest.mark.parametrize("cut, says", [
-    (lambda p: p.startswith("vllm/"), "maps 2 file(s) but no Python file under vllm/"),
-    (lambda p: p.endswith("beta_tool_parser.py"), "1 registered name(s) point at modules missing from it"),
-])
-def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(monkeypatch, index, tmp_path, cut,
-                                                                              says):
+@pytest.mark.parametrize(
+    "cut, says",
+    [
+        (lambda p: p.startswith("vllm/"), "maps 2 file(s) but no Python file under vllm/"),
+        (
+            lambda p: p.endswith("beta_tool_parser.py"),
+            "1 registered name(s) point at modules missing from it",
+        ),
+    ],
+)
+def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(
+    monkeypatch, index, tmp_path, cut, says
+):
     """An older tpindex took a damaged header for the end of the archive and indexed a version with the
     files before it only; check reports such a version (examples/ and tests/ come first in vllm's
     archives, as here)."""
     from indexer.sources import pypi
 
-    files = {"examples/tool_chat_template_alpha.jinja": b"{{ messages }}\n",
-             "tests/tool_parsers/test_alpha.py": b"def test_alpha():\n    pass\n",
-             "vllm/tool_parsers/__init__.py": LAZY_INIT,
-             "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
-             "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
-             "vllm/tool_parsers/beta_tool_parser.py": ALPHA.replace(b"Alpha", b"Beta")}
+    files = {
+        "examples/tool_chat_template_alpha.jinja": b"{{ messages }}\n",
+        "tests/tool_parsers/test_alpha.py": b"def test_alpha():\n    pass\n",
+        "vllm/tool_parsers/__init__.py": LAZY_INIT,
+        "vllm/tool_parsers/abstract_tool_parser.py": ABSTRACT,
+        "vllm/tool_parsers/alpha_tool_parser.py": ALPHA,
+        "vllm/tool_parsers/beta_tool_parser.py": ALPHA.replace(b"Alpha", b"Beta"),
+    }
     index.add("0.30.0", files)
     whole, db = tmp_path / "whole.db", tmp_path / "cut.db"
-    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", whole, "--cache-dir", tmp_path / "c").exit_code == 0
+    assert (
+        cli_build(
+            monkeypatch, index, "--tags", "v0.30.0", "--db", whole, "--cache-dir", tmp_path / "c"
+        ).exit_code
+        == 0
+    )
     from fixtures.helpers import tpindex
 
     tpindex("check", "--db", whole)
@@ -535,10 +639,15 @@ def test_check_finds_a_version_an_older_tpindex_read_from_a_damaged_archive(monk
 
     def as_an_older_tpindex_read_it(path, wanted):
         members = read(path, wanted)
-        return members[:next((i for i, (name, _) in enumerate(members) if cut(name)), len(members))]
+        return members[: next((i for i, (name, _) in enumerate(members) if cut(name)), len(members))]
 
     monkeypatch.setattr(pypi, "read_members", as_an_older_tpindex_read_it)
-    assert cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c").exit_code == 0
+    assert (
+        cli_build(
+            monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c"
+        ).exit_code
+        == 0
+    )
     result = tpindex("check", "--db", db, ok=False)
     assert result.exit_code == 1 and says in result.output, result.output
 
@@ -551,7 +660,9 @@ def test_a_listing_without_hashes_is_a_clear_error(monkeypatch, index, tmp_path)
     result = cli_build(monkeypatch, index, "--tags", "v0.30.0", "--db", db, "--cache-dir", tmp_path / "c")
     lines = result.output.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 2, result.output
-    assert "v0.30.0" in lines[0] and "without a usable hash" in lines[0] and lines[1].startswith("Hint: "), result.output
+    assert "v0.30.0" in lines[0] and "without a usable hash" in lines[0] and lines[1].startswith("Hint: "), (
+        result.output
+    )
     assert index.downloads() == [] and not db.exists()
 
 
@@ -572,7 +683,11 @@ def test_a_bad_db_is_reported_before_any_archive_is_downloaded(monkeypatch, rele
         conn.commit()
         conn.close()
     before = db.read_bytes()
-    result = cli_build(monkeypatch, released, "--tags", "v0.30.0..v0.32.0", "--db", db, "--cache-dir", tmp_path / "c")
-    assert result.exit_code == 2 and "Hint: " in result.output and "Traceback" not in result.output, result.output
+    result = cli_build(
+        monkeypatch, released, "--tags", "v0.30.0..v0.32.0", "--db", db, "--cache-dir", tmp_path / "c"
+    )
+    assert result.exit_code == 2 and "Hint: " in result.output and "Traceback" not in result.output, (
+        result.output
+    )
     assert released.downloads() == []
     assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["x.db"]

@@ -7,8 +7,20 @@ from fixtures.helpers import commit, make_repo, rows, tpindex
 
 from indexer.core.specs import SpecError, parse_version, select, sort_key
 
-TAGS = ["v0.9.0", "v0.10.0", "v0.2.0", "v0.6.1.post1", "v0.6.1", "v0.7.0rc1", "v0.7.0", "v0.7.1.dev3",
-        "v0.8.0b1", "nightly", "v0.11.0a2", "v0.11.0"]
+TAGS = [
+    "v0.9.0",
+    "v0.10.0",
+    "v0.2.0",
+    "v0.6.1.post1",
+    "v0.6.1",
+    "v0.7.0rc1",
+    "v0.7.0",
+    "v0.7.1.dev3",
+    "v0.8.0b1",
+    "nightly",
+    "v0.11.0a2",
+    "v0.11.0",
+]
 
 
 def names(spec, pre=False, tags=TAGS, is_ref=lambda n: False):
@@ -50,8 +62,9 @@ def test_lists_mix_forms_dedupe_and_sort():
 def test_globs_are_shell_globs():
     assert names("v0.?.0") == ["v0.2.0", "v0.7.0", "v0.9.0"]
     assert names("v0.1[01].0") == ["v0.10.0", "v0.11.0"]
-    assert names("*") == [t for t in sorted(TAGS, key=sort_key) if not (parse_version(t) and
-                                                                        parse_version(t).is_prerelease)]
+    assert names("*") == [
+        t for t in sorted(TAGS, key=sort_key) if not (parse_version(t) and parse_version(t).is_prerelease)
+    ]
 
 
 def test_non_version_tags_ignored_by_ranges_taken_when_named():
@@ -90,9 +103,24 @@ def test_empty_selection_of_prereleases_hints_at_pre(spec):
         select(spec, TAGS)
 
 
-@pytest.mark.parametrize("spec", ["a..b..c", "v0.2.0..v0.6.1..v0.9.0", ",", "", "  ", "v0.2.0,,v0.9.0",
-                                  "v0.2.0,", "..", "nightly..v0.9.0", "v0.9.0..v0.2.0", "...",
-                                  "v0.2.0 .. v0.9.0..", "v0.2.0..x"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "a..b..c",
+        "v0.2.0..v0.6.1..v0.9.0",
+        ",",
+        "",
+        "  ",
+        "v0.2.0,,v0.9.0",
+        "v0.2.0,",
+        "..",
+        "nightly..v0.9.0",
+        "v0.9.0..v0.2.0",
+        "...",
+        "v0.2.0 .. v0.9.0..",
+        "v0.2.0..x",
+    ],
+)
 def test_malformed_specs(spec):
     with pytest.raises(SpecError) as e:
         select(spec, TAGS)
@@ -107,21 +135,29 @@ def test_spaces_around_range_ends():
 @pytest.fixture
 def repo(tmp_path):
     f = "vllm/entrypoints/openai/tool_parsers/x_tool_parser.py"
-    return make_repo(tmp_path / "repo", {
-        "v0.10.0": {f: "# 10\n"},
-        "v0.9.0": {f: "# 9\n"},
-        "v0.2.0": {f: "# 2\n"},
-        "v0.7.0rc1": {f: "# 7rc1\n"},
-        "v0.7.0": {f: "# 7\n"},
-        "nightly": {f: "# nightly\n"},
-        "_head": {f: "# head\n"},
-    }, annotated=("v0.9.0", "v0.7.0rc1"))
+    return make_repo(
+        tmp_path / "repo",
+        {
+            "v0.10.0": {f: "# 10\n"},
+            "v0.9.0": {f: "# 9\n"},
+            "v0.2.0": {f: "# 2\n"},
+            "v0.7.0rc1": {f: "# 7rc1\n"},
+            "v0.7.0": {f: "# 7\n"},
+            "nightly": {f: "# nightly\n"},
+            "_head": {f: "# head\n"},
+        },
+        annotated=("v0.9.0", "v0.7.0rc1"),
+    )
 
 
 def test_git_tags_in_version_order_not_commit_order(repo, db):
     tpindex("build", "--repo", repo, "--tags", "v0.2.0..v0.10.0", "--db", db, "-q")
-    assert rows(db, "select label from versions order by ord") == [("v0.2.0",), ("v0.7.0",), ("v0.9.0",),
-                                                                  ("v0.10.0",)]
+    assert rows(db, "select label from versions order by ord") == [
+        ("v0.2.0",),
+        ("v0.7.0",),
+        ("v0.9.0",),
+        ("v0.10.0",),
+    ]
 
 
 def test_git_prerelease_by_name_and_with_pre(repo, db):
@@ -139,8 +175,11 @@ def test_git_branch_and_commit_labelled_by_the_ref(repo, db):
     short = head[:10]
     tpindex("build", "--repo", repo, "--tags", f"main,{short},feature,nightly", "--db", db, "-q")
     assert rows(db, "select label, ref, commit_id from versions order by label") == [
-        (short, short, head), ("feature", "feature", v9), ("main", "main", head),
-        ("nightly", "nightly", git(repo, "rev-parse", "nightly^{commit}"))]
+        (short, short, head),
+        ("feature", "feature", v9),
+        ("main", "main", head),
+        ("nightly", "nightly", git(repo, "rev-parse", "nightly^{commit}")),
+    ]
 
 
 def test_git_unknown_tag_is_a_user_error(repo, db):
@@ -167,7 +206,8 @@ def test_git_tags_not_on_commits_are_not_versions(repo, db):
 
 def test_git_moved_tag_changes_commit(repo, db):
     tpindex("build", "--repo", repo, "--tags", "v0.2.0", "--db", db, "-q")
-    sha = commit(repo, {"vllm/entrypoints/openai/tool_parsers/x_tool_parser.py": "# moved\n"},
-                 tag="v0.2.0", force=True)
+    sha = commit(
+        repo, {"vllm/entrypoints/openai/tool_parsers/x_tool_parser.py": "# moved\n"}, tag="v0.2.0", force=True
+    )
     tpindex("build", "--repo", repo, "--tags", "v0.2.0", "--db", db, "-q")
     assert rows(db, "select label, commit_id from versions") == [("v0.2.0", sha)]

@@ -16,12 +16,29 @@ import pytest
 from fixtures.eras import PLAIN_ABSTRACT, lazy_registry, tool_names
 from fixtures.helpers import imported_modules, make_repo
 
-HEAVY = {"tree_sitter", "tree_sitter_python", "jinja2", "datasette", "sqlite_utils", "git", "pygments", "uvicorn",
-         "mcp", "click_default_group", "pydantic", "httpx"}
+HEAVY = {
+    "tree_sitter",
+    "tree_sitter_python",
+    "jinja2",
+    "datasette",
+    "sqlite_utils",
+    "git",
+    "pygments",
+    "uvicorn",
+    "mcp",
+    "click_default_group",
+    "pydantic",
+    "httpx",
+}
 # and of tpindex's own: the resolver (about 15 ms to import); card and diff read its vocabulary (resolve/vocabulary.py)
-RESOLVER = {"indexer.resolve.logic", "indexer.resolve.classgraph", "indexer.resolve.creation", "indexer.resolve.chains"}
+RESOLVER = {
+    "indexer.resolve.logic",
+    "indexer.resolve.classgraph",
+    "indexer.resolve.creation",
+    "indexer.resolve.chains",
+}
 
-ALPHA = '''
+ALPHA = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -32,7 +49,7 @@ def make_arg_parser(parser):
 class AlphaToolParser(ToolParser):
     def extract_tool_calls(self, text):
         return make_arg_parser(text)
-'''
+"""
 HISTORY = {
     "v0.29.0": {
         "vllm/tool_parsers/__init__.py": lazy_registry("tool", tool_names("alpha"), call=True),
@@ -44,7 +61,6 @@ HISTORY = {
         "vllm/tool_parsers/beta_tool_parser.py": ALPHA.replace("Alpha", "Beta"),
     },
 }
-
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +83,17 @@ def imported(args: list[str], tmp_path: Path) -> list[str]:
     return modules
 
 
-@pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
-                                  ["where", "make_arg_parser"], ["card", "alpha", "--format", "json"],
-                                  ["diff", "v0.29.0", "v0.30.0", "--format", "markdown"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["which", "alpha"],
+        ["card", "alpha"],
+        ["diff", "v0.29.0", "v0.30.0"],
+        ["where", "make_arg_parser"],
+        ["card", "alpha", "--format", "json"],
+        ["diff", "v0.29.0", "v0.30.0", "--format", "markdown"],
+    ],
+)
 def test_a_short_command_imports_none_of_the_heavy_packages(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     assert "indexer.cli.commands" in modules
@@ -85,8 +109,10 @@ DEFERRED = {"packaging", "shutil", "textwrap"}
 NEEDED = {"which": {"json"}, "card": {"difflib", "json"}, "diff": {"difflib", "hashlib", "json"}}
 
 
-@pytest.mark.parametrize("args", [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"],
-                                  ["where", "make_arg_parser"]])
+@pytest.mark.parametrize(
+    "args",
+    [["which", "alpha"], ["card", "alpha"], ["diff", "v0.29.0", "v0.30.0"], ["where", "make_arg_parser"]],
+)
 def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     unneeded = DEFERRED | {"difflib", "hashlib", "json"} - NEEDED.get(args[0], set())
@@ -96,14 +122,30 @@ def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_pat
 
 # the modules of data classes each short command builds: `card` has its own classes (answers/card.py), `diff`
 # the commits it lists under a name whose code changed (answers/commit_model.py)
-MODELS = {"which": {"which_model"}, "card": set(), "diff": {"diff_model", "commit_model"}, "where": {"where_model"}}
+MODELS = {
+    "which": {"which_model"},
+    "card": set(),
+    "diff": {"diff_model", "commit_model"},
+    "where": {"where_model"},
+}
 
 
-@pytest.mark.parametrize("args", [["which", "alpha"], ["which", "alpha", "--format", "json"], ["card", "alpha"],
-                                  ["card", "alpha", "--format", "json"], ["diff", "v0.29.0", "v0.30.0"],
-                                  ["diff", "v0.29.0", "v0.30.0", "--format", "json"], ["where", "make_arg_parser"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["which", "alpha"],
+        ["which", "alpha", "--format", "json"],
+        ["card", "alpha"],
+        ["card", "alpha", "--format", "json"],
+        ["diff", "v0.29.0", "v0.30.0"],
+        ["diff", "v0.29.0", "v0.30.0", "--format", "json"],
+        ["where", "make_arg_parser"],
+    ],
+)
 def test_a_short_command_builds_only_its_answers_data_classes(tree_db, tmp_path, args):
     modules = imported([*args, "--db", str(tree_db)], tmp_path)
     assert f"indexer.answers.{args[0]}" in modules
-    built = {m.rpartition(".")[2] for m in modules if m.startswith("indexer.answers.") and m.endswith("model")}
+    built = {
+        m.rpartition(".")[2] for m in modules if m.startswith("indexer.answers.") and m.endswith("model")
+    }
     assert built == MODELS[args[0]], f"tpindex {' '.join(args)} built {sorted(built)}"

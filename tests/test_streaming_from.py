@@ -25,9 +25,19 @@ def over_db(tmp_path_factory):
 
 
 def pm(db, name):
-    cols = ("real_class", "real_file", "reg_class", "streaming_class", "streaming_file", "streaming_line",
-            "streaming_from", "notes")
-    (got,) = rows(db, f"select {', '.join(cols)} from parser_map_v where kind = 'reasoning' and name = ?", (name,))
+    cols = (
+        "real_class",
+        "real_file",
+        "reg_class",
+        "streaming_class",
+        "streaming_file",
+        "streaming_line",
+        "streaming_from",
+        "notes",
+    )
+    (got,) = rows(
+        db, f"select {', '.join(cols)} from parser_map_v where kind = 'reasoning' and name = ?", (name,)
+    )
     out = dict(zip(cols, got, strict=True))
     out["notes"] = json.loads(out["notes"] or "[]")
     return out
@@ -35,24 +45,41 @@ def pm(db, name):
 
 def test_own_non_streaming_method_and_streaming_from_another_names_class(over_db):
     p = pm(over_db, "nemo")
-    assert (p["real_class"], p["real_file"]) == ("NemoReasoningParser", "vllm/reasoning/nemo_reasoning_parser.py")
-    assert (p["streaming_class"], p["streaming_file"], p["streaming_line"]) == ("R1ReasoningParser", R1_FILE,
-                                                                                R1_STREAMING)
+    assert (p["real_class"], p["real_file"]) == (
+        "NemoReasoningParser",
+        "vllm/reasoning/nemo_reasoning_parser.py",
+    )
+    assert (p["streaming_class"], p["streaming_file"], p["streaming_line"]) == (
+        "R1ReasoningParser",
+        R1_FILE,
+        R1_STREAMING,
+    )
     assert p["streaming_from"] == "r1"
-    assert any(n.startswith("streaming: inherited from R1ReasoningParser") and "r1's registered parser" in n
-               for n in p["notes"])
+    assert any(
+        n.startswith("streaming: inherited from R1ReasoningParser") and "r1's registered parser" in n
+        for n in p["notes"]
+    )
     out = tpindex("which", "nemo", "--kind", "reasoning", "--db", over_db).output
-    assert (f"=> really implemented in vllm/reasoning/nemo_reasoning_parser.py (NemoReasoningParser); streaming in"
-            f" {R1_FILE}:{R1_STREAMING} (R1ReasoningParser, r1's parser)") in " ".join(out.split())
+    assert (
+        f"=> really implemented in vllm/reasoning/nemo_reasoning_parser.py (NemoReasoningParser); streaming in"
+        f" {R1_FILE}:{R1_STREAMING} (R1ReasoningParser, r1's parser)"
+    ) in " ".join(out.split())
     c = card(over_db, "nemo")
     assert (c["streaming_method"]["class"], c["streaming_from"]) == ("R1ReasoningParser", ["r1"])
     text = tpindex("card", "nemo", "--kind", "reasoning", "--db", over_db).output
-    assert f"R1ReasoningParser.extract_reasoning_content_streaming  {R1_FILE}:{R1_STREAMING}  (r1's parser)" in text
+    assert (
+        f"R1ReasoningParser.extract_reasoning_content_streaming  {R1_FILE}:{R1_STREAMING}  (r1's parser)"
+        in text
+    )
 
 
 def test_no_extraction_method_of_its_own_streaming_first(over_db):
     p = pm(over_db, "marvel")
-    assert (p["reg_class"], p["real_class"], p["real_file"]) == ("MarvelReasoningParser", "R1ReasoningParser", R1_FILE)
+    assert (p["reg_class"], p["real_class"], p["real_file"]) == (
+        "MarvelReasoningParser",
+        "R1ReasoningParser",
+        R1_FILE,
+    )
     assert (p["streaming_class"], p["streaming_from"]) == ("R1ReasoningParser", "r1")
     assert any("inherited from ThinkingTagsParser" in n for n in p["notes"])  # the non-streaming method
     out = tpindex("which", "marvel", "--kind", "reasoning", "--db", over_db).output
@@ -64,7 +91,9 @@ def test_own_streaming_method_stays_real(over_db):
     p = pm(over_db, "streamy")
     assert p["real_class"] == "StreamyReasoningParser" and p["streaming_from"] is None
     assert p["streaming_class"] == "StreamyReasoningParser"
-    assert any(n.startswith("extract_reasoning_content: inherited from ThinkingTagsParser") for n in p["notes"])
+    assert any(
+        n.startswith("extract_reasoning_content: inherited from ThinkingTagsParser") for n in p["notes"]
+    )
 
 
 def test_the_base_name_itself_and_a_framework_streaming_method(over_db):

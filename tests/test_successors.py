@@ -22,8 +22,10 @@ TP = "vllm/tool_parsers"
 
 
 def parser(cls: str, body: str = "return text") -> str:
-    return (f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
-            f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        {body}\n")
+    return (
+        f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
+        f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        {body}\n"
+    )
 
 
 def registry(names: dict[str, tuple[str, str]]) -> str:
@@ -40,18 +42,26 @@ N_10 = {
     "lonely": ("lonely_tool_parser", "LonelyToolParser"),
 }
 N_101 = {k: v for k, v in N_10.items() if k not in ("glm4_moe", "olmo", "hermes_v1")} | {
-    "glm45": ("glm4_moe_tool_parser", "Glm4MoeModelToolParser"), "olmo3": ("olmo_tool_parser", "Olmo3ToolParser")}
+    "glm45": ("glm4_moe_tool_parser", "Glm4MoeModelToolParser"),
+    "olmo3": ("olmo_tool_parser", "Olmo3ToolParser"),
+}
 N_24 = {k: v for k, v in N_101.items() if k not in ("minimax", "lonely")} | {
-    "minimax_m3": ("minimax_m3_tool_parser", "MinimaxM3ToolParser")}
+    "minimax_m3": ("minimax_m3_tool_parser", "MinimaxM3ToolParser")
+}
 
 HISTORY = {
     "v0.10.0": {
-        f"{TP}/__init__.py": registry(N_10), f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
+        f"{TP}/__init__.py": registry(N_10),
+        f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
         **{f"{TP}/{f}.py": parser(c) for f, c in N_10.values()},
     },
     "v0.10.1": {f"{TP}/__init__.py": registry(N_101), f"{TP}/olmo_tool_parser.py": parser("Olmo3ToolParser")},
-    "v0.24.0": {f"{TP}/__init__.py": registry(N_24), f"{TP}/minimax_tool_parser.py": None,
-                f"{TP}/lonely_tool_parser.py": None, f"{TP}/minimax_m3_tool_parser.py": parser("MinimaxM3ToolParser")},
+    "v0.24.0": {
+        f"{TP}/__init__.py": registry(N_24),
+        f"{TP}/minimax_tool_parser.py": None,
+        f"{TP}/lonely_tool_parser.py": None,
+        f"{TP}/minimax_m3_tool_parser.py": parser("MinimaxM3ToolParser"),
+    },
 }
 
 
@@ -113,7 +123,11 @@ def test_the_old_names_lifecycle_which_and_card_point_to_the_new_one(db):
     assert "removed in v0.10.1, renamed to glm45" in life
     data = json.loads(tpindex("which", "glm4_moe", "--all", "--format", "json", "--db", db).output)
     lc = data["kinds"][0]["lifecycle"]
-    assert (lc["renamed_to"], lc["successors"], lc["successors_by"]) == ("glm45", ["glm45"], "registered class")
+    assert (lc["renamed_to"], lc["successors"], lc["successors_by"]) == (
+        "glm45",
+        ["glm45"],
+        "registered class",
+    )
     new = json.loads(tpindex("which", "glm45", "--all", "--format", "json", "--db", db).output)
     assert new["kinds"][0]["lifecycle"]["renamed_from"] == ["glm4_moe"]
     assert "first in v0.10.1 (renamed from glm4_moe)" in tpindex("which", "glm45", "--all", "--db", db).output
@@ -144,7 +158,8 @@ def test_diff_and_which_json_follow_their_schemas(db):
     r = tpindex("diff", "v0.10.0", "v0.24.0", "--format", "json", "--db", db, ok=False)
     jsonschema.Draft202012Validator(load("diff")).validate(json.loads(r.output))
     jsonschema.Draft202012Validator(load("which-all")).validate(
-        json.loads(tpindex("which", "glm4_moe", "--all", "--format", "json", "--db", db).output))
+        json.loads(tpindex("which", "glm4_moe", "--all", "--format", "json", "--db", db).output)
+    )
 
 
 def test_the_browser_shows_renames_and_successors(db):
@@ -154,7 +169,9 @@ def test_the_browser_shows_renames_and_successors(db):
     try:
         page = client.html("/-/parser/tool/glm4_moe")
         assert 'renamed to <a class="tpindex-name" href="/-/parser/tool/glm45?v=v0.10.1">glm45</a>' in page
-        assert "renamed from" in client.html("/-/parser/tool/glm45") and "glm4_moe" in client.html("/-/parser/tool/glm45")
+        assert "renamed from" in client.html("/-/parser/tool/glm45") and "glm4_moe" in client.html(
+            "/-/parser/tool/glm45"
+        )
         page = client.html("/-/parser/tool/minimax")
         assert "successors (family)" in page and "minimax_m3" in page
         version = client.html("/-/version/v0.10.1")

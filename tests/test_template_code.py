@@ -18,7 +18,7 @@ from fixtures.helpers import build_tags, make_repo, rows, tpindex
 TEMPLATE = "examples/tool_chat_template_zeta.jinja"
 TEST = "tests/tool_parsers/test_zeta_tool_parser.py"
 
-ZETA = '''
+ZETA = """
 from vllm.tool_parsers.abstract_tool_parser import ToolParser
 
 
@@ -28,7 +28,7 @@ class ZetaToolParser(ToolParser):
 
     def extract_tool_calls(self, text):
         return text
-'''
+"""
 
 TEMPLATE_V1 = """\
 {%- for message in messages %}
@@ -92,8 +92,11 @@ def test_diff_code_of_a_template(stored):
 
 def test_each_template_and_test_blob_is_stored_once(stored):
     _, db = stored
-    held = rows(db, "select count(distinct f.blob_id) from version_files f join code_texts t on t.blob_id = f.blob_id"
-                    " where f.file like 'examples/%' or f.file like 'tests/%'")[0][0]
+    held = rows(
+        db,
+        "select count(distinct f.blob_id) from version_files f join code_texts t on t.blob_id = f.blob_id"
+        " where f.file like 'examples/%' or f.file like 'tests/%'",
+    )[0][0]
     assert held == 3  # two versions of the template, one of the test
 
 
@@ -103,8 +106,10 @@ def test_an_older_database_gets_the_text_of_its_templates_on_the_next_build(tmp_
     build_tags(repo, db, "v0.12.0..")
     # as an older tpindex left it: templates and tests recorded as present, their text not stored
     conn = sqlite3.connect(db)
-    conn.execute("delete from code_texts where blob_id in (select blob_id from version_files"
-                 " where file like 'examples/%' or file like 'tests/%')")
+    conn.execute(
+        "delete from code_texts where blob_id in (select blob_id from version_files"
+        " where file like 'examples/%' or file like 'tests/%')"
+    )
     conn.execute("update versions set extractor = '9:000000000000'")
     conn.commit()
     conn.close()
@@ -117,7 +122,9 @@ def test_an_older_database_gets_the_text_of_its_templates_on_the_next_build(tmp_
 
 def test_the_card_shows_the_call_markup_each_chat_template_renders(stored):
     _, db = stored
-    (card,) = json.loads(tpindex("card", "zeta", "--at", "v0.12.0", "--format", "json", "--db", db).output)["cards"]
+    (card,) = json.loads(tpindex("card", "zeta", "--at", "v0.12.0", "--format", "json", "--db", db).output)[
+        "cards"
+    ]
     (tmpl,) = card["chat_templates"]
     assert tmpl["file"] == TEMPLATE
     assert tmpl["markup"] == '<zeta_call>get_weather {"city": "Paris"}</zeta_call>'
@@ -130,10 +137,16 @@ def test_the_card_shows_the_call_markup_each_chat_template_renders(stored):
 
 def test_the_build_stores_what_each_template_renders_once_per_content(stored):
     _, db = stored
-    got = rows(db, "select f.version, r.call from template_renders r join version_files f on f.blob_id = r.blob_id"
-                   " where f.file = ? order by f.version", [TEMPLATE])
-    assert got == [("v0.12.0", '<zeta_call>get_weather {"city": "Paris"}</zeta_call>'),
-                   ("v0.13.0", '<zeta_call>get_weather\n{"city": "Paris"}</zeta_call>')]
+    got = rows(
+        db,
+        "select f.version, r.call from template_renders r join version_files f on f.blob_id = r.blob_id"
+        " where f.file = ? order by f.version",
+        [TEMPLATE],
+    )
+    assert got == [
+        ("v0.12.0", '<zeta_call>get_weather {"city": "Paris"}</zeta_call>'),
+        ("v0.13.0", '<zeta_call>get_weather\n{"city": "Paris"}</zeta_call>'),
+    ]
     assert rows(db, "select count(*) from template_renders") == [(2,)]  # the test file is no template
 
 

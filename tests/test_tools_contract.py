@@ -37,19 +37,23 @@ def validate(name: str, data) -> None:
 
 # -- the query layer -----------------------------------------------------------------------------------------
 
+
 def test_the_python_api_answers_like_the_cli(db):
     from indexer.api import Index
 
     ix = Index(db)
-    assert ix.which("beta", at="v0.25.0").to_json() == cli_json("which", "beta", "--at", "v0.25.0", "--format",
-                                                                 "json", "--db", db)
+    assert ix.which("beta", at="v0.25.0").to_json() == cli_json(
+        "which", "beta", "--at", "v0.25.0", "--format", "json", "--db", db
+    )
     assert ix.which("beta", at="v0.25.0").parsers[0].real_file == "vllm/parser/beta.py"
-    assert ix.diff("v0.24.0", "v0.25.0").to_json() == cli_json("diff", "v0.24.0", "v0.25.0", "--format", "json",
-                                                                "--db", db)
+    assert ix.diff("v0.24.0", "v0.25.0").to_json() == cli_json(
+        "diff", "v0.24.0", "v0.25.0", "--format", "json", "--db", db
+    )
     assert [v.version for v in ix.versions()] == ["v0.24.0", "v0.25.0", "v0.27.0"]
 
 
 # -- the JSON contract ------------------------------------------------------------------------------------------
+
 
 def test_schema_files_are_the_generated_contract():
     from indexer.schemas import generate, load, names
@@ -58,28 +62,33 @@ def test_schema_files_are_the_generated_contract():
     assert sorted(generated) == names()
     for name, schema in generated.items():
         assert load(name) == schema, f"{name}.json is stale: python -m indexer.schemas rewrites it"
-        assert schema["x-tpindex-contract"] >= 1 and schema["$id"].endswith(f":{name}:v{schema['x-tpindex-contract']}")
+        assert schema["x-tpindex-contract"] >= 1 and schema["$id"].endswith(
+            f":{name}:v{schema['x-tpindex-contract']}"
+        )
         jsonschema.Draft202012Validator.check_schema(schema)
 
 
-@pytest.mark.parametrize("name,args", [
-    ("which", ["which", "beta", "--at", "v0.25.0"]),
-    ("which", ["which", "alpha"]),
-    ("which-all", ["which", "beta", "--all"]),
-    ("diff", ["diff", "v0.24.0", "v0.27.0"]),
-    ("export", ["export", "--at", "v0.25.0"]),
-    ("versions", ["versions"]),
-    ("check", ["check"]),
-    ("card", ["card", "beta", "--at", "v0.25.0"]),
-    ("card", ["card", "--all", "--at", "v0.27.0"]),
-    ("grep", ["grep", "class \\w+Parser"]),
-    ("show", ["show", "vllm/parser/beta.py:1-2", "--at", "v0.25.0"]),
-    ("show-name", ["show", "beta", "--at", "v0.25.0"]),
-    ("show-name", ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
-    ("diff-code", ["diff", "v0.24.0", "v0.25.0", "--code", "vllm/tool_parsers/beta_tool_parser.py"]),
-    ("diff-code-name", ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
-    ("diff-contract", ["diff", "v0.24.0", "v0.27.0", "--contract"]),
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("which", ["which", "beta", "--at", "v0.25.0"]),
+        ("which", ["which", "alpha"]),
+        ("which-all", ["which", "beta", "--all"]),
+        ("diff", ["diff", "v0.24.0", "v0.27.0"]),
+        ("export", ["export", "--at", "v0.25.0"]),
+        ("versions", ["versions"]),
+        ("check", ["check"]),
+        ("card", ["card", "beta", "--at", "v0.25.0"]),
+        ("card", ["card", "--all", "--at", "v0.27.0"]),
+        ("grep", ["grep", "class \\w+Parser"]),
+        ("show", ["show", "vllm/parser/beta.py:1-2", "--at", "v0.25.0"]),
+        ("show-name", ["show", "beta", "--at", "v0.25.0"]),
+        ("show-name", ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
+        ("diff-code", ["diff", "v0.24.0", "v0.25.0", "--code", "vllm/tool_parsers/beta_tool_parser.py"]),
+        ("diff-code-name", ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
+        ("diff-contract", ["diff", "v0.24.0", "v0.27.0", "--contract"]),
+    ],
+)
 def test_every_json_output_follows_its_schema(db, name, args):
     validate(name, cli_json(*args, "--format", "json", "--db", db))
 
@@ -102,10 +111,18 @@ CALLS = {
     "versions": ({}, ["versions"]),
     "card": ({"name": "beta", "version": "v0.25.0"}, ["card", "beta", "--at", "v0.25.0"]),
     "grep": ({"pattern": "class \\w+Parser"}, ["grep", "class \\w+Parser"]),
-    "show": ({"path": "vllm/parser/beta.py", "version": "v0.25.0"}, ["show", "vllm/parser/beta.py", "--at", "v0.25.0"]),
-    "show_parser": ({"name": "beta", "version": "v0.25.0", "method": "parse"},
-                    ["show", "beta", "--at", "v0.25.0", "--method", "parse"]),
-    "code_diff": ({"a": "v0.24.0", "b": "v0.25.0", "target": "beta"}, ["diff", "v0.24.0", "v0.25.0", "--code", "beta"]),
+    "show": (
+        {"path": "vllm/parser/beta.py", "version": "v0.25.0"},
+        ["show", "vllm/parser/beta.py", "--at", "v0.25.0"],
+    ),
+    "show_parser": (
+        {"name": "beta", "version": "v0.25.0", "method": "parse"},
+        ["show", "beta", "--at", "v0.25.0", "--method", "parse"],
+    ),
+    "code_diff": (
+        {"a": "v0.24.0", "b": "v0.25.0", "target": "beta"},
+        ["diff", "v0.24.0", "v0.25.0", "--code", "beta"],
+    ),
     "log": ({"name": "beta", "a": "v0.24.0", "b": "v0.27.0"}, ["log", "beta", "v0.24.0", "v0.27.0"]),
     "contract_diff": ({"a": "v0.24.0", "b": "v0.27.0"}, ["diff", "v0.24.0", "v0.27.0", "--contract"]),
 }
@@ -117,8 +134,10 @@ def unpaged(answer: dict) -> dict:
     return {k: v for k, v in answer.items() if k not in ("offset", "next_offset", "truncated", "totals")}
 
 
-PLUGIN = "from vllm.tool_parsers import ToolParser\n\n\nclass Mine(ToolParser):\n    def extract_tool_calls(self, text):\n" \
-         "        return None\n"
+PLUGIN = (
+    "from vllm.tool_parsers import ToolParser\n\n\nclass Mine(ToolParser):\n    def extract_tool_calls(self, text):\n"
+    "        return None\n"
+)
 
 
 async def session_checks(session, db) -> dict:
@@ -171,7 +190,9 @@ async def session_checks(session, db) -> dict:
     tree = await session.call_tool("where", {"query": "BetaParser"})
     assert tree.is_error and "--tree" in tree.content[0].text
     bad = await session.call_tool("which", {"name": "alpah"})
-    assert bad.is_error and "no parser named 'alpah'" in bad.content[0].text and "alpha" in bad.content[0].text
+    assert (
+        bad.is_error and "no parser named 'alpah'" in bad.content[0].text and "alpha" in bad.content[0].text
+    )
     bad = await session.call_tool("diff", {"a": "v0.24.0"})
     assert bad.is_error and "b" in bad.content[0].text
     bad = await session.call_tool("which", {"name": "beta", "version": "v9.9.9"})
@@ -186,15 +207,21 @@ async def strict_and_bounded(session, tools) -> None:
     for name in CALLS:
         assert tools[name].input_schema.get("additionalProperties") is False, name
     bad = await session.call_tool("which", {"name": "beta", "at": "v0.25.0"})  # the parameter is `version`
-    assert bad.is_error and "takes no argument 'at'" in bad.content[0].text and "version" in bad.content[0].text
+    assert (
+        bad.is_error and "takes no argument 'at'" in bad.content[0].text and "version" in bad.content[0].text
+    )
     whole = await session.call_tool("show", {"path": "vllm/parser/beta.py", "version": "v0.25.0"})
     assert whole.structured_content["truncated"] is False
     total = whole.structured_content["line_count"]
     assert total > 2
-    cut = await session.call_tool("show", {"path": "vllm/parser/beta.py", "version": "v0.25.0", "max_lines": 2})
+    cut = await session.call_tool(
+        "show", {"path": "vllm/parser/beta.py", "version": "v0.25.0", "max_lines": 2}
+    )
     got = cut.structured_content
     jsonschema.Draft202012Validator(tools["show"].output_schema).validate(got)
-    assert got["truncated"] is True and got["line_count"] == total and got["end"] == 2 and len(got["lines"]) == 2
+    assert (
+        got["truncated"] is True and got["line_count"] == total and got["end"] == 2 and len(got["lines"]) == 2
+    )
 
 
 def test_mcp_over_stdio(db, tmp_path):
@@ -204,7 +231,10 @@ def test_mcp_over_stdio(db, tmp_path):
     async def main():
         params = StdioServerParameters(command=TPINDEX, args=["mcp", "--db", str(db)], env=dict(os.environ))
         with open(tmp_path / "server.err", "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 tools = await session_checks(session, db)
                 assert "execute_sql" not in tools  # SQL is the served endpoint's (datasette-mcp), not stdio's
 
@@ -220,8 +250,11 @@ def free_port() -> int:
 @pytest.fixture
 def served(db):
     port = free_port()
-    proc = subprocess.Popen([TPINDEX, "serve", "--db", str(db), "--port", str(port)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [TPINDEX, "serve", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -241,16 +274,25 @@ def test_mcp_over_streamable_http_from_serve(db, served):
     from mcp.client.streamable_http import streamable_http_client
 
     async def main():
-        async with streamable_http_client(served) as streams, ClientSession(streams[0], streams[1]) as session:
+        async with (
+            streamable_http_client(served) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
             tools = await session_checks(session, db)
             assert {"execute_sql", "get_database_schema", "list_databases"} <= set(tools)
             # the served instructions send agents to the curated tools first, SQL for the rest
             text = session.instructions
             assert text.index("`which`") < text.index("`card`") < text.index("execute_sql")
-            ok = await session.call_tool("execute_sql", {"database": "tpindex", "sql": "select count(*) as n from versions"})
+            ok = await session.call_tool(
+                "execute_sql", {"database": "tpindex", "sql": "select count(*) as n from versions"}
+            )
             assert not ok.is_error and ok.structured_content["rows"] == [{"n": 3}]
-            for sql in ("delete from versions", "update versions set label = 'x'", "drop table versions",
-                        "select 1; delete from versions"):
+            for sql in (
+                "delete from versions",
+                "update versions set label = 'x'",
+                "drop table versions",
+                "select 1; delete from versions",
+            ):
                 refused = await session.call_tool("execute_sql", {"database": "tpindex", "sql": sql})
                 assert refused.is_error, sql
 
@@ -261,6 +303,7 @@ def test_mcp_over_streamable_http_from_serve(db, served):
 
 
 # -- the tools as a table, large answers in pages (issues 24, 27) ---------------------------------------------
+
 
 def _in_process(db):
     """The stdio server's tools, called in this process."""
@@ -301,11 +344,14 @@ def _pages(mcp, tool: str, arguments: dict, max_chars: int) -> list[dict]:
     return out
 
 
-@pytest.mark.parametrize("tool,arguments,lists", [
-    ("diff", {"a": "v0.24.0", "b": "v0.27.0"}, ("changes",)),
-    ("export", {"version": "v0.27.0"}, ("parsers",)),
-    ("contract", {"version": "v0.27.0"}, ("classes", "helpers", "types", "calls", "notes")),
-])
+@pytest.mark.parametrize(
+    "tool,arguments,lists",
+    [
+        ("diff", {"a": "v0.24.0", "b": "v0.27.0"}, ("changes",)),
+        ("export", {"version": "v0.27.0"}, ("parsers",)),
+        ("contract", {"version": "v0.27.0"}, ("classes", "helpers", "types", "calls", "notes")),
+    ],
+)
 def test_large_answers_come_in_pages_that_say_what_is_left(db, tool, arguments, lists):
     """A paged answer holds at most max_chars characters of items (at least one), says it is truncated, how
     many items each list has in the whole answer and where the next page starts; the pages together are the
@@ -320,17 +366,21 @@ def test_large_answers_come_in_pages_that_say_what_is_left(db, tool, arguments, 
     assert n > 2, "the fixture's answer is too small to page"
     one = anyio.run(mcp.call_tool, tool, arguments)
     assert one.structured_content["truncated"] is False and one.structured_content["totals"] == {
-        name: len(whole[name]) for name in lists}
+        name: len(whole[name]) for name in lists
+    }
     item = max(len(json.dumps(x, ensure_ascii=False)) for name in lists for x in whole[name])
     budget = item * 2 + 4
     pages = _pages(mcp, tool, arguments, max_chars=budget)
     assert len(pages) > 1
     validator = jsonschema.Draft202012Validator(
-        {t.name: t for t in anyio.run(mcp.list_tools)}[tool].output_schema)
+        {t.name: t for t in anyio.run(mcp.list_tools)}[tool].output_schema
+    )
     for i, page in enumerate(pages):
         validator.validate(page)
         held = [x for name in lists for x in page[name]]
-        assert held and (len(held) == 1 or sum(len(json.dumps(x, ensure_ascii=False)) + 2 for x in held) <= budget)
+        assert held and (
+            len(held) == 1 or sum(len(json.dumps(x, ensure_ascii=False)) + 2 for x in held) <= budget
+        )
         assert page["truncated"] is (i < len(pages) - 1)
         assert page["totals"] == {name: len(whole[name]) for name in lists}
     for name in lists:

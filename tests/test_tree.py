@@ -16,17 +16,24 @@ from indexer.core.scope import Scope
 def test_every_file_of_the_tree_is_recorded(tree_db):  # noqa: F811
     files = {r[0] for r in rows(tree_db, "select file from tree_files_v where version = 'v0.30.0'")}
     assert files == set(HISTORY["v0.30.0"])
-    assert rows(tree_db, "select version, files, modules from version_trees t join versions v on v.id = t.version_id"
-                         " join (select label as version, id from versions) x on x.id = v.id order by v.ord") == [
-        ("v0.30.0", 12, 8), ("v0.31.0", 13, 9), ("v0.32.0", 14, 10), ("v0.33.0", 14, 10)]
+    assert rows(
+        tree_db,
+        "select version, files, modules from version_trees t join versions v on v.id = t.version_id"
+        " join (select label as version, id from versions) x on x.id = v.id order by v.ord",
+    ) == [("v0.30.0", 12, 8), ("v0.31.0", 13, 9), ("v0.32.0", 14, 10), ("v0.33.0", 14, 10)]
     # the scope's files are exactly what a build without --tree maps
     scope = {r[0] for r in rows(tree_db, "select file from version_files where version = 'v0.30.0'")}
     assert scope == {p for p in files if Scope.named("default").matches(p)}
 
 
 def test_definitions_of_modules_outside_and_inside_the_parser_scope(tree_db):  # noqa: F811
-    got = set(rows(tree_db, "select file, kind, qualname from definitions_v where version = 'v0.30.0'"
-                            " and file not like 'vllm/handlers.py'"))
+    got = set(
+        rows(
+            tree_db,
+            "select file, kind, qualname from definitions_v where version = 'v0.30.0'"
+            " and file not like 'vllm/handlers.py'",
+        )
+    )
     assert got == {
         ("vllm/entrypoints/launchers/cli_args.py", "class", "FrontendArgs"),
         ("vllm/entrypoints/launchers/cli_args.py", "function", "make_arg_parser"),
@@ -47,11 +54,14 @@ def test_definitions_of_modules_outside_and_inside_the_parser_scope(tree_db):  #
         (f"{TP}/beta_tool_parser.py", "method", "BetaToolParser.extract_tool_calls"),
     }
     # a decorated definition starts at its decorator, as in classes_v
-    assert rows(tree_db, "select line, end_line from definitions_v where version = 'v0.30.0'"
-                         " and qualname = 'ToolParserManager.register_lazy_module'") == [(7, 9)]
+    assert rows(
+        tree_db,
+        "select line, end_line from definitions_v where version = 'v0.30.0'"
+        " and qualname = 'ToolParserManager.register_lazy_module'",
+    ) == [(7, 9)]
 
 
-SAMPLE = b'''
+SAMPLE = b"""
 import os
 A = 1
 B: int = 2
@@ -83,12 +93,23 @@ class K(Base):
     async def am(self): ...
 def top():
     z = 1
-'''
+"""
 
 
-@pytest.mark.parametrize("data", [SAMPLE, b"", b"def broken(:\n    pass\nclass Ok:\n    def m(self): pass\n",
-                                  b"x = 1\n" + b"if x:\n" * 1 + b"".join(b" " * i + b"if a:\n" for i in range(1, 1200))
-                                  + b" " * 1200 + b"pass\n", "def f():\n    return 'é'\nclass Ü: pass\n".encode()])
+@pytest.mark.parametrize(
+    "data",
+    [
+        SAMPLE,
+        b"",
+        b"def broken(:\n    pass\nclass Ok:\n    def m(self): pass\n",
+        b"x = 1\n"
+        + b"if x:\n" * 1
+        + b"".join(b" " * i + b"if a:\n" for i in range(1, 1200))
+        + b" " * 1200
+        + b"pass\n",
+        "def f():\n    return 'é'\nclass Ü: pass\n".encode(),
+    ],
+)
 def test_light_and_full_extraction_give_the_same_definitions(data):
     from indexer.extract import definitions, parse
     from indexer.extract.ts import parser
@@ -97,10 +118,22 @@ def test_light_and_full_extraction_give_the_same_definitions(data):
     assert light == definitions.from_facts(parse(data)["facts"])
     if data is SAMPLE:
         assert [(k, q) for k, q, _, _ in light] == [
-            ("name", "A"), ("name", "B"), ("name", "C"), ("name", "D"), ("name", "E"), ("name", "F"),
-            ("name", "G"), ("name", "H"), ("function", "I"), ("class", "K"), ("method", "K.m"),
-            ("class", "K.m.<locals>.Local"), ("method", "K.m.<locals>.Local.lm"), ("method", "K.am"),
-            ("function", "top")]
+            ("name", "A"),
+            ("name", "B"),
+            ("name", "C"),
+            ("name", "D"),
+            ("name", "E"),
+            ("name", "F"),
+            ("name", "G"),
+            ("name", "H"),
+            ("function", "I"),
+            ("class", "K"),
+            ("method", "K.m"),
+            ("class", "K.m.<locals>.Local"),
+            ("method", "K.m.<locals>.Local.lm"),
+            ("method", "K.am"),
+            ("function", "top"),
+        ]
 
 
 def test_identifiers_are_indexed_case_sensitively():
@@ -111,8 +144,12 @@ def test_identifiers_are_indexed_case_sensitively():
     assert encode_word("ToolParser") == '"$tool$parser"'
 
 
-IDENTIFIER_BYTES = st.lists(st.sampled_from([b"a", b"Z", b"_", b"0", b"9", b" ", b".", b"\n", b"\xc3\xa9", b"\x00",
-                                             b"$", b"ab", b"1x", b"x1"]), max_size=40).map(b"".join)
+IDENTIFIER_BYTES = st.lists(
+    st.sampled_from(
+        [b"a", b"Z", b"_", b"0", b"9", b" ", b".", b"\n", b"\xc3\xa9", b"\x00", b"$", b"ab", b"1x", b"x1"]
+    ),
+    max_size=40,
+).map(b"".join)
 
 
 @given(IDENTIFIER_BYTES)
@@ -144,8 +181,9 @@ def test_parsed_blobs_derive_their_definitions_without_a_second_parse(where_repo
     db = tmp_path / "t.db"
     build_tags(where_repo, db, "v0.30.0", scope=Scope.named("default", tree=True), jobs=1)
     parsed_light = {d for d, defs in seen if defs}
-    scope_blobs = [d.encode() if isinstance(d, str) else d for p, d in HISTORY["v0.30.0"].items()
-                   if p.startswith(TP)]
+    scope_blobs = [
+        d.encode() if isinstance(d, str) else d for p, d in HISTORY["v0.30.0"].items() if p.startswith(TP)
+    ]
     assert not any(d.lstrip(b"\n") in {x.lstrip(b"\n") for x in parsed_light} for d in scope_blobs)
     assert rows(db, "select count(*) from definitions_v where file like 'vllm/tool_parsers/%'")[0][0] == 10
 
@@ -153,32 +191,47 @@ def test_parsed_blobs_derive_their_definitions_without_a_second_parse(where_repo
 def test_a_blob_met_first_outside_the_scope_gets_full_facts_in_it(tmp_path):
     """Definitions-only (light) first, then at a parsed path of the scope: fully parsed there."""
     code = parser("DeltaToolParser")
-    delta_repo = make_repo(tmp_path / "repo", {
-        "v0.30.0": {f"{TP}/__init__.py": registry({}), "vllm/staging/delta_tool_parser.py": code},
-        "v0.31.0": {f"{TP}/__init__.py": registry({"delta": ("delta_tool_parser", "DeltaToolParser")}),
-                    f"{TP}/delta_tool_parser.py": code},
-    })
+    delta_repo = make_repo(
+        tmp_path / "repo",
+        {
+            "v0.30.0": {f"{TP}/__init__.py": registry({}), "vllm/staging/delta_tool_parser.py": code},
+            "v0.31.0": {
+                f"{TP}/__init__.py": registry({"delta": ("delta_tool_parser", "DeltaToolParser")}),
+                f"{TP}/delta_tool_parser.py": code,
+            },
+        },
+    )
     db = tmp_path / "t.db"
     build_tags(delta_repo, db, "v0.30.0..v0.31.0", scope=Scope.named("default", tree=True), jobs=1)
     assert rows(db, "select impl, real_class, real_file from parser_map_v where name = 'delta'") == [
-        ("standalone", "DeltaToolParser", f"{TP}/delta_tool_parser.py")]
+        ("standalone", "DeltaToolParser", f"{TP}/delta_tool_parser.py")
+    ]
     assert rows(db, "select count(*) from classes_v where class = 'DeltaToolParser'") == [(1,)]
-    assert rows(db, "select version, file from definitions_v where qualname = 'DeltaToolParser' order by 1, 2") == [
-        ("v0.30.0", "vllm/staging/delta_tool_parser.py"), ("v0.31.0", "vllm/staging/delta_tool_parser.py"),
-        ("v0.31.0", f"{TP}/delta_tool_parser.py")]
+    assert rows(
+        db, "select version, file from definitions_v where qualname = 'DeltaToolParser' order by 1, 2"
+    ) == [
+        ("v0.30.0", "vllm/staging/delta_tool_parser.py"),
+        ("v0.31.0", "vllm/staging/delta_tool_parser.py"),
+        ("v0.31.0", f"{TP}/delta_tool_parser.py"),
+    ]
 
 
 def test_the_tier_changes_no_parser_fact_and_toggles_by_reindexing(where_repo, tree_db, tmp_path):  # noqa: F811
     db = tmp_path / "plain.db"
     build_tags(where_repo, db, "v0.30.0..v0.33.0", jobs=2)
     cols = "version, kind, name, impl, reg_file, real_file, real_class, alias_of"
-    assert rows(db, f"select {cols} from parser_map_v order by 1, 2, 3") == \
-        rows(tree_db, f"select {cols} from parser_map_v order by 1, 2, 3")
+    assert rows(db, f"select {cols} from parser_map_v order by 1, 2, 3") == rows(
+        tree_db, f"select {cols} from parser_map_v order by 1, 2, 3"
+    )
     assert rows(db, "select count(*) from tree_files") == [(0,)]
     assert rows(db, "select distinct scope from versions") == [("default",)]
     out = tpindex("build", "--repo", where_repo, "--tags", "v0.32.0..v0.33.0", "--tree", "--db", db).output
     assert "2 of them re-indexed" in out
     assert rows(db, "select label, scope from versions order by ord") == [
-        ("v0.30.0", "default"), ("v0.31.0", "default"), ("v0.32.0", "default+tree"), ("v0.33.0", "default+tree")]
+        ("v0.30.0", "default"),
+        ("v0.31.0", "default"),
+        ("v0.32.0", "default+tree"),
+        ("v0.33.0", "default+tree"),
+    ]
     assert rows(db, "select count(*) from version_trees") == [(2,)]
     tpindex("check", "--db", db)

@@ -18,14 +18,19 @@ TP = "vllm/tool_parsers"
 
 
 def parser(cls: str, body: str = "return text") -> str:
-    return (f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
-            f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        {body}\n")
+    return (
+        f"from vllm.tool_parsers.abstract_tool_parser import ToolParser\n\n\n"
+        f"class {cls}(ToolParser):\n    def extract_tool_calls(self, text):\n        {body}\n"
+    )
 
 
 NAMES = {"alpha": ("alpha_tool_parser", "AlphaToolParser")}
 HISTORY = {
-    "v0.30.0": {f"{TP}/__init__.py": lazy_registry("tool", NAMES, inline=True, imports="ToolParserManager"),
-                f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT, f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser")},
+    "v0.30.0": {
+        f"{TP}/__init__.py": lazy_registry("tool", NAMES, inline=True, imports="ToolParserManager"),
+        f"{TP}/abstract_tool_parser.py": PLAIN_ABSTRACT,
+        f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser"),
+    },
     "v0.31.0": {f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser", "return text.strip()")},
     "v0.32.0": {f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser", "return [text.strip()]")},
     "v0.33.0": {f"{TP}/alpha_tool_parser.py": parser("AlphaToolParser", "return [text]")},
@@ -72,7 +77,9 @@ def test_a_short_label_names_the_one_equal_version_in_every_command(db, label):
     assert js(db, "where", "AlphaToolParser", "--at", label)["version"] == "v0.31.0"
     assert {v for m in js(db, "grep", "strip", "--at", label) for v in m["versions"]} == {"v0.31.0"}
     assert {v for m in js(db, "grep", "strip", "--tags", f"{label},v0.32") for v in m["versions"]} == {
-        "v0.31.0", "v0.32.0"}
+        "v0.31.0",
+        "v0.32.0",
+    }
 
 
 def test_check_doc_at_a_short_label(db):
@@ -80,8 +87,11 @@ def test_check_doc_at_a_short_label(db):
 
     from indexer.cli.main import main
 
-    r = CliRunner().invoke(main, ["check-doc", "-", "--at", "v0.31", "--at", "v0.30..v0.31", "--format", "json",
-                                  "--db", str(db)], input="Use `--tool-call-parser alpha`.\n")
+    r = CliRunner().invoke(
+        main,
+        ["check-doc", "-", "--at", "v0.31", "--at", "v0.30..v0.31", "--format", "json", "--db", str(db)],
+        input="Use `--tool-call-parser alpha`.\n",
+    )
     assert r.exit_code == 0, r.output
     assert [v["version"] for v in json.loads(r.output)["versions"]] == ["v0.30.0", "v0.31.0"]
 
@@ -105,15 +115,21 @@ def test_a_label_that_is_not_indexed_lists_its_neighbours_and_a_hint_that_works(
 def twin_db(tmp_path_factory):
     """Two indexed versions equal under PEP 440: tags v0.31.0 and 0.31 (on other commits)."""
     base = tmp_path_factory.mktemp("twins")
-    repo = make_repo(base / "repo", {"v0.30.0": HISTORY["v0.30.0"], "v0.31.0": HISTORY["v0.31.0"],
-                                     "0.31": HISTORY["v0.32.0"]})
+    repo = make_repo(
+        base / "repo",
+        {"v0.30.0": HISTORY["v0.30.0"], "v0.31.0": HISTORY["v0.31.0"], "0.31": HISTORY["v0.32.0"]},
+    )
     path = base / "index.db"
     build_tags(repo, path, "v0.30.0,v0.31.0,0.31")
     return path
 
 
 def test_an_ambiguous_label_lists_its_candidates(twin_db):
-    for args in (["which", "alpha", "--at", "v0.31"], ["diff", "v0.30.0", "0.31.0"], ["grep", "x", "--tags", "v0.31"]):
+    for args in (
+        ["which", "alpha", "--at", "v0.31"],
+        ["diff", "v0.30.0", "0.31.0"],
+        ["grep", "x", "--tags", "v0.31"],
+    ):
         r = run(twin_db, *args, ok=False)
         assert r.exit_code == 2, (args, r.output)
         assert "ambiguous" in r.output and "0.31" in r.output and "v0.31.0" in r.output, r.output
@@ -138,6 +154,7 @@ def test_the_resolver_itself():
 
 
 # -- the browser and MCP ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def client(db):
@@ -178,5 +195,7 @@ def test_mcp_arguments_resolve_short_labels(db):
     got = asyncio.run(server.call_tool("which", {"name": "alpha", "version": "v0.31"}))
     assert not got.is_error and got.structured_content["version"] == "v0.31.0"
     got = asyncio.run(server.call_tool("diff", {"a": "0.30", "b": "v0.31"}))
-    assert not got.is_error and (got.structured_content["a"], got.structured_content["b"]) == ("v0.30.0", "v0.31.0")
-
+    assert not got.is_error and (got.structured_content["a"], got.structured_content["b"]) == (
+        "v0.30.0",
+        "v0.31.0",
+    )

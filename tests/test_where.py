@@ -20,7 +20,11 @@ def test_a_symbol_at_the_newest_version(tree_db):
     out = where(tree_db, "make_arg_parser").output.splitlines()
     line = line_of(CLI_ARGS_33, "def make_arg_parser")
     assert out[0] == "make_arg_parser at v0.33.0: defined 1 time(s) in 1 file(s)"
-    assert out[1].split()[:3] == [f"vllm/entrypoints/common/cli_args.py:{line}", "function", "make_arg_parser"]
+    assert out[1].split()[:3] == [
+        f"vllm/entrypoints/common/cli_args.py:{line}",
+        "function",
+        "make_arg_parser",
+    ]
 
 
 def test_a_symbol_across_versions_as_ranges(tree_db):
@@ -28,7 +32,8 @@ def test_a_symbol_across_versions_as_ranges(tree_db):
     old, new = line_of(CLI_ARGS, "def make_arg_parser"), line_of(CLI_ARGS_33, "def make_arg_parser")
     assert [s.split()[:4] for s in out[1:]] == [
         ["v0.30.0", "-", "v0.32.0", f"vllm/entrypoints/launchers/cli_args.py:{old}"],
-        ["v0.33.0", f"vllm/entrypoints/common/cli_args.py:{new}", "function", "make_arg_parser"]]
+        ["v0.33.0", f"vllm/entrypoints/common/cli_args.py:{new}", "function", "make_arg_parser"],
+    ]
 
 
 def test_a_function_moved_between_two_files_that_both_stay(tree_db):
@@ -62,19 +67,27 @@ def test_dotted_and_file_qualified_names_pick_one_definition(tree_db):
     assert "defined 1 time(s)" in out and "launchers/cli_args.py" in out
     out = where(tree_db, f"{TP}/alpha_tool_parser.py:AlphaToolParser.extract_tool_calls").output
     assert f"{TP}/alpha_tool_parser.py:5  method AlphaToolParser.extract_tool_calls" in out
-    out = where(tree_db, "ToolParser.extract_tool_calls").output  # a class-qualified method: only that class's
+    out = where(
+        tree_db, "ToolParser.extract_tool_calls"
+    ).output  # a class-qualified method: only that class's
     assert "defined 1 time(s)" in out and "abstract_tool_parser.py" in out
     out = where(tree_db, "vllm.entrypoints.common").output  # a package is a path
     assert out == "vllm.entrypoints.common exists at v0.33.0 (a directory of 2 files)\n"
     out = where(tree_db, "vllm.entrypoints.common", "--all").output
-    assert out.splitlines() == ["vllm.entrypoints.common", "  v0.30.0 - v0.31.0    absent", "  v0.32.0 - v0.33.0    present"]
+    assert out.splitlines() == [
+        "vllm.entrypoints.common",
+        "  v0.30.0 - v0.31.0    absent",
+        "  v0.32.0 - v0.33.0    present",
+    ]
 
 
 def test_a_name_defined_in_many_places_is_capped(tree_db):
     out = where(tree_db, "handle").output.splitlines()
-    assert out == ["handle at v0.33.0: defined 45 time(s) in 1 file(s)",
-                   "  vllm/handlers.py  45: Handler0.handle:2, Handler1.handle:7, Handler2.handle:12, "
-                   "Handler3.handle:17, ..."]
+    assert out == [
+        "handle at v0.33.0: defined 45 time(s) in 1 file(s)",
+        "  vllm/handlers.py  45: Handler0.handle:2, Handler1.handle:7, Handler2.handle:12, "
+        "Handler3.handle:17, ...",
+    ]
     out = where(tree_db, "extract_tool_calls").output.splitlines()  # few: one line each
     assert out[0] == "extract_tool_calls at v0.33.0: defined 3 time(s) in 3 file(s)" and len(out) == 4
     data = json.loads(where(tree_db, "handle", "--format", "json").output)
@@ -83,8 +96,11 @@ def test_a_name_defined_in_many_places_is_capped(tree_db):
 
 def test_a_path_moved_by_content(tree_db):
     out = where(tree_db, "docs/guide.md", "--all").output.splitlines()
-    assert out == ["docs/guide.md", "  v0.30.0 - v0.31.0    present",
-                   "  v0.32.0 - v0.33.0    moved at v0.32.0 to docs/features/guide.md (content)"]
+    assert out == [
+        "docs/guide.md",
+        "  v0.30.0 - v0.31.0    present",
+        "  v0.32.0 - v0.33.0    moved at v0.32.0 to docs/features/guide.md (content)",
+    ]
 
 
 def test_a_path_moved_with_edits_is_found_by_its_definitions(tree_db):
@@ -108,7 +124,8 @@ def test_json_has_the_ranges(tree_db):
     data = json.loads(where(tree_db, "setup_env", "--all", "--format", "json").output)
     assert [(h["first"], h["last"], [d["file"] for d in h["definitions"]]) for h in data["history"]] == [
         ("v0.30.0", "v0.31.0", ["vllm/entrypoints/serve/api_utils.py"]),
-        ("v0.32.0", "v0.33.0", ["vllm/entrypoints/common/startup.py"])]
+        ("v0.32.0", "v0.33.0", ["vllm/entrypoints/common/startup.py"]),
+    ]
 
 
 def test_where_needs_the_tree(where_repo, tmp_path):
@@ -120,8 +137,15 @@ def test_where_needs_the_tree(where_repo, tmp_path):
     assert r.exit_code == 2 and "--at and --all" in r.output
 
 
-@pytest.mark.parametrize("args", [["make_arg_parser"], ["make_arg_parser", "--all"],
-                                  ["vllm/entrypoints/launchers/cli_args.py", "--all"], ["nowhere_defined_symbol"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["make_arg_parser"],
+        ["make_arg_parser", "--all"],
+        ["vllm/entrypoints/launchers/cli_args.py", "--all"],
+        ["nowhere_defined_symbol"],
+    ],
+)
 def test_where_json_follows_its_schema(tree_db, args):
     import json
 
@@ -134,11 +158,14 @@ def test_where_json_follows_its_schema(tree_db, args):
         jsonschema.Draft202012Validator(load("where")).validate(json.loads(r.output))
 
 
-@pytest.mark.parametrize("args,name", [
-    (("make_arg_parser", "--all"), "where_make_arg_parser_all.txt"),
-    (("setup_env", "--all", "--format", "json"), "where_setup_env_all.json"),
-    (("vllm/entrypoints/chat/serving.py", "--all"), "where_serving_all.txt"),
-])
+@pytest.mark.parametrize(
+    "args,name",
+    [
+        (("make_arg_parser", "--all"), "where_make_arg_parser_all.txt"),
+        (("setup_env", "--all", "--format", "json"), "where_setup_env_all.json"),
+        (("vllm/entrypoints/chat/serving.py", "--all"), "where_serving_all.txt"),
+    ],
+)
 def test_where_is_golden(tree_db, args, name):
     from fixtures.golden import golden
 
@@ -156,9 +183,12 @@ def test_where_and_check_doc_answer_typed_models_whose_schemas_are_generated(tre
     from indexer.schemas import generate
 
     ix = Index(tree_db)
-    answers = [ix.where("make_arg_parser"), ix.where("make_arg_parser", all_versions=True),
-               ix.where("vllm/entrypoints/launchers/cli_args.py", all_versions=True),
-               ix.check_doc("`vllm/entrypoints/launchers/cli_args.py` holds `make_arg_parser`.\n")]
+    answers = [
+        ix.where("make_arg_parser"),
+        ix.where("make_arg_parser", all_versions=True),
+        ix.where("vllm/entrypoints/launchers/cli_args.py", all_versions=True),
+        ix.check_doc("`vllm/entrypoints/launchers/cli_args.py` holds `make_arg_parser`.\n"),
+    ]
     assert all(isinstance(a, Model) for a in answers), [type(a) for a in answers]
     schemas = generate()
     for name, a in zip(["where", "where", "where", "check-doc"], answers, strict=True):

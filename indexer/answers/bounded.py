@@ -124,7 +124,7 @@ def _forked(fn, args, seconds: float, memory: int) -> tuple:
                     data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
                     view = memoryview(data)
                     while view:
-                        view = view[os.write(w, view):]
+                        view = view[os.write(w, view) :]
 
                 def close(self):
                     os.close(w)
@@ -199,9 +199,11 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
 
 def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode):
     if out[0] == "slow":
-        raise TooSlow(f"{what} took longer than its time limit ({seconds:g} s) and was stopped",
-                      "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested"
-                      " repetition such as (a|aa)* or (.*)*, or give it more time (--time-limit)")
+        raise TooSlow(
+            f"{what} took longer than its time limit ({seconds:g} s) and was stopped",
+            "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested"
+            " repetition such as (a|aa)* or (.*)*, or give it more time (--time-limit)",
+        )
     if out[0] == "ok":
         return out[1]
     if out[0] == "problem":
@@ -209,6 +211,9 @@ def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode):
 
         kinds = {"PatternError": ere.PatternError, "AnswerError": versions.AnswerError}
         raise kinds.get(out[1], Problem)(out[2], out[3])
-    raise TooLarge(f"{what} needed more than {memory >> 30} GiB of memory and was stopped" if out[0] == "memory"
-                   else f"{what} ended without an answer (its process died{f': exit status {exitcode}' if exitcode else ''})",
-                   "narrow it (a literal in the pattern, fewer versions, a --path)")
+    raise TooLarge(
+        f"{what} needed more than {memory >> 30} GiB of memory and was stopped"
+        if out[0] == "memory"
+        else f"{what} ended without an answer (its process died{f': exit status {exitcode}' if exitcode else ''})",
+        "narrow it (a literal in the pattern, fewer versions, a --path)",
+    )

@@ -71,7 +71,9 @@ class Card(Model):
     real: Place
     adapter: str | None = None
     wrapper: Place | None = None
-    dispatch: Place | None = None  # the hard-coded era (cli-choices): the class the serving code picks by name
+    dispatch: Place | None = (
+        None  # the hard-coded era (cli-choices): the class the serving code picks by name
+    )
     reason: str | None = None
     stub: bool = False
     reexport: bool = False
@@ -91,7 +93,6 @@ class Card(Model):
     markers: list[dict] = field(default_factory=list)
     lifecycle: dict | None = None
     notes: list[str] = field(default_factory=list)
-
 
 
 @dataclass
@@ -138,25 +139,41 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         _not_registered(db, name, version, kind)
     rows.sort(key=lambda r: (KIND_ORDER.get(r["kind"], 9), r["kind"], r["name"]))
     link = Links(db, version)
-    methods = _by_key(_rows(db, f"select * from parser_methods_v where {where} order by role, method", params))
+    methods = _by_key(
+        _rows(db, f"select * from parser_methods_v where {where} order by role, method", params)
+    )
     attrs = _by_key(_rows(db, f"select * from parser_attrs_v where {where} order by attribute, role", params))
     code = _by_key(_rows(db, f"select * from parser_code_v where {where} order by shared, file", params))
     over = _by_key(_rows(db, f"select * from parser_overridden_v where {where}", params))
     owned = _owned(db, version)
     own_files = sorted({c["file"] for cs in code.values() for c in cs if not c["shared"]})
     in_own = f"version = ? and file in ({', '.join('?' * len(own_files))})"
-    sentinels = _rows(db, f"select * from sentinels_v where {in_own} order by file, line", [version, *own_files])
+    sentinels = _rows(
+        db, f"select * from sentinels_v where {in_own} order by file, line", [version, *own_files]
+    )
     settings = _rows(db, "select * from request_settings_v where version = ? order by file, line", [version])
     plants = _rows(db, f"select * from plants_v where {in_own} order by file, line", [version, *own_files])
     markers = _rows(db, f"select * from markers_v where {in_own} order by file, line", [version, *own_files])
-    everyone = _by_key(_rows(db, "select kind, name, impl, real_class, real_module, real_file, real_line"
-                                 " from parser_map_v where version = ?", [version]))
-    life = {(r["kind"], r["name"]): r for r in _rows(db, *(lifecycle_of(name) if name else ("select * from lifecycle", [])))}
+    everyone = _by_key(
+        _rows(
+            db,
+            "select kind, name, impl, real_class, real_module, real_file, real_line"
+            " from parser_map_v where version = ?",
+            [version],
+        )
+    )
+    life = {
+        (r["kind"], r["name"]): r
+        for r in _rows(db, *(lifecycle_of(name) if name else ("select * from lifecycle", [])))
+    }
     matched = for_version(db, version)
     rendered: dict[str, dict] = {}  # a template's call markup, once per card set
     maps = Maps(db)
-    picked = _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params)) \
-        if any(r["form"] == "cli-choices" for r in rows) else {}
+    picked = (
+        _by_key(_rows(db, f"select * from parser_hops_v where {where} and hop = 'dispatch'", params))
+        if any(r["form"] == "cli-choices" for r in rows)
+        else {}
+    )
     out = []
     for r in rows:
         key = (r["kind"], r["name"])
@@ -165,33 +182,99 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
             h = picked[key][0]
             c.dispatch = Place(h["class"], h["file"], h["line"], link(h["file"], h["line"]))
         ms, files = methods.get(key, []), code.get(key, [])
-        c.code_files = [{"file": f["file"], "roles": f["roles"].split(","), "shared": bool(f["shared"]),
-                         "url": link(f["file"])} for f in files]
-        c.methods = [{"role": m["role"], "method": m["method"], "class": m["defining_class"], "file": m["file"],
-                      "line": m["line"], "body": m["body"], "own": bool(m["own"]), "url": link(m["file"], m["line"])}
-                     for m in ms if m["body"] != "absent" or m["role"] in ("registered", "engine")]
+        c.code_files = [
+            {
+                "file": f["file"],
+                "roles": f["roles"].split(","),
+                "shared": bool(f["shared"]),
+                "url": link(f["file"]),
+            }
+            for f in files
+        ]
+        c.methods = [
+            {
+                "role": m["role"],
+                "method": m["method"],
+                "class": m["defining_class"],
+                "file": m["file"],
+                "line": m["line"],
+                "body": m["body"],
+                "own": bool(m["own"]),
+                "url": link(m["file"], m["line"]),
+            }
+            for m in ms
+            if m["body"] != "absent" or m["role"] in ("registered", "engine")
+        ]
         c.streaming_method = _streaming_method(c)
-        c.attributes = [{"role": a["role"], "attribute": a["attribute"], "value": a["value"],
-                         "class": a["defining_class"], "file": a["file"], "line": a["line"],
-                         "set_by": a["set_by"], "condition": a["condition"],
-                         "url": link(a["file"], a["line"])} for a in attrs.get(key, [])]
+        c.attributes = [
+            {
+                "role": a["role"],
+                "attribute": a["attribute"],
+                "value": a["value"],
+                "class": a["defining_class"],
+                "file": a["file"],
+                "line": a["line"],
+                "set_by": a["set_by"],
+                "condition": a["condition"],
+                "url": link(a["file"], a["line"]),
+            }
+            for a in attrs.get(key, [])
+        ]
         c.adjust_request = _adjust_request(ms, settings, link)
         mine = {f["file"] for f in files if not f["shared"]}
         hidden = {(o["class"], o["attribute"]) for o in over.get(key, [])}
-        c.sentinels = _sentinels(r, ms, mine, [s for s in sentinels if not _overridden(s, hidden)], owned, link)
-        c.plants = [{"plant": p["plant"], "file": p["file"], "line": p["line"], "text": p["text"],
-                     "url": link(p["file"], p["line"])} for p in plants if p["file"] in mine]
-        c.markers = [{"kind": m["kind"], "file": m["file"], "line": m["line"], "text": m["text"],
-                      "url": link(m["file"], m["line"])} for m in markers if m["file"] in mine]
+        c.sentinels = _sentinels(
+            r, ms, mine, [s for s in sentinels if not _overridden(s, hidden)], owned, link
+        )
+        c.plants = [
+            {
+                "plant": p["plant"],
+                "file": p["file"],
+                "line": p["line"],
+                "text": p["text"],
+                "url": link(p["file"], p["line"]),
+            }
+            for p in plants
+            if p["file"] in mine
+        ]
+        c.markers = [
+            {
+                "kind": m["kind"],
+                "file": m["file"],
+                "line": m["line"],
+                "text": m["text"],
+                "url": link(m["file"], m["line"]),
+            }
+            for m in markers
+            if m["file"] in mine
+        ]
         c.pairs = _pairs(r, everyone)
         m = matched.get(key, {"chat_templates": [], "tests": []})
-        c.chat_templates = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file),
-                             **_markup(db, version, x.file, rendered)} for x in m["chat_templates"]]
+        c.chat_templates = [
+            {
+                "file": x.file,
+                "level": x.level,
+                "via": x.via,
+                "url": link(x.file),
+                **_markup(db, version, x.file, rendered),
+            }
+            for x in m["chat_templates"]
+        ]
         c.tests = [{"file": x.file, "level": x.level, "via": x.via, "url": link(x.file)} for x in m["tests"]]
-        c.lifecycle = {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
+        c.lifecycle = (
+            {k: v for k, v in life[key].items() if k not in ("kind", "name")} if key in life else None
+        )
         if c.lifecycle:  # who took over at its removal, who it was renamed from (answers/successors.py)
-            c.lifecycle.update(links(db, *key, c.lifecycle["first_version"], c.lifecycle["last_version"],
-                                     c.lifecycle["removed_in"], maps))
+            c.lifecycle.update(
+                links(
+                    db,
+                    *key,
+                    c.lifecycle["first_version"],
+                    c.lifecycle["last_version"],
+                    c.lifecycle["removed_in"],
+                    maps,
+                )
+            )
         out.append(c)
     return out
 
@@ -204,40 +287,76 @@ def _markup(db, version: str, path: str, rendered: dict[str, dict]) -> dict:
 
         _, r = markup.shipped(db, version, path)  # stored by the build
         if r is None:
-            rendered[path] = {"markup": None, "shape": None, "render_error": "its text is not stored in this database"
-                              " (built by an older tpindex): build the version again"}
+            rendered[path] = {
+                "markup": None,
+                "shape": None,
+                "render_error": "its text is not stored in this database"
+                " (built by an older tpindex): build the version again",
+            }
         else:
-            rendered[path] = {"markup": r.call or None, "shape": markup.describe(markup.shapes(r.call)) if r.call else None,
-                              "render_error": r.error or (r.notes[0] if r.notes and not r.call else None)}
+            rendered[path] = {
+                "markup": r.call or None,
+                "shape": markup.describe(markup.shapes(r.call)) if r.call else None,
+                "render_error": r.error or (r.notes[0] if r.notes and not r.call else None),
+            }
     return rendered[path]
 
 
 def _not_registered(db, name: str, version: str, kind: str | None):
-    present = [r[0] for r in db.execute(
-        "select distinct version from parser_map_v where name = ?" + (" and kind = ?" if kind else "")
-        + " order by version_ord", [name] + ([kind] if kind else []))]
+    present = [
+        r[0]
+        for r in db.execute(
+            "select distinct version from parser_map_v where name = ?"
+            + (" and kind = ?" if kind else "")
+            + " order by version_ord",
+            [name] + ([kind] if kind else []),
+        )
+    ]
     what = f"{name!r}" + (f" ({kind} parser)" if kind else "")
     if not present:
         raise AnswerError(f"{what} is not registered in any indexed version", "drop --kind to see every kind")
     span = present[0] if len(present) == 1 else f"{present[0]} – {present[-1]}"
-    raise AnswerError(f"{what} is not registered at {version} (it is in {len(present)} indexed version(s):"
-                      f" {span}){gone_after(db, name, kind, version)}",
-                      f"ask another version with --at, e.g. --at {present[-1]}")
+    raise AnswerError(
+        f"{what} is not registered at {version} (it is in {len(present)} indexed version(s):"
+        f" {span}){gone_after(db, name, kind, version)}",
+        f"ask another version with --at, e.g. --at {present[-1]}",
+    )
 
 
 def _card(version: str, r: dict, link: Links) -> Card:
     notes = list(json.loads(r["notes"])) if r.get("notes") else []
-    wrapper = Place(r["wrapper_class"], r["wrapper_file"], r["wrapper_line"],
-                    link(r["wrapper_file"], r["wrapper_line"])) if r["wrapper_class"] else None
+    wrapper = (
+        Place(
+            r["wrapper_class"],
+            r["wrapper_file"],
+            r["wrapper_line"],
+            link(r["wrapper_file"], r["wrapper_line"]),
+        )
+        if r["wrapper_class"]
+        else None
+    )
     return Card(
-        version=version, kind=r["kind"], name=r["name"], impl=r["impl"], form=r["form"],
+        version=version,
+        kind=r["kind"],
+        name=r["name"],
+        impl=r["impl"],
+        form=r["form"],
         aliases=[a.strip() for a in (r["alias_of"] or "").split(",") if a.strip()],
-        registry=Place(None, r["registry_file"], r["registry_line"], link(r["registry_file"], r["registry_line"])),
+        registry=Place(
+            None, r["registry_file"], r["registry_line"], link(r["registry_file"], r["registry_line"])
+        ),
         registered=Place(r["reg_class"], r["reg_file"], r["reg_line"], link(r["reg_file"], r["reg_line"])),
         real=Place(r["real_class"], r["real_file"], r["real_line"], link(r["real_file"], r["real_line"])),
-        adapter=r["adapter"], wrapper=wrapper, reason=r["reason"], stub=bool(r["stub"]),
-        reexport=bool(r["reexport"]), parent_class=r["parent_class"], streaming=r["streaming"], notes=notes,
-        streaming_from=[x.strip() for x in (r["streaming_from"] or "").split(",") if x.strip()])
+        adapter=r["adapter"],
+        wrapper=wrapper,
+        reason=r["reason"],
+        stub=bool(r["stub"]),
+        reexport=bool(r["reexport"]),
+        parent_class=r["parent_class"],
+        streaming=r["streaming"],
+        notes=notes,
+        streaming_from=[x.strip() for x in (r["streaming_from"] or "").split(",") if x.strip()],
+    )
 
 
 def _streaming_method(c: Card) -> dict | None:
@@ -247,8 +366,10 @@ def _streaming_method(c: Card) -> dict | None:
 
     for role in ("engine", "composed", "registered"):
         for name in STREAMING[c.kind]:
-            m = next((m for m in c.methods if m["role"] == role and m["method"] == name and m["body"] != "absent"),
-                     None)
+            m = next(
+                (m for m in c.methods if m["role"] == role and m["method"] == name and m["body"] != "absent"),
+                None,
+            )
             if m is not None:
                 return m
     return None
@@ -267,12 +388,29 @@ def _adjust_request(ms: list[dict], settings: list[dict], link: Links) -> list[d
             chain.append(rows["engine"])
     out = []
     for m in chain:
-        sets = [{"field": s["field"], "value": s["value"], "guard": s["guard"], "line": s["line"],
-                 "url": link(s["file"], s["line"])} for s in settings
-                if s["file"] == m["file"] and m["line"] <= s["line"] <= (m["end_line"] or m["line"])]
-        out.append({"class": m["defining_class"], "file": m["file"], "line": m["line"], "body": m["body"],
-                    "calls_super": bool(m["calls_super"]), "delegates": m["delegates"], "sets": sets,
-                    "url": link(m["file"], m["line"])})
+        sets = [
+            {
+                "field": s["field"],
+                "value": s["value"],
+                "guard": s["guard"],
+                "line": s["line"],
+                "url": link(s["file"], s["line"]),
+            }
+            for s in settings
+            if s["file"] == m["file"] and m["line"] <= s["line"] <= (m["end_line"] or m["line"])
+        ]
+        out.append(
+            {
+                "class": m["defining_class"],
+                "file": m["file"],
+                "line": m["line"],
+                "body": m["body"],
+                "calls_super": bool(m["calls_super"]),
+                "delegates": m["delegates"],
+                "sets": sets,
+                "url": link(m["file"], m["line"]),
+            }
+        )
     return out
 
 
@@ -284,21 +422,43 @@ def name_sentinels(db, name: str, version: str, kind: str) -> list[dict]:
     if not rows:
         return []
     ms = _rows(db, "select * from parser_methods_v where version = ? and kind = ? and name = ?", where)
-    mine = {r["file"] for r in _rows(db, "select file, shared from parser_code_v where version = ? and kind = ?"
-                                         " and name = ?", where) if not r["shared"]}
-    hidden = {(o["class"], o["attribute"]) for o in _rows(
-        db, "select * from parser_overridden_v where version = ? and kind = ? and name = ?", where)}
-    found = _rows(db, f"select * from sentinels_v where version = ? and file in ({', '.join('?' * len(mine))})"
-                      " order by file, line", [version, *sorted(mine)])
-    return _sentinels(rows[0], ms, mine, [s for s in found if not _overridden(s, hidden)], _owned(db, version),
-                      lambda *a: None)
+    mine = {
+        r["file"]
+        for r in _rows(
+            db, "select file, shared from parser_code_v where version = ? and kind = ? and name = ?", where
+        )
+        if not r["shared"]
+    }
+    hidden = {
+        (o["class"], o["attribute"])
+        for o in _rows(
+            db, "select * from parser_overridden_v where version = ? and kind = ? and name = ?", where
+        )
+    }
+    found = _rows(
+        db,
+        f"select * from sentinels_v where version = ? and file in ({', '.join('?' * len(mine))})"
+        " order by file, line",
+        [version, *sorted(mine)],
+    )
+    return _sentinels(
+        rows[0],
+        ms,
+        mine,
+        [s for s in found if not _overridden(s, hidden)],
+        _owned(db, version),
+        lambda *a: None,
+    )
 
 
 def _overridden(s: dict, hidden: set[tuple[str, str]]) -> bool:
     """Whether a sentinel is held by a class attribute or property that a more derived class of the name
     overrides (parser_overridden)."""
-    return bool(s["class"] and s["attribute"]) and (s["class"], s["attribute"]) in hidden and \
-        s["function"] in (None, f"{s['class']}.{s['attribute']}")
+    return (
+        bool(s["class"] and s["attribute"])
+        and (s["class"], s["attribute"]) in hidden
+        and s["function"] in (None, f"{s['class']}.{s['attribute']}")
+    )
 
 
 _TOKEN_SHAPED = re.compile(r"\s*[<\[].*[>\]=]\s*", re.S)  # a helper class's sentinels: token-shaped ones only
@@ -307,18 +467,33 @@ _TOKEN_SHAPED = re.compile(r"\s*[<\[].*[>\]=]\s*", re.S)  # a helper class's sen
 def _owned(db, version: str) -> set[tuple[str, str]]:
     """(file, class) of every class some name of the version has as a role or defining a contract method."""
     out = set()
-    for r in db.query("select reg_file, reg_class, real_file, real_class, wrapper_file, wrapper_class"
-                      " from parser_map_v where version = ?", [version]):
-        out.update((f, c) for f, c in ((r["reg_file"], r["reg_class"]), (r["real_file"], r["real_class"]),
-                                       (r["wrapper_file"], r["wrapper_class"])) if f and c)
-    out.update((r["file"], r["defining_class"]) for r in db.query(
-        "select distinct file, defining_class from parser_methods_v where version = ? and defining_class is not null",
-        [version]))
+    for r in db.query(
+        "select reg_file, reg_class, real_file, real_class, wrapper_file, wrapper_class"
+        " from parser_map_v where version = ?",
+        [version],
+    ):
+        out.update(
+            (f, c)
+            for f, c in (
+                (r["reg_file"], r["reg_class"]),
+                (r["real_file"], r["real_class"]),
+                (r["wrapper_file"], r["wrapper_class"]),
+            )
+            if f and c
+        )
+    out.update(
+        (r["file"], r["defining_class"])
+        for r in db.query(
+            "select distinct file, defining_class from parser_methods_v where version = ? and defining_class is not null",
+            [version],
+        )
+    )
     return out
 
 
-def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], owned: set[tuple[str, str]],
-               link: Links) -> list[dict]:
+def _sentinels(
+    r: dict, ms: list[dict], mine: set[str], rows: list[dict], owned: set[tuple[str, str]], link: Links
+) -> list[dict]:
     """Sentinels of the name's own code, one entry per value, in order of first appearance (the real file
     first), with every place it appears: at module level, in the name's classes, or, shaped like a token
     (`<...>`, `[...]`, `<...=`), in a class of its files that is no other name's (a helper, such as an
@@ -328,20 +503,43 @@ def _sentinels(r: dict, ms: list[dict], mine: set[str], rows: list[dict], owned:
     classes.discard(None)
     first = [r["real_file"]] if r["real_file"] in mine else []
     order = {f: i for i, f in enumerate(first + sorted(mine - set(first)))}
-    picked = [s for s in rows if s["file"] in mine and (s["class"] is None or s["class"].split(".")[0] in classes
-                                                        or ((s["file"], s["class"].split(".")[0]) not in owned
-                                                            and _TOKEN_SHAPED.fullmatch(s["value"])))]
+    picked = [
+        s
+        for s in rows
+        if s["file"] in mine
+        and (
+            s["class"] is None
+            or s["class"].split(".")[0] in classes
+            or ((s["file"], s["class"].split(".")[0]) not in owned and _TOKEN_SHAPED.fullmatch(s["value"]))
+        )
+    ]
     picked.sort(key=lambda s: (order[s["file"]], s["line"]))
     out: dict[str, dict] = {}
     for s in picked:
-        entry = out.setdefault(s["value"], {"value": s["value"], "non_ascii": s["non_ascii"], "attributes": [],
-                                            "places": [],
-                                            "escaped": s["value"].encode("ascii", "backslashreplace").decode()
-                                            if s["non_ascii"] else None})
+        entry = out.setdefault(
+            s["value"],
+            {
+                "value": s["value"],
+                "non_ascii": s["non_ascii"],
+                "attributes": [],
+                "places": [],
+                "escaped": s["value"].encode("ascii", "backslashreplace").decode()
+                if s["non_ascii"]
+                else None,
+            },
+        )
         if s["attribute"] and s["attribute"] not in entry["attributes"]:
             entry["attributes"].append(s["attribute"])
-        entry["places"].append({"file": s["file"], "line": s["line"], "class": s["class"], "how": s["how"],
-                                "attribute": s["attribute"], "url": link(s["file"], s["line"])})
+        entry["places"].append(
+            {
+                "file": s["file"],
+                "line": s["line"],
+                "class": s["class"],
+                "how": s["how"],
+                "attribute": s["attribute"],
+                "url": link(s["file"], s["line"]),
+            }
+        )
     return list(out.values())
 
 
@@ -351,7 +549,19 @@ def _pairs(r: dict, everyone: dict) -> list[dict]:
         if kind == r["kind"]:
             continue
         for o in everyone.get((kind, r["name"]), []):
-            same = bool(r["real_class"]) and (o["real_module"], o["real_class"]) == (r["real_module"], r["real_class"])
-            out.append({"kind": kind, "name": o["name"], "impl": o["impl"], "real_class": o["real_class"],
-                        "real_file": o["real_file"], "real_line": o["real_line"], "shares_real_class": same})
+            same = bool(r["real_class"]) and (o["real_module"], o["real_class"]) == (
+                r["real_module"],
+                r["real_class"],
+            )
+            out.append(
+                {
+                    "kind": kind,
+                    "name": o["name"],
+                    "impl": o["impl"],
+                    "real_class": o["real_class"],
+                    "real_file": o["real_file"],
+                    "real_line": o["real_line"],
+                    "shares_real_class": same,
+                }
+            )
     return out

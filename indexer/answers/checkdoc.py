@@ -48,22 +48,37 @@ class Checker:
     # -- what the reader needs ---------------------------------------------------------------------------
     def knowledge(self) -> Knowledge:
         roots = {"vllm", "tests", "examples", "docs"}
-        roots |= {r[0].split("/", 1)[0] for r in self.db.execute("select path from tree_paths") if "/" in r[0]}
+        roots |= {
+            r[0].split("/", 1)[0] for r in self.db.execute("select path from tree_paths") if "/" in r[0]
+        }
         names = {r[0] for r in self.db.execute("select distinct name from parser_map")}
         return Knowledge(roots, names)
 
     def parser_map(self, version: str) -> dict[tuple[str, str], dict]:
         if version not in self._maps:
-            self._maps[version] = {(r["kind"], r["name"]): r for r in self.db.query(
-                "select kind, name, impl, real_file, real_line, real_class, alias_of, registry_file, registry_line"
-                " from parser_map_v where version = ?", [version])}
+            self._maps[version] = {
+                (r["kind"], r["name"]): r
+                for r in self.db.query(
+                    "select kind, name, impl, real_file, real_line, real_class, alias_of, registry_file, registry_line"
+                    " from parser_map_v where version = ?",
+                    [version],
+                )
+            }
         return self._maps[version]
 
     def registered(self, version: str, name: str, kind: str = "any") -> list[dict]:
         """The name's rows at a version, the tool parser first."""
-        rows = [r for (k, n), r in self.parser_map(version).items() if n == name and (kind == "any" or k == kind)]
-        return sorted(rows, key=lambda r: ("tool", "reasoning", "unified").index(r["kind"])
-                      if r["kind"] in ("tool", "reasoning", "unified") else 9)
+        rows = [
+            r for (k, n), r in self.parser_map(version).items() if n == name and (kind == "any" or k == kind)
+        ]
+        return sorted(
+            rows,
+            key=lambda r: (
+                ("tool", "reasoning", "unified").index(r["kind"])
+                if r["kind"] in ("tool", "reasoning", "unified")
+                else 9
+            ),
+        )
 
     # -- one claim at one version -------------------------------------------------------------------------
     def check(self, claim: Claim, version: str) -> ClaimResult:
@@ -74,14 +89,24 @@ class Checker:
                 status, message, evidence = "unchecked", f"its table row speaks of {since} and later", []
             else:
                 status, message, evidence = fn(claim.data, version)
-                if claim.kind == "symbol" and claim.data.get("pairing") == "sentence" and status in ("stale", "too-new"):
+                if (
+                    claim.kind == "symbol"
+                    and claim.data.get("pairing") == "sentence"
+                    and status in ("stale", "too-new")
+                ):
                     # only the sentence pairs them ("add a `ReasoningParser` similar to [x.py](...)"): what is
                     # no longer in the file may never have been claimed to be there
                     status, message = "unchecked", message + "; the sentence may not pair them"
         except AnswerError as e:
             status, message, evidence = "unchecked", e.message, []
-        return ClaimResult(line=claim.line, kind=claim.kind, claim=claim.text, status=status, message=message,
-                           evidence=evidence)
+        return ClaimResult(
+            line=claim.line,
+            kind=claim.kind,
+            claim=claim.text,
+            status=status,
+            message=message,
+            evidence=evidence,
+        )
 
     def _unreadable(self, data: dict, version: str):
         return "unchecked", data["reason"], []
@@ -97,9 +122,16 @@ class Checker:
                 return self._path({**data, "bare": False}, version)
             hits = self._by_tail(version, path)
             if hits:
-                return "ok", "at " + ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else ""), \
-                    [_src(version, h) for h in hits[:3]]
-            return "unchecked", "a bare file name that is in no file of the tree at this version (a user's file?)", []
+                return (
+                    "ok",
+                    "at " + ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else ""),
+                    [_src(version, h) for h in hits[:3]],
+                )
+            return (
+                "unchecked",
+                "a bare file name that is in no file of the tree at this version (a user's file?)",
+                [],
+            )
         if PLACEHOLDER.search(path) or any(c in path for c in "*?["):
             return self._pattern(path, version, data)
         if not ix.knows(version, path):
@@ -107,42 +139,74 @@ class Checker:
         present = [v for v, here in ix.presence(path).items() if here]
         if ix.exists(version, path):
             if data.get("historical") and present and present[-1] == self.versions[-1]:
-                return "unchecked", f"still present at {version}, but the sentence speaks of the past", \
-                    [_src(version, path)]
-            what = "exists" if path in ix.paths(version) else f"a directory of {len(ix.files_under(version, path))} files"
+                return (
+                    "unchecked",
+                    f"still present at {version}, but the sentence speaks of the past",
+                    [_src(version, path)],
+                )
+            what = (
+                "exists"
+                if path in ix.paths(version)
+                else f"a directory of {len(ix.files_under(version, path))} files"
+            )
             return "ok", what, [_src(version, path)]
         if not present:
             if data.get("historical"):
-                return "unchecked", f"the sentence speaks of the past, and no indexed version " \
-                                    f"({_span(self.versions)}) has it", []
+                return (
+                    "unchecked",
+                    f"the sentence speaks of the past, and no indexed version "
+                    f"({_span(self.versions)}) has it",
+                    [],
+                )
             if data.get("in_code"):
-                return "unchecked", f"in no indexed version ({_span(self.versions)}); a path in a command may " \
-                                    "be one the command creates", []
+                return (
+                    "unchecked",
+                    f"in no indexed version ({_span(self.versions)}); a path in a command may "
+                    "be one the command creates",
+                    [],
+                )
             if not path.endswith("/") and not has_file_suffix(path):
-                return "unchecked", f"in no indexed version ({_span(self.versions)}), and without a file " \
-                                    "suffix it may not be a repository path (an image name, an output directory)", []
+                return (
+                    "unchecked",
+                    f"in no indexed version ({_span(self.versions)}), and without a file "
+                    "suffix it may not be a repository path (an image name, an output directory)",
+                    [],
+                )
             return "wrong", f"no such path in any indexed version ({_span(self.versions)})", []
         earlier = [v for v in present if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"was there in {_runs(present, self.versions)}", [_src(earlier[-1], path)]
         if earlier:
-            return "stale", self._gone(ix.path_history(path), earlier[-1], version), \
-                [_src(earlier[-1], path), _hist(path)]
+            return (
+                "stale",
+                self._gone(ix.path_history(path), earlier[-1], version),
+                [_src(earlier[-1], path), _hist(path)],
+            )
         return "too-new", f"not yet at {version}: first at {present[0]}", [_src(present[0], path)]
 
     def _gone(self, hist: list[dict], last: str, version: str) -> str:
-        """"moved to X at vY (by ...)" / "removed at vY", for the absence right after version `last`; a move
+        """ "moved to X at vY (by ...)" / "removed at vY", for the absence right after version `last`; a move
         followed to where the file is at `version`: "moved to Z (at vY to X (...), then at vZ to Z (...))"."""
         for s in hist:
-            if not s["present"] and self._before(last, s["first"]) and self.index.previous(s["first"]) == last:
+            if (
+                not s["present"]
+                and self._before(last, s["first"])
+                and self.index.previous(s["first"]) == last
+            ):
                 if s["moves"]:
                     m = s["moves"][0]
                     chain = self.index.onward(m.to, s["first"], version)
                     if not chain.hops:
-                        first = f"moved to {m.to} at {s['first']} ({m.by}{': ' + m.detail if m.detail else ''})"
-                        return first + (f", which was removed at {chain.removed_at}" if chain.removed_at else "")
-                    steps = ", then ".join([f"at {s['first']} to {m.describe()}"] +
-                                           [f"at {h.at} to {h.move.describe()}" for h in chain.hops])
+                        first = (
+                            f"moved to {m.to} at {s['first']} ({m.by}{': ' + m.detail if m.detail else ''})"
+                        )
+                        return first + (
+                            f", which was removed at {chain.removed_at}" if chain.removed_at else ""
+                        )
+                    steps = ", then ".join(
+                        [f"at {s['first']} to {m.describe()}"]
+                        + [f"at {h.at} to {h.move.describe()}" for h in chain.hops]
+                    )
                     if chain.removed_at:
                         return f"removed at {chain.removed_at} (moved {steps})"
                     return f"moved to {chain.final(m)} ({steps})"
@@ -165,15 +229,23 @@ class Checker:
             return "ok", f"matched in {_runs(matched, self.versions)}", []
         if earlier:
             nxt = self.versions[self.versions.index(earlier[-1]) + 1]
-            return "stale", f"matches nothing since {nxt} (last matched at {earlier[-1]}: " \
-                            f"{ix.glob(earlier[-1], glob)[0]})", [_hist(path)]
+            return (
+                "stale",
+                f"matches nothing since {nxt} (last matched at {earlier[-1]}: "
+                f"{ix.glob(earlier[-1], glob)[0]})",
+                [_hist(path)],
+            )
         return "too-new", f"matches nothing at {version}; first matches at {matched[0]}", []
 
     # symbols named with a file
     def _symbol(self, data: dict, version: str):
         ix = self.index
         if not ix.has_tree[version]:
-            return "unchecked", f"{version} was indexed without --tree: its definitions and mentions are unknown", []
+            return (
+                "unchecked",
+                f"{version} was indexed without --tree: its definitions and mentions are unknown",
+                [],
+            )
         sym, where = data["symbol"], data["file"].rstrip("/")
         if _bare(where):  # a bare file name: the one file of that name, as a path claim resolves it
             where = self._bare_file(where, version)
@@ -183,7 +255,9 @@ class Checker:
         if isinstance(words, str):
             return "unchecked", words, []
         qual = sym if data.get("grep") is None and re.fullmatch(r"[\w.]+", sym) else None
-        directory = data["file"].endswith("/") or (where not in ix.paths(version) and bool(ix.files_under(version, where)))
+        directory = data["file"].endswith("/") or (
+            where not in ix.paths(version) and bool(ix.files_under(version, where))
+        )
 
         def found(v: str) -> tuple[str, list] | None:
             files = ix.files_under(v, where) if directory else ([where] if where in ix.paths(v) else [])
@@ -191,8 +265,13 @@ class Checker:
                 return None
             if qual:
                 in_files = set(files)
-                defs = [d for d in ix.defs(qual.rpartition(".")[2]) if d.version == v and d.path in in_files
-                        and (d.qualname == qual or d.qualname.endswith("." + qual) or "." not in qual)]
+                defs = [
+                    d
+                    for d in ix.defs(qual.rpartition(".")[2])
+                    if d.version == v
+                    and d.path in in_files
+                    and (d.qualname == qual or d.qualname.endswith("." + qual) or "." not in qual)
+                ]
                 if "." not in qual:
                     defs = [d for d in defs if d.qualname.rpartition(".")[2] == qual]
                 if defs:
@@ -204,33 +283,52 @@ class Checker:
         if not here and not any(ix.presence(where).values()):
             return "unchecked", f"{where} is in no indexed version (its own claim says so)", []
         if not here and not directory and not where.endswith(WORD_SUFFIXES) and not where.endswith(".py"):
-            return "unchecked", f"tpindex reads definitions of Python modules and identifiers of text files " \
-                                f"({' '.join(WORD_SUFFIXES)}), not of {where}", []
+            return (
+                "unchecked",
+                f"tpindex reads definitions of Python modules and identifiers of text files "
+                f"({' '.join(WORD_SUFFIXES)}), not of {where}",
+                [],
+            )
         if here:
             how, what = here
             if how == "defined":
                 d = what[0]
                 more = f" and {len(what) - 1} more" if len(what) > 1 else ""
-                return "ok", f"defined at {d.path}:{d.line} ({d.kind} {d.qualname}){more}", \
-                    [_src(version, d.path, d.line)]
-            return "ok", f"mentioned in {what[0]}" + (f" and {len(what) - 1} more" if len(what) > 1 else ""), \
-                [_src(version, what[0])]
+                return (
+                    "ok",
+                    f"defined at {d.path}:{d.line} ({d.kind} {d.qualname}){more}",
+                    [_src(version, d.path, d.line)],
+                )
+            return (
+                "ok",
+                f"mentioned in {what[0]}" + (f" and {len(what) - 1} more" if len(what) > 1 else ""),
+                [_src(version, what[0])],
+            )
         tree_vs = ix.tree_versions()
         true_in = [v for v in tree_vs if v != version and found(v)]
-        elsewhere, also = self._defined_elsewhere(sym, version) if not data.get("grep") else \
-            (self._mentioned_near(words, where, version), [])
+        elsewhere, also = (
+            self._defined_elsewhere(sym, version)
+            if not data.get("grep")
+            else (self._mentioned_near(words, where, version), [])
+        )
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
             last = [v for v, there in ix.presence(where).items() if there and self._before(v, version)]
             if last:
-                return "stale", f"{where}: {self._gone(ix.path_history(where), last[-1], version)}" + elsewhere, \
-                    [*also, _hist(where)]
+                return (
+                    "stale",
+                    f"{where}: {self._gone(ix.path_history(where), last[-1], version)}" + elsewhere,
+                    [*also, _hist(where)],
+                )
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"in {where} in {_runs(true_in, self.versions)}", []
         if earlier:
             nxt = tree_vs[tree_vs.index(earlier[-1]) + 1]
-            return "stale", f"not in {where} since {nxt} (last at {earlier[-1]})" + elsewhere, \
-                [*also, _src(earlier[-1], where)]
+            return (
+                "stale",
+                f"not in {where} since {nxt} (last at {earlier[-1]})" + elsewhere,
+                [*also, _src(earlier[-1], where)],
+            )
         if true_in:
             return "too-new", f"not in {where} at {version}; there from {true_in[0]}" + elsewhere, also
         never = f"`{sym}` is in {where} in no indexed --tree version ({_span(tree_vs)})" + elsewhere
@@ -259,8 +357,11 @@ class Checker:
             return hits[0]
         if not hits:
             return f"?{name} is a bare file name that is in no file of an indexed --tree version"
-        return f"?{name} is a bare file name of {len(hits)} files ({', '.join(hits[:3])}" + \
-            (" ..." if len(hits) > 3 else "") + "): which one is meant cannot be told"
+        return (
+            f"?{name} is a bare file name of {len(hits)} files ({', '.join(hits[:3])}"
+            + (" ..." if len(hits) > 3 else "")
+            + "): which one is meant cannot be told"
+        )
 
     def _words(self, sym: str, data: dict) -> list[str] | str:
         """The identifiers a file must use for a mention; a reason (str) when the claim cannot be read."""
@@ -277,19 +378,26 @@ class Checker:
         """For a grep: the files of the same directory that have the words at this version."""
         folder = where.rstrip("/").rpartition("/")[0] if not where.endswith("/") else where.rstrip("/")
         ix = self.index
-        hits = ix.mentioning(version, words, [f for f in ix.files_under(version, folder)
-                                              if "/" not in f[len(folder) + 1:]])
+        hits = ix.mentioning(
+            version, words, [f for f in ix.files_under(version, folder) if "/" not in f[len(folder) + 1 :]]
+        )
         if not hits:
             return f"; no file of {folder}/ has it at {version}"
-        return f"; at {version} in {', '.join(hits[:3])}" + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
+        return f"; at {version} in {', '.join(hits[:3])}" + (
+            f" and {len(hits) - 3} more" if len(hits) > 3 else ""
+        )
 
     def _defined_elsewhere(self, sym: str, version: str) -> tuple[str, list]:
         """Where the symbol is defined at this version instead (text and evidence)."""
         name = sym.rpartition(".")[2]
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             return "", []
-        defs = [d for d in self.index.defs(name) if d.version == version and
-                (d.qualname == sym or d.qualname.endswith("." + sym) or "." not in sym)]
+        defs = [
+            d
+            for d in self.index.defs(name)
+            if d.version == version
+            and (d.qualname == sym or d.qualname.endswith("." + sym) or "." not in sym)
+        ]
         if not defs:
             return f"; not defined anywhere at {version}", []
         d: Def = defs[0]
@@ -302,33 +410,61 @@ class Checker:
         rows = self.registered(version, name, kind)
         if rows:
             r = rows[0]
-            return "ok", f"registered ({r['kind']}, {r['impl']}: {r['real_file'] or '?'})", \
-                [_parser(version, name), *([_src(version, r["real_file"], r["real_line"])] if r["real_file"] else [])]
+            return (
+                "ok",
+                f"registered ({r['kind']}, {r['impl']}: {r['real_file'] or '?'})",
+                [
+                    _parser(version, name),
+                    *([_src(version, r["real_file"], r["real_line"])] if r["real_file"] else []),
+                ],
+            )
         other = self.registered(version, name)
         if other:
-            return "wrong", f"{name} is a {other[0]['kind']} parser at {version}, not a {kind} parser", \
-                [_parser(version, name)]
+            return (
+                "wrong",
+                f"{name} is a {other[0]['kind']} parser at {version}, not a {kind} parser",
+                [_parser(version, name)],
+            )
         present = [v for v in self.versions if self.registered(v, name, kind)]
         if not present and data.get("sample"):
-            return "unchecked", "registered in no indexed version; the document's own code registers it (an example)", []
+            return (
+                "unchecked",
+                "registered in no indexed version; the document's own code registers it (an example)",
+                [],
+            )
         if not present and data.get("plugin"):
-            return "unchecked", "registered in no indexed version; the document loads a parser plugin " \
-                                "(--tool-parser-plugin), whose names tpindex cannot see", []
+            return (
+                "unchecked",
+                "registered in no indexed version; the document loads a parser plugin "
+                "(--tool-parser-plugin), whose names tpindex cannot see",
+                [],
+            )
         if not present and data.get("historical"):
-            return "unchecked", f"the sentence speaks of the past, and no indexed version ({_span(self.versions)})" \
-                                f" registers {name}", []
+            return (
+                "unchecked",
+                f"the sentence speaks of the past, and no indexed version ({_span(self.versions)})"
+                f" registers {name}",
+                [],
+            )
         if not present:
             names = sorted({n for v in self.versions for (_, n) in self.parser_map(v)})
             close = close_names(name, names, n=3, cutoff=0.6)
-            return "wrong", f"no {'' if kind == 'any' else kind + ' '}parser named {name} in any indexed version " \
-                            f"({_span(self.versions)})" + (f"; close: {', '.join(close)}" if close else ""), []
+            return (
+                "wrong",
+                f"no {'' if kind == 'any' else kind + ' '}parser named {name} in any indexed version "
+                f"({_span(self.versions)})" + (f"; close: {', '.join(close)}" if close else ""),
+                [],
+            )
         earlier = [v for v in present if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"was registered in {_runs(present, self.versions)}", [_parser(earlier[-1], name)]
         if earlier:
             gone = self.versions[self.versions.index(earlier[-1]) + 1]
-            return "stale", f"not registered at {version}: removed at {gone} (last at {earlier[-1]})", \
-                [_parser(earlier[-1], name)]
+            return (
+                "stale",
+                f"not registered at {version}: removed at {gone} (last at {earlier[-1]})",
+                [_parser(earlier[-1], name)],
+            )
         return "too-new", f"not registered at {version}: first at {present[0]}", [_parser(present[0], name)]
 
     def _alias(self, data: dict, version: str):
@@ -336,24 +472,37 @@ class Checker:
 
         def same(v: str) -> tuple[bool, list[dict], list[dict]]:
             ra, rb = self.registered(v, a, kind), self.registered(v, b, kind)
-            hit = any(b in (r["alias_of"] or "").split(",") for r in ra) or \
-                any(a in (r["alias_of"] or "").split(",") for r in rb)
+            hit = any(b in (r["alias_of"] or "").split(",") for r in ra) or any(
+                a in (r["alias_of"] or "").split(",") for r in rb
+            )
             return hit, ra, rb
 
         ok, ra, rb = same(version)
         if ok:
-            return "ok", f"both registered to {ra[0]['real_class'] or 'one class'} at {version}", \
-                [_parser(version, a), _parser(version, b)]
+            return (
+                "ok",
+                f"both registered to {ra[0]['real_class'] or 'one class'} at {version}",
+                [_parser(version, a), _parser(version, b)],
+            )
         when = [v for v in self.versions if same(v)[0]]
         missing = [n for n, r in ((a, ra), (b, rb)) if not r]
-        now = f"{' and '.join(missing)} not registered at {version}" if missing else \
-            f"{a} -> {ra[0]['real_class']} ({ra[0]['real_file']}), {b} -> {rb[0]['real_class']} ({rb[0]['real_file']})"
+        now = (
+            f"{' and '.join(missing)} not registered at {version}"
+            if missing
+            else f"{a} -> {ra[0]['real_class']} ({ra[0]['real_file']}), {b} -> {rb[0]['real_class']} ({rb[0]['real_file']})"
+        )
         if not when:
-            return "wrong", f"never the same class in an indexed version; {now}", \
-                [_parser(version, n) for n, r in ((a, ra), (b, rb)) if r]
+            return (
+                "wrong",
+                f"never the same class in an indexed version; {now}",
+                [_parser(version, n) for n, r in ((a, ra), (b, rb)) if r],
+            )
         status = "stale" if any(self._before(v, version) for v in when) else "too-new"
-        return status, f"the same class in {_runs(when, self.versions)}, not at {version}: {now}", \
-            [_parser(when[-1], a)]
+        return (
+            status,
+            f"the same class in {_runs(when, self.versions)}, not at {version}: {now}",
+            [_parser(when[-1], a)],
+        )
 
     # counts
     def _count(self, data: dict, version: str):
@@ -375,7 +524,14 @@ class Checker:
         return "wrong", f"{got} at {version}; {n} in no indexed version", []
 
     def count(self, data: dict, version: str) -> int | None:
-        key = (data["what"], data.get("kind"), data.get("impl"), data.get("tool_only"), data.get("path"), version)
+        key = (
+            data["what"],
+            data.get("kind"),
+            data.get("impl"),
+            data.get("tool_only"),
+            data.get("path"),
+            version,
+        )
         if key not in self._counts:
             self._counts[key] = self._compute(data, version)
         return self._counts[key]
@@ -385,7 +541,11 @@ class Checker:
         if what == "names":
             return sum(1 for (k, _) in self.parser_map(version) if k == data["kind"])
         if what == "impl":
-            return sum(1 for (k, _), r in self.parser_map(version).items() if k == "tool" and r["impl"] == data["impl"])
+            return sum(
+                1
+                for (k, _), r in self.parser_map(version).items()
+                if k == "tool" and r["impl"] == data["impl"]
+            )
         if what == "adapter-files":
             sql = "select count(distinct file) from adapter_imports where version = ?"
             if data.get("tool_only"):
@@ -401,8 +561,12 @@ class Checker:
     # version claims
     def _version(self, data: dict, version: str):
         if data.get("predicate"):
-            return "unchecked", f"the version phrase may be about \"{data['predicate']}\", not about the name or path " \
-                                "being there; tpindex does not check that by version", []
+            return (
+                "unchecked",
+                f'the version phrase may be about "{data["predicate"]}", not about the name or path '
+                "being there; tpindex does not check that by version",
+                [],
+            )
         subject, claimed = data["subject"], data["version"]
         pres, what = self._presence(subject)
         if pres is None:
@@ -420,8 +584,13 @@ class Checker:
 
         phrase = data["phrase"]
         indexed = claimed in self.versions
-        evidence = [_hist(subject["path"])] if subject["type"] == "path" else \
-            [_parser(version, subject["name"])] if subject["type"] == "parser" else []
+        evidence = (
+            [_hist(subject["path"])]
+            if subject["type"] == "path"
+            else [_parser(version, subject["name"])]
+            if subject["type"] == "parser"
+            else []
+        )
         if phrase == "since":
             early = [v for v in have if before(v)]
             if early:
@@ -442,19 +611,34 @@ class Checker:
             if indexed and first == claimed and prev:
                 return "ok", f"first at {claimed} (absent at {prev[-1]})", evidence
             if not prev:
-                return "unchecked", f"consistent (present from {first}), but no version before {claimed} is " \
-                                    "indexed to confirm it was absent", evidence
-            return "unchecked", f"consistent (absent at {prev[-1]}, present at {first}), but {claimed} itself is " \
-                                "not indexed", evidence
+                return (
+                    "unchecked",
+                    f"consistent (present from {first}), but no version before {claimed} is "
+                    "indexed to confirm it was absent",
+                    evidence,
+                )
+            return (
+                "unchecked",
+                f"consistent (absent at {prev[-1]}, present at {first}), but {claimed} itself is not indexed",
+                evidence,
+            )
         if phrase in ("removed", "before", "moved"):
             late = [v for v in have if not before(v)]
             if late:
                 gone = _first_absent_after(known, late[-1])
-                return "wrong", f"still present at {late[0]}" + (f"; removed at {gone}" if gone else
-                                                                  " and in every later indexed version"), evidence
+                return (
+                    "wrong",
+                    f"still present at {late[0]}"
+                    + (f"; removed at {gone}" if gone else " and in every later indexed version"),
+                    evidence,
+                )
             early = [v for v, p in known if before(v)]
             if not [v for v in have if before(v)]:
-                return "unchecked", f"in no indexed version before {claimed} ({what}); cannot confirm", evidence
+                return (
+                    "unchecked",
+                    f"in no indexed version before {claimed} ({what}); cannot confirm",
+                    evidence,
+                )
             last = [v for v in have if before(v)][-1]
             gone = _first_absent_after(known, last)
             if gone is not None and parse_version(gone) < cv and phrase != "before":
@@ -462,8 +646,11 @@ class Checker:
             if phrase == "before":
                 return "ok", f"last at {last}, absent from {gone or claimed} on", evidence
             if not indexed or early[-1] != last:
-                return "unchecked", f"consistent (last at {last}, absent at {gone}), but {claimed} is not indexed", \
-                    evidence
+                return (
+                    "unchecked",
+                    f"consistent (last at {last}, absent at {gone}), but {claimed} is not indexed",
+                    evidence,
+                )
             if phrase == "moved":
                 return self._moved(subject, last, claimed, data.get("to"), evidence, version)
             return "ok", f"removed at {claimed} (last at {last})", evidence
@@ -476,11 +663,17 @@ class Checker:
             return "ok", f"last at {claimed}", evidence
         return "unchecked", f"cannot check {phrase!r}", []
 
-    def _moved(self, subject: dict, last: str, at: str, to: str | None, evidence: list, version: str | None = None):
+    def _moved(
+        self, subject: dict, last: str, at: str, to: str | None, evidence: list, version: str | None = None
+    ):
         if subject["type"] == "path":
             moves = self.index.successors(last, at, subject["path"])
             if not moves:
-                return "wrong", f"removed at {at}, not moved: no new file holds its content or its definitions", evidence
+                return (
+                    "wrong",
+                    f"removed at {at}, not moved: no new file holds its content or its definitions",
+                    evidence,
+                )
             if to and to.rstrip("/") not in {m.to for m in moves}:
                 return "wrong", f"moved at {at} to {moves[0].to}, not to {to}", evidence
             m = next((m for m in moves if to and m.to == to.rstrip("/")), moves[0])
@@ -490,8 +683,11 @@ class Checker:
                 if chain.removed_at:
                     now = f"; then removed at {chain.removed_at}"
                 elif chain.hops:
-                    now = f"; now at {chain.final(m)} (" + ", then ".join(
-                        f"at {h.at} to {h.move.describe()}" for h in chain.hops) + ")"
+                    now = (
+                        f"; now at {chain.final(m)} ("
+                        + ", then ".join(f"at {h.at} to {h.move.describe()}" for h in chain.hops)
+                        + ")"
+                    )
             return "ok", f"moved at {at} to {m.describe()}{now}", evidence
         return "ok", f"gone from its file at {at} (last at {last})", evidence
 
@@ -501,7 +697,9 @@ class Checker:
         if subject["type"] == "path":
             path = subject["path"]
             if subject.get("bare") and not any(path in ix.paths(v) for v in ix.tree_versions()):
-                return (lambda v: bool(self._by_tail(v, path)) if ix.has_tree[v] else None), f"file name {path}"
+                return (
+                    lambda v: bool(self._by_tail(v, path)) if ix.has_tree[v] else None
+                ), f"file name {path}"
             if PLACEHOLDER.search(path) or "*" in path:
                 glob = to_glob(path)
                 return (lambda v: bool(ix.glob(v, glob)) if ix.has_tree[v] else None), f"pattern {path}"
@@ -520,13 +718,17 @@ class Checker:
             if where.startswith("?"):
                 return None, where[1:]
         if where:
+
             def in_file(v: str) -> bool | None:
                 if not ix.has_tree[v]:
                     return None
-                if any(d.version == v and (d.path == where or d.path.startswith(where.rstrip("/") + "/"))
-                       for d in defs):
+                if any(
+                    d.version == v and (d.path == where or d.path.startswith(where.rstrip("/") + "/"))
+                    for d in defs
+                ):
                     return True
                 return all(ix.mentioned_in(v, w, where) for w in name.split("."))
+
             return in_file, f"{name} in {where}"
         if defs:
             have = {d.version for d in defs}
@@ -569,6 +771,7 @@ def _hist(path: str) -> PathEvidence:
 
 # -- the document -------------------------------------------------------------------------------------------
 
+
 def resolve_versions(db, specs: list[str] | tuple[str, ...]) -> list[str]:
     """--at values (each a version or a spec: A..B, lists, globs) -> indexed versions, in order."""
     from ..core.specs import SpecError, select
@@ -595,9 +798,11 @@ def check_document(db, text: str, versions: list[str], name: str = "document") -
     try:
         claims = read(text, checker.knowledge(), limit=MAX_CLAIMS)  # stops reading past the cap
     except TooManyClaims as e:
-        raise AnswerError(f"{name} makes more than {MAX_CLAIMS} claims (reading stopped at line {e.line}); at most "
-                          f"{MAX_CLAIMS} are checked at once, and none was",
-                          f"split the document before line {e.line} and check the parts one by one") from None
+        raise AnswerError(
+            f"{name} makes more than {MAX_CLAIMS} claims (reading stopped at line {e.line}); at most "
+            f"{MAX_CLAIMS} are checked at once, and none was",
+            f"split the document before line {e.line} and check the parts one by one",
+        ) from None
     checked = []
     for v in versions:
         results = [checker.check(c, v) for c in claims]

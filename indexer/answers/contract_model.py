@@ -143,6 +143,7 @@ class ContractDiff(Model):
 
 # -- check-plugin ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class PluginImport(Model):
     module: str | None  # absolute module (None: a relative import of the plugin's own package)
@@ -214,7 +215,9 @@ class PluginVersion(Model):
 @dataclass
 class PluginReport(Model):
     plugin: PluginFile
-    since: str | None  # the version the plugin was written against (shadowed names' changes are counted from it)
+    since: (
+        str | None
+    )  # the version the plugin was written against (shadowed names' changes are counted from it)
     versions: list[PluginVersion]
     compatible: list[str]
     broken: list[str]

@@ -15,8 +15,10 @@ from .versions import require, upstream_refs
 
 
 def _map(db, version: str) -> dict[tuple, dict]:
-    return {(r["kind"], r["name"]): r for r in (dict(x) for x in db.query(
-        "select * from parser_map_v where version = ?", [version]))}
+    return {
+        (r["kind"], r["name"]): r
+        for r in (dict(x) for x in db.query("select * from parser_map_v where version = ?", [version]))
+    }
 
 
 def diff(db, a: str, b: str) -> Diff:
@@ -24,71 +26,162 @@ def diff(db, a: str, b: str) -> Diff:
     changes: list[Change] = []
     ma, mb = _map(db, a), _map(db, b)
     code_changed: list[tuple[str, str]] = []
-    gone = {key: successor(ma[key], [r for k, r in mb.items() if k[0] == key[0]], {k[1] for k in ma if k[0] == key[0]})
-            for key in ma if key not in mb}
+    gone = {
+        key: successor(
+            ma[key], [r for k, r in mb.items() if k[0] == key[0]], {k[1] for k in ma if k[0] == key[0]}
+        )
+        for key in ma
+        if key not in mb
+    }
     renamed = {(key[0], s.renamed_to) for key, s in gone.items() if s is not None and s.renamed_to}
     for key in sorted(set(ma) | set(mb)):
         if key in renamed and key not in ma:
             continue  # said by the name-renamed of the name it replaces
         succ = gone.get(key)
-        changes.extend(_name_changes(key, ma.get(key), mb.get(key), code_changed, succ,
-                                     mb.get((key[0], succ.renamed_to)) if succ and succ.renamed_to else None))
+        changes.extend(
+            _name_changes(
+                key,
+                ma.get(key),
+                mb.get(key),
+                code_changed,
+                succ,
+                mb.get((key[0], succ.renamed_to)) if succ and succ.renamed_to else None,
+            )
+        )
     changes.extend(code_changes(db, a, b, code_changed, mb))
-    changes.extend(_file_changes(db, a, b, "adapter-import",
-                                 "select file, name, module, line from adapter_imports where version = ?",
-                                 lambda r: f"imports {r[1]} from {r[2]}", lambda r: f"{r[2]}.{r[1]}"))
+    changes.extend(
+        _file_changes(
+            db,
+            a,
+            b,
+            "adapter-import",
+            "select file, name, module, line from adapter_imports where version = ?",
+            lambda r: f"imports {r[1]} from {r[2]}",
+            lambda r: f"{r[2]}.{r[1]}",
+        )
+    )
     changes.extend(_class_changes(db, a, b))
-    changes.extend(_file_changes(db, a, b, "marker", "select file, kind, text, line from markers_v where version = ?",
-                                 lambda r: r[2], lambda r: r[2]))
-    changes.extend(_file_changes(db, a, b, "plant", "select file, plant, text, line from plants_v where version = ?",
-                                 lambda r: f"{r[1]}: {r[2]}", lambda r: r[2]))
+    changes.extend(
+        _file_changes(
+            db,
+            a,
+            b,
+            "marker",
+            "select file, kind, text, line from markers_v where version = ?",
+            lambda r: r[2],
+            lambda r: r[2],
+        )
+    )
+    changes.extend(
+        _file_changes(
+            db,
+            a,
+            b,
+            "plant",
+            "select file, plant, text, line from plants_v where version = ?",
+            lambda r: f"{r[1]}: {r[2]}",
+            lambda r: r[2],
+        )
+    )
     from .history import attach_commits
 
     attach_commits(db, changes, a, b)  # from a clone: the commits of each name whose code changed
     return Diff(a=a, b=b, changes=changes)
 
 
-def _name_changes(key: tuple[str, str], ra: dict | None, rb: dict | None, code_changed: list,
-                  succ: Successor | None = None, target: dict | None = None) -> list[Change]:
+def _name_changes(
+    key: tuple[str, str],
+    ra: dict | None,
+    rb: dict | None,
+    code_changed: list,
+    succ: Successor | None = None,
+    target: dict | None = None,
+) -> list[Change]:
     kind, name = key
     subject = f"{name} ({kind})"
     out = []
 
     def add(type_, detail, before=None, after=None, row=None):
         row = row or rb or ra
-        out.append(Change(type=type_, subject=subject, detail=detail, kind=kind, name=name, before=before,
-                          after=after, file=row["real_file"], line=row["real_line"]))
+        out.append(
+            Change(
+                type=type_,
+                subject=subject,
+                detail=detail,
+                kind=kind,
+                name=name,
+                before=before,
+                after=after,
+                file=row["real_file"],
+                line=row["real_line"],
+            )
+        )
 
     if ra is None:
-        add(ChangeType.NAME_ADDED, f"registered in {rb['reg_file'] or rb['registry_file']}; {rb['impl']} ->"
-            f" {rb['real_file'] or rb['reason']}", after=rb["impl"])
+        add(
+            ChangeType.NAME_ADDED,
+            f"registered in {rb['reg_file'] or rb['registry_file']}; {rb['impl']} ->"
+            f" {rb['real_file'] or rb['reason']}",
+            after=rb["impl"],
+        )
         return out
     if rb is None and target is not None:  # its class or real file continues under one new name
         shared = f" {succ.what}" if succ.what else ""
-        add(ChangeType.NAME_RENAMED, f"renamed to {target['name']} (same {succ.by}{shared}; {target['impl']} ->"
-            f" {target['real_file'] or target['reason']})", before=name, after=target["name"], row=target)
+        add(
+            ChangeType.NAME_RENAMED,
+            f"renamed to {target['name']} (same {succ.by}{shared}; {target['impl']} ->"
+            f" {target['real_file'] or target['reason']})",
+            before=name,
+            after=target["name"],
+            row=target,
+        )
         out[-1].successors, out[-1].successors_by = succ.names, succ.by
         return out
     if rb is None:
-        add(ChangeType.NAME_REMOVED, f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}"
-            + (f"; {succ.phrase()}" if succ else ""), before=ra["impl"])
+        add(
+            ChangeType.NAME_REMOVED,
+            f"was {ra['impl']} -> {ra['real_file'] or ra['reason']}" + (f"; {succ.phrase()}" if succ else ""),
+            before=ra["impl"],
+        )
         if succ:
             out[-1].successors, out[-1].successors_by = succ.names, succ.by
         return out
     if ra["impl"] != rb["impl"]:
-        moved = f" (real file {ra['real_file']} -> {rb['real_file']})" if ra["real_file"] != rb["real_file"] else ""
+        moved = (
+            f" (real file {ra['real_file']} -> {rb['real_file']})"
+            if ra["real_file"] != rb["real_file"]
+            else ""
+        )
         add(ChangeType.IMPL_CHANGED, f"{ra['impl']} -> {rb['impl']}{moved}", ra["impl"], rb["impl"])
     elif ra["real_file"] != rb["real_file"]:
-        add(ChangeType.REAL_FILE_CHANGED, f"{ra['real_file']} -> {rb['real_file']}", ra["real_file"], rb["real_file"])
+        add(
+            ChangeType.REAL_FILE_CHANGED,
+            f"{ra['real_file']} -> {rb['real_file']}",
+            ra["real_file"],
+            rb["real_file"],
+        )
     was = f"{ra['reg_module']}.{ra['reg_class']}"
     now = f"{rb['reg_module']}.{rb['reg_class']}"
     if was != now:
         add(ChangeType.REGISTERED_CLASS_CHANGED, f"{was} -> {now}", was, now)
-    if ra["real_class"] != rb["real_class"] and ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"]:
-        add(ChangeType.REAL_CLASS_CHANGED, f"{ra['real_class']} -> {rb['real_class']}", ra["real_class"], rb["real_class"])
+    if (
+        ra["real_class"] != rb["real_class"]
+        and ra["real_file"] == rb["real_file"]
+        and ra["impl"] == rb["impl"]
+    ):
+        add(
+            ChangeType.REAL_CLASS_CHANGED,
+            f"{ra['real_class']} -> {rb['real_class']}",
+            ra["real_class"],
+            rb["real_class"],
+        )
     if (ra["wrapper_class"], ra["wrapper_file"]) != (rb["wrapper_class"], rb["wrapper_file"]):
-        add(ChangeType.WRAPPER_CHANGED, f"wrapped by {ra['wrapper_class'] or 'nothing'} -> {rb['wrapper_class'] or 'nothing'}",
-            ra["wrapper_class"], rb["wrapper_class"])
+        add(
+            ChangeType.WRAPPER_CHANGED,
+            f"wrapped by {ra['wrapper_class'] or 'nothing'} -> {rb['wrapper_class'] or 'nothing'}",
+            ra["wrapper_class"],
+            rb["wrapper_class"],
+        )
     if ra["real_file"] == rb["real_file"] and ra["impl"] == rb["impl"] and ra["code_sig"] != rb["code_sig"]:
         code_changed.append(key)
     alias_a = set(filter(None, (ra["alias_of"] or "").split(", ")))
@@ -106,8 +199,9 @@ def _code(db, version: str) -> dict[tuple[str, str], dict[str, tuple]]:
     _Uses.listed: most names' code does not change, their pieces are never looked at)."""
     out: dict[tuple[str, str], dict] = {}
     for kind, name, path, blob, shared, unit, roles, pieces in db.execute(
-            "select kind, name, file, blob_id, shared, unit_id, roles, pieces from parser_code_v where version = ?",
-            [version]):
+        "select kind, name, file, blob_id, shared, unit_id, roles, pieces from parser_code_v where version = ?",
+        [version],
+    ):
         out.setdefault((kind, name), {})[path] = (blob, shared, unit, roles, pieces)
     return out
 
@@ -125,12 +219,14 @@ class _Uses:
         query: by unit, then as stored)."""
         todo = sorted({u for u in units if u is not None and u not in self.rows})
         for i in range(0, len(todo), 500):
-            chunk = todo[i:i + 500]
+            chunk = todo[i : i + 500]
             for u in chunk:
                 self.rows[u] = {}
             for unit, what, q, ln, end, digest in self.db.execute(
-                    "select unit_id, what, qualname, line, end_line, digest from uses where unit_id in"
-                    f" ({', '.join('?' * len(chunk))}) order by unit_id, rowid", chunk):
+                "select unit_id, what, qualname, line, end_line, digest from uses where unit_id in"
+                f" ({', '.join('?' * len(chunk))}) order by unit_id, rowid",
+                chunk,
+            ):
                 self.rows[unit].setdefault((what, q), (ln, end, digest))
 
     def __call__(self, unit: int) -> dict[tuple[str, str], tuple]:
@@ -160,8 +256,9 @@ class _Uses:
         a framework file before, or the other way) did not change."""
         path, what, qualname = key
         if (version, path) not in self.units:
-            row = self.db.execute("select unit_id from version_files where version = ? and file = ?",
-                                  [version, path]).fetchone()
+            row = self.db.execute(
+                "select unit_id from version_files where version = ? and file = ?", [version, path]
+            ).fetchone()
             self.units[(version, path)] = row[0] if row else None
         unit = self.units[(version, path)]
         found = self(unit).get((what, qualname)) if unit is not None else None
@@ -186,8 +283,9 @@ class _Uses:
         return own
 
 
-def _pieces(files: dict[str, tuple], uses: _Uses, shared: bool = False,
-            skip: set[str] = frozenset()) -> dict[tuple[str, str, str], tuple]:
+def _pieces(
+    files: dict[str, tuple], uses: _Uses, shared: bool = False, skip: set[str] = frozenset()
+) -> dict[tuple[str, str, str], tuple]:
     """(path, what, qualname) -> (part, digest, unit) of a name's pieces in its own files (or, `shared`,
     in its shared ones), but those of `skip`."""
     out = {}
@@ -217,7 +315,9 @@ def code_changes(db, a: str, b: str, names: list[tuple[str, str]], mb: dict) -> 
     for key in names:
         fa, fb = ca.get(key, {}), cb.get(key, {})
         same = _same_files(fa, fb)
-        units += [f[2] for files in (fa, fb) for path, f in files.items() if f[4] and not f[1] and path not in same]
+        units += [
+            f[2] for files in (fa, fb) for path, f in files.items() if f[4] and not f[1] and path not in same
+        ]
     uses.read(units)
     compare = comparer(db, a, b)
     out = [c for kind, name in names if (c := _name_change(db, a, b, kind, name, ca, cb, uses, compare, mb))]
@@ -240,8 +340,11 @@ def _framework_changes(ca: dict, cb: dict, uses: _Uses, compare) -> list[Change]
                 if fa[p][3] == fb[p][3] == "helper" and (uses.listed(fa[p][4]) or uses.listed(fb[p][4])):
                     pa = _pieces({p: fa[p]}, uses, shared=True)
                     pb = _pieces({p: fb[p]}, uses, shared=True)
-                    changed = [k for k in sorted(set(pa) | set(pb)) if (pa.get(k) or (None, None))[1]
-                               != (pb.get(k) or (None, None))[1]]
+                    changed = [
+                        k
+                        for k in sorted(set(pa) | set(pb))
+                        if (pa.get(k) or (None, None))[1] != (pb.get(k) or (None, None))[1]
+                    ]
                     if not changed:
                         continue  # the helpers it calls there did not change
                     helpers[p].update(dict.fromkeys(_display(k[1], k[2]) for k in changed))
@@ -249,14 +352,23 @@ def _framework_changes(ca: dict, cb: dict, uses: _Uses, compare) -> list[Change]
     out = []
     for p, affected in sorted(framework.items()):
         called = f" (helpers it calls: {', '.join(helpers[p])})" if helpers.get(p) else ""
-        out.append(Change(type=ChangeType.FRAMEWORK_CHANGED, subject=p, file=p, names=affected, compare=compare(p),
-                          detail=f"shared framework code changed{called}; affects {len(affected)} name(s):"
-                                 f" {', '.join(affected)}"))
+        out.append(
+            Change(
+                type=ChangeType.FRAMEWORK_CHANGED,
+                subject=p,
+                file=p,
+                names=affected,
+                compare=compare(p),
+                detail=f"shared framework code changed{called}; affects {len(affected)} name(s):"
+                f" {', '.join(affected)}",
+            )
+        )
     return out
 
 
-def _name_change(db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, uses: _Uses, compare,
-                 mb: dict) -> Change | None:
+def _name_change(
+    db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, uses: _Uses, compare, mb: dict
+) -> Change | None:
     """`code-changed` for one name, by part, with each file's +/- counts; None when its code did not change."""
     fa, fb = ca.get((kind, name), {}), cb.get((kind, name), {})
     # a file with the same blob at A and B is one unit: every piece in it has the same digest at both (and
@@ -303,18 +415,33 @@ def _name_change(db, a: str, b: str, kind: str, name: str, ca: dict, cb: dict, u
         known = [counts.get((p, part)) for p in dict.fromkeys(c[0] for c in mine)]
         added = None if None in known else sum(k[0] for k in known)
         removed = None if None in known else sum(k[1] for k in known)
-        parts.append(CodePart(part=part, names=list(dict.fromkeys(_display(c[1], c[2]) for c in mine)),
-                              added=added, removed=removed,
-                              pieces=[{"file": c[0], "what": c[1], "qualname": c[2], "change": c[3]}
-                                      for c in mine]))
+        parts.append(
+            CodePart(
+                part=part,
+                names=list(dict.fromkeys(_display(c[1], c[2]) for c in mine)),
+                added=added,
+                removed=removed,
+                pieces=[{"file": c[0], "what": c[1], "qualname": c[2], "change": c[3]} for c in mine],
+            )
+        )
     real = mb[(kind, name)]
-    return Change(type=ChangeType.CODE_CHANGED, subject=f"{name} ({kind})", kind=kind, name=name,
-                  detail=_parts_text(parts, paths), file=real["real_file"], line=real["real_line"],
-                  files=files, parts=parts, compare=compare(paths[0]))
+    return Change(
+        type=ChangeType.CODE_CHANGED,
+        subject=f"{name} ({kind})",
+        kind=kind,
+        name=name,
+        detail=_parts_text(parts, paths),
+        file=real["real_file"],
+        line=real["real_line"],
+        files=files,
+        parts=parts,
+        compare=compare(paths[0]),
+    )
 
 
 def _parts_text(parts: list[CodePart], paths: list[str]) -> str:
     """`imports only: X (+1 -1) in F`, else `code changed in F: functions f, g (+3 -1); methods C.m (+1 -0)`."""
+
     def counted(p: CodePart) -> str:
         return f" (+{p.added} -{p.removed})" if p.added is not None else ""
 
@@ -349,7 +476,9 @@ def _counted(uses: _Uses, blob_a: str | None, blob_b: str | None, lines: dict[st
     if ia is None or ib is None:
         return None
     ops = _OPCODES.get((blob_a, blob_b))
-    if ops is None:  # names sharing a file compare it once, and once per process (a blob id names its content)
+    if (
+        ops is None
+    ):  # names sharing a file compare it once, and once per process (a blob id names its content)
         from .linediff import Matcher
 
         ops = [op for op in Matcher(ia, ib).get_opcodes() if op[0] != "equal"]
@@ -398,10 +527,18 @@ def _file_changes(db, a: str, b: str, type_: str, sql: str, detail, value) -> li
     for this, other, suffix in ((lb, la, "added"), (la, lb, "removed")):
         for row in sorted(this):
             extra = len(this[row]) - len(other.get(row, []))
-            for line in (this[row][-extra:] if extra > 0 else []):
-                out.append(Change(type=ChangeType(f"{type_}-{suffix}"), subject=row[0], detail=detail(row), file=row[0], line=line,
-                                  before=value(row) if suffix == "removed" else None,
-                                  after=value(row) if suffix == "added" else None))
+            for line in this[row][-extra:] if extra > 0 else []:
+                out.append(
+                    Change(
+                        type=ChangeType(f"{type_}-{suffix}"),
+                        subject=row[0],
+                        detail=detail(row),
+                        file=row[0],
+                        line=line,
+                        before=value(row) if suffix == "removed" else None,
+                        after=value(row) if suffix == "added" else None,
+                    )
+                )
     return out
 
 
@@ -417,20 +554,54 @@ def _class_changes(db, a: str, b: str) -> list[Change]:
         moved = next((x for x in added if x[0] == file and x[1].split(".")[-1] == cls.split(".")[-1]), None)
         if moved:
             added.remove(moved)
-            out.append(Change(type=ChangeType.CLASS_MOVED, subject=file, detail=f"class {cls} -> {moved[1]}", file=file,
-                              line=cb[moved][0], before=cls, after=moved[1]))
+            out.append(
+                Change(
+                    type=ChangeType.CLASS_MOVED,
+                    subject=file,
+                    detail=f"class {cls} -> {moved[1]}",
+                    file=file,
+                    line=cb[moved][0],
+                    before=cls,
+                    after=moved[1],
+                )
+            )
         else:
-            out.append(Change(type=ChangeType.CLASS_REMOVED, subject=file, detail=f"class {cls}", file=file,
-                              line=ca[(file, cls)][0], before=cls))
+            out.append(
+                Change(
+                    type=ChangeType.CLASS_REMOVED,
+                    subject=file,
+                    detail=f"class {cls}",
+                    file=file,
+                    line=ca[(file, cls)][0],
+                    before=cls,
+                )
+            )
     for file, cls in added:
-        out.append(Change(type=ChangeType.CLASS_ADDED, subject=file, detail=f"class {cls}", file=file, line=cb[(file, cls)][0],
-                          after=cls))
+        out.append(
+            Change(
+                type=ChangeType.CLASS_ADDED,
+                subject=file,
+                detail=f"class {cls}",
+                file=file,
+                line=cb[(file, cls)][0],
+                after=cls,
+            )
+        )
     ba = {k: v[0] for k, v in _bases(db, a).items()}
     bb = _bases(db, b)
     for key in sorted(set(ba) & set(bb)):
         if ba[key] != bb[key][0]:
-            out.append(Change(type=ChangeType.CLASS_REBASED, subject=key[0], detail=f"class {key[1]}: bases {ba[key]} -> {bb[key][0]}",
-                              file=key[0], line=bb[key][1], before=ba[key], after=bb[key][0]))
+            out.append(
+                Change(
+                    type=ChangeType.CLASS_REBASED,
+                    subject=key[0],
+                    detail=f"class {key[1]}: bases {ba[key]} -> {bb[key][0]}",
+                    file=key[0],
+                    line=bb[key][1],
+                    before=ba[key],
+                    after=bb[key][0],
+                )
+            )
     return sorted(out, key=lambda c: (c.type != "class-moved", c.type, c.file, c.line or 0))
 
 

@@ -48,7 +48,9 @@ class Change(Model):
     # (registered class, real class, real file, family; answers/successors.py); None when nothing did
     successors: list[str] | None = None
     successors_by: str | None = None
-    commits: list[Commit] | None = None  # a name whose code changed: the commits (`log NAME A B`), from a clone
+    commits: list[Commit] | None = (
+        None  # a name whose code changed: the commits (`log NAME A B`), from a clone
+    )
 
 
 @dataclass

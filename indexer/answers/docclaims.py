@@ -41,46 +41,84 @@ VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
     ("before", rf"\b(?:before|prior to)\s+(?P<v>{VERSION})"),
     ("until", rf"\b(?:until|up to|through)\s+(?P<v>{VERSION})\b(?!\s*\+)"),
 ]
-VERSION_RE = re.compile("|".join(f"(?P<k{i}>{p.replace('(?P<v>', f'(?P<v{i}>')})"
-                                 for i, (_, p) in enumerate(VERSION_PHRASES)), re.I)
+VERSION_RE = re.compile(
+    "|".join(f"(?P<k{i}>{p.replace('(?P<v>', f'(?P<v{i}>')})" for i, (_, p) in enumerate(VERSION_PHRASES)),
+    re.I,
+)
 AT_VERSION = re.compile(rf"\b(?:at|in|as of|for)\s+(?P<v>{VERSION})\b|\((?P<p>{VERSION})\)", re.I)
 BARE_VERSION = re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)*\b")
 
 COUNT_NOUNS = re.compile(
     r"(?<![\w.])(?P<n>\d+)\s+(?P<what>(?:[\w-]+\s+){0,4}?"
-    r"(?:names?|parsers?|files?|modules?|classes|stubs?|adapters?|aliases))\b", re.I)
+    r"(?:names?|parsers?|files?|modules?|classes|stubs?|adapters?|aliases))\b",
+    re.I,
+)
 COUNT_KINDS = [  # (what, pattern over the counted phrase and what follows it)
-    ("names", re.compile(r"^(?:registered\s+)?(?P<kind>tool|reasoning|unified)?[\s-]*(?:call\s+)?(?:parsers?\s+)?names?\b", re.I)),
-    ("names", re.compile(r"^(?:registered\s+)?(?P<kind>tool|reasoning|unified)[\s-]+(?:call\s+)?parsers\b", re.I)),
-    ("impl", re.compile(r"^(?P<impl>unified|standalone|name-check)\s+(?:(?:tool|reasoning)[\s-]+)?(?:parser\s+)?"
-                        r"(?:names|parsers)\b", re.I)),
-    ("adapter-files", re.compile(r"^(?P<tool>tool[\s-]+parser\s+)?files\s+(?:that\s+)?import(?:ing|s)?\s+"
-                                 r"(?:an?\s+|the(?:ir)?\s+)?adapters?\b", re.I)),
+    (
+        "names",
+        re.compile(
+            r"^(?:registered\s+)?(?P<kind>tool|reasoning|unified)?[\s-]*(?:call\s+)?(?:parsers?\s+)?names?\b",
+            re.I,
+        ),
+    ),
+    (
+        "names",
+        re.compile(r"^(?:registered\s+)?(?P<kind>tool|reasoning|unified)[\s-]+(?:call\s+)?parsers\b", re.I),
+    ),
+    (
+        "impl",
+        re.compile(
+            r"^(?P<impl>unified|standalone|name-check)\s+(?:(?:tool|reasoning)[\s-]+)?(?:parser\s+)?"
+            r"(?:names|parsers)\b",
+            re.I,
+        ),
+    ),
+    (
+        "adapter-files",
+        re.compile(
+            r"^(?P<tool>tool[\s-]+parser\s+)?files\s+(?:that\s+)?import(?:ing|s)?\s+"
+            r"(?:an?\s+|the(?:ir)?\s+)?adapters?\b",
+            re.I,
+        ),
+    ),
     ("files-under", re.compile(r"^files\s+(?:in|under|below)\s+(?P<path>`[^`]+`|\S+/)", re.I)),
 ]
 # the same patterns anchored by match(text, pos) instead of ^ (a slice of the rest of the text per count,
 # per version phrase or per token made reading quadratic)
 COUNT_KINDS_AT = [(what, re.compile(pat.pattern[1:], pat.flags)) for what, pat in COUNT_KINDS]
 FILES_UNDER_AT = re.compile(r"files\s+(?:in|under|below)\s+`([^`]+)`", re.I)
-NAME_AFTER_AT = re.compile(r"\s*(?:tool\s+|reasoning\s+)?(?:parser\s+)?name\b|\s*(?:tool\s+|reasoning\s+)?parser\b", re.I)
+NAME_AFTER_AT = re.compile(
+    r"\s*(?:tool\s+|reasoning\s+)?(?:parser\s+)?name\b|\s*(?:tool\s+|reasoning\s+)?parser\b", re.I
+)
 
 FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<name>[A-Za-z0-9_.\-]+|<[^>]+>)")
 DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
 PLUGIN = re.compile(r"--(?:tool|reasoning)-parser-plugin\b")
-HISTORICAL = re.compile(r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
-                        r"legacy|was removed|were removed|moved from|renamed from|old (?:location|path)|"
-                        r"historically|once lived|back then)\b", re.I)
+HISTORICAL = re.compile(
+    r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
+    r"legacy|was removed|were removed|moved from|renamed from|old (?:location|path)|"
+    r"historically|once lived|back then)\b",
+    re.I,
+)
 ALIAS = [
-    re.compile(r"^\s*(?:is|are)\s+(?:registered\s+(?:to|as)\s+|implemented\s+by\s+)?(?:the\s+)?same\s+class\s+as\s*$", re.I),
+    re.compile(
+        r"^\s*(?:is|are)\s+(?:registered\s+(?:to|as)\s+|implemented\s+by\s+)?(?:the\s+)?same\s+class\s+as\s*$",
+        re.I,
+    ),
     re.compile(r"^\s*is\s+an?\s+alias\s+(?:of|for)\s*$", re.I),
     re.compile(r"^\s*(?:and|,)\s*$", re.I),  # "`a` and `b` are the same class": checked with what follows b
 ]
-ROW_ALIAS = re.compile(r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)?(?:an?\s+)?alias\s+(?:of|for))\s*$", re.I)
+ROW_ALIAS = re.compile(
+    r"^\s*(?:(?:is\s+)?(?:the\s+)?same\s+class\s+as|(?:is\s+)?(?:an?\s+)?alias\s+(?:of|for))\s*$", re.I
+)
 ALIAS_TAIL = re.compile(r"^\s*(?:are|share)\s+(?:registered\s+to\s+)?(?:the\s+)?same\s+class\b", re.I)
 ALIAS_TAIL_AT = re.compile(ALIAS_TAIL.pattern[1:], re.I)
 ROW_ALIAS_CORE = re.compile(ROW_ALIAS.pattern.removeprefix("^\\s*(?:").removesuffix(")\\s*$"), re.I)
-CONNECTOR = re.compile(r"^[\s(]*(?:(?:is\s+)?(?:now\s+|still\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
-                       r"|:|,|->|→|—|–|-)?[\s(]*$", re.I)
+CONNECTOR = re.compile(
+    r"^[\s(]*(?:(?:is\s+)?(?:now\s+|still\s+)?(?:defined\s+|declared\s+|implemented\s+|lives\s+|sits\s+)?(?:in|inside|from|of|at|under|within)"
+    r"|:|,|->|→|—|–|-)?[\s(]*$",
+    re.I,
+)
 # CONNECTOR is ^[\s(]*X?[\s(]*$ with an X that neither starts nor ends with [\s(]: the same as the gap
 # stripped of those runs fully matching X or empty, which never backtracks over a long gap of spaces
 CONNECTOR_CORE = re.compile(CONNECTOR.pattern.removeprefix("^[\\s(]*").removesuffix("[\\s(]*$"), re.I)
@@ -108,28 +146,44 @@ def _connects(gap: str) -> bool:
 
 # what a version phrase can qualify besides the existence of a name or path (issue 26): "since v0.24.0, `x` is
 # unified" is about becoming unified, "(own class v0.32.0+)" about the class; tpindex checks none of them by version
-PREDICATE = re.compile(r"\b(?:unified|own\s+class|same\s+class|class(?:es)?\s+of\s+(?:its|their)\s+own|alias(?:es|ed)?|"
-                       r"shar(?:e|es|ed|ing)|moved|renamed|removed|default(?:s|ed)?|fail(?:s|ed|ing)?|startup|stubs?|"
-                       r"re-?export\w*|deprecated|adapters?|engine|supports?|supported|required|enabled|disabled|"
-                       r"switch(?:ed|es)?|became|becomes|turned|replaced|dispatch\w*|picked|composed|wrap\w*|"
-                       r"delegat\w*|inherit\w*|subclass\w*)\b", re.I)
+PREDICATE = re.compile(
+    r"\b(?:unified|own\s+class|same\s+class|class(?:es)?\s+of\s+(?:its|their)\s+own|alias(?:es|ed)?|"
+    r"shar(?:e|es|ed|ing)|moved|renamed|removed|default(?:s|ed)?|fail(?:s|ed|ing)?|startup|stubs?|"
+    r"re-?export\w*|deprecated|adapters?|engine|supports?|supported|required|enabled|disabled|"
+    r"switch(?:ed|es)?|became|becomes|turned|replaced|dispatch\w*|picked|composed|wrap\w*|"
+    r"delegat\w*|inherit\w*|subclass\w*)\b",
+    re.I,
+)
 # words after a counted noun that narrow the set ("19 names on the unified-parser path", "the 2 names that share
 # a class"): the count is of that set, not of every name
-QUALIFIER_AT = re.compile(r"[ \t]*(?:on|that|which|with|without|using|whose|except|excluding|besides|via|behind|"
-                          r"backed|like|such|other|where|beyond|outside|among)\b(?P<rest>[^.;:]{0,80})", re.I)
+QUALIFIER_AT = re.compile(
+    r"[ \t]*(?:on|that|which|with|without|using|whose|except|excluding|besides|via|behind|"
+    r"backed|like|such|other|where|beyond|outside|among)\b(?P<rest>[^.;:]{0,80})",
+    re.I,
+)
 # "same file", "the same module", "there": the file of the row or sentence before
-SAME_FILE = re.compile(r"\b(?:same\s+(?:file|module|path)|(?<=\S\s)there\b(?!\s+(?:is|are|was|were|will|would|have|"
-                       r"has|had|exists?|remains?)\b))", re.I)
+SAME_FILE = re.compile(
+    r"\b(?:same\s+(?:file|module|path)|(?<=\S\s)there\b(?!\s+(?:is|are|was|were|will|would|have|"
+    r"has|had|exists?|remains?)\b))",
+    re.I,
+)
 MAX_PROSE_GREP = 8  # patterns, and paths, of one grep written in prose
 PROSE_GREP = re.compile(r"\b(?:git\s+grep|grep|rg)(?:\s+(?:for|-\w+))*\s*$", re.I)
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$")
-GITHUB_BLOB = re.compile(r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?")
+GITHUB_BLOB = re.compile(
+    r"^https?://github\.com/[^/]+/[^/]+/(?:blob|tree)/(?P<ref>[^/]+)/(?P<path>[^#?]+)(?:#L(?P<line>\d+))?"
+)
 ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|no)\.$", re.I)
-NAME_HEADER = re.compile(r"(?:^|\b)(?:(?:tool|reasoning)[\s-]*(?:call[\s-]*)?parser(?:\s+name)?s?|name|--tool-call-parser|"
-                         r"--reasoning-parser|parser(?:\s+name)?)$", re.I)
-PYTHON_WORDS = frozenset("""True False None self cls def class return import from as if else elif for while try except
+NAME_HEADER = re.compile(
+    r"(?:^|\b)(?:(?:tool|reasoning)[\s-]*(?:call[\s-]*)?parser(?:\s+name)?s?|name|--tool-call-parser|"
+    r"--reasoning-parser|parser(?:\s+name)?)$",
+    re.I,
+)
+PYTHON_WORDS = frozenset(
+    """True False None self cls def class return import from as if else elif for while try except
 finally with lambda yield async await pass break continue and or not in is str int float bool dict list set tuple
-bytes object type print len range json re os sys""".split())
+bytes object type print len range json re os sys""".split()
+)
 
 
 @dataclass
@@ -182,6 +236,7 @@ class Knowledge:
 
 
 # -- units -----------------------------------------------------------------------------------------------
+
 
 def units(text: str) -> list[Unit]:
     lines = text.splitlines()
@@ -282,7 +337,7 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
     out, begin = [], 0
     masked = re.sub(r"`[^`]*`", lambda m: "`" + " " * (len(m.group(0)) - 2) + "`", text)  # keep the ticks
     for m in re.finditer(r"[.!?](?=\s+(?:[A-Z`(\[*_]|v\d))", masked):
-        if ABBREV.search(masked[max(0, m.start() - 8):m.end()]):
+        if ABBREV.search(masked[max(0, m.start() - 8) : m.end()]):
             continue
         out.append((begin, m.end()))
         begin = m.end()
@@ -311,6 +366,7 @@ def _mask_code(text: str) -> str:
 
 # -- tokens ----------------------------------------------------------------------------------------------
 
+
 def tokens(unit: Unit, known: Knowledge) -> list[Token]:
     out: list[Token] = []
     if unit.where == "code":
@@ -329,25 +385,44 @@ def tokens(unit: Unit, known: Knowledge) -> list[Token]:
                 out.append(Token(start, end, "path", path.split("#")[0], unit.line_at(start), {"link": True}))
     masked = _mask_code(unit.text)
     for m in FLAG.finditer(masked):
-        out.append(Token(m.start(), m.end(), "flag", m.group("name"), unit.line_at(m.start()),
-                         {"flag": m.group("flag")}))
+        out.append(
+            Token(
+                m.start(),
+                m.end(),
+                "flag",
+                m.group("name"),
+                unit.line_at(m.start()),
+                {"flag": m.group("flag")},
+            )
+        )
     out.sort(key=lambda t: t.start)
     _prose_greps(out, masked)
     return out
 
 
 def _prose_greps(toks: list[Token], masked: str) -> None:
-    """"grep `x`", "grep for `x`, `y` in `p` and `q`": the names are grep patterns (fixed strings) over the
+    """ "grep `x`", "grep for `x`, `y` in `p` and `q`": the names are grep patterns (fixed strings) over the
     paths that follow them. A grep written in prose has only code spans for its words."""
     prev_end, group, paths = 0, [], 0  # the greps of the current phrase (a few: a document is untrusted)
     for t in toks:
-        gap = masked[prev_end:t.start]
-        if t.kind == "symbol" and not paths and (PROSE_GREP.search(gap[-40:]) or (
-                group and re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", gap))):
+        gap = masked[prev_end : t.start]
+        if (
+            t.kind == "symbol"
+            and not paths
+            and (
+                PROSE_GREP.search(gap[-40:])
+                or (group and re.fullmatch(r"\s*(?:,|and|or|,\s*and|,\s*or)\s*", gap))
+            )
+        ):
             t.kind, t.extra = "grep", {"paths": [], "fixed": True, "prose": True}
             group = (group + [t])[-MAX_PROSE_GREP:]
-        elif t.kind in ("path", "bare-file") and group and not t.extra.get("link") and paths < MAX_PROSE_GREP and \
-                re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap):
+        elif (
+            t.kind in ("path", "bare-file")
+            and group
+            and not t.extra.get("link")
+            and paths < MAX_PROSE_GREP
+            and re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap)
+        ):
             paths += 1
             for o in group:
                 o.extra["paths"].append(t.value)
@@ -388,8 +463,9 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
     line = unit.line_at(start)
     flags = list(FLAG.finditer(code))
     if flags:
-        return [Token(start, end, "flag", f.group("name"), line, {"flag": f.group("flag")}) for f in flags] + \
-            _command_paths(code, start, line, known)
+        return [
+            Token(start, end, "flag", f.group("name"), line, {"flag": f.group("flag")}) for f in flags
+        ] + _command_paths(code, start, line, known)
     if re.match(r"^(?:git\s+grep|grep|rg)\s", code):
         return [_grep_token(code, start, end, line, known)]
     if re.fullmatch(r"(?:\.\.\.|…)/[\w./-]+", code) and has_file_suffix(code):  # `.../serve/api_utils.py`
@@ -402,13 +478,17 @@ def _span_tokens(code: str, start: int, end: int, unit: Unit, known: Knowledge) 
                 return [Token(start, end, "qualified", suffix.rstrip("()"), line, {"file": path})]
             return [Token(start, end, "other", code, line)]
         if _repo_path(path, known):
-            return [Token(start, end, "path", path, line, {"line": int(suffix) if suffix.isdigit() else None})]
+            return [
+                Token(start, end, "path", path, line, {"line": int(suffix) if suffix.isdigit() else None})
+            ]
         if "/" not in path and "<" not in path:
             return [Token(start, end, "bare-file", path, line)]
         return [Token(start, end, "other", code, line)]
     if IDENT.match(code):
         return [Token(start, end, "symbol", code.removesuffix("()"), line)]
-    return [Token(start, end, "other", code, line)] + (_command_paths(code, start, line, known) if " " in code else [])
+    return [Token(start, end, "other", code, line)] + (
+        _command_paths(code, start, line, known) if " " in code else []
+    )
 
 
 def _command_paths(code: str, start: int, line: int, known: Knowledge) -> list[Token]:
@@ -444,8 +524,14 @@ def _grep_token(code: str, start: int, end: int, line: int, known: Knowledge) ->
             pattern = w
         else:
             paths.append(w)
-    return Token(start, end, "grep", pattern or "", line,
-                 {"paths": [p for p in paths if _repo_path(p, known) or _bare_file(p)], "fixed": fixed})
+    return Token(
+        start,
+        end,
+        "grep",
+        pattern or "",
+        line,
+        {"paths": [p for p in paths if _repo_path(p, known) or _bare_file(p)], "fixed": fixed},
+    )
 
 
 def _bare_file(p: str) -> bool:
@@ -455,8 +541,10 @@ def _bare_file(p: str) -> bool:
 
 def _code_line_tokens(unit: Unit, known: Knowledge) -> list[Token]:
     text, line = unit.text, unit.lines[0]
-    out = [Token(m.start(), m.end(), "flag", m.group("name"), line, {"flag": m.group("flag")})
-           for m in FLAG.finditer(text)]
+    out = [
+        Token(m.start(), m.end(), "flag", m.group("name"), line, {"flag": m.group("flag")})
+        for m in FLAG.finditer(text)
+    ]
     g = re.search(r"(?:^|[\s;|&$(])((?:git\s+grep|grep|rg)\s.*?)(?:$|[;|&)])", text)
     if g:
         out.append(_grep_token(g.group(1).strip(), g.start(1), g.end(1), line, known))
@@ -481,6 +569,7 @@ def _repo_path(path: str, known: Knowledge) -> bool:
 
 # -- claims ----------------------------------------------------------------------------------------------
 
+
 class TooManyClaims(Exception):
     """The document makes more claims than `read` was asked to stop at; `line`: where reading stopped."""
 
@@ -497,13 +586,21 @@ def read(text: str, known: Knowledge, limit: int | None = None) -> list[Claim]:
     for u in units(text):
         toks = tokens(u, known)
         ref = None
-        if before and u.where in ("row", "prose") and not any(t.kind in ("path", "bare-file") for t in toks) \
-                and SAME_FILE.search(_mask_code(u.text)):
+        if (
+            before
+            and u.where in ("row", "prose")
+            and not any(t.kind in ("path", "bare-file") for t in toks)
+            and SAME_FILE.search(_mask_code(u.text))
+        ):
             ref = before
             end = len(u.text.rstrip())
             toks.append(Token(end, end, "path", ref, u.line_at(end), {"reference": True}))
         claims.extend(_unit_claims(u, toks, known, tables))
-        own = {t.value for t in toks if t.kind == "path" and not PLACEHOLDER.search(t.value) and "*" not in t.value}
+        own = {
+            t.value
+            for t in toks
+            if t.kind == "path" and not PLACEHOLDER.search(t.value) and "*" not in t.value
+        }
         before = own.pop() if len(own) == 1 else (ref if ref else None) if u.where != "heading" else None
         if limit is not None and len(claims) > limit:
             raise TooManyClaims(claims[limit].line)
@@ -587,13 +684,18 @@ class _UnitScan:
             nxt = toks[i + 1]
             if t.kind not in ("symbol", "flag") or nxt.kind not in ("symbol", "flag"):
                 continue
-            between = masked[t.end:nxt.start]
+            between = masked[t.end : nxt.start]
             a = names.get(i, (t.value, "any"))[0]
             b = names.get(i + 1, (nxt.value, "any"))[0]
-            if ALIAS[0].match(between) or ALIAS[1].match(between) or \
-                    (ALIAS[2].match(between) and ALIAS_TAIL_AT.match(masked, nxt.end)):
+            if (
+                ALIAS[0].match(between)
+                or ALIAS[1].match(between)
+                or (ALIAS[2].match(between) and ALIAS_TAIL_AT.match(masked, nxt.end))
+            ):
                 kind = names.get(i, names.get(i + 1, (None, "any")))[1]
-                self.out.append(Claim(t.line, "alias", f"`{a}` same class as `{b}`", {"a": a, "b": b, "kind": kind}))
+                self.out.append(
+                    Claim(t.line, "alias", f"`{a}` same class as `{b}`", {"a": a, "b": b, "kind": kind})
+                )
                 self.used.update((i, i + 1))
                 names.pop(i, None)
                 names.pop(i + 1, None)
@@ -610,8 +712,14 @@ class _UnitScan:
             if i in names or col is None or t.kind not in ("symbol", "flag"):
                 continue
             if _row_alias(masked, u.cells[col][0], t.start, solid) and t.value != row_name[0]:
-                self.out.append(Claim(t.line, "alias", f"`{row_name[0]}` same class as `{t.value}`",
-                                      {"a": row_name[0], "b": t.value, "kind": row_name[1]}))
+                self.out.append(
+                    Claim(
+                        t.line,
+                        "alias",
+                        f"`{row_name[0]}` same class as `{t.value}`",
+                        {"a": row_name[0], "b": t.value, "kind": row_name[1]},
+                    )
+                )
                 self.used.add(i)
 
     def version_claims(self) -> str | None:
@@ -629,22 +737,45 @@ class _UnitScan:
             subject = cand.subject(m.start(), m.end())
             line = u.line_at(m.start())
             if subject is None:
-                out.append(Claim(line, "unreadable", m.group(0).strip(),
-                                 {"reason": "a version phrase with no name or path it is about"}))
+                out.append(
+                    Claim(
+                        line,
+                        "unreadable",
+                        m.group(0).strip(),
+                        {"reason": "a version phrase with no name or path it is about"},
+                    )
+                )
                 continue
             j, t = subject
             predicate = "same class" if j in aliased else preds.of(u, m)
-            if predicate:  # about the predicate, not about the name's or path's existence: its other claims stand
-                out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
-                                 {"phrase": kind, "version": version, "predicate": predicate,
-                                  "subject": _subject_of(t, names.get(j))}))
+            if (
+                predicate
+            ):  # about the predicate, not about the name's or path's existence: its other claims stand
+                out.append(
+                    Claim(
+                        line,
+                        "version",
+                        f"`{t.value}` {' '.join(u.text[m.start() : m.end()].split())}",
+                        {
+                            "phrase": kind,
+                            "version": version,
+                            "predicate": predicate,
+                            "subject": _subject_of(t, names.get(j)),
+                        },
+                    )
+                )
                 continue
             used.add(j)
             used.update(cand.within(m.start(), m.end()))  # "moved to `x` at"
-            moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start():m.end()])
+            moved_to = re.search(r"\bto\s+`([^`]+)`", u.text[m.start() : m.end()])
             subj = _subject_of(t, names.get(j))
-            if subj is not None and subj["type"] == "name" and (  # "the `x` name", "parser `x`"
-                    NAME_AFTER_AT.match(masked, t.end) or _parser_before(masked, t.start)):
+            if (
+                subj is not None
+                and subj["type"] == "name"
+                and (  # "the `x` name", "parser `x`"
+                    NAME_AFTER_AT.match(masked, t.end) or _parser_before(masked, t.start)
+                )
+            ):
                 subj = {"type": "parser", "name": t.value, "kind": "any", "said": True}
             if subj is not None and t.kind == "symbol" and j not in names:
                 paired = _pair(u, toks, j, files, masked, plain)
@@ -653,21 +784,44 @@ class _UnitScan:
             if u.where == "row" and kind == "since":
                 row_from = version
             if subj is None:
-                out.append(Claim(line, "unreadable", f"{t.value} {m.group(0).strip()}",
-                                 {"reason": "the phrase is about something that is neither a parser name, a path nor a symbol"}))
+                out.append(
+                    Claim(
+                        line,
+                        "unreadable",
+                        f"{t.value} {m.group(0).strip()}",
+                        {
+                            "reason": "the phrase is about something that is neither a parser name, a path nor a symbol"
+                        },
+                    )
+                )
                 continue
-            out.append(Claim(line, "version", f"`{t.value}` {' '.join(u.text[m.start():m.end()].split())}",
-                             {"phrase": kind, "version": version, "subject": subj,
-                              "to": moved_to.group(1) if moved_to else None}))
+            out.append(
+                Claim(
+                    line,
+                    "version",
+                    f"`{t.value}` {' '.join(u.text[m.start() : m.end()].split())}",
+                    {
+                        "phrase": kind,
+                        "version": version,
+                        "subject": subj,
+                        "to": moved_to.group(1) if moved_to else None,
+                    },
+                )
+            )
         return row_from
 
     def unversioned_parsers(self) -> None:
         """Parser names not covered by a version phrase or alias."""
         for i, (name, kind) in self.names.items():
             if i not in self.used:
-                self.out.append(Claim(self.toks[i].line, "parser",
-                                      f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
-                                      {"name": name, "kind": kind, "historical": self.historical}))
+                self.out.append(
+                    Claim(
+                        self.toks[i].line,
+                        "parser",
+                        f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
+                        {"name": name, "kind": kind, "historical": self.historical},
+                    )
+                )
 
     def path_and_symbol_claims(self) -> None:
         """Paths, and symbols paired with a file."""
@@ -679,24 +833,55 @@ class _UnitScan:
             if t.kind == "path" and t.extra.get("reference"):
                 continue  # the file of the unit before: claimed there
             if t.kind == "path":
-                out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "historical": historical,
-                                                                   "in_code": u.where == "code" or
-                                                                   bool(t.extra.get("code"))}))
+                out.append(
+                    Claim(
+                        t.line,
+                        "path",
+                        f"`{t.value}`",
+                        {
+                            "path": t.value,
+                            "historical": historical,
+                            "in_code": u.where == "code" or bool(t.extra.get("code")),
+                        },
+                    )
+                )
             elif t.kind == "bare-file":
-                out.append(Claim(t.line, "path", f"`{t.value}`",
-                                 {"path": t.value, "bare": True, "historical": historical}))
+                out.append(
+                    Claim(
+                        t.line,
+                        "path",
+                        f"`{t.value}`",
+                        {"path": t.value, "bare": True, "historical": historical},
+                    )
+                )
             elif t.kind == "qualified":
-                out.append(Claim(t.line, "symbol", f"`{t.extra['file']}:{t.value}`",
-                                 {"symbol": t.value, "file": t.extra["file"], "pairing": "qualified",
-                                  "historical": historical}))
+                out.append(
+                    Claim(
+                        t.line,
+                        "symbol",
+                        f"`{t.extra['file']}:{t.value}`",
+                        {
+                            "symbol": t.value,
+                            "file": t.extra["file"],
+                            "pairing": "qualified",
+                            "historical": historical,
+                        },
+                    )
+                )
             elif t.kind == "grep":
                 out.extend(_grep_claims(u, toks, i, files, historical))
             elif t.kind == "symbol" and t.value not in PYTHON_WORDS:
                 f = _pair(u, toks, i, files, self.masked, plain)
                 if f is not None:
                     path, pairing = f
-                    out.append(Claim(t.line, "symbol", f"`{t.value}` in `{path}`",
-                                     {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical}))
+                    out.append(
+                        Claim(
+                            t.line,
+                            "symbol",
+                            f"`{t.value}` in `{path}`",
+                            {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical},
+                        )
+                    )
 
     def count_claims(self) -> None:
         versions = _UnitVersions(self.masked)
@@ -737,7 +922,7 @@ def _parser_before(masked: str, end: int) -> bool:
     k = end
     while k > 0 and masked[k - 1].isspace():
         k -= 1
-    if k < 6 or masked[k - 6:k].lower() != "parser":
+    if k < 6 or masked[k - 6 : k].lower() != "parser":
         return False
     return k == 6 or not (masked[k - 7].isalnum() or masked[k - 7] == "_")
 
@@ -765,7 +950,9 @@ class _Candidates:
         u, cand = self.u, self.cand
         if not self.ordered:
             cell = u.cell_of(start) if u.where == "row" else None
-            before = [(i, t) for i, t in cand if t.end <= start and (cell is None or u.cell_of(t.start) == cell)]
+            before = [
+                (i, t) for i, t in cand if t.end <= start and (cell is None or u.cell_of(t.start) == cell)
+            ]
             if before:
                 return before[-1]
             if u.where == "row":
@@ -773,7 +960,9 @@ class _Candidates:
             after = [(i, t) for i, t in cand if t.start >= end]
             return after[0] if after else None
         cell = u.cell_of(start) if u.where == "row" else None
-        for j in range(bisect_left(self.starts, start) - 1, -1, -1):  # starting before the phrase, nearest first
+        for j in range(
+            bisect_left(self.starts, start) - 1, -1, -1
+        ):  # starting before the phrase, nearest first
             i, t = cand[j]
             if cell is not None:
                 c = u.cell_of(t.start)
@@ -840,8 +1029,9 @@ def _plain(toks: list[Token], files: list[int]) -> list[Token]:
     return [toks[j] for j in files if not PLACEHOLDER.search(toks[j].value) and "*" not in toks[j].value]
 
 
-def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str,
-          plain: list[Token] | None = None) -> tuple[str, str] | None:
+def _pair(
+    u: Unit, toks: list[Token], i: int, files: list[int], masked: str, plain: list[Token] | None = None
+) -> tuple[str, str] | None:
     """The file a symbol is named with: its table row's one path; the path right next to it ("`X` in
     `p`", "`p`: `X`"); or the sentence's one path. `plain`: _plain(toks, files), when the caller has it."""
     t = toks[i]
@@ -853,9 +1043,13 @@ def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str,
     if u.where == "row":
         return how(plain[0], "row") if len(plain) == 1 else None
     for j in (i + 1, i - 1):
-        if 0 <= j < len(toks) and toks[j].kind in ("path", "bare-file") and not toks[j].extra.get("reference"):
+        if (
+            0 <= j < len(toks)
+            and toks[j].kind in ("path", "bare-file")
+            and not toks[j].extra.get("reference")
+        ):
             a, b = (t, toks[j]) if j > i else (toks[j], t)
-            if _connects(masked[a.end:b.start]) and not PLACEHOLDER.search(toks[j].value):
+            if _connects(masked[a.end : b.start]) and not PLACEHOLDER.search(toks[j].value):
                 return toks[j].value, "next to"
     if len(plain) == 1 and len(files) == 1 and u.where == "prose":
         return how(plain[0], "sentence")
@@ -865,15 +1059,31 @@ def _pair(u: Unit, toks: list[Token], i: int, files: list[int], masked: str,
 def _grep_claims(u: Unit, toks: list[Token], i: int, files: list[int], historical: bool) -> list[Claim]:
     t = toks[i]
     paths = t.extra["paths"]
-    if not paths and len(files) == 1 and files[0] != i:  # the one path of the unit (a scan per grep was quadratic)
+    if (
+        not paths and len(files) == 1 and files[0] != i
+    ):  # the one path of the unit (a scan per grep was quadratic)
         paths = [toks[files[0]].value]
     if not paths:
-        return [Claim(t.line, "unreadable", f"`grep {t.value}`", {"reason": "a grep with no repository path"})]
+        return [
+            Claim(t.line, "unreadable", f"`grep {t.value}`", {"reason": "a grep with no repository path"})
+        ]
     out = []
     for p in paths:
-        out.append(Claim(t.line, "symbol", f"grep `{t.value}` in `{p}`",
-                         {"symbol": t.value, "file": p, "pairing": "grep", "grep": True,
-                          "fixed": t.extra.get("fixed"), "historical": historical}))
+        out.append(
+            Claim(
+                t.line,
+                "symbol",
+                f"grep `{t.value}` in `{p}`",
+                {
+                    "symbol": t.value,
+                    "file": p,
+                    "pairing": "grep",
+                    "grep": True,
+                    "fixed": t.extra.get("fixed"),
+                    "historical": historical,
+                },
+            )
+        )
     return out
 
 
@@ -897,16 +1107,30 @@ def _count_claim(u: Unit, masked: str, m: re.Match, versions: _UnitVersions) -> 
         c = pat.match(u.text, real_at)
         if c is None:
             continue
-        text = f"{n} {' '.join(u.text[real_at:c.end()].split())}" + (f" at {version}" if version else "")
+        text = f"{n} {' '.join(u.text[real_at : c.end()].split())}" + (f" at {version}" if version else "")
         q = QUALIFIER_AT.match(masked, c.end())
-        if q and kind == "names" and re.search(r"\b(?:unified|standalone|name-check)\b", q.group("rest"), re.I):
+        if (
+            q
+            and kind == "names"
+            and re.search(r"\b(?:unified|standalone|name-check)\b", q.group("rest"), re.I)
+        ):
             impl = re.search(r"\b(?:unified|standalone|name-check)\b", q.group("rest"), re.I).group(0).lower()
-            return Claim(line, "count", f"{n} {impl} names" + (f" at {version}" if version else ""),
-                         {"n": n, "what": "impl", "impl": impl, "version": version})
+            return Claim(
+                line,
+                "count",
+                f"{n} {impl} names" + (f" at {version}" if version else ""),
+                {"n": n, "what": "impl", "impl": impl, "version": version},
+            )
         if q:
-            return Claim(line, "unreadable", f"{n} {what}" + (f" at {version}" if version else ""),
-                         {"reason": f"the count is of a qualified set (\"{' '.join(q.group(0).split())}\"), "
-                                    "which tpindex does not count"})
+            return Claim(
+                line,
+                "unreadable",
+                f"{n} {what}" + (f" at {version}" if version else ""),
+                {
+                    "reason": f'the count is of a qualified set ("{" ".join(q.group(0).split())}"), '
+                    "which tpindex does not count"
+                },
+            )
         data = {"n": n, "what": kind, "version": version}
         if kind == "names":
             data["kind"] = (c.group("kind") or "tool").lower()
@@ -920,4 +1144,4 @@ def _count_claim(u: Unit, masked: str, m: re.Match, versions: _UnitVersions) -> 
                 break
             data["path"] = p.group(1)
         return Claim(line, "count", text, data)
-    return Claim(line, "unreadable", text, {"reason": f"tpindex does not count \"{what}\""})
+    return Claim(line, "unreadable", text, {"reason": f'tpindex does not count "{what}"'})

@@ -133,7 +133,7 @@ def docstring(db, version: str, path: str, line: int, lines=None) -> str | None:
         ids = code.line_ids(db, blob)
         if ids is None:
             return None
-        span = (lines or code.Lines(db)).get(ids[line - 1:line - 1 + SPAN])
+        span = (lines or code.Lines(db)).get(ids[line - 1 : line - 1 + SPAN])
         if len(_DOCSTRINGS) >= _MAX:
             _DOCSTRINGS.clear()
         _DOCSTRINGS[(blob, line)] = _class_docstring(span, 1)
@@ -164,15 +164,15 @@ def _class_docstring(lines: list[str], line: int) -> str | None:
     if not m:
         return None
     quote = m.group(1)
-    rest = lines[i][m.end():]
+    rest = lines[i][m.end() :]
     if quote in rest:
-        return rest[:rest.index(quote)]
+        return rest[: rest.index(quote)]
     if len(quote) == 1:
         return None
     body = [rest]
-    for s in lines[i + 1:i + 200]:
+    for s in lines[i + 1 : i + 200]:
         if quote in s:
-            body.append(s[:s.index(quote)])
+            body.append(s[: s.index(quote)])
             return "\n".join(body)
         body.append(s)
     return None

@@ -41,22 +41,42 @@ MAX_TRANSLATION = 200_000  # characters of its translation (\\b alone is 8,500; 
 MAX_NESTING = 100  # groups inside groups (the parser and Python's own recurse once per level)
 CLASSES_VERSION = 3  # bump when the class definitions or their form below change (their cache is keyed by it)
 NOT_CHAR = "\U0010ff80-\U0010ffff"  # bytes that are not UTF-8 (indexer.store.code.INVALID): never matched
-_CLASSES = ("alpha", "digit", "alnum", "upper", "lower", "space", "blank", "punct", "print", "graph", "cntrl",
-            "xdigit")
+_CLASSES = (
+    "alpha",
+    "digit",
+    "alnum",
+    "upper",
+    "lower",
+    "space",
+    "blank",
+    "punct",
+    "print",
+    "graph",
+    "cntrl",
+    "xdigit",
+)
 
 
 def _gnu(c: str) -> str:
     """\\w \\W \\s \\S, with the C library's classes (Python's \\w and \\s differ on some characters)."""
     word = "_" + _class_body("alnum")
-    return {"w": f"[{word}]", "W": f"[^{word}\n{NOT_CHAR}]", "s": f"[{_class_body('space')}]",
-            "S": f"[^{_class_body('space')}\n{NOT_CHAR}]"}[c]
+    return {
+        "w": f"[{word}]",
+        "W": f"[^{word}\n{NOT_CHAR}]",
+        "s": f"[{_class_body('space')}]",
+        "S": f"[^{_class_body('space')}\n{NOT_CHAR}]",
+    }[c]
 
 
 def _anchor(c: str) -> str:
     """\\b \\B \\< \\>, at the edges of the C library's words (what \\w matches)."""
     w = _gnu("w")
-    return {"b": f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))", "B": f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))",
-            "<": f"(?<!{w})(?={w})", ">": f"(?<={w})(?!{w})"}[c]
+    return {
+        "b": f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))",
+        "B": f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))",
+        "<": f"(?<!{w})(?={w})",
+        ">": f"(?<={w})(?!{w})",
+    }[c]
 
 
 class PatternError(Problem):
@@ -87,7 +107,9 @@ class Compiled:
     literal: str | None
     icase: bool
     risky: bool
-    any_of: list[str] | None = None  # when there is no literal: texts one of which every matching line contains
+    any_of: list[str] | None = (
+        None  # when there is no literal: texts one of which every matching line contains
+    )
 
 
 @dataclass
@@ -117,17 +139,24 @@ def translate(pattern: str, icase: bool = False, fixed: bool = False) -> Transla
     text, and what is too large to compile quickly (MAX_PATTERN characters, MAX_TRANSLATION translated,
     MAX_NESTING levels of groups)."""
     if "\n" in pattern:
-        raise PatternError("the pattern holds a newline; git grep would read it as several patterns",
-                           "search one line at a time, or join them as A|B")
+        raise PatternError(
+            "the pattern holds a newline; git grep would read it as several patterns",
+            "search one line at a time, or join them as A|B",
+        )
     from ..store.code import stored_form
 
-    pattern = stored_form(pattern)  # bytes of the argument that are not UTF-8 match those bytes, as in git grep
+    pattern = stored_form(
+        pattern
+    )  # bytes of the argument that are not UTF-8 match those bytes, as in git grep
     if any("\ud800" <= c <= "\udfff" for c in pattern):  # a lone surrogate (JSON can carry one): no text
-        raise PatternError("the pattern is not valid Unicode text (it holds a lone surrogate)",
-                           "search for text")
+        raise PatternError(
+            "the pattern is not valid Unicode text (it holds a lone surrogate)", "search for text"
+        )
     if len(pattern) > MAX_PATTERN:
-        raise PatternError(f"the pattern is too large ({len(pattern)} characters; at most {MAX_PATTERN})",
-                           "search for a shorter pattern, or several in turn")
+        raise PatternError(
+            f"the pattern is too large ({len(pattern)} characters; at most {MAX_PATTERN})",
+            "search for a shorter pattern, or several in turn",
+        )
     if fixed:
         node = Node("".join(_literal(c, icase) for c in pattern), exact=pattern, required=[pattern])
         risky = False
@@ -136,9 +165,11 @@ def translate(pattern: str, icase: bool = False, fixed: bool = False) -> Transla
         node = p.parse()
         risky = p.risky
     if len(node.py) > MAX_TRANSLATION:
-        raise PatternError(f"the pattern is too large: it translates to {len(node.py):,} characters (at most"
-                           f" {MAX_TRANSLATION:,}; \\b, \\w and character classes stand for long lists of characters)",
-                           "use fewer \\b, \\w, \\s and [[:class:]] elements")
+        raise PatternError(
+            f"the pattern is too large: it translates to {len(node.py):,} characters (at most"
+            f" {MAX_TRANSLATION:,}; \\b, \\w and character classes stand for long lists of characters)",
+            "use fewer \\b, \\w, \\s and [[:class:]] elements",
+        )
     candidates = node.required + ([node.exact] if node.exact else [])
     literal = _best_literal(candidates, icase)
     any_of = None
@@ -206,8 +237,13 @@ class _Parser:
             else:
                 any_of = None  # a branch that requires no text: no prefilter
                 break
-        return Node("|".join(b.py for b in branches), repeats=any(b.repeats for b in branches), unit=False,
-                    alternation=True, any_of=any_of)
+        return Node(
+            "|".join(b.py for b in branches),
+            repeats=any(b.repeats for b in branches),
+            unit=False,
+            alternation=True,
+            any_of=any_of,
+        )
 
     def branch(self, depth: int) -> Node:
         pieces: list[Node] = []
@@ -227,8 +263,14 @@ class _Parser:
         exact = "".join(n.exact for n in pieces) if all(n.exact is not None for n in pieces) else None
         py = "".join(n.py for n in pieces)
         any_of = next((n.any_of for n in pieces if n.any_of), None)  # every piece's match is in the branch's
-        return Node(py, exact, required, any(n.repeats for n in pieces), unit=len(pieces) == 1 and pieces[0].unit,
-                    any_of=any_of)
+        return Node(
+            py,
+            exact,
+            required,
+            any(n.repeats for n in pieces),
+            unit=len(pieces) == 1 and pieces[0].unit,
+            any_of=any_of,
+        )
 
     def piece(self, depth: int) -> Node:
         atom = self.atom(depth)
@@ -240,8 +282,13 @@ class _Parser:
                 self.risky = True
             inner = atom.py if atom.unit and not atom.repeats else f"(?:{atom.py})"
             keeps = atom.required + ([atom.exact] if atom.exact else [])
-            atom = Node(inner + q, atom.exact if lo == hi == 1 else None, keeps if lo >= 1 else [], True,
-                        any_of=atom.any_of if lo >= 1 else None)
+            atom = Node(
+                inner + q,
+                atom.exact if lo == hi == 1 else None,
+                keeps if lo >= 1 else [],
+                True,
+                any_of=atom.any_of if lo >= 1 else None,
+            )
         return atom
 
     def quantifier(self) -> tuple[int, int | None, str]:
@@ -255,7 +302,9 @@ class _Parser:
             return 0, 1, "?"
         m = re.compile(r"(\d*)(,?)(\d*)\}").match(self.p, self.i)
         if not m or (not m.group(1) and not m.group(2)) or (not m.group(2) and m.group(3)):
-            raise self.error("an unmatched or malformed { interval }", "write {n}, {n,}, {n,m} or {,m}, or \\{ for a brace")
+            raise self.error(
+                "an unmatched or malformed { interval }", "write {n}, {n,}, {n,m} or {,m}, or \\{ for a brace"
+            )
         lo = int(m.group(1) or 0)
         hi = int(m.group(3)) if m.group(3) else (None if m.group(2) else lo)
         if lo > DUP_MAX or (hi is not None and (hi > DUP_MAX or hi < lo)):
@@ -304,10 +353,14 @@ class _Parser:
             self.risky = True
             return Node(f"(?:\\{c})")
         if c in "`'":
-            raise self.error(f"the GNU buffer anchor \\{c} (unsupported)", "use ^ and $ (lines are matched one by one)")
+            raise self.error(
+                f"the GNU buffer anchor \\{c} (unsupported)", "use ^ and $ (lines are matched one by one)"
+            )
         if c.isalnum():
-            raise self.error(f"\\{c}, which ERE does not define (git grep reads it as {c!r})",
-                             f"write {c} for the letter, or a bracket expression such as [0-9] or [[:space:]]")
+            raise self.error(
+                f"\\{c}, which ERE does not define (git grep reads it as {c!r})",
+                f"write {c} for the letter, or a bracket expression such as [0-9] or [[:space:]]",
+            )
         return Node(_literal(c, self.icase), exact=c)
 
     def bracket(self) -> str:
@@ -325,33 +378,41 @@ class _Parser:
                 self.i += 1
                 break
             first = False
-            if c == "[" and self.p[self.i + 1:self.i + 2] in (":", "=", "."):
+            if c == "[" and self.p[self.i + 1 : self.i + 2] in (":", "=", "."):
                 kind = self.p[self.i + 1]
                 end = self.p.find(kind + "]", self.i + 2)
                 if end < 0:
                     raise self.error(f"an unterminated [{kind}")
-                name = self.p[self.i + 2:end]
+                name = self.p[self.i + 2 : end]
                 if kind != ":":
-                    raise self.error(f"[{kind}{name}{kind}] (equivalence classes and collating symbols are not supported)",
-                                     "write the characters themselves")
+                    raise self.error(
+                        f"[{kind}{name}{kind}] (equivalence classes and collating symbols are not supported)",
+                        "write the characters themselves",
+                    )
                 if name not in _CLASSES:
-                    raise self.error(f"an unknown character class [:{name}:]", "classes: " + ", ".join(_CLASSES))
+                    raise self.error(
+                        f"an unknown character class [:{name}:]", "classes: " + ", ".join(_CLASSES)
+                    )
                 self.i = end + 2
                 parts.append(_class_body(name))
                 ended = True
                 continue
-            if c == "-" and ended and self.p[self.i + 1:self.i + 2] != "]":
-                raise self.error("an invalid range end (a range cannot start at a class or at the end of a range)",
-                                 "put the - last in the brackets for the character")
+            if c == "-" and ended and self.p[self.i + 1 : self.i + 2] != "]":
+                raise self.error(
+                    "an invalid range end (a range cannot start at a class or at the end of a range)",
+                    "put the - last in the brackets for the character",
+                )
             ended = False
             self.i += 1
-            if self.peek() == "-" and self.p[self.i + 1:self.i + 2] not in ("]", ""):
+            if self.peek() == "-" and self.p[self.i + 1 : self.i + 2] not in ("]", ""):
                 end_c = self.p[self.i + 1]
                 if end_c == "[":
                     raise self.error("a range ending in a class or symbol")
                 if not (c.isascii() and end_c.isascii()):
-                    raise self.error(f"the range {c}-{end_c} (ranges of non-ASCII characters depend on the locale)",
-                                     "list the characters instead")
+                    raise self.error(
+                        f"the range {c}-{end_c} (ranges of non-ASCII characters depend on the locale)",
+                        "list the characters instead",
+                    )
                 if ord(end_c) < ord(c):
                     raise self.error(f"the range {c}-{end_c}, whose end comes before its start")
                 self.i += 2

@@ -67,6 +67,7 @@ REPLAY_WEIGHT = 4  # a call made by the parser's own code (for), or none (agains
 
 # -- the answer ------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Evidence(Model):
     """One fact for or against a candidate: `kind` sentinel, look-alike, regex, shape, markup, template,
@@ -78,7 +79,9 @@ class Evidence(Model):
     text: str
     token: str | None = None  # the parser's token string concerned
     found: str | None = None  # what the input has instead (a look-alike)
-    code_points: list[str] = field(default_factory=list)  # the differing characters, named: "A where the parser has B"
+    code_points: list[str] = field(
+        default_factory=list
+    )  # the differing characters, named: "A where the parser has B"
     file: str | None = None  # where the parser's code has it
     line: int | None = None
 
@@ -171,6 +174,7 @@ class Fit(Model):
 
 # -- the input --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Input:
     kind: str
@@ -185,8 +189,10 @@ class Input:
 def read_input(text: str) -> Input:
     """What the file is, from its content."""
     if not text.strip():
-        raise AnswerError("the file is empty", "give a chat template, a tokenizer_config.json, a tokenizer.json or"
-                                               " a model output")
+        raise AnswerError(
+            "the file is empty",
+            "give a chat template, a tokenizer_config.json, a tokenizer.json or a model output",
+        )
     stripped = text.lstrip("\ufeff").strip()
     data = None
     if stripped[:1] in "{[":
@@ -194,14 +200,26 @@ def read_input(text: str) -> Input:
             data = json.loads(stripped)
         except ValueError:
             data = None
-    if isinstance(data, dict) and isinstance(data.get("added_tokens"), list) and ("model" in data
-                                                                                  or "normalizer" in data):
-        vocab = {t["content"]: bool(t.get("special")) for t in data["added_tokens"]
-                 if isinstance(t, dict) and isinstance(t.get("content"), str)}
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("added_tokens"), list)
+        and ("model" in data or "normalizer" in data)
+    ):
+        vocab = {
+            t["content"]: bool(t.get("special"))
+            for t in data["added_tokens"]
+            if isinstance(t, dict) and isinstance(t.get("content"), str)
+        }
         model = data.get("model")
-        plain = set(model["vocab"]) if isinstance(model, dict) and isinstance(model.get("vocab"), dict) else None
-        return Input("tokenizer", "a JSON object with added_tokens and a model: a tokenizer.json", vocab=vocab,
-                     plain_vocab=plain)
+        plain = (
+            set(model["vocab"]) if isinstance(model, dict) and isinstance(model.get("vocab"), dict) else None
+        )
+        return Input(
+            "tokenizer",
+            "a JSON object with added_tokens and a model: a tokenizer.json",
+            vocab=vocab,
+            plain_vocab=plain,
+        )
     if isinstance(data, dict) and ("chat_template" in data or "added_tokens_decoder" in data):
         vocab = {}
         for t in (data.get("added_tokens_decoder") or {}).values():
@@ -211,22 +229,34 @@ def read_input(text: str) -> Input:
             content = t.get("content") if isinstance(t, dict) else t
             if isinstance(content, str):
                 vocab[content] = True
-        got = Input("tokenizer_config", "a JSON object with chat_template / added_tokens_decoder: a "
-                    "tokenizer_config.json", vocab=vocab or None,
-                    model=data.get("name_or_path") if isinstance(data.get("name_or_path"), str) else None)
+        got = Input(
+            "tokenizer_config",
+            "a JSON object with chat_template / added_tokens_decoder: a tokenizer_config.json",
+            vocab=vocab or None,
+            model=data.get("name_or_path") if isinstance(data.get("name_or_path"), str) else None,
+        )
         chat = data.get("chat_template")
         if isinstance(chat, str):
             got.templates = [("chat_template", chat)]
         elif isinstance(chat, list):
-            named = [(t.get("name") or f"#{i}", t.get("template")) for i, t in enumerate(chat) if isinstance(t, dict)]
+            named = [
+                (t.get("name") or f"#{i}", t.get("template"))
+                for i, t in enumerate(chat)
+                if isinstance(t, dict)
+            ]
             named = [(n, t) for n, t in named if isinstance(t, str)]
             named.sort(key=lambda nt: (nt[0] != "tool_use", nt[0] != "default"))
             got.templates = named
         return got
     if ("{%" in text or "{{" in text) and _compiles(text):
-        return Input("template", "Jinja blocks ({% ... %} / {{ ... }}) that compile: a chat template",
-                     templates=[("template", text)])
-    return Input("output", "neither JSON of a tokenizer nor a Jinja template: a raw model output", output=text)
+        return Input(
+            "template",
+            "Jinja blocks ({% ... %} / {{ ... }}) that compile: a chat template",
+            templates=[("template", text)],
+        )
+    return Input(
+        "output", "neither JSON of a tokenizer nor a Jinja template: a raw model output", output=text
+    )
 
 
 def _compiles(text: str) -> bool:
@@ -254,7 +284,9 @@ class Observation:
     notes: list[str] = field(default_factory=list)
     # think markup: the token strings more reasoning-only source files hold than tool-only ones (think_tokens)
     reasoning_tokens: set[str] = field(default_factory=set)
-    owners: dict[str, list[str]] = field(default_factory=dict)  # a tool parser's sentinel -> the names holding it
+    owners: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # a tool parser's sentinel -> the names holding it
     _folded: dict[str, str] = field(default_factory=dict)
 
     def folded(self, text: str) -> str:
@@ -276,7 +308,7 @@ def observe(inp: Input) -> Observation:
         ob.call = ob.text = inp.output[:MAX_INPUT]
         first = [m.start() for m in markup.TOKEN.finditer(ob.call)][:1]
         if first and len(ob.call) > MAX_REGEX_TEXT:  # bound the text the regexes see: from the first token
-            ob.call = ob.call[max(0, first[0] - 200):]
+            ob.call = ob.call[max(0, first[0] - 200) :]
         return ob
     for name, source in inp.templates:
         r = markup.render(source)
@@ -286,17 +318,27 @@ def observe(inp: Input) -> Observation:
             break
     if ob.rendered is not None:
         r = ob.rendered
-        ob.call, ob.reply, ob.prompt, ob.generation, ob.reasoning = r.call, r.reply, r.prompt, r.generation, r.reasoning
+        ob.call, ob.reply, ob.prompt, ob.generation, ob.reasoning = (
+            r.call,
+            r.reply,
+            r.prompt,
+            r.generation,
+            r.reasoning,
+        )
         ob.text = dict(inp.templates)[ob.template_name]
         from ..sources import git_blob_id
 
-        ob.blob_id = git_blob_id(ob.text.encode("utf-8", errors="surrogateescape"))  # the same file is the same blob
+        ob.blob_id = git_blob_id(
+            ob.text.encode("utf-8", errors="surrogateescape")
+        )  # the same file is the same blob
         if r.error:
             ob.notes.append(f"the template {r.error}; read as text only")
         ob.notes += r.notes
         if len(inp.templates) > 1:
-            ob.notes.append(f"of its chat templates ({', '.join(n for n, _ in inp.templates)}), "
-                            f"{ob.template_name} was read")
+            ob.notes.append(
+                f"of its chat templates ({', '.join(n for n, _ in inp.templates)}), "
+                f"{ob.template_name} was read"
+            )
     return ob
 
 
@@ -318,7 +360,9 @@ class Profile:
     sentinels: list[dict]  # {value, how, attribute, file, line, non_ascii}
     regexes: list[dict]
     templates: list[tuple[str, markup.Rendered, str]]  # (path, rendered, blob id) of its shipped templates
-    keeps_special: list[dict]  # adjust_request's `skip_special_tokens = False` settings ({guard, class, line})
+    keeps_special: list[
+        dict
+    ]  # adjust_request's `skip_special_tokens = False` settings ({guard, class, line})
     shapes: dict[str, str] = field(default_factory=dict)  # primary shape -> where it is known from
     details: set[str] = field(default_factory=set)  # qualifiers its shipped templates' calls have
     template_tokens: set[str] = field(default_factory=set)
@@ -330,7 +374,7 @@ class Profile:
     def expects(self) -> str:
         shapes = [markup.DESCRIBE[s] for s in self.shapes]
         toks = [s["value"] for s in self.sentinels if s["how"] != "reference"][:4]
-        toks += [t for t in sorted(self.template_tokens) if t not in toks][:max(0, 4 - len(toks))]
+        toks += [t for t in sorted(self.template_tokens) if t not in toks][: max(0, 4 - len(toks))]
         refs = [s["value"] for s in self.sentinels if s["how"] == "reference"][:2]
         parts = []
         if shapes:
@@ -360,22 +404,47 @@ def profiles(db, version: str, kinds: list[str], templates_too: bool = True) -> 
 
     cards = [c for c in cards_mod.cards(db, None, version) if c.kind in kinds]
     owned = cards_mod._owned(db, version)
-    regex_rows = [dict(r) for r in db.query("select * from regexes_v where version = ? order by file, line",
-                                            [version])] if _has_view(db, "regexes_v") else []
+    regex_rows = (
+        [
+            dict(r)
+            for r in db.query("select * from regexes_v where version = ? order by file, line", [version])
+        ]
+        if _has_view(db, "regexes_v")
+        else []
+    )
     out: dict[str, list[Profile]] = {k: [] for k in kinds}
     for c in cards:
         mine = {f["file"] for f in c.code_files if not f["shared"]}
         classes = {c.real.class_, c.registered.class_, c.wrapper.class_ if c.wrapper else None}
         classes |= {m["class"] for m in c.methods if m["file"] in mine}
         classes.discard(None)
-        regs = [r for r in regex_rows if r["file"] in mine and (
-            r["class"] is None or r["class"].split(".")[0] in classes or (r["file"], r["class"].split(".")[0]) not in owned)]
-        sents = [{"value": s["value"], "how": s["places"][0]["how"], "attribute": ", ".join(s["attributes"]) or None,
-                  "file": s["places"][0]["file"], "line": s["places"][0]["line"], "non_ascii": s["non_ascii"]}
-                 for s in c.sentinels]
-        keeps = [{"guard": st["guard"], "class": a["class"], "file": a["file"], "line": st["line"]}
-                 for a in c.adjust_request for st in a["sets"]
-                 if st["field"] == "skip_special_tokens" and st["value"] == "False"]
+        regs = [
+            r
+            for r in regex_rows
+            if r["file"] in mine
+            and (
+                r["class"] is None
+                or r["class"].split(".")[0] in classes
+                or (r["file"], r["class"].split(".")[0]) not in owned
+            )
+        ]
+        sents = [
+            {
+                "value": s["value"],
+                "how": s["places"][0]["how"],
+                "attribute": ", ".join(s["attributes"]) or None,
+                "file": s["places"][0]["file"],
+                "line": s["places"][0]["line"],
+                "non_ascii": s["non_ascii"],
+            }
+            for s in c.sentinels
+        ]
+        keeps = [
+            {"guard": st["guard"], "class": a["class"], "file": a["file"], "line": st["line"]}
+            for a in c.adjust_request
+            for st in a["sets"]
+            if st["field"] == "skip_special_tokens" and st["value"] == "False"
+        ]
         shipped = []
         for m in c.chat_templates if templates_too else []:
             blob_id, r = markup.shipped(db, version, m["file"])
@@ -408,8 +477,10 @@ def _expected_shapes(p: Profile) -> None:
     for shape, example in _SHAPE_EXAMPLES.items():
         hit = _best_regex(p.regexes, example)
         if hit and hit[1] >= 0.6:
-            p.shapes.setdefault(shape.split("-")[0] if shape != "call-braces" else shape,
-                                f"its regular expression {hit[0]['attribute'] or hit[0]['pattern'][:40]}")
+            p.shapes.setdefault(
+                shape.split("-")[0] if shape != "call-braces" else shape,
+                f"its regular expression {hit[0]['attribute'] or hit[0]['pattern'][:40]}",
+            )
 
 
 _COMPILED: dict[tuple[str, str | None], object] = {}
@@ -451,6 +522,7 @@ def _best_regex(regexes: list[dict], text: str) -> tuple[dict, float] | None:
 
 # -- scoring ----------------------------------------------------------------------------------------------
 
+
 def _where(s: dict) -> str:
     what = s["attribute"] or ("in a regex" if s["how"] == "regex" else "a literal")
     return f"{what}, {s['file']}:{s['line']}"
@@ -472,8 +544,15 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
     vocab = inp.vocab or {}
     places = [("call", ob.call, 3, "in the call markup"), ("prompt", ob.prompt, 2, "in the tools prompt")]
     if kind == "reasoning":
-        places = [("call", ob.reasoning + ob.generation + ob.call, 3, "in the rendered turn" if inp.templates else
-                   "in the output"), ("prompt", ob.prompt, 2, "in the tools prompt")]
+        places = [
+            (
+                "call",
+                ob.reasoning + ob.generation + ob.call,
+                3,
+                "in the rendered turn" if inp.templates else "in the output",
+            ),
+            ("prompt", ob.prompt, 2, "in the tools prompt"),
+        ]
     places.append(("text", ob.text if inp.templates else "", 1, "in the template's text"))
     found_here: list[Evidence] = []
     alike: list[Evidence] = []
@@ -491,17 +570,39 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
             if s["how"] == "pattern":
                 m = markup.find_pattern(value, t)
                 if m:
-                    got = Evidence("sentinel", "for", w, f"{m} {said}, its pattern {value} ({_where(s)})", token=value,
-                                   found=m, file=s["file"], line=s["line"])
+                    got = Evidence(
+                        "sentinel",
+                        "for",
+                        w,
+                        f"{m} {said}, its pattern {value} ({_where(s)})",
+                        token=value,
+                        found=m,
+                        file=s["file"],
+                        line=s["line"],
+                    )
                     explained.add(m)
                     break
             elif value in t:
-                got = Evidence("sentinel", "for", w, f"{value} {said} ({_where(s)})", token=value, file=s["file"],
-                               line=s["line"])
+                got = Evidence(
+                    "sentinel",
+                    "for",
+                    w,
+                    f"{value} {said} ({_where(s)})",
+                    token=value,
+                    file=s["file"],
+                    line=s["line"],
+                )
                 break
         if got is None and vocab and value in vocab:
-            got = Evidence("sentinel", "for", 2, f"{value} is a token of the tokenizer ({_where(s)})", token=value,
-                           file=s["file"], line=s["line"])
+            got = Evidence(
+                "sentinel",
+                "for",
+                2,
+                f"{value} is a token of the tokenizer ({_where(s)})",
+                token=value,
+                file=s["file"],
+                line=s["line"],
+            )
         if got is not None:
             found_here.append(got)
             explained.add(value)
@@ -513,18 +614,38 @@ def score(p: Profile, ob: Observation, kind: str) -> list[Evidence]:
                 continue
             la = markup.look_alike(value, t, ob.folded(t))
             if la:
-                alike.append(Evidence("look-alike", "for", 2, f"{la.found} {said} reads like {value} ({_where(s)})",
-                                      token=value, found=la.found, code_points=_points(la), file=s["file"],
-                                      line=s["line"]))
+                alike.append(
+                    Evidence(
+                        "look-alike",
+                        "for",
+                        2,
+                        f"{la.found} {said} reads like {value} ({_where(s)})",
+                        token=value,
+                        found=la.found,
+                        code_points=_points(la),
+                        file=s["file"],
+                        line=s["line"],
+                    )
+                )
                 explained.update((la.found, value))
                 break
         else:
             alt = next((v for v in vocab if markup.look_alike(value, v)), None) if vocab else None
             if alt:
                 la = markup.look_alike(value, alt)
-                alike.append(Evidence("look-alike", "for", 2, f"the tokenizer's {alt} reads like {value}"
-                                      f" ({_where(s)})", token=value, found=alt, code_points=_points(la),
-                                      file=s["file"], line=s["line"]))
+                alike.append(
+                    Evidence(
+                        "look-alike",
+                        "for",
+                        2,
+                        f"the tokenizer's {alt} reads like {value} ({_where(s)})",
+                        token=value,
+                        found=alt,
+                        code_points=_points(la),
+                        file=s["file"],
+                        line=s["line"],
+                    )
+                )
                 explained.update((alt, value))
     ev += _cap(found_here, 12) + _cap(alike, 8) + _unlike(alike)
     if kind == "tool":
@@ -548,9 +669,21 @@ def _unlike(alike: list[Evidence]) -> list[Evidence]:
     groups: dict[tuple[str, ...], list[Evidence]] = {}
     for e in alike:
         groups.setdefault(tuple(e.code_points), []).append(e)
-    return [Evidence("look-alike", "against", -1, f"as written {'it is' if len(es) == 1 else 'they are'} not "
-                     f"{' '.join(e.token for e in es)}: " + "; ".join(points), token=es[0].token, found=es[0].found,
-                     code_points=list(points), file=es[0].file, line=es[0].line) for points, es in groups.items()]
+    return [
+        Evidence(
+            "look-alike",
+            "against",
+            -1,
+            f"as written {'it is' if len(es) == 1 else 'they are'} not "
+            f"{' '.join(e.token for e in es)}: " + "; ".join(points),
+            token=es[0].token,
+            found=es[0].found,
+            code_points=list(points),
+            file=es[0].file,
+            line=es[0].line,
+        )
+        for points, es in groups.items()
+    ]
 
 
 def _template_tokens(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]:
@@ -560,8 +693,15 @@ def _template_tokens(p: Profile, ob: Observation, explained: set[str]) -> list[E
     for t in markup.tokens(ob.call):
         if t in p.template_tokens and t not in explained:
             path = next(path for path, r, _ in p.templates if t in r.call)
-            out.append(Evidence("template", "for", 2, f"{t} in the call markup is rendered by its shipped template"
-                                f" {path} too", token=t))
+            out.append(
+                Evidence(
+                    "template",
+                    "for",
+                    2,
+                    f"{t} in the call markup is rendered by its shipped template {path} too",
+                    token=t,
+                )
+            )
             explained.add(t)
     return _cap(out, 4)
 
@@ -573,16 +713,46 @@ def _regex(p: Profile, ob: Observation) -> list[Evidence]:
     r, share = hit
     name = r["attribute"] or f"re.{r['how']}(...)"
     if share >= 0.5:
-        wide = [shape for shape, example in _SHAPE_EXAMPLES.items() if (_best_regex([r], example) or (r, 0))[1] >= 0.6]
+        wide = [
+            shape
+            for shape, example in _SHAPE_EXAMPLES.items()
+            if (_best_regex([r], example) or (r, 0))[1] >= 0.6
+        ]
         if len({w.split("-")[0] for w in wide}) > 1:  # it matches calls of several shapes: a wide net
-            return [Evidence("regex", "for", 2, f"its regular expression {name} ({r['file']}:{r['line']}) matches the "
-                             f"call markup ({share:.0%} of it), as it matches calls of other shapes too",
-                             file=r["file"], line=r["line"])]
-        return [Evidence("regex", "for", 4, f"its regular expression {name} ({r['file']}:{r['line']}) matches the "
-                         f"call markup ({share:.0%} of it)", file=r["file"], line=r["line"])]
+            return [
+                Evidence(
+                    "regex",
+                    "for",
+                    2,
+                    f"its regular expression {name} ({r['file']}:{r['line']}) matches the "
+                    f"call markup ({share:.0%} of it), as it matches calls of other shapes too",
+                    file=r["file"],
+                    line=r["line"],
+                )
+            ]
+        return [
+            Evidence(
+                "regex",
+                "for",
+                4,
+                f"its regular expression {name} ({r['file']}:{r['line']}) matches the "
+                f"call markup ({share:.0%} of it)",
+                file=r["file"],
+                line=r["line"],
+            )
+        ]
     if share >= 0.2:
-        return [Evidence("regex", "for", 1, f"its regular expression {name} ({r['file']}:{r['line']}) matches a "
-                         f"part of the call markup ({share:.0%})", file=r["file"], line=r["line"])]
+        return [
+            Evidence(
+                "regex",
+                "for",
+                1,
+                f"its regular expression {name} ({r['file']}:{r['line']}) matches a "
+                f"part of the call markup ({share:.0%})",
+                file=r["file"],
+                line=r["line"],
+            )
+        ]
     return []
 
 
@@ -596,30 +766,61 @@ def _shape(p: Profile, ob: Observation) -> list[Evidence]:
     common = [s for s in primary if s in p.shapes]
     if not common:
         want = " or ".join(f"{markup.DESCRIBE[s]} (from {src})" for s, src in p.shapes.items())
-        return [Evidence("shape", "against", -weight, f"{where} has {markup.describe(got)}; it expects {want}")]
+        return [
+            Evidence("shape", "against", -weight, f"{where} has {markup.describe(got)}; it expects {want}")
+        ]
     s = common[0]
     said = markup.describe([s] + [q for q in got if q == "args-only"])
-    out = [Evidence("shape", "for", weight, f"{where} has {said}, as it expects (from {p.shapes[s]})"
-                    + _sample(s, text))]
+    out = [
+        Evidence(
+            "shape",
+            "for",
+            weight,
+            f"{where} has {said}, as it expects (from {p.shapes[s]})" + _sample(s, text),
+        )
+    ]
     if s == "json" and p.details and ob.call:
         mine = {q for q in got if q not in markup.PRIMARY}
         for group in (("tagged", "bare", "name-token", "fenced"), ("list",)):
             a = mine & set(group)
             b = p.details & set(group)
             if a & b:
-                out.append(Evidence("shape", "for", 1, f"{markup.DESCRIBE[sorted(a & b)[0]]}, as its shipped template"))
+                out.append(
+                    Evidence(
+                        "shape", "for", 1, f"{markup.DESCRIBE[sorted(a & b)[0]]}, as its shipped template"
+                    )
+                )
             elif a != b:  # one has it, the other has another or none
-                out.append(Evidence("shape", "against", -1, f"the JSON is {_said(a) or 'not ' + _said(b)}; its"
-                                    f" shipped template's is {_said(b) or 'not ' + _said(a)}"))
+                out.append(
+                    Evidence(
+                        "shape",
+                        "against",
+                        -1,
+                        f"the JSON is {_said(a) or 'not ' + _said(b)}; its"
+                        f" shipped template's is {_said(b) or 'not ' + _said(a)}",
+                    )
+                )
         ka = {q[5:] for q in mine if q.startswith("args:")}
         kb = {q[5:] for q in p.details if q.startswith("args:")}
         if ka and kb:
             if ka & kb:
-                out.append(Evidence("shape", "for", 1, f"the arguments under \"{sorted(ka & kb)[0]}\", as its shipped"
-                                    " template"))
+                out.append(
+                    Evidence(
+                        "shape",
+                        "for",
+                        1,
+                        f'the arguments under "{sorted(ka & kb)[0]}", as its shipped template',
+                    )
+                )
             else:
-                out.append(Evidence("shape", "against", -1, f"the arguments under \"{sorted(ka)[0]}\"; its shipped "
-                                    f"template has \"{sorted(kb)[0]}\""))
+                out.append(
+                    Evidence(
+                        "shape",
+                        "against",
+                        -1,
+                        f'the arguments under "{sorted(ka)[0]}"; its shipped template has "{sorted(kb)[0]}"',
+                    )
+                )
     return _cap(out, 5)
 
 
@@ -640,18 +841,35 @@ def _unknown_markup(p: Profile, ob: Observation, explained: set[str]) -> list[Ev
     refs = [s["value"] for s in p.sentinels if s["how"] == "reference"]
     turn = set(markup.tokens(ob.reply)) | set(markup.tokens(ob.generation))
     known = {s["value"] for s in p.sentinels} | p.template_tokens | explained
-    unknown = [t for t in markup.tokens(ob.call) if t not in known and t not in turn and t not in ob.reasoning_tokens
-               and not any(t in k or k in t for k in known if len(k) > 2)]
+    unknown = [
+        t
+        for t in markup.tokens(ob.call)
+        if t not in known
+        and t not in turn
+        and t not in ob.reasoning_tokens
+        and not any(t in k or k in t for k in known if len(k) > 2)
+    ]
     out = []
     for t in unknown:
         others = ob.owners.get(t, [])
         if refs and not others:
-            out.append(Evidence("markup", "note", 0, f"{t} in the call markup may be one of its tokens defined outside"
-                                f" vLLM's tree ({', '.join(refs[:3])})", token=t))
+            out.append(
+                Evidence(
+                    "markup",
+                    "note",
+                    0,
+                    f"{t} in the call markup may be one of its tokens defined outside"
+                    f" vLLM's tree ({', '.join(refs[:3])})",
+                    token=t,
+                )
+            )
         else:
             whose = f" ({', '.join(others[:3])} look for it)" if others else ""
-            out.append(Evidence("markup", "against", -1, f"{t} in the call markup is none of its tokens{whose}",
-                                token=t))
+            out.append(
+                Evidence(
+                    "markup", "against", -1, f"{t} in the call markup is none of its tokens{whose}", token=t
+                )
+            )
     return _cap(out, 4)
 
 
@@ -661,10 +879,23 @@ def _missing(p: Profile, ob: Observation, explained: set[str]) -> list[Evidence]
     if not ob.call:
         return []
     seen = ob.everywhere()
-    out = [Evidence("missing", "against", -1, f"{s['value']} is not in the call markup ({_where(s)})",
-                    token=s["value"], file=s["file"], line=s["line"])
-           for s in p.sentinels if s["how"] in ("attribute", "literal", "regex") and markup.TOKEN.search(s["value"])
-           and s["value"] not in seen and s["value"] not in explained and s["value"] not in ob.reasoning_tokens]
+    out = [
+        Evidence(
+            "missing",
+            "against",
+            -1,
+            f"{s['value']} is not in the call markup ({_where(s)})",
+            token=s["value"],
+            file=s["file"],
+            line=s["line"],
+        )
+        for s in p.sentinels
+        if s["how"] in ("attribute", "literal", "regex")
+        and markup.TOKEN.search(s["value"])
+        and s["value"] not in seen
+        and s["value"] not in explained
+        and s["value"] not in ob.reasoning_tokens
+    ]
     return _cap(out, 2)
 
 
@@ -673,10 +904,18 @@ def _same_template(p: Profile, ob: Observation) -> list[Evidence]:
         return []
     for path, r, blob_id in p.templates:
         if blob_id == ob.blob_id:
-            return [Evidence("template", "for", 3, f"renders the call markup exactly as its shipped template {path}"),
-                    Evidence("template", "for", 2, f"the file is its shipped template {path}")]
+            return [
+                Evidence(
+                    "template", "for", 3, f"renders the call markup exactly as its shipped template {path}"
+                ),
+                Evidence("template", "for", 2, f"the file is its shipped template {path}"),
+            ]
         if r.call and r.call.strip() == ob.call.strip():
-            return [Evidence("template", "for", 3, f"renders the call markup exactly as its shipped template {path}")]
+            return [
+                Evidence(
+                    "template", "for", 3, f"renders the call markup exactly as its shipped template {path}"
+                )
+            ]
     return []
 
 
@@ -688,10 +927,21 @@ def _vocabulary(p: Profile, inp: Input) -> list[Evidence]:
     held = [s for s in wanted if s["value"] in vocab]
     if not held:
         return []  # none of its tokens: another family; the missing ones are not evidence of anything
-    out = [Evidence("vocabulary", "against", -1, f"{s['value']} is not a token of the tokenizer; it looks for it"
-                    f" ({_where(s)}): a parser that looks its start token up by id fails, one that searches the text"
-                    " never finds it as one token", token=s["value"], file=s["file"], line=s["line"])
-           for s in wanted if s["value"] not in vocab]
+    out = [
+        Evidence(
+            "vocabulary",
+            "against",
+            -1,
+            f"{s['value']} is not a token of the tokenizer; it looks for it"
+            f" ({_where(s)}): a parser that looks its start token up by id fails, one that searches the text"
+            " never finds it as one token",
+            token=s["value"],
+            file=s["file"],
+            line=s["line"],
+        )
+        for s in wanted
+        if s["value"] not in vocab
+    ]
     return _cap(out, 3)
 
 
@@ -703,13 +953,33 @@ def _stripped(p: Profile, inp: Input, found: list[Evidence]) -> list[Evidence]:
     if p.keeps_special:
         k = p.keeps_special[0]
         when = f" when {k['guard']}" if k["guard"] else ""
-        return [Evidence("stripped", "note", 0, f"{needed[0].token} is a special token; its adjust_request sets "
-                         f"skip_special_tokens = False{when} ({k['class']}, {k['file']}:{k['line']}), so it reaches"
-                         " the parser", token=needed[0].token, file=k["file"], line=k["line"])]
-    out = [Evidence("stripped", "against", -1, f"{e.token} is a special token of this tokenizer and its "
-                    "adjust_request never sets skip_special_tokens = False: vLLM strips it from the text before the"
-                    " parser sees it (unless each request passes skip_special_tokens: false)", token=e.token,
-                    file=e.file, line=e.line) for e in needed]
+        return [
+            Evidence(
+                "stripped",
+                "note",
+                0,
+                f"{needed[0].token} is a special token; its adjust_request sets "
+                f"skip_special_tokens = False{when} ({k['class']}, {k['file']}:{k['line']}), so it reaches"
+                " the parser",
+                token=needed[0].token,
+                file=k["file"],
+                line=k["line"],
+            )
+        ]
+    out = [
+        Evidence(
+            "stripped",
+            "against",
+            -1,
+            f"{e.token} is a special token of this tokenizer and its "
+            "adjust_request never sets skip_special_tokens = False: vLLM strips it from the text before the"
+            " parser sees it (unless each request passes skip_special_tokens: false)",
+            token=e.token,
+            file=e.file,
+            line=e.line,
+        )
+        for e in needed
+    ]
     return _cap(out, 2)
 
 
@@ -729,24 +999,47 @@ def rank(ps: list[Profile], ob: Observation, kind: str) -> list[Candidate]:
             last = (total, exact)
         c = p.card
         ev.sort(key=lambda e: ({"for": 0, "note": 1, "against": 2}[e.stance], -abs(e.weight)))
-        out.append(Candidate(kind=kind, name=p.name, rank=place, score=total, impl=c.impl, real_class=c.real.class_,
-                             real_file=c.real.file, aliases=list(c.aliases), expects=p.expects(),
-                             chat_templates=[m["file"] for m in c.chat_templates], evidence=ev))
+        out.append(
+            Candidate(
+                kind=kind,
+                name=p.name,
+                rank=place,
+                score=total,
+                impl=c.impl,
+                real_class=c.real.class_,
+                real_file=c.real.file,
+                aliases=list(c.aliases),
+                expects=p.expects(),
+                chat_templates=[m["file"] for m in c.chat_templates],
+                evidence=ev,
+            )
+        )
     return out
 
 
 # -- the answer -------------------------------------------------------------------------------------------
 
-def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str = "FILE",
-        replay: Callable | None = None, templates_too: bool = True) -> Fit:
+
+def fit(
+    db,
+    text: str,
+    at: str | None = None,
+    kind: str | None = None,
+    name: str = "FILE",
+    replay: Callable | None = None,
+    templates_too: bool = True,
+) -> Fit:
     """Rank the parsers of a version by the evidence a file's text gives (see the module). `replay(name, version,
     text)` -> a `Replay` answer (Index.replay): given, the top tool candidates are run on a raw output."""
     version = require(db, at) if at else newest(db)
     inp = read_input(text[:MAX_INPUT])
     if replay and inp.kind != "output":
-        raise AnswerError(f"--replay runs parsers on a raw model output; {name} is read as a {inp.kind.replace('_', ' ')}"
-                          f" ({inp.why})", "give fit a raw output (text captured with skip_special_tokens: false)"
-                          " with --replay, or leave --replay out")
+        raise AnswerError(
+            f"--replay runs parsers on a raw model output; {name} is read as a {inp.kind.replace('_', ' ')}"
+            f" ({inp.why})",
+            "give fit a raw output (text captured with skip_special_tokens: false)"
+            " with --replay, or leave --replay out",
+        )
     ob = observe(inp)
     profs = profiles(db, version, ["tool", "reasoning"], templates_too)
     ob.reasoning_tokens = think_tokens(profs)
@@ -758,21 +1051,27 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
     reasoning = ranked.get("reasoning", [])
     runs = None
     if replay and kind != "reasoning":
-        runs = [_replayed(replay(c.name, version, inp.output), c.name, version, ob)
-                for c in [c for c in tool if c.score > 0][:REPLAYED]]
+        runs = [
+            _replayed(replay(c.name, version, inp.output), c.name, version, ob)
+            for c in [c for c in tool if c.score > 0][:REPLAYED]
+        ]
         tool = _fold(tool, runs)
     best = tool[0] if tool and tool[0].score > 0 else None
     fits = bool(best and best.score >= FIT_SCORE and not _blocked(best))
     winner_profile = next((p for p in profs.get("tool", []) if best and p.name == best.name), None)
     tdiff = _template_diff(winner_profile, ob) if winner_profile else None
     shipped = tdiff.template if tdiff else (best.chat_templates[0] if best and best.chat_templates else None)
-    think = reasoning[0] if reasoning and reasoning[0].score >= 3 and any(
-        e.kind == "sentinel" for e in reasoning[0].evidence) else None
+    think = (
+        reasoning[0]
+        if reasoning and reasoning[0].score >= 3 and any(e.kind == "sentinel" for e in reasoning[0].evidence)
+        else None
+    )
     equals = [c for c in reasoning if think and c.rank == think.rank]
     paired = None
     if think and best:  # among equals, the reasoning parser that goes with the tool parser
         paired = next((c for c in equals if c.name == best.name), None) or next(
-            (c for c in equals if c.real_class and c.real_class == best.real_class), None)
+            (c for c in equals if c.real_class and c.real_class == best.real_class), None
+        )
         think = paired or think
     serve = None
     if fits:
@@ -782,16 +1081,40 @@ def fit(db, text: str, at: str | None = None, kind: str | None = None, name: str
         chat = _chat_template(inp, ob, tdiff, name)
         if chat:
             serve += f" --chat-template {chat}"
-    verdict = _verdict(kind, tool, reasoning, best, fits, think, shipped,
-                       _alike(profs["tool"], tool, ob) if not fits and not _any_for(tool) else None)
+    verdict = _verdict(
+        kind,
+        tool,
+        reasoning,
+        best,
+        fits,
+        think,
+        shipped,
+        _alike(profs["tool"], tool, ob) if not fits and not _any_for(tool) else None,
+    )
     if think and not paired and len(equals) > 1:
-        verdict += (f"; reasoning: {think.name} is one of {len(equals)} reasoning parsers with the same evidence "
-                    f"({', '.join(c.name for c in equals[1:6])}{', ...' if len(equals) > 6 else ''})")
-    shown = [c for c in tool if c.score > 0] or [c for c in tool if any(e.stance == "for" for e in c.evidence)][:3]
+        verdict += (
+            f"; reasoning: {think.name} is one of {len(equals)} reasoning parsers with the same evidence "
+            f"({', '.join(c.name for c in equals[1:6])}{', ...' if len(equals) > 6 else ''})"
+        )
+    shown = [c for c in tool if c.score > 0] or [
+        c for c in tool if any(e.stance == "for" for e in c.evidence)
+    ][:3]
     shown_r = [c for c in reasoning if c.score > 0] or ([] if kind != "reasoning" else reasoning[:3])
     observed = _observed(ob)
-    return Fit(version=version, file=name, kind=kind, observed=observed, tool=shown, reasoning=shown_r, fits=fits,
-               template=shipped, template_diff=tdiff, serve=serve, verdict=verdict, replay=runs)
+    return Fit(
+        version=version,
+        file=name,
+        kind=kind,
+        observed=observed,
+        tool=shown,
+        reasoning=shown_r,
+        fits=fits,
+        template=shipped,
+        template_diff=tdiff,
+        serve=serve,
+        verdict=verdict,
+        replay=runs,
+    )
 
 
 def _replayed(answer, name: str, version: str, ob: Observation) -> ReplayRun:
@@ -800,17 +1123,28 @@ def _replayed(answer, name: str, version: str, ob: Observation) -> ReplayRun:
     modes = {m.mode: m for m in v.modes}
 
     def calls(m):
-        return [f"{c.name}({json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)})" if not isinstance(
-            c.arguments, str) else f"{c.name}({c.arguments})" for c in m.calls]
+        return [
+            f"{c.name}({json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)})"
+            if not isinstance(c.arguments, str)
+            else f"{c.name}({c.arguments})"
+            for c in m.calls
+        ]
 
     non, stream = modes.get("nonstream"), modes.get("stream:token")
     markup_tokens = [t for t in markup.tokens(ob.call) if t not in ob.reasoning_tokens]
     contents = [m.content or "" for m in (non, stream) if m]
     leaked = [t for t in dict.fromkeys(markup_tokens) if any(t in c for c in contents)]
-    return ReplayRun(name=name, version=version, status=v.status, error=v.error or (
-        "; ".join(non.errors[:2]) if non and non.errors else None), calls=calls(non) if non else [],
-        streamed=calls(stream) if stream else None, content=non.content if non else None, leaked=leaked,
-        outcomes={m.mode: m.outcome for m in v.modes})
+    return ReplayRun(
+        name=name,
+        version=version,
+        status=v.status,
+        error=v.error or ("; ".join(non.errors[:2]) if non and non.errors else None),
+        calls=calls(non) if non else [],
+        streamed=calls(stream) if stream else None,
+        content=non.content if non else None,
+        leaked=leaked,
+        outcomes={m.mode: m.outcome for m in v.modes},
+    )
 
 
 def _fold(cands: list[Candidate], runs: list[ReplayRun]) -> list[Candidate]:
@@ -820,29 +1154,60 @@ def _fold(cands: list[Candidate], runs: list[ReplayRun]) -> list[Candidate]:
         c = by_name[r.name]
         where = f"vLLM's own code at {r.version}"
         if r.status != "ok" or (r.error and not r.calls):
-            c.evidence.append(Evidence("replay", "note", 0, f"{where} could not run it on the output ({r.status}: "
-                                       f"{r.error or 'no result'})"))
+            c.evidence.append(
+                Evidence(
+                    "replay",
+                    "note",
+                    0,
+                    f"{where} could not run it on the output ({r.status}: {r.error or 'no result'})",
+                )
+            )
         elif r.calls:
-            c.evidence.insert(0, Evidence("replay", "for", REPLAY_WEIGHT,
-                                          f"{where} makes {', '.join(r.calls)} of the output (non-streaming)"))
+            c.evidence.insert(
+                0,
+                Evidence(
+                    "replay",
+                    "for",
+                    REPLAY_WEIGHT,
+                    f"{where} makes {', '.join(r.calls)} of the output (non-streaming)",
+                ),
+            )
         else:
-            c.evidence.append(Evidence("replay", "against", -REPLAY_WEIGHT,
-                                       f"{where} makes no tool call of the output (non-streaming)"))
+            c.evidence.append(
+                Evidence(
+                    "replay",
+                    "against",
+                    -REPLAY_WEIGHT,
+                    f"{where} makes no tool call of the output (non-streaming)",
+                )
+            )
         if r.leaked and r.calls:  # (no call: the whole output is content, said above)
-            c.evidence.append(Evidence("leak", "against", -1, f"{where} leaves call markup in the content: "
-                                       f"{' '.join(r.leaked)}"))
+            c.evidence.append(
+                Evidence(
+                    "leak", "against", -1, f"{where} leaves call markup in the content: {' '.join(r.leaked)}"
+                )
+            )
         names = [x.split("(", 1)[0] for x in r.calls]
         if r.status == "ok" and r.streamed is not None and [x.split("(", 1)[0] for x in r.streamed] != names:
-            c.evidence.append(Evidence("stream", "against", -1, f"{where} streamed one token per delta calls "
-                                       f"{', '.join(r.streamed) or 'nothing'} instead"))
+            c.evidence.append(
+                Evidence(
+                    "stream",
+                    "against",
+                    -1,
+                    f"{where} streamed one token per delta calls "
+                    f"{', '.join(r.streamed) or 'nothing'} instead",
+                )
+            )
         c.score = sum(e.weight for e in c.evidence)
     return _rerank(cands)
 
 
 def _rerank(cands: list[Candidate]) -> list[Candidate]:
     """Ranked again by score, then sentinels found (stable: equals keep the order they had)."""
-    out = sorted(cands, key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel" and
-                                                      e.stance == "for")))
+    out = sorted(
+        cands,
+        key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel" and e.stance == "for")),
+    )
     last, place = None, 0
     for i, c in enumerate(out, 1):
         key = (c.score, sum(1 for e in c.evidence if e.kind == "sentinel" and e.stance == "for"))
@@ -895,9 +1260,16 @@ def _template_diff(p: Profile, ob: Observation) -> TemplateDiff | None:
     best = max(p.templates, key=lambda t: (t[2] == ob.blob_id, markup.similarity(t[1].call, ob.call)))
     path, r, blob_id = best
     pieces = markup.char_diff(r.call, ob.call)
-    return TemplateDiff(template=path, identical=r.call.strip() == ob.call.strip(), same_file=blob_id == ob.blob_id,
-                        similarity=round(markup.similarity(r.call, ob.call), 3), shipped_call=r.call,
-                        given_call=ob.call, inline=markup.inline(pieces), pieces=[Piece(op, t) for op, t in pieces])
+    return TemplateDiff(
+        template=path,
+        identical=r.call.strip() == ob.call.strip(),
+        same_file=blob_id == ob.blob_id,
+        similarity=round(markup.similarity(r.call, ob.call), 3),
+        shipped_call=r.call,
+        given_call=ob.call,
+        inline=markup.inline(pieces),
+        pieces=[Piece(op, t) for op, t in pieces],
+    )
 
 
 def _verdict(kind, tool, reasoning, best, fits, think, shipped, alike=None) -> str:
@@ -920,7 +1292,10 @@ def _verdict(kind, tool, reasoning, best, fits, think, shipped, alike=None) -> s
 def _reasons(c: Candidate, most: int = 2) -> str:
     """Its strongest evidence for, in a few words each (where in the code left to the evidence list)."""
     pros = sorted((e for e in c.evidence if e.stance == "for"), key=lambda e: -e.weight)[:most]
-    return "; ".join(re.sub(r" \([^()]*(?:\([^()]*\)[^()]*)*\)$", "", e.text) for e in pros) or "no evidence against it"
+    return (
+        "; ".join(re.sub(r" \([^()]*(?:\([^()]*\)[^()]*)*\)$", "", e.text) for e in pros)
+        or "no evidence against it"
+    )
 
 
 def _closest(cands: list[Candidate], alike: list[tuple[float, Candidate, str]] | None = None) -> str:
@@ -932,10 +1307,15 @@ def _closest(cands: list[Candidate], alike: list[tuple[float, Candidate, str]] |
     if near:
         return "the closest are " + "; ".join(f"{c.name}, which expects {c.expects}" for c in near)
     if alike:
-        return ("no parser of the version finds any of its token strings or call shapes in it; the shipped templates"
-                " whose call markup is most like it are " + "; ".join(
-                    f"{path} ({share:.0%} alike: {markup.one_line(_call_of(c, path))[:80]}) for {c.name}, which expects"
-                    f" {c.expects}" for share, c, path in alike[:3]))
+        return (
+            "no parser of the version finds any of its token strings or call shapes in it; the shipped templates"
+            " whose call markup is most like it are "
+            + "; ".join(
+                f"{path} ({share:.0%} alike: {markup.one_line(_call_of(c, path))[:80]}) for {c.name}, which expects"
+                f" {c.expects}"
+                for share, c, path in alike[:3]
+            )
+        )
     return "no parser of the version finds any of its token strings or call shapes in it"
 
 
@@ -943,7 +1323,9 @@ def _call_of(c: Candidate, path: str) -> str:
     return c._calls.get(path, "")
 
 
-def _alike(profiles: list[Profile], cands: list[Candidate], ob: Observation) -> list[tuple[float, Candidate, str]]:
+def _alike(
+    profiles: list[Profile], cands: list[Candidate], ob: Observation
+) -> list[tuple[float, Candidate, str]]:
     """(similarity, candidate, template) of the shipped templates' call markup to the input's, best first."""
     if not ob.call.strip():
         return []
@@ -962,8 +1344,16 @@ def _observed(ob: Observation) -> Observed:
     inp = ob.input
     text = ob.call if ob.call else ob.prompt
     turn = set(markup.tokens(ob.reply))
-    return Observed(input=inp.kind, why=inp.why, call=ob.call or None, shapes=markup.shapes(text) if text else [],
-                    tokens=[t for t in markup.tokens(ob.call) if t not in turn] if inp.templates else
-                    markup.tokens(ob.call),
-                    prompt_tokens=markup.tokens(ob.prompt), vocabulary=len(inp.vocab) if inp.vocab is not None else None,
-                    special=sorted(t for t, s in (inp.vocab or {}).items() if s)[:50], notes=ob.notes)
+    return Observed(
+        input=inp.kind,
+        why=inp.why,
+        call=ob.call or None,
+        shapes=markup.shapes(text) if text else [],
+        tokens=[t for t in markup.tokens(ob.call) if t not in turn]
+        if inp.templates
+        else markup.tokens(ob.call),
+        prompt_tokens=markup.tokens(ob.prompt),
+        vocabulary=len(inp.vocab) if inp.vocab is not None else None,
+        special=sorted(t for t, s in (inp.vocab or {}).items() if s)[:50],
+        notes=ob.notes,
+    )

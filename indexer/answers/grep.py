@@ -25,7 +25,9 @@ from ..store import code
 from .ere import Compiled, Translated, translate
 from .versions import AnswerError, indexed, require
 
-GREP_TIME_LIMIT = 10.0  # seconds a search may take (tpindex grep --time-limit; serve's --time-limit for its own)
+GREP_TIME_LIMIT = (
+    10.0  # seconds a search may take (tpindex grep --time-limit; serve's --time-limit for its own)
+)
 
 
 @dataclass
@@ -34,15 +36,22 @@ class Match:
     line: int | None  # None: a binary file that matches
     text: str | None
     versions: list[str] = field(default_factory=list)  # in version order
-    marks: list[tuple[str, bool]] | None = None  # the text cut at the pattern's matches (see pieces), if asked
+    marks: list[tuple[str, bool]] | None = (
+        None  # the text cut at the pattern's matches (see pieces), if asked
+    )
 
     @property
     def binary(self) -> bool:
         return self.line is None
 
     def json(self) -> dict:
-        return {"path": self.path, "line": self.line, "text": self.text, "versions": self.versions,
-                "binary": self.binary}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "text": self.text,
+            "versions": self.versions,
+            "binary": self.binary,
+        }
 
 
 @dataclass
@@ -74,16 +83,25 @@ class Result:
         all_versions: a tenth of the time of pickling thousands of Match objects and their lists of labels."""
         pos = self._pos
         ms = self.matches
-        columns = ([m.path for m in ms], [m.line for m in ms], [m.text for m in ms],
-                   [bytes(pos[v] for v in m.versions) if len(pos) <= 256 else tuple(pos[v] for v in m.versions)
-                    for m in ms], [m.marks for m in ms])
+        columns = (
+            [m.path for m in ms],
+            [m.line for m in ms],
+            [m.text for m in ms],
+            [
+                bytes(pos[v] for v in m.versions) if len(pos) <= 256 else tuple(pos[v] for v in m.versions)
+                for m in ms
+            ],
+            [m.marks for m in ms],
+        )
         return _result, (self.pattern, self.versions, self.all_versions, self.truncated, columns)
 
 
 def _result(pattern, versions, all_versions, truncated, columns) -> Result:
     labels = all_versions.__getitem__
-    matches = [Match(path, line, text, list(map(labels, vs)), marks)
-               for path, line, text, vs, marks in zip(*columns, strict=True)]
+    matches = [
+        Match(path, line, text, list(map(labels, vs)), marks)
+        for path, line, text, vs, marks in zip(*columns, strict=True)
+    ]
     return Result(pattern, versions, matches, all_versions, truncated)
 
 
@@ -150,7 +168,11 @@ def _needles(data: bytes, pat: Compiled) -> tuple[bytes, list[bytes] | None]:
         return data, None
     if not pat.icase:
         return data, [t.encode() for t in texts]
-    if any(c in t for t in texts for c in "ks") and not data.isascii() and any(c in data for c in _FOLDS_TO_ASCII):
+    if (
+        any(c in t for t in texts for c in "ks")
+        and not data.isascii()
+        and any(c in data for c in _FOLDS_TO_ASCII)
+    ):
         return data, None  # (a text without k or s cannot be matched through them)
     return data.lower(), [t.encode() for t in texts]
 
@@ -179,7 +201,7 @@ def _scan(page: bytes, pat: Compiled):
         search = pat.regex.search
         for s in sorted(starts):
             e = page.find(b"\n", s)
-            line = page[s:len(page) if e < 0 else e].decode()
+            line = page[s : len(page) if e < 0 else e].decode()
             if search(line):
                 n += page.count(b"\n", last, s)
                 last = s
@@ -232,10 +254,11 @@ def _places(conn, rows, versions: dict[int, int], keep) -> dict[tuple[int, str],
     found: dict[tuple[int, str], list[int]] = {}
     rows = list(rows)
     for i in range(0, len(rows), 500):
-        chunk = rows[i:i + 500]
+        chunk = rows[i : i + 500]
         for row, path, version in conn.execute(
-                "select t.id, u.path, f.version_id from code_texts t join units u on u.blob_id = t.blob_id"
-                f" join files f on f.unit_id = u.id where t.id in ({','.join(map(str, chunk))})"):
+            "select t.id, u.path, f.version_id from code_texts t join units u on u.blob_id = t.blob_id"
+            f" join files f on f.unit_id = u.id where t.id in ({','.join(map(str, chunk))})"
+        ):
             position = versions.get(version)
             if position is not None and (keep is None or keep(path)):
                 key = (row, path)
@@ -252,8 +275,10 @@ def _chosen_rows(conn, versions: list[str], keep) -> set[int]:
     found: set[int] = set()
     for v in versions:
         for row, path in conn.execute(
-                "select t.id, f.path from files f join versions v on v.id = f.version_id"
-                " join units u on u.id = f.unit_id join code_texts t on t.blob_id = u.blob_id where v.label = ?", [v]):
+            "select t.id, f.path from files f join versions v on v.id = f.version_id"
+            " join units u on u.id = f.unit_id join code_texts t on t.blob_id = u.blob_id where v.label = ?",
+            [v],
+        ):
             if keep is None or keep(path):
                 found.add(row)
     return found
@@ -269,21 +294,31 @@ class Plan:
     all_versions: list[str]
     paths: list[str]
 
-    def run(self, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None,
-            mark: int | None = 0) -> Result:
+    def run(
+        self, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None, mark: int | None = 0
+    ) -> Result:
         """The search, where it may be stopped (module `run`): needs no connection, so a server's own thread
         can wait for it while the database thread serves other pages."""
         return run(self, time_limit, max_lines, mark)
 
 
-def plan(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-         icase: bool = False, fixed: bool = False) -> Plan:
+def plan(
+    db,
+    pattern: str,
+    tags: str | None = None,
+    at: str | None = None,
+    paths: list[str] | None = None,
+    icase: bool = False,
+    fixed: bool = False,
+) -> Plan:
     """Read the pattern and the versions and paths to search (quick, in the caller's process): a mistake in
     any is raised here."""
     pat = translate(pattern, icase=icase, fixed=fixed)
     if not code.present(db):
-        raise AnswerError("this database holds no code to search (it was built by an older tpindex)",
-                          "build the same versions again: the build stores their code")
+        raise AnswerError(
+            "this database holds no code to search (it was built by an older tpindex)",
+            "build the same versions again: the build stores their code",
+        )
     return Plan(pat, database_file(db), select_versions(db, tags, at), indexed(db), list(paths or []))
 
 
@@ -302,8 +337,9 @@ def database_file(db) -> str:
         conn.text_factory = factory
 
 
-def run(p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None,
-        mark: int | None = 0) -> Result:
+def run(
+    p: Plan, time_limit: float | None = GREP_TIME_LIMIT, max_lines: int | None = None, mark: int | None = 0
+) -> Result:
     """Run a planned search in a child process stopped after `time_limit` seconds (None or 0: here, without
     a limit)."""
     if not time_limit:
@@ -330,9 +366,18 @@ def _search_file(p: Plan, max_lines, mark) -> Result:
         db.conn.close()
 
 
-def search(db, pattern: str, tags: str | None = None, at: str | None = None, paths: list[str] | None = None,
-           icase: bool = False, fixed: bool = False, max_lines: int | None = None,
-           time_limit: float | None = GREP_TIME_LIMIT, mark: int | None = 0) -> Result:
+def search(
+    db,
+    pattern: str,
+    tags: str | None = None,
+    at: str | None = None,
+    paths: list[str] | None = None,
+    icase: bool = False,
+    fixed: bool = False,
+    max_lines: int | None = None,
+    time_limit: float | None = GREP_TIME_LIMIT,
+    mark: int | None = 0,
+) -> Result:
     """Every matching (path, line, text) with its versions. `max_lines` (the browser's cap) stops after
     that many distinct matching lines and marks the result truncated; `mark` matches (None: all) get their
     text cut at the pattern's matches. Stopped after `time_limit` seconds (bounded.TooSlow)."""
@@ -352,8 +397,12 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     binary_hits = [row for row, data in code.binaries(db, rows) if _binary_matches(data, pat)]
     wanted = set(chosen)
     order = {v: i for i, v in enumerate(all_versions) if v in wanted}
-    positions = {vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order}
-    found: dict[tuple, tuple[int, ...]] = {}  # (path, line number, line id) -> positions of the versions holding it
+    positions = {
+        vid: order[label] for vid, label in db.execute("select id, label from versions") if label in order
+    }
+    found: dict[
+        tuple, tuple[int, ...]
+    ] = {}  # (path, line number, line id) -> positions of the versions holding it
     no_line = [(None, None)]  # a binary blob: one match, no line
     for (row, path), versions in _places(db, [*hits, *binary_hits], positions, keep).items():
         for number, line_id in hits.get(row, no_line):
@@ -364,8 +413,10 @@ def _search(db, p: Plan, max_lines: int | None, mark: int | None) -> Result:
     ordered = sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[1][0]))
     display = functools.cache(code.display)  # a distinct line is in many matches
     label = all_versions.__getitem__
-    matches = [Match(path, number, None if x is None else display(lines[x]), list(map(label, vs)))
-               for (path, number, x), vs in ordered]
+    matches = [
+        Match(path, number, None if x is None else display(lines[x]), list(map(label, vs)))
+        for (path, number, x), vs in ordered
+    ]
     cut = functools.cache(lambda text: pieces(text, pat))
     for m in matches[:mark] if mark is not None else matches:
         if not m.binary:
@@ -383,6 +434,6 @@ def pieces(text: str, pat: Compiled) -> list[tuple[str, bool]]:
     for m in pat.regex.finditer(text):
         if m.end() == m.start():
             continue
-        out += [(text[last:m.start()], False), (m.group(), True)]
+        out += [(text[last : m.start()], False), (m.group(), True)]
         last = m.end()
     return out + [(text[last:], False)]

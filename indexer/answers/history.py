@@ -37,9 +37,10 @@ class Graph:
 
 def _graph(db) -> Graph:
     """Loaded once per reader, again when a build has added history since."""
-    stamp = db.execute("select (select max(id) from commits), (select count(*) from history_tips),"
-                       " (select group_concat(label || ' ' || commit_id) from versions where status = 'complete')"
-                       ).fetchone()
+    stamp = db.execute(
+        "select (select max(id) from commits), (select count(*) from history_tips),"
+        " (select group_concat(label || ' ' || commit_id) from versions where status = 'complete')"
+    ).fetchone()
     cached = db.__dict__.get("_history_graph")
     if cached is not None and cached[0] == stamp:
         return cached[1]
@@ -53,8 +54,9 @@ def _graph(db) -> Graph:
     walked = {r[0] for r in db.execute("select sha from history_tips")}
     tips, without = {}, {}
     for label, source, sha, cid in db.execute(
-            "select v.label, v.source, v.commit_id, c.id from versions v left join commits c on c.sha = v.commit_id"
-            " where v.status = 'complete' order by v.ord"):
+        "select v.label, v.source, v.commit_id, c.id from versions v left join commits c on c.sha = v.commit_id"
+        " where v.status = 'complete' order by v.ord"
+    ):
         if source == "git" and sha in walked and cid is not None:
             tips[label] = cid
         else:
@@ -96,13 +98,19 @@ def _no_history(db, labels: list[str], g: Graph) -> AnswerError:
         repo = shlex.quote(row[0]) if row and row[0] else "PATH/TO/vllm"
         hint = f"build them again from the clone (nothing is re-indexed): tpindex build --repo {repo} --tags {tags}{dbarg}"
     else:
-        hint = (f"build them from a vLLM clone: tpindex build --repo PATH/TO/vllm --tags {tags} --replace{dbarg}"
-                " (its tags have the same names)")
-    return AnswerError(f"{parts} {'has' if len(labels) == 1 else 'have'} no commits: only a build from a git clone"
-                       " stores them", hint)
+        hint = (
+            f"build them from a vLLM clone: tpindex build --repo PATH/TO/vllm --tags {tags} --replace{dbarg}"
+            " (its tags have the same names)"
+        )
+    return AnswerError(
+        f"{parts} {'has' if len(labels) == 1 else 'have'} no commits: only a build from a git clone"
+        " stores them",
+        hint,
+    )
 
 
 # -- the commits from A to B ----------------------------------------------------------------------------------
+
 
 def _timestamp(date: str) -> float:
     try:
@@ -123,7 +131,9 @@ def _between(db, g: Graph, a: str, b: str, first_parent: bool) -> list[int]:
             c = g.parents[c][0] if g.parents[c] else None
         return line[::-1]
     chosen = _reach(g, tb) - in_a
-    dates = {cid: _timestamp(d) for cid, d in _rows(db, "select id, date from commits where id in ({})", chosen)}
+    dates = {
+        cid: _timestamp(d) for cid, d in _rows(db, "select id, date from commits where id in ({})", chosen)
+    }
     waiting = {c: sum(1 for p in g.parents[c] if p in chosen) for c in chosen}
     ready = [(dates[c], c) for c, n in waiting.items() if n == 0]
     heapq.heapify(ready)
@@ -143,13 +153,18 @@ def _rows(db, sql: str, ids) -> list[tuple]:
     ids = list(ids)
     out = []
     for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
+        chunk = ids[i : i + 500]
         out.extend(db.execute(sql.format(", ".join("?" * len(chunk))), chunk).fetchall())
     return out
 
 
-def _commits(db, ids: list[int], upstream: str, files: dict[int, list[CommitFile]] | None = None,
-             found: dict[int, tuple] | None = None) -> list[Commit]:
+def _commits(
+    db,
+    ids: list[int],
+    upstream: str,
+    files: dict[int, list[CommitFile]] | None = None,
+    found: dict[int, tuple] | None = None,
+) -> list[Commit]:
     """The commits of `ids` (their rows read here, or taken from `found`: id -> row)."""
     from ..core.links import commit_url, pull_url
 
@@ -158,20 +173,36 @@ def _commits(db, ids: list[int], upstream: str, files: dict[int, list[CommitFile
     out = []
     for cid in ids:
         _, sha, date, author, subject, pr, parents = found[cid]
-        out.append(Commit(sha=sha, date=date or "", author=author or "", subject=subject or "", pr=pr,
-                          merge=len((parents or "").split()) > 1, url=commit_url(upstream, sha),
-                          pr_url=pull_url(upstream, pr), files=(files or {}).get(cid, [])))
+        out.append(
+            Commit(
+                sha=sha,
+                date=date or "",
+                author=author or "",
+                subject=subject or "",
+                pr=pr,
+                merge=len((parents or "").split()) > 1,
+                url=commit_url(upstream, sha),
+                pr_url=pull_url(upstream, pr),
+                files=(files or {}).get(cid, []),
+            )
+        )
     return out
 
 
 def _commit_rows(db, ids) -> dict[int, tuple]:
-    return {r[0]: r for r in _rows(db, "select id, sha, date, author, subject, pr, parents from commits"
-                                       " where id in ({})", ids)}
+    return {
+        r[0]: r
+        for r in _rows(
+            db, "select id, sha, date, author, subject, pr, parents from commits where id in ({})", ids
+        )
+    }
 
 
 def _code_files(db, version: str, kind: str, name: str, framework: bool) -> list[str]:
     sql = "select file from parser_code_v where version = ? and kind = ? and name = ?"
-    return sorted({r[0] for r in db.execute(sql + ("" if framework else " and shared = 0"), [version, kind, name])})
+    return sorted(
+        {r[0] for r in db.execute(sql + ("" if framework else " and shared = 0"), [version, kind, name])}
+    )
 
 
 def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[int, list[CommitFile]]:
@@ -181,8 +212,14 @@ def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[i
     key = tuple(ids)
     if key not in memo:
         memo.clear()
-        memo[key] = sorted(tuple(r) for r in _rows(db, "select commit_id, path, added, removed, own from commit_files"
-                                                   " where commit_id in ({})", ids))
+        memo[key] = sorted(
+            tuple(r)
+            for r in _rows(
+                db,
+                "select commit_id, path, added, removed, own from commit_files where commit_id in ({})",
+                ids,
+            )
+        )
     out: dict[int, list[CommitFile]] = {}
     for cid, path, added, removed, own in memo[key]:
         if path in paths and (first_parent or own is None or own):
@@ -190,8 +227,9 @@ def _touching(db, ids: list[int], paths: set[str], first_parent: bool) -> dict[i
     return out
 
 
-def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool = False,
-        all_parents: bool = False) -> Log:
+def log(
+    db, name: str, a: str, b: str, kind: str | None = None, framework: bool = False, all_parents: bool = False
+) -> Log:
     from .history_model import KindLog, Log
 
     a, b = require(db, a), require(db, b)
@@ -201,26 +239,46 @@ def log(db, name: str, a: str, b: str, kind: str | None = None, framework: bool 
     if missing:
         raise _no_history(db, missing, g)
     kinds = check_name(db, name, kind)
-    registered = {(k, v) for k, v in db.execute("select kind, version from parser_map_v where name = ? and version"
-                                                " in (?, ?)", [name, a, b])}
+    registered = {
+        (k, v)
+        for k, v in db.execute(
+            "select kind, version from parser_map_v where name = ? and version in (?, ?)", [name, a, b]
+        )
+    }
     present = [k for k in kinds if (k, a) in registered or (k, b) in registered]
     if not present:
-        where = [r[0] for r in db.execute("select version from parser_map_v where name = ? order by version_ord",
-                                          [name])]
-        raise AnswerError(f"{name!r} is registered neither at {a} nor at {b}",
-                          f"it is registered at {span_text(spans(indexed(db), set(where)))}")
+        where = [
+            r[0]
+            for r in db.execute(
+                "select version from parser_map_v where name = ? order by version_ord", [name]
+            )
+        ]
+        raise AnswerError(
+            f"{name!r} is registered neither at {a} nor at {b}",
+            f"it is registered at {span_text(spans(indexed(db), set(where)))}",
+        )
     upstream, _ = upstream_refs(db, [])
     ids = _between(db, g, a, b, not all_parents)
     out = []
     for k in present:
         files_a, files_b = _code_files(db, a, k, name, framework), _code_files(db, b, k, name, framework)
         touched = _touching(db, ids, set(files_a) | set(files_b), not all_parents)
-        out.append(KindLog(kind=k, files_a=files_a, files_b=files_b, registered_a=(k, a) in registered,
-                           registered_b=(k, b) in registered, commits=_commits(db, [c for c in ids if c in touched], upstream, touched)))
+        out.append(
+            KindLog(
+                kind=k,
+                files_a=files_a,
+                files_b=files_b,
+                registered_a=(k, a) in registered,
+                registered_b=(k, b) in registered,
+                commits=_commits(db, [c for c in ids if c in touched], upstream, touched),
+            )
+        )
     note = None
     if g.tips[a] in g.parents and g.tips[a] not in _reach(g, g.tips[b]):
-        note = (f"{a} is not an ancestor of {b}: these are the commits of {b}'s history that {a}'s does not hold"
-                f" (a release branch: its own commits are left out)")
+        note = (
+            f"{a} is not an ancestor of {b}: these are the commits of {b}'s history that {a}'s does not hold"
+            f" (a release branch: its own commits are left out)"
+        )
     return Log(name=name, a=a, b=b, first_parent=not all_parents, framework=framework, kinds=out, note=note)
 
 
@@ -256,8 +314,9 @@ def attach_commits(db, changes, a: str, b: str) -> None:
         return
     own: dict[tuple[str, str], set[str]] = {}
     for version in (a, b):
-        for kind, name, file in db.execute("select kind, name, file from parser_code_v where version = ?"
-                                           " and shared = 0", [version]):
+        for kind, name, file in db.execute(
+            "select kind, name, file from parser_code_v where version = ? and shared = 0", [version]
+        ):
             own.setdefault((kind, name), set()).add(file)
     upstream = upstream_refs(db, [])[0]
     touched = {id(c): _touching(db, ids, own.get((c.kind, c.name), set()), True) for c in named}
@@ -275,9 +334,13 @@ def _require_tables(db) -> None:
     if not _has_tables(db):
         from .versions import build_hint
 
-        raise AnswerError("this database was built by an older tpindex, before commits were stored",
-                          build_hint(db, ",".join(indexed(db)) or "v0.30.0..v0.32.0").replace(
-                              "index it first", "store them") + " (from a clone; nothing is re-indexed)")
+        raise AnswerError(
+            "this database was built by an older tpindex, before commits were stored",
+            build_hint(db, ",".join(indexed(db)) or "v0.30.0..v0.32.0").replace(
+                "index it first", "store them"
+            )
+            + " (from a clone; nothing is re-indexed)",
+        )
 
 
 # -- which versions hold a commit ---------------------------------------------------------------------------
@@ -294,27 +357,40 @@ def contains(db, query: str) -> Contains:
         pr = int(q[1:])
     elif q and set(q.lower()) <= HEX:
         if len(q) < 4:
-            raise AnswerError(f"{q!r} is too short for a commit id", "give at least 4 hex digits of it (git's"
-                              " shortest abbreviation), or a pull request as #N")
+            raise AnswerError(
+                f"{q!r} is too short for a commit id",
+                "give at least 4 hex digits of it (git's shortest abbreviation), or a pull request as #N",
+            )
         q = q.lower()
     else:
-        raise AnswerError(f"{query!r} is neither a commit id nor a pull request number",
-                          "give a commit id (4 to 40 hex digits), or a pull request as #N, e.g. tpindex contains"
-                          " '#12345'")
+        raise AnswerError(
+            f"{query!r} is neither a commit id nor a pull request number",
+            "give a commit id (4 to 40 hex digits), or a pull request as #N, e.g. tpindex contains '#12345'",
+        )
     _require_tables(db)
     g = _graph(db)
     if not g.tips:
         raise _no_history(db, list(g.without), g)
     if pr is not None:
-        found = db.execute("select id, parents is null from commits where pr = ? order by date, id", [pr]).fetchall()
+        found = db.execute(
+            "select id, parents is null from commits where pr = ? order by date, id", [pr]
+        ).fetchall()
     else:
-        found = db.execute("select id, parents is null from commits where sha between ? and ? order by id",
-                           [q, q + "z"]).fetchall()
+        found = db.execute(
+            "select id, parents is null from commits where sha between ? and ? order by id", [q, q + "z"]
+        ).fetchall()
         if len(found) > 1:
-            shas = [r[0] for r in _rows(db, "select sha from commits where id in ({}) order by sha",
-                                        [r[0] for r in found])]
-            raise AnswerError(f"{q} is the start of {len(found)} commits: {', '.join(s[:12] for s in shas[:5])}"
-                              + (" ..." if len(shas) > 5 else ""), "give more of its digits")
+            shas = [
+                r[0]
+                for r in _rows(
+                    db, "select sha from commits where id in ({}) order by sha", [r[0] for r in found]
+                )
+            ]
+            raise AnswerError(
+                f"{q} is the start of {len(found)} commits: {', '.join(s[:12] for s in shas[:5])}"
+                + (" ..." if len(shas) > 5 else ""),
+                "give more of its digits",
+            )
     by_tip: dict[int, list[str]] = {}
     for label, tip in g.tips.items():
         by_tip.setdefault(tip, []).append(label)
@@ -336,13 +412,22 @@ def contains(db, query: str) -> Contains:
                 todo.extend(g.children.get(c, ()))
         versions = [v for v in history if v in labels]
         holding |= labels
-        commit.files = [CommitFile(p, ad, rm) for p, ad, rm in db.execute(
-            "select path, added, removed from commit_files where commit_id = ? order by path", [cid])]
+        commit.files = [
+            CommitFile(p, ad, rm)
+            for p, ad, rm in db.execute(
+                "select path, added, removed from commit_files where commit_id = ? order by path", [cid]
+            )
+        ]
         out.append(ContainsCommit(commit=commit, first=versions[0] if versions else None, versions=versions))
     versions = [v for v in history if v in holding]
-    return Contains(query=query.strip(), commits=out, first=versions[0] if versions else None, versions=versions,
-                    not_containing=[v for v in history if v not in holding],
-                    without_history=[v for v in g.order if v in g.without])
+    return Contains(
+        query=query.strip(),
+        commits=out,
+        first=versions[0] if versions else None,
+        versions=versions,
+        not_containing=[v for v in history if v not in holding],
+        without_history=[v for v in g.order if v in g.without],
+    )
 
 
 # -- text and Markdown --------------------------------------------------------------------------------------

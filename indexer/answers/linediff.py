@@ -35,7 +35,7 @@ class Matcher(difflib.SequenceMatcher):
         while i < ahi:
             js = b2j.get(a[i])
             if js:
-                for j in js[bisect_left(js, blo):]:
+                for j in js[bisect_left(js, blo) :]:
                     if j >= bhi:
                         break
                     back = 0  # the run through (i, j), clipped to the window

@@ -28,13 +28,16 @@ def shipped(db, version: str, path: str) -> tuple[str | None, Rendered | None]:
     """(blob id, the call markup it renders) of a chat template of a version: what the build stored, else (a
     database built before renderings were stored) rendered now from its stored text; (None, None) when the
     path is not in the version, (blob id, None) when neither is stored."""
-    row = db.execute("select blob_id from version_files where version = ? and file = ?", [version, path]).fetchone()
+    row = db.execute(
+        "select blob_id from version_files where version = ? and file = ?", [version, path]
+    ).fetchone()
     if row is None:
         return None, None
     blob_id = row[0]
     if db.execute("select 1 from sqlite_master where name = 'template_renders'").fetchone():
-        got = db.execute("select call, reply, error, notes from template_renders where blob_id = ?",
-                         [blob_id]).fetchone()
+        got = db.execute(
+            "select call, reply, error, notes from template_renders where blob_id = ?", [blob_id]
+        ).fetchone()
         if got is not None:
             keys = ("call", "reply", "error", "notes")
             return blob_id, from_row(dict(zip(keys, got, strict=True)))
@@ -46,6 +49,7 @@ def shipped(db, version: str, path: str) -> tuple[str | None, Rendered | None]:
 
 # -- tokens and look-alikes --------------------------------------------------------------------------------
 
+
 def tokens(text: str) -> list[str]:
     """The token strings of a text, in order, each once (`<tool_call>`, `<|im_end|>`, `[TOOL_CALLS]`,
     `<function=`), by the rule of extract/sentinels.py."""
@@ -54,11 +58,34 @@ def tokens(text: str) -> list[str]:
 
 # confusables that compatibility normalization (NFKC) leaves alone, folded to what they look like
 _CONFUSABLE = {
-    "\u2581": "_", " ": "_",  # SentencePiece's space marker, a space and an underscore: one word break
-    "\u2502": "|", "\u01c0": "|", "\u2223": "|", "\u05c0": "|", "\u23d0": "|", "\u2758": "|", "\uffe8": "|",
-    "\u2039": "<", "\u203a": ">", "\u3008": "<", "\u3009": ">", "\u27e8": "<", "\u27e9": ">", "\u2329": "<",
-    "\u232a": ">", "\u02c2": "<", "\u02c3": ">", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-",
-    "\u2212": "-", "\u00a0": "_", "\u3000": "_", "\u2007": "_", "\u202f": "_",
+    "\u2581": "_",
+    " ": "_",  # SentencePiece's space marker, a space and an underscore: one word break
+    "\u2502": "|",
+    "\u01c0": "|",
+    "\u2223": "|",
+    "\u05c0": "|",
+    "\u23d0": "|",
+    "\u2758": "|",
+    "\uffe8": "|",
+    "\u2039": "<",
+    "\u203a": ">",
+    "\u3008": "<",
+    "\u3009": ">",
+    "\u27e8": "<",
+    "\u27e9": ">",
+    "\u2329": "<",
+    "\u232a": ">",
+    "\u02c2": "<",
+    "\u02c3": ">",
+    "\u2010": "-",
+    "\u2011": "-",
+    "\u2012": "-",
+    "\u2013": "-",
+    "\u2212": "-",
+    "\u00a0": "_",
+    "\u3000": "_",
+    "\u2007": "_",
+    "\u202f": "_",
 }
 
 
@@ -107,7 +134,7 @@ def look_alike(value: str, text: str, folded: str | None = None) -> LookAlike | 
     i = folded.find(skeleton(value))
     if i < 0:
         return None
-    found = text[i:i + len(value)]
+    found = text[i : i + len(value)]
     diffs = list(dict.fromkeys((name(a), name(b)) for a, b in zip(value, found, strict=True) if a != b))
     return LookAlike(value, found, diffs) if diffs else None
 
@@ -116,7 +143,9 @@ def find_pattern(value: str, text: str) -> str | None:
     """A sentinel written as an f-string with run-time parts (`<tool_calls{self.suffix}>`): the first string
     of the text it matches, each part standing for a few characters that are not markup."""
     pieces = re.split(r"(\{[^{}]*\})", value)
-    rx = "".join(r"[^<>\s|]{0,24}?" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in pieces)
+    rx = "".join(
+        r"[^<>\s|]{0,24}?" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in pieces
+    )
     m = re.search(rx, text)
     return m.group() if m else None
 
@@ -127,7 +156,7 @@ PRIMARY = ("json", "xml-function", "xml-invoke", "arg-key", "pythonic", "call-br
 DESCRIBE = {
     "json": "JSON objects with a name and arguments",
     "xml-function": "XML-like <function=NAME> / <parameter=KEY> blocks",
-    "xml-invoke": "XML-like <invoke name=\"NAME\"> / <parameter name=\"KEY\"> blocks",
+    "xml-invoke": 'XML-like <invoke name="NAME"> / <parameter name="KEY"> blocks',
     "arg-key": "<arg_key> / <arg_value> pairs after the function name",
     "pythonic": "pythonic calls [f(a=1)]",
     "call-braces": "call:NAME{key:value} blocks",
@@ -144,11 +173,16 @@ _XML_FUNCTION = re.compile(r"<(?:[^<>\s=]*[:|\uff5c])?function=")
 _XML_PARAM = re.compile(r"<(?:[^<>\s=]*[:|\uff5c])?parameter=")
 _XML_INVOKE = re.compile(r"<[^<>\s]*invoke[\s\u2581]+name\s*=")
 _ARG_KEY = re.compile(r"<[^<>\s]*arg_key>")
-_PYTHONIC = re.compile(r"\[\s*[A-Za-z_][\w.]*\((?:\s*[A-Za-z_]\w*\s*=[^\n]*?)?\)\s*"
-                       r"(?:,\s*[A-Za-z_][\w.]*\((?:\s*[A-Za-z_]\w*\s*=[^\n]*?)?\)\s*)*\]", re.S)
+_PYTHONIC = re.compile(
+    r"\[\s*[A-Za-z_][\w.]*\((?:\s*[A-Za-z_]\w*\s*=[^\n]*?)?\)\s*"
+    r"(?:,\s*[A-Za-z_][\w.]*\((?:\s*[A-Za-z_]\w*\s*=[^\n]*?)?\)\s*)*\]",
+    re.S,
+)
 _CALL_BRACES = re.compile(r"(?:^|[\s>:])call:[A-Za-z_][\w.\-]*\{")
 _CHANNEL = re.compile(r"\bto=(?:functions\.)?[A-Za-z_][\w.\-]*")
-_NAME_TOKEN = re.compile(r"[A-Za-z_][\w.:\-]*\s*(?:<[^<>\s]+>|\[[A-Z_]+\])\s*$")  # f<sep> right before the arguments
+_NAME_TOKEN = re.compile(
+    r"[A-Za-z_][\w.:\-]*\s*(?:<[^<>\s]+>|\[[A-Z_]+\])\s*$"
+)  # f<sep> right before the arguments
 _ARGS_KEYS = ("arguments", "parameters", "args", "input", "params")
 
 
@@ -165,8 +199,13 @@ def _json_objects(text: str, calls_only: bool) -> list[tuple[int, int, dict]]:
         except ValueError:
             i += 1
             continue
-        call = isinstance(obj, dict) and isinstance(obj.get("name"), str) and any(
-            k in obj and not (isinstance(obj[k], dict) and "properties" in obj[k]) for k in _ARGS_KEYS)
+        call = (
+            isinstance(obj, dict)
+            and isinstance(obj.get("name"), str)
+            and any(
+                k in obj and not (isinstance(obj[k], dict) and "properties" in obj[k]) for k in _ARGS_KEYS
+            )
+        )
         if isinstance(obj, dict) and (call or not calls_only):
             out.append((i, end, obj))
             i = end
@@ -221,11 +260,12 @@ def describe(shape_list: list[str]) -> str:
     if not primary:
         return "no call markup recognised"
     words = [DESCRIBE[s] if s != "json" or "args-only" not in quals else "JSON arguments" for s in primary]
-    extra = [DESCRIBE.get(q, f"with \"{q[5:]}\"" if q.startswith("args:") else q) for q in quals]
+    extra = [DESCRIBE.get(q, f'with "{q[5:]}"' if q.startswith("args:") else q) for q in quals]
     return ", ".join(words) + (f" ({', '.join(extra)})" if extra else "")
 
 
 # -- character diff ----------------------------------------------------------------------------------------
+
 
 def char_diff(a: str, b: str) -> list[tuple[str, str]]:
     """(op, text) pieces turning a into b: op ' ' kept, '-' only in a, '+' only in b."""

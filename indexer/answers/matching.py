@@ -110,22 +110,29 @@ def named(kind: str, name: str, reg_file: str | None, real_file: str | None) -> 
 def template_subject(path: str) -> tuple[list[str], str | None] | None:
     if not (path.startswith(TEMPLATE_PREFIX) and path.endswith(".jinja")):
         return None
-    return words(stem(path)[len("tool_chat_template_"):]), "tool"
+    return words(stem(path)[len("tool_chat_template_") :]), "tool"
 
 
 def test_subject(path: str) -> tuple[list[str], str | None] | None:
     s = stem(path)
     if not (path.startswith("tests/") and path.endswith(".py") and s.startswith("test_")):
         return None
-    raw = _TEST_BREAKS.split(s[len("test_"):].lower())
+    raw = _TEST_BREAKS.split(s[len("test_") :].lower())
     kind = "reasoning" if "reasoning" in raw else "tool" if "tool" in raw else None
     parts = path.split("/")
     if kind is None:
-        kind = ("reasoning" if "reasoning" in parts[:-1] else
-                "tool" if any(p.endswith("tool_parsers") or p == "tool_use" for p in parts[:-1]) else None)
-    if len(parts) == 4 and parts[1] in ("parser", "tool_use") and parts[2] != "engine":  # tests/parser/<model>/
+        kind = (
+            "reasoning"
+            if "reasoning" in parts[:-1]
+            else "tool"
+            if any(p.endswith("tool_parsers") or p == "tool_use" for p in parts[:-1])
+            else None
+        )
+    if (
+        len(parts) == 4 and parts[1] in ("parser", "tool_use") and parts[2] != "engine"
+    ):  # tests/parser/<model>/
         return words(parts[2]), kind
-    return words(s[len("test_"):]), kind
+    return words(s[len("test_") :]), kind
 
 
 class Keys:
@@ -138,7 +145,9 @@ class Keys:
         self.compact: dict[str, list[tuple[Named, str]]] = {}
         self.words: dict[tuple[str, ...], list[tuple[Named, str]]] = {}
         self.letters: dict[str, list[tuple[Named, str]]] = {}
-        self.starts: dict[tuple[str, ...], list[tuple[Named, str]]] = {}  # every shorter start of a key's words
+        self.starts: dict[
+            tuple[str, ...], list[tuple[Named, str]]
+        ] = {}  # every shorter start of a key's words
         for n in names:
             if n.fam is not None:
                 self.letters.setdefault(n.fam[0], []).append((n, "name"))
@@ -161,13 +170,18 @@ def owners(subject: list[str], kind: str | None, names: list[Named] | Keys) -> l
     found = [(n, "exact", via) for n, via in keys.compact.get(compact(subject), ()) if mine(n)]
     if not found:  # the longest key whose words are the subject's first words
         for size in range(len(subject) - 1, -1, -1):
-            found = [(n, "more specific", via) for n, via in keys.words.get(tuple(subject[:size]), ()) if mine(n)]
+            found = [
+                (n, "more specific", via) for n, via in keys.words.get(tuple(subject[:size]), ()) if mine(n)
+            ]
             if found:
                 break
     if not found:
         fam = family(subject)
-        found = [(n, "family", via) for n, via in keys.letters.get(fam[0] if fam else "", ())
-                 if mine(n) and same_family(fam, n.fam)]
+        found = [
+            (n, "family", via)
+            for n, via in keys.letters.get(fam[0] if fam else "", ())
+            if mine(n) and same_family(fam, n.fam)
+        ]
     if not found:  # keys whose first words are the subject's words
         found = [(n, "more general", via) for n, via in keys.starts.get(tuple(subject), ()) if mine(n)]
     best: dict[str, int] = {}  # per kind, a match by name beats one by registered file, then by real file
@@ -184,7 +198,8 @@ def owners(subject: list[str], kind: str | None, names: list[Named] | Keys) -> l
 def assign(paths: list[str], names: list[Named]) -> dict[tuple[str, str], dict[str, list[Match]]]:
     """(kind, name) -> {"chat_templates": [Match], "tests": [Match]} for the in-scope files of a version."""
     out: dict[tuple[str, str], dict[str, list[Match]]] = {
-        (n.kind, n.name): {"chat_templates": [], "tests": []} for n in names}
+        (n.kind, n.name): {"chat_templates": [], "tests": []} for n in names
+    }
     keys = Keys(names)
     for path in sorted(paths):
         subject = template_subject(path)
@@ -201,9 +216,18 @@ def assign(paths: list[str], names: list[Named]) -> dict[tuple[str, str], dict[s
 
 def for_version(db, version: str) -> dict[tuple[str, str], dict[str, list[Match]]]:
     """Templates and tests of every name of a version, from the database."""
-    paths = [r[0] for r in db.execute(
-        "select file from version_files where version = ? and (file like 'examples/%' or file like 'tests/%')",
-        [version])]
-    names = [named(k, n, reg, real) for k, n, reg, real in db.execute(
-        "select kind, name, reg_file, real_file from parser_map_v where version = ? order by kind, name", [version])]
+    paths = [
+        r[0]
+        for r in db.execute(
+            "select file from version_files where version = ? and (file like 'examples/%' or file like 'tests/%')",
+            [version],
+        )
+    ]
+    names = [
+        named(k, n, reg, real)
+        for k, n, reg, real in db.execute(
+            "select kind, name, reg_file, real_file from parser_map_v where version = ? order by kind, name",
+            [version],
+        )
+    ]
     return assign(paths, names)

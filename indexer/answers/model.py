@@ -95,7 +95,9 @@ class Shown(Model):
     end: int
     final_newline: bool
     lines: list[Line]
-    truncated: bool = False  # the lines asked for went past a limit (MCP's max_lines): `end` is where they stop
+    truncated: bool = (
+        False  # the lines asked for went past a limit (MCP's max_lines): `end` is where they stop
+    )
 
 
 @dataclass
@@ -234,6 +236,7 @@ class Replay(Model):
 
 
 # -- check-doc --------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class SourceEvidence(Model):

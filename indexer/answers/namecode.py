@@ -16,13 +16,16 @@ ROLE_ORDER = ("engine", "composed", "registered", "wrapper")
 
 
 def _class_end(db, version: str, file: str, cls: str, line: int) -> int | None:
-    row = db.execute("select end_line from classes_v where version = ? and file = ? and class = ? and line = ?",
-                     [version, file, cls, line]).fetchone()
+    row = db.execute(
+        "select end_line from classes_v where version = ? and file = ? and class = ? and line = ?",
+        [version, file, cls, line],
+    ).fetchone()
     return row[0] if row else None
 
 
-def name_spans(db, name: str, at: str | None = None, kind: str | None = None,
-               method: str | None = None) -> list[dict]:
+def name_spans(
+    db, name: str, at: str | None = None, kind: str | None = None, method: str | None = None
+) -> list[dict]:
     """For each kind of NAME at a version (one when the kinds share it): the span of the class that really
     implements it, or of `method` as the name resolves it, with the code of that span."""
     check_name(db, name, kind)
@@ -33,22 +36,37 @@ def name_spans(db, name: str, at: str | None = None, kind: str | None = None,
     out: list[dict] = []
     for p in parsers:
         if method:
-            rows = {r[0]: r[1:] for r in db.execute(
-                "select role, defining_class, file, line, end_line, body from parser_methods_v where version = ?"
-                " and kind = ? and name = ? and method = ? and file is not null", [version, p.kind, name, method])}
+            rows = {
+                r[0]: r[1:]
+                for r in db.execute(
+                    "select role, defining_class, file, line, end_line, body from parser_methods_v where version = ?"
+                    " and kind = ? and name = ? and method = ? and file is not null",
+                    [version, p.kind, name, method],
+                )
+            }
             role = next((r for r in ROLE_ORDER if r in rows), None)
             if role is None:
-                known = sorted({r[0] for r in db.execute(
-                    "select method from parser_methods_v where version = ? and kind = ? and name = ?",
-                    [version, p.kind, name])})
-                raise AnswerError(f"no class of {name!r} ({p.kind}) defines {method} at {version}",
-                                  f"one of: {', '.join(known)}" if known else "show the class: drop --method")
+                known = sorted(
+                    {
+                        r[0]
+                        for r in db.execute(
+                            "select method from parser_methods_v where version = ? and kind = ? and name = ?",
+                            [version, p.kind, name],
+                        )
+                    }
+                )
+                raise AnswerError(
+                    f"no class of {name!r} ({p.kind}) defines {method} at {version}",
+                    f"one of: {', '.join(known)}" if known else "show the class: drop --method",
+                )
             cls, file, start, end, body = rows[role]
             what = {"class": cls, "method": method, "role": role, "body": body}
         else:
             if p.real_file is None:
-                raise AnswerError(f"{name!r} ({p.kind}) at {version} is unresolved: {p.reason}",
-                                  "tpindex which says how far the chain goes")
+                raise AnswerError(
+                    f"{name!r} ({p.kind}) at {version} is unresolved: {p.reason}",
+                    "tpindex which says how far the chain goes",
+                )
             file, start, cls = p.real_file, p.real_line, p.real_class
             end = _class_end(db, version, file, cls, start)
             what = {"class": cls, "method": None, "role": "real", "body": None}
@@ -56,8 +74,18 @@ def name_spans(db, name: str, at: str | None = None, kind: str | None = None,
         if same:
             same["kinds"].append(p.kind)
             continue
-        out.append({"name": name, "version": version, "kinds": [p.kind], "file": file, "start": start, "end": end,
-                    **what, "code": show_span(db, version, file, start, end)})
+        out.append(
+            {
+                "name": name,
+                "version": version,
+                "kinds": [p.kind],
+                "file": file,
+                "start": start,
+                "end": end,
+                **what,
+                "code": show_span(db, version, file, start, end),
+            }
+        )
     return out
 
 
@@ -65,11 +93,17 @@ def _own_files(db, version: str, name: str, kind: str) -> dict[str, frozenset]:
     """path -> the (what, qualname, digest) of the name's pieces in each file holding its own code (not
     shared framework files)."""
     out = {}
-    for path, unit, pieces in db.execute("select file, unit_id, pieces from parser_code_v where version = ? and"
-                                         " kind = ? and name = ? and shared = 0", [version, kind, name]).fetchall():
+    for path, unit, pieces in db.execute(
+        "select file, unit_id, pieces from parser_code_v where version = ? and"
+        " kind = ? and name = ? and shared = 0",
+        [version, kind, name],
+    ).fetchall():
         wanted = {(what, q) for _part, what, q in json.loads(pieces or "[]")}
-        out[path] = frozenset((w, q, d) for w, q, d in db.execute(
-            "select what, qualname, digest from uses where unit_id = ?", [unit]) if (w, q) in wanted)
+        out[path] = frozenset(
+            (w, q, d)
+            for w, q, d in db.execute("select what, qualname, digest from uses where unit_id = ?", [unit])
+            if (w, q) in wanted
+        )
     return out
 
 
@@ -84,8 +118,10 @@ def _name_code_pairs(db, a: str, b: str, name: str, kind: str | None) -> tuple[s
 def _registered(db, version: str, name: str, kind: str) -> tuple[str | None] | None:
     """(real file,) of the name at a version, None when it is not registered there (parsers_at's row, read
     without its hops and attributes)."""
-    row = db.execute("select real_file from parser_map_v where name = ? and version = ? and kind = ?",
-                     [name, version, kind]).fetchone()
+    row = db.execute(
+        "select real_file from parser_map_v where name = ? and version = ? and kind = ?",
+        [name, version, kind],
+    ).fetchone()
     return None if row is None else (row[0],)
 
 
@@ -106,7 +142,9 @@ def _pairs(db, a: str, b: str, name: str, kinds: list[str]) -> list[tuple]:
                 continue
             pairs.append((path if path in fa else None, path if path in fb else None))
     if not pairs:
-        raise AnswerError(f"{name!r} is registered at neither {a} nor {b}", "tpindex which NAME --all says where")
+        raise AnswerError(
+            f"{name!r} is registered at neither {a} nor {b}", "tpindex which NAME --all says where"
+        )
     return list(dict.fromkeys(pairs))  # each pair once, in order
 
 
@@ -139,7 +177,9 @@ def _summed(db, a: str, b: str, pairs: list[tuple]) -> tuple[int, int] | None:
     return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
-def names_code_counts(db, a: str, b: str, names: list[tuple[str, str]]) -> dict[tuple[str, str], tuple | None]:
+def names_code_counts(
+    db, a: str, b: str, names: list[tuple[str, str]]
+) -> dict[tuple[str, str], tuple | None]:
     """name_code_counts of several (kind, name) of the index between the same two versions (a version's page):
     the versions checked once, each name's registered kind taken as known. A name registered at neither
     version is left out."""

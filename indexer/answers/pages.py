@@ -59,8 +59,12 @@ class CodeChange:
     previous: str
     files: list[dict]  # {file, status, compare}
     moved: bool = False
-    commits: list | None = None  # answers.commit_model.Commit, from a clone (None: no history for these versions)
-    what: str | None = None  # what changed, as `tpindex diff` says it (imports only, functions ..., methods ...)
+    commits: list | None = (
+        None  # answers.commit_model.Commit, from a clone (None: no history for these versions)
+    )
+    what: str | None = (
+        None  # what changed, as `tpindex diff` says it (imports only, functions ..., methods ...)
+    )
     added: int | None = None  # lines added and removed in the name's code (its diff page's +/-)
     removed: int | None = None
 
@@ -88,8 +92,11 @@ def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     registered = set(queries.column(db, "name_kinds", name=name))
     kinds = [k for k in KIND_ORDER if k in registered]
     if kind not in kinds:
-        raise NotFound(f"{name!r} is not a {kind} parser in any indexed version (it is a {' and a '.join(kinds)}"
-                       " parser)", f"see /-/parser/{kinds[0]}/{name}")
+        raise NotFound(
+            f"{name!r} is not a {kind} parser in any indexed version (it is a {' and a '.join(kinds)}"
+            " parser)",
+            f"see /-/parser/{kinds[0]}/{name}",
+        )
     present = queries.column(db, "name_versions", name=name, kind=kind)
     asked = None
     version = present[-1]
@@ -104,9 +111,22 @@ def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
     hops = [{**h.to_json(), "url": link(h.file, h.line)} for h in parsers_at(db, name, version, kind)[0].hops]
     ranges = _ranges(db, kind, name)
     changes = _code_changes(db, kind, name, present)
-    return ParserPage(kind, name, version, card, hops, kinds, present, ranges, changes, asked,
-                      [k for k in kinds if k != kind], _stored(db, [version] + [r.last for r in ranges if r.row]),
-                      serve_line(db, card), indexed(db)[-1])
+    return ParserPage(
+        kind,
+        name,
+        version,
+        card,
+        hops,
+        kinds,
+        present,
+        ranges,
+        changes,
+        asked,
+        [k for k in kinds if k != kind],
+        _stored(db, [version] + [r.last for r in ranges if r.row]),
+        serve_line(db, card),
+        indexed(db)[-1],
+    )
 
 
 def _stored(db, versions) -> dict[str, frozenset]:
@@ -120,7 +140,10 @@ def _counted(db, change: CodeChange, kind: str, name: str) -> CodeChange:
     from .namecode import name_code_counts
 
     try:
-        change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind) or (None, None)
+        change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind) or (
+            None,
+            None,
+        )
     except AnswerError:  # no code to compare: the link stays, without counts
         pass
     return change
@@ -133,9 +156,18 @@ def _ranges(db, kind: str, name: str) -> list[Range]:
     prev, prev_last = None, None
     for r in history(db, name, kind).kinds[0].ranges:
         p = r.parser
-        row = None if p is None else {"impl": p.impl, "real_class": p.real_class, "real_file": p.real_file,
-                                      "real_line": p.real_line, "reg_file": p.registered_file,
-                                      "reg_line": p.registered_line}
+        row = (
+            None
+            if p is None
+            else {
+                "impl": p.impl,
+                "real_class": p.real_class,
+                "real_file": p.real_file,
+                "real_line": p.real_line,
+                "reg_file": p.registered_file,
+                "reg_line": p.registered_line,
+            }
+        )
         page = Range(r.first, r.last, r.versions, row, code_changed=r.code_changed)
         if p is not None:
             page.moved = prev is not None and (prev.real_file or "") != (p.real_file or "")
@@ -162,23 +194,55 @@ def _code_changes(db, kind: str, name: str, present: list[str]) -> list[CodeChan
         ra, rb = rows[a], rows[b]
         if (ra["real_file"] or "") != (rb["real_file"] or "") or ra["impl"] != rb["impl"]:
             fa, fb = by_version.get(a, {}), by_version.get(b, {})
-            own = [p for p in sorted(set(fa) | set(fb)) if not (fa.get(p) or fb.get(p))[1]
-                   and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]]
+            own = [
+                p
+                for p in sorted(set(fa) | set(fb))
+                if not (fa.get(p) or fb.get(p))[1] and (fa.get(p) or (None,))[0] != (fb.get(p) or (None,))[0]
+            ]
             if own:
                 compare = comparer(db, a, b)  # the upstream compare links, as `tpindex diff` gives them
-                files = [{"file": p, "status": "added" if p not in fa else "removed" if p not in fb else "changed",
-                          "compare": compare(p)} for p in own]
-                out.append(_counted(db, CodeChange(b, a, files, moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
-                                                   commits=range_commits(db, kind, name, a, b)), kind, name))
+                files = [
+                    {
+                        "file": p,
+                        "status": "added" if p not in fa else "removed" if p not in fb else "changed",
+                        "compare": compare(p),
+                    }
+                    for p in own
+                ]
+                out.append(
+                    _counted(
+                        db,
+                        CodeChange(
+                            b,
+                            a,
+                            files,
+                            moved=(ra["real_file"] or "") != (rb["real_file"] or ""),
+                            commits=range_commits(db, kind, name, a, b),
+                        ),
+                        kind,
+                        name,
+                    )
+                )
         elif ra["code_sig"] != rb["code_sig"]:
             for ch in code_changes(db, a, b, [(kind, name)], {(kind, name): rb}):
                 if ch.type != "code-changed":
                     continue
-                files = [{"file": f["file"], "compare": f["compare"],
-                          "status": "added" if not f["blob_a"] else "removed" if not f["blob_b"] else "changed"}
-                         for f in ch.files]
-                out.append(_counted(db, CodeChange(b, a, files, what=ch.detail,
-                                                   commits=range_commits(db, kind, name, a, b)), kind, name))
+                files = [
+                    {
+                        "file": f["file"],
+                        "compare": f["compare"],
+                        "status": "added" if not f["blob_a"] else "removed" if not f["blob_b"] else "changed",
+                    }
+                    for f in ch.files
+                ]
+                out.append(
+                    _counted(
+                        db,
+                        CodeChange(b, a, files, what=ch.detail, commits=range_commits(db, kind, name, a, b)),
+                        kind,
+                        name,
+                    )
+                )
     return out
 
 
@@ -197,7 +261,9 @@ class VersionPage:
     files: int = 0
     contract: object | None = None  # Index.contract_diff(previous, version): the parser contract's changes
     stored: dict[str, frozenset] = field(default_factory=dict)  # version -> the paths whose code is stored
-    counts_of: dict = field(default_factory=dict)  # (kind, name) or file -> (added, removed) from the previous version
+    counts_of: dict = field(
+        default_factory=dict
+    )  # (kind, name) or file -> (added, removed) from the previous version
 
 
 def version_page(db, label: str) -> VersionPage:
@@ -226,13 +292,29 @@ def version_page(db, label: str) -> VersionPage:
     files = queries.value(db, "version_file_count", version=version) or 0
     contract = contract_diff(db, prev, version) if prev else None
     changes = diff(db, prev, version) if prev else None
-    return VersionPage(version, prev, nxt, groups, counts, len(rows), changes, files, contract,
-                       _stored(db, [v for v in (version, prev) if v]), _change_counts(db, prev, version, changes))
+    return VersionPage(
+        version,
+        prev,
+        nxt,
+        groups,
+        counts,
+        len(rows),
+        changes,
+        files,
+        contract,
+        _stored(db, [v for v in (version, prev) if v]),
+        _change_counts(db, prev, version, changes),
+    )
 
 
 # changes of a name between two versions that its code diff shows (the name is registered on both sides)
-NAME_CODE_CHANGES = ("code-changed", "real-file-changed", "impl-changed", "real-class-changed",
-                     "registered-class-changed")
+NAME_CODE_CHANGES = (
+    "code-changed",
+    "real-file-changed",
+    "impl-changed",
+    "real-class-changed",
+    "registered-class-changed",
+)
 
 
 def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
@@ -242,8 +324,13 @@ def _change_counts(db, a: str | None, b: str, changes: dict | None) -> dict:
 
     every = changes.changes if changes else []
     # the names' counts together: the versions are checked once and each name's kind is the change's
-    out: dict = names_code_counts(db, a, b, list(dict.fromkeys(
-        (ch.kind, ch.name) for ch in every if ch.type in NAME_CODE_CHANGES))) if every else {}
+    out: dict = (
+        names_code_counts(
+            db, a, b, list(dict.fromkeys((ch.kind, ch.name) for ch in every if ch.type in NAME_CODE_CHANGES))
+        )
+        if every
+        else {}
+    )
     for ch in every:
         try:
             if ch.type == "framework-changed" and ch.file:
@@ -298,17 +385,35 @@ def which_empty(db, name: str, version: str) -> dict | None:
             at = resolve(version, labels)
         except AnswerError as e:
             found = named(version, labels)
-            return {"why": e.message, "versions": found or nearest(version, labels) or labels[-3:], "names": [],
-                    "present": []}
+            return {
+                "why": e.message,
+                "versions": found or nearest(version, labels) or labels[-3:],
+                "names": [],
+                "present": [],
+            }
     present = queries.column(db, "name_versions", name=name, kind=None)
     if not present:
-        close = close_names(name, queries.column(db, "parser_names"), n=5, cutoff=0.5,
-                            also=lambda n: name.lower() in n.lower())
-        return {"why": f"no parser is named {name!r} in any indexed version", "names": close, "versions": [],
-                "present": []}
+        close = close_names(
+            name,
+            queries.column(db, "parser_names"),
+            n=5,
+            cutoff=0.5,
+            also=lambda n: name.lower() in n.lower(),
+        )
+        return {
+            "why": f"no parser is named {name!r} in any indexed version",
+            "names": close,
+            "versions": [],
+            "present": [],
+        }
     if at not in present:
-        return {"why": f"{name!r} is not registered at {at}", "present": present, "names": [], "versions": [],
-                "at": at}
+        return {
+            "why": f"{name!r} is not registered at {at}",
+            "present": present,
+            "names": [],
+            "versions": [],
+            "at": at,
+        }
     return None
 
 
@@ -349,5 +454,7 @@ def diff_files(db, a: str, b: str, path_a: str, path_b: str, name: str, kind: st
     else:
         diffs = name_code_diff(db, a, b, name, kind)["files"]
     # the whole files for highlighting, by the blob ids the diff found (a binary file has no lines)
-    return [(d, *(code.read_lines(db, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
-            for d in diffs]
+    return [
+        (d, *(code.read_lines(db, blob) or [] if blob else [] for blob in (d["blob_a"], d["blob_b"])))
+        for d in diffs
+    ]

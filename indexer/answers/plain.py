@@ -38,8 +38,11 @@ class Model:
 
 def _plain(value):
     if dataclasses.is_dataclass(value):
-        return {f.name.rstrip("_"): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if not f.name.startswith("_") and getattr(value, f.name) is not OMITTED}
+        return {
+            f.name.rstrip("_"): _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_") and getattr(value, f.name) is not OMITTED
+        }
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

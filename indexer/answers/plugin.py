@@ -60,6 +60,7 @@ VAR = ("var-positional", "var-keyword")
 
 # -- reading the plugin ---------------------------------------------------------------------------------------
 
+
 class Plugin:
     """The plugin's facts, and what its names mean."""
 
@@ -79,34 +80,66 @@ class Plugin:
             rows.append({**imp, "abs_module": mod if mod is not None else "." * imp["level"] + imp["module"]})
         classes = facts.get("classes", [])
         self.local = {c["qualname"]: c for c in classes}
-        self.names = Names([r for r in rows if not r["in_function"]], "plugin",
-                           {c["qualname"] for c in classes if c["nested_in"] == "module"})
-        self.bound: dict[str, list[str]] = {}  # a name -> what each import binding it means, in order (try first)
+        self.names = Names(
+            [r for r in rows if not r["in_function"]],
+            "plugin",
+            {c["qualname"] for c in classes if c["nested_in"] == "module"},
+        )
+        self.bound: dict[
+            str, list[str]
+        ] = {}  # a name -> what each import binding it means, in order (try first)
         for r in sorted((r for r in rows if not r["in_function"] and not r["star"]), key=lambda r: r["line"]):
             if r["name"] is None:
                 target = (r["alias"], r["abs_module"]) if r["alias"] else (r["abs_module"].split(".")[0],) * 2
             else:
                 target = (r["alias"] or r["name"], f"{r['abs_module']}.{r['name']}")
             self.bound.setdefault(target[0], []).append(target[1])
-        self.imports = [PluginImport(module=None if r["level"] else r["module"], name=r["name"], alias=r["alias"],
-                                     line=r["line"], group=alts.get(r["line"], [None, None])[0],
-                                     alternative=alts.get(r["line"], [None, None])[1])
-                        for r in rows if not r["star"] and not r["in_function"]]
+        self.imports = [
+            PluginImport(
+                module=None if r["level"] else r["module"],
+                name=r["name"],
+                alias=r["alias"],
+                line=r["line"],
+                group=alts.get(r["line"], [None, None])[0],
+                alternative=alts.get(r["line"], [None, None])[1],
+            )
+            for r in rows
+            if not r["star"] and not r["in_function"]
+        ]
         sigs = [s for s in facts.get("signatures", []) if s["kind"] == "method"]
         self.methods: dict[str, list[PluginMethod]] = {}
         for s in sigs:
             params = [Param(*p) for p in s["params"]]
             self.methods.setdefault(s["class"], []).append(
-                PluginMethod(name=s["name"], line=s["line"], params=params, text=signature_text(params, s["returns"])))
+                PluginMethod(
+                    name=s["name"], line=s["line"], params=params, text=signature_text(params, s["returns"])
+                )
+            )
         self.classes = []
         for c in classes:
             written = [b["written"] for b in c["bases"]]
             resolved = [self.vllm_name(b["head"]) for b in c["bases"]]
-            self.classes.append(PluginClass(name=c["qualname"], line=c["line"], bases=written, resolved_bases=resolved,
-                                            methods=self.methods.get(c["qualname"], [])))
-        self.registrations = [PluginRegistration(name=r["name"], kind=r["kind"], form=r["form"], class_=r.get("class"),
-                                                 manager=r.get("registry") or "", line=r["line"])
-                              for r in facts.get("registrations", []) if r["form"] != "lazy-dict"]
+            self.classes.append(
+                PluginClass(
+                    name=c["qualname"],
+                    line=c["line"],
+                    bases=written,
+                    resolved_bases=resolved,
+                    methods=self.methods.get(c["qualname"], []),
+                )
+            )
+        self.registrations = [
+            PluginRegistration(
+                name=r["name"],
+                kind=r["kind"],
+                form=r["form"],
+                class_=r.get("class"),
+                manager=r.get("registry") or "",
+                line=r["line"],
+            )
+            for r in facts.get("registrations", [])
+            if r["form"] != "lazy-dict"
+        ]
         self.super_calls = [c for c in facts.get("parser_calls", []) if c["kind"] == "super"]
 
     def vllm_name(self, written: str | None) -> str | None:
@@ -123,11 +156,17 @@ class Plugin:
         return [d for d in out if d.split(".")[0] == "vllm"]
 
     def model(self) -> PluginFile:
-        return PluginFile(path=self.path, status=self.status, imports=self.imports, classes=self.classes,
-                          registrations=self.registrations)
+        return PluginFile(
+            path=self.path,
+            status=self.status,
+            imports=self.imports,
+            classes=self.classes,
+            registrations=self.registrations,
+        )
 
 
 # -- one version ----------------------------------------------------------------------------------------------
+
 
 class At:
     """What one indexed version provides, read lazily."""
@@ -188,7 +227,9 @@ class At:
                 return "defined", line, kind
         rows = self.db.execute(
             "select line, module, name, in_function, star from imports where unit_id = ? and type_checking = 0 and"
-            " (name = ? or alias = ? or star = 1) order by in_function is not null, line", [unit, name, name]).fetchall()
+            " (name = ? or alias = ? or star = 1) order by in_function is not null, line",
+            [unit, name, name],
+        ).fetchall()
         for line, src, real, fn, star in rows:
             if not star and fn is None:
                 return "re-export", line, f"{src}.{real}" if real else src
@@ -204,8 +245,9 @@ class At:
         if unit not in self._defs:
             from ..extract.definitions import from_facts
 
-            row = self.db.execute("select b.facts from units u join blobs b on b.id = u.blob_id where u.id = ?",
-                                  [unit]).fetchone()
+            row = self.db.execute(
+                "select b.facts from units u join blobs b on b.id = u.blob_id where u.id = ?", [unit]
+            ).fetchone()
             facts = json.loads(zlib.decompress(row[0])) if row and row[0] else {}
             self._defs[unit] = [r for r in from_facts(facts) if "." not in r[1]]
         return self._defs[unit]
@@ -217,22 +259,28 @@ class At:
         out: list[tuple[str, str, int]] = []
         for k in list(self.contract.classes) + list(self.contract.helpers):
             if k.name == name:
-                out += [(f"{p.module} ({p.how})", p.file, p.line) for p in
-                        sorted(k.import_paths, key=lambda p: (p.how == "defined", len(p.module)))]
+                out += [
+                    (f"{p.module} ({p.how})", p.file, p.line)
+                    for p in sorted(k.import_paths, key=lambda p: (p.how == "defined", len(p.module)))
+                ]
         if out:
             return list(dict.fromkeys(out))
         for module, path, line in self.db.execute(
-                "select u.module, f.path, c.line from classes c join files f on f.unit_id = c.unit_id join units u"
-                " on u.id = c.unit_id where f.version_id = ? and c.qualname = ? and c.nested_in = 'module'"
-                " union select u.module, f.path, s.line from signatures s join files f on f.unit_id = s.unit_id join"
-                " units u on u.id = s.unit_id where f.version_id = ? and s.kind = 'function' and s.name = ?",
-                [self.vid, name, self.vid, name]):
+            "select u.module, f.path, c.line from classes c join files f on f.unit_id = c.unit_id join units u"
+            " on u.id = c.unit_id where f.version_id = ? and c.qualname = ? and c.nested_in = 'module'"
+            " union select u.module, f.path, s.line from signatures s join files f on f.unit_id = s.unit_id join"
+            " units u on u.id = s.unit_id where f.version_id = ? and s.kind = 'function' and s.name = ?",
+            [self.vid, name, self.vid, name],
+        ):
             out.append((f"{module} (defined)", path, line))
         if self.index.has_tree[self.version]:
             from ..core.scope import module_of
 
-            out += [(f"{module_of(d.path)} (defined)", d.path, d.line) for d in self.index.defs(name)
-                    if d.version == self.version and d.qualname == name and d.path.endswith(".py")]
+            out += [
+                (f"{module_of(d.path)} (defined)", d.path, d.line)
+                for d in self.index.defs(name)
+                if d.version == self.version and d.qualname == name and d.path.endswith(".py")
+            ]
         return list(dict.fromkeys(out))
 
     def type_module(self, name: str) -> str | None:
@@ -266,9 +314,12 @@ class At:
         for k in self.contract.classes:
             if k.name == name:
                 return class_at(self.v, k.module, k.name)
-        row = self.db.execute("select u.module from classes c join files f on f.unit_id = c.unit_id join units u on"
-                              " u.id = c.unit_id where f.version_id = ? and c.qualname = ? and c.nested_in = 'module'"
-                              " order by f.path limit 1", [self.vid, name]).fetchone()
+        row = self.db.execute(
+            "select u.module from classes c join files f on f.unit_id = c.unit_id join units u on"
+            " u.id = c.unit_id where f.version_id = ? and c.qualname = ? and c.nested_in = 'module'"
+            " order by f.path limit 1",
+            [self.vid, name],
+        ).fetchone()
         return class_at(self.v, row[0], name) if row else None
 
     def signature(self, c: Cls, method: str) -> Signature | None:
@@ -282,6 +333,7 @@ class At:
 
 # -- binding calls to signatures ------------------------------------------------------------------------------
 
+
 def bind(params: list[Param], positional: int, keywords: list[str], star: bool, dstar: bool) -> str | None:
     """Why a call of this shape cannot bind to these parameters (self left out), as Python would say it; None
     when it binds (or cannot be told: *x and **x arguments of unknown length)."""
@@ -292,7 +344,9 @@ def bind(params: list[Param], positional: int, keywords: list[str], star: bool, 
         return f"takes {len(pos)} positional argument(s) but {positional} are passed"
     filled = {p.name for p in pos[:positional]}
     for k in keywords:
-        target = next((p for p in params if p.name == k and p.kind in ("positional-or-keyword", "keyword-only")), None)
+        target = next(
+            (p for p in params if p.name == k and p.kind in ("positional-or-keyword", "keyword-only")), None
+        )
         if target is None:
             if not var_kw:
                 return f"got an unexpected keyword argument '{k}'"
@@ -315,29 +369,54 @@ def narrower(plugin: list[Param], base: list[Param]) -> list[tuple[str, str]]:
     var_pos_p = any(p.kind == "var-positional" for p in plugin)
     var_kw_p = any(p.kind == "var-keyword" for p in plugin)
     if len(pos_b) > len(pos_p) and not var_pos_p:
-        extra = ", ".join(p.name + (f"={p.default}" if p.default is not None else "") for p in pos_b[len(pos_p):])
-        out.append(("broken", f"the base accepts {len(pos_b)} positional argument(s), this accepts {len(pos_p)}: "
-                              f"vLLM may pass {extra}, and this fails with TypeError"))
+        extra = ", ".join(
+            p.name + (f"={p.default}" if p.default is not None else "") for p in pos_b[len(pos_p) :]
+        )
+        out.append(
+            (
+                "broken",
+                f"the base accepts {len(pos_b)} positional argument(s), this accepts {len(pos_p)}: "
+                f"vLLM may pass {extra}, and this fails with TypeError",
+            )
+        )
     by_kw = {p.name for p in plugin if p.kind in ("positional-or-keyword", "keyword-only")}
-    said = {p.name for p in pos_b[len(pos_p):]} if not var_pos_p else set()
+    said = {p.name for p in pos_b[len(pos_p) :]} if not var_pos_p else set()
     for i, p in enumerate(base):
-        if p.kind not in ("positional-or-keyword", "keyword-only") or p.name in by_kw or var_kw_p or p.name in said:
+        if (
+            p.kind not in ("positional-or-keyword", "keyword-only")
+            or p.name in by_kw
+            or var_kw_p
+            or p.name in said
+        ):
             continue
         if p.kind == "keyword-only":
             out.append(("broken", f"the base takes {p.name}= by keyword; this does not accept it"))
         else:
             here = pos_p[i].name if i < len(pos_p) else None
-            out.append(("warning", f"the base's parameter {p.name} is " + (f"named {here} here" if here else "absent here")
-                        + f": a call passing {p.name}= by keyword would fail"))
+            out.append(
+                (
+                    "warning",
+                    f"the base's parameter {p.name} is "
+                    + (f"named {here} here" if here else "absent here")
+                    + f": a call passing {p.name}= by keyword would fail",
+                )
+            )
     for kind, sym in (("var-positional", "*"), ("var-keyword", "**")):
         if any(p.kind == kind for p in base) and not any(p.kind == kind for p in plugin):
             name = next(p.name for p in base if p.kind == kind)
-            out.append(("warning", f"the base takes {sym}{name}, this does not: extra arguments vLLM passes would fail"))
+            out.append(
+                (
+                    "warning",
+                    f"the base takes {sym}{name}, this does not: extra arguments vLLM passes would fail",
+                )
+            )
     base_names = {p.name for p in base if p.kind != "positional-only"}
     base_var_pos = any(p.kind == "var-positional" for p in base)
     for i, p in enumerate(pos_p):
         if p.default is None and i >= len(pos_b) and not base_var_pos and p.name not in base_names:
-            out.append(("broken", f"requires {p.name}, which the base does not take: vLLM calls it without {p.name}"))
+            out.append(
+                ("broken", f"requires {p.name}, which the base does not take: vLLM calls it without {p.name}")
+            )
     for p in plugin:
         if p.kind == "keyword-only" and p.default is None and p.name not in base_names:
             out.append(("broken", f"requires {p.name}= by keyword, which the base does not take"))
@@ -346,8 +425,15 @@ def narrower(plugin: list[Param], base: list[Param]) -> list[tuple[str, str]]:
 
 # -- the check ------------------------------------------------------------------------------------------------
 
-def check_plugin(db, data: bytes, path: str, tags: str | None = None, since: str | None = None,
-                 replay: Callable[[PluginVersion, At], list[Finding]] | None = None) -> PluginReport:
+
+def check_plugin(
+    db,
+    data: bytes,
+    path: str,
+    tags: str | None = None,
+    since: str | None = None,
+    replay: Callable[[PluginVersion, At], list[Finding]] | None = None,
+) -> PluginReport:
     plugin = Plugin(data, path)
     versions = _versions(db, tags)
     if since is not None:
@@ -355,8 +441,10 @@ def check_plugin(db, data: bytes, path: str, tags: str | None = None, since: str
     index = TreeIndex(db)
     ats = {v: At(db, v, index) for v in versions}
     defined_somewhere = _base_methods(plugin, ats)
-    reports = [PluginVersion(version=v, compatible=True, findings=_check_at(plugin, ats[v], defined_somewhere))
-               for v in versions]
+    reports = [
+        PluginVersion(version=v, compatible=True, findings=_check_at(plugin, ats[v], defined_somewhere))
+        for v in versions
+    ]
     for r in reports:
         r.compatible = not any(f.status == "broken" for f in r.findings)
     compatible = [r.version for r in reports if r.compatible]
@@ -369,21 +457,34 @@ def check_plugin(db, data: bytes, path: str, tags: str | None = None, since: str
                 r.findings.extend(replay(r, ats[r.version]))
     notes = []
     if plugin.status != "ok":
-        notes.append(f"the plugin file has {plugin.status.replace('-', ' ')} ({plugin.error}): what could be read is"
-                     " checked")
+        notes.append(
+            f"the plugin file has {plugin.status.replace('-', ' ')} ({plugin.error}): what could be read is"
+            " checked"
+        )
     if not plugin.classes and not plugin.registrations:
         notes.append("the plugin defines no class and registers no name")
-    kinds = {r.kind for r in plugin.registrations} | {k for v in versions for pc in plugin.classes
-                                                      if (k := _class_kind(plugin, ats[v], pc))}
-    missing = [v for v in versions for n in ats[v].contract.notes if any(f"of a {k} parser" in n for k in kinds)]
+    kinds = {r.kind for r in plugin.registrations} | {
+        k for v in versions for pc in plugin.classes if (k := _class_kind(plugin, ats[v], pc))
+    }
+    missing = [
+        v for v in versions for n in ats[v].contract.notes if any(f"of a {k} parser" in n for k in kinds)
+    ]
     if missing:
-        notes.append(f"no construction of a {'/'.join(sorted(kinds))} parser is in the indexed scope at "
-                     f"{', '.join(dict.fromkeys(missing))}: the constructor is checked against the base's __init__ only "
-                     "there (build with --include 'vllm/entrypoints/*serving*.py' to record serving's calls)")
-    return PluginReport(plugin=plugin.model(), since=base, versions=reports, compatible=compatible,
-                        broken=[r.version for r in reports if not r.compatible],
-                        first_compatible=compatible[0] if compatible else None,
-                        last_compatible=compatible[-1] if compatible else None, notes=notes)
+        notes.append(
+            f"no construction of a {'/'.join(sorted(kinds))} parser is in the indexed scope at "
+            f"{', '.join(dict.fromkeys(missing))}: the constructor is checked against the base's __init__ only "
+            "there (build with --include 'vllm/entrypoints/*serving*.py' to record serving's calls)"
+        )
+    return PluginReport(
+        plugin=plugin.model(),
+        since=base,
+        versions=reports,
+        compatible=compatible,
+        broken=[r.version for r in reports if not r.compatible],
+        first_compatible=compatible[0] if compatible else None,
+        last_compatible=compatible[-1] if compatible else None,
+        notes=notes,
+    )
 
 
 def _versions(db, tags: str | None) -> list[str]:
@@ -465,7 +566,9 @@ def _imports(plugin: Plugin, at: At) -> list[Finding]:
         if imp.group is not None:
             groups.setdefault(imp.group, {}).setdefault(imp.alternative, []).append((imp, f))
     for alts in groups.values():
-        working = next((a for a, items in sorted(alts.items()) if all(f.status != "broken" for _, f in items)), None)
+        working = next(
+            (a for a, items in sorted(alts.items()) if all(f.status != "broken" for _, f in items)), None
+        )
         if working is None:
             continue
         used = alts[working][0][0].line
@@ -493,40 +596,75 @@ def _import(at: At, imp: PluginImport) -> Finding:
     if state == "absent":
         gone = _path_history(at, imp.module)
         msg, file, line = moved(imp.name) if imp.name else ("", None, None)
-        return Finding("import", subject, "broken", f"module {imp.module} is not in {where}{gone}{msg}", imp.line,
-                       file, line)
+        return Finding(
+            "import",
+            subject,
+            "broken",
+            f"module {imp.module} is not in {where}{gone}{msg}",
+            imp.line,
+            file,
+            line,
+        )
     if state == "unknown":
         hint = at.type_module(imp.name) if imp.name else None
-        extra = f"; the contract's {imp.name} is imported from {hint} here" if hint and hint != imp.module else ""
-        return Finding("import", subject, "unchecked", f"{imp.module} is outside the indexed scope at {where} (a "
-                       f"database built with --tree can check it){extra}", imp.line)
+        extra = (
+            f"; the contract's {imp.name} is imported from {hint} here" if hint and hint != imp.module else ""
+        )
+        return Finding(
+            "import",
+            subject,
+            "unchecked",
+            f"{imp.module} is outside the indexed scope at {where} (a "
+            f"database built with --tree can check it){extra}",
+            imp.line,
+        )
     if imp.name is None:
         return Finding("import", subject, "ok", f"{imp.module} is {path}", imp.line, path, None)
     if state == "package":
-        how, line, detail = ("submodule", None, f"{path}{imp.name}") if at.module_file(f"{imp.module}.{imp.name}")[0] \
-            in ("file", "package") else ("unknown", None, None)
+        how, line, detail = (
+            ("submodule", None, f"{path}{imp.name}")
+            if at.module_file(f"{imp.module}.{imp.name}")[0] in ("file", "package")
+            else ("unknown", None, None)
+        )
         if how == "unknown":
-            return Finding("import", subject, "unchecked", f"{imp.module} is a package whose __init__.py is outside the "
-                           f"indexed scope at {where}", imp.line)
+            return Finding(
+                "import",
+                subject,
+                "unchecked",
+                f"{imp.module} is a package whose __init__.py is outside the indexed scope at {where}",
+                imp.line,
+            )
     else:
         how, line, detail = at.name_in(imp.module, path, imp.name)
     messages = {
         "defined": f"{imp.name} is defined in {path}:{line}",
         "re-export": f"{imp.module} re-exports {imp.name} from {detail} ({path}:{line})",
         "getattr": f"{imp.module} hands {imp.name} out through its module __getattr__, a compatibility shim that "
-                   f"imports it from {(detail or '').rpartition('.')[0]} ({path}:{line}); import it from there",
+        f"imports it from {(detail or '').rpartition('.')[0]} ({path}:{line}); import it from there",
         "submodule": f"{imp.name} is the module {detail}",
     }
     if how in messages:
-        return Finding("import", subject, "ok", messages[how], imp.line, path if how != "submodule" else detail, line)
+        return Finding(
+            "import", subject, "ok", messages[how], imp.line, path if how != "submodule" else detail, line
+        )
     if how in ("star", "mentioned", "unknown"):
-        why = {"star": f"{path} imports * at line {line}", "mentioned": f"{path} mentions {imp.name} but does not define"
-               " it (re-exports of modules outside the scope are not recorded)",
-               "unknown": f"{path} is outside the indexed scope"}[how]
+        why = {
+            "star": f"{path} imports * at line {line}",
+            "mentioned": f"{path} mentions {imp.name} but does not define"
+            " it (re-exports of modules outside the scope are not recorded)",
+            "unknown": f"{path} is outside the indexed scope",
+        }[how]
         return Finding("import", subject, "unchecked", f"{why} at {where}", imp.line, path, line)
     msg, file, line = moved(imp.name)
-    return Finding("import", subject, "broken", f"{imp.module} ({path}) has no {imp.name} at {where}{msg}", imp.line,
-                   file, line)
+    return Finding(
+        "import",
+        subject,
+        "broken",
+        f"{imp.module} ({path}) has no {imp.name} at {where}{msg}",
+        imp.line,
+        file,
+        line,
+    )
 
 
 def _path_history(at: At, module: str) -> str:
@@ -534,10 +672,22 @@ def _path_history(at: At, module: str) -> str:
     for candidate in module_path_candidates(module):
         spans = [s for s in at.index.path_history(candidate) if s["present"]]
         if spans:
-            absent = next((s for s in at.index.path_history(candidate) if not s["present"] and
-                           at.index.index_of(s["first"]) <= at.index.index_of(at.version) <= at.index.index_of(s["last"])),
-                          None)
-            moves = f", moved to {', '.join(m.describe() for m in absent['moves'])}" if absent and absent["moves"] else ""
+            absent = next(
+                (
+                    s
+                    for s in at.index.path_history(candidate)
+                    if not s["present"]
+                    and at.index.index_of(s["first"])
+                    <= at.index.index_of(at.version)
+                    <= at.index.index_of(s["last"])
+                ),
+                None,
+            )
+            moves = (
+                f", moved to {', '.join(m.describe() for m in absent['moves'])}"
+                if absent and absent["moves"]
+                else ""
+            )
             span = version_ranges.span(list(dict.fromkeys([spans[0]["first"], spans[-1]["last"]])))
             return f" ({candidate} is in {span}{moves})"
     return ""
@@ -560,7 +710,9 @@ def _kind_of(plugin: Plugin, at: At, pc: PluginClass, base: Cls) -> str | None:
     return None
 
 
-def _class(plugin: Plugin, at: At, pc: PluginClass, broken_imports: set, defined_somewhere: dict) -> list[Finding]:
+def _class(
+    plugin: Plugin, at: At, pc: PluginClass, broken_imports: set, defined_somewhere: dict
+) -> list[Finding]:
     found = _vllm_base(plugin, pc.name)
     if found is None:
         return []
@@ -571,20 +723,55 @@ def _class(plugin: Plugin, at: At, pc: PluginClass, broken_imports: set, defined
     if base is None:
         state = at.module_file(dotted.rpartition(".")[0])[0]
         if state == "unknown":
-            return [Finding("base", f"{pc.name}({written})", "unchecked", f"{dotted} is outside the indexed scope at "
-                            f"{at.version}", pc.line)]
-        why = "it is not importable as written (see the import)" if written in broken_imports else \
-            f"{dotted} is not a class of {at.version} in the scope"
+            return [
+                Finding(
+                    "base",
+                    f"{pc.name}({written})",
+                    "unchecked",
+                    f"{dotted} is outside the indexed scope at {at.version}",
+                    pc.line,
+                )
+            ]
+        why = (
+            "it is not importable as written (see the import)"
+            if written in broken_imports
+            else f"{dotted} is not a class of {at.version} in the scope"
+        )
         base = at.meant(dotted)
         if base is None:
-            return [Finding("base", f"{pc.name}({written})", "broken", f"{pc.name} derives from {written}: {why}",
-                            pc.line)]
-        out = [Finding("base", f"{pc.name}({written})", "broken", f"{pc.name} derives from {written}: {why}; the checks"
-                       f" below are against {base.name} as it is at {at.version} ({base.path}:{base.line})", pc.line,
-                       base.path, base.line)]
+            return [
+                Finding(
+                    "base",
+                    f"{pc.name}({written})",
+                    "broken",
+                    f"{pc.name} derives from {written}: {why}",
+                    pc.line,
+                )
+            ]
+        out = [
+            Finding(
+                "base",
+                f"{pc.name}({written})",
+                "broken",
+                f"{pc.name} derives from {written}: {why}; the checks"
+                f" below are against {base.name} as it is at {at.version} ({base.path}:{base.line})",
+                pc.line,
+                base.path,
+                base.line,
+            )
+        ]
     else:
-        out = [Finding("base", f"{pc.name}({written})", "ok", f"{written} is {base.name}, {base.path}:{base.line}",
-                       pc.line, base.path, base.line)]
+        out = [
+            Finding(
+                "base",
+                f"{pc.name}({written})",
+                "ok",
+                f"{written} is {base.name}, {base.path}:{base.line}",
+                pc.line,
+                base.path,
+                base.line,
+            )
+        ]
     kind = _kind_of(plugin, at, pc, base)
     order = mro(at.v, base)
     calls = [c for c in at.contract.calls if kind is None or c.kind == kind]
@@ -598,11 +785,19 @@ def _class(plugin: Plugin, at: At, pc: PluginClass, broken_imports: set, defined
             elsewhere = [w for w in defined_somewhere.get((pc.name, name), []) if w[0] != at.version]
             if elsewhere:
                 v, f, ln = elsewhere[-1]
-                out.append(Finding(what, subject, "broken", f"{base.name} does not define {name} at {at.version} (it "
-                                   f"does at {v}, {f}:{ln}): vLLM no longer calls this override here"
-                                   if at.index.index_of(v) < at.index.index_of(at.version) else
-                                   f"{base.name} does not define {name} at {at.version} (it does from {v}, {f}:{ln}): "
-                                   "vLLM does not call this override here", m.line))
+                out.append(
+                    Finding(
+                        what,
+                        subject,
+                        "broken",
+                        f"{base.name} does not define {name} at {at.version} (it "
+                        f"does at {v}, {f}:{ln}): vLLM no longer calls this override here"
+                        if at.index.index_of(v) < at.index.index_of(at.version)
+                        else f"{base.name} does not define {name} at {at.version} (it does from {v}, {f}:{ln}): "
+                        "vLLM does not call this override here",
+                        m.line,
+                    )
+                )
             continue
         d = hit[0]
         sig = at.signature(d, name)
@@ -613,34 +808,89 @@ def _class(plugin: Plugin, at: At, pc: PluginClass, broken_imports: set, defined
     return out
 
 
-def _compare(at: At, what: str, subject: str, m: PluginMethod, d: Cls, sig: Signature, calls: list) -> list[Finding]:
-    mine = _callable(Signature(name=m.name, class_="plugin", module="plugin", file="", line=m.line, params=m.params,
-                               returns=None, decorators=[], body=None, text=m.text))
+def _compare(
+    at: At, what: str, subject: str, m: PluginMethod, d: Cls, sig: Signature, calls: list
+) -> list[Finding]:
+    mine = _callable(
+        Signature(
+            name=m.name,
+            class_="plugin",
+            module="plugin",
+            file="",
+            line=m.line,
+            params=m.params,
+            returns=None,
+            decorators=[],
+            body=None,
+            text=m.text,
+        )
+    )
     theirs = _callable(sig)
     base_text = f"{d.name}.{m.name}{sig.text}"
     out, special = [], []
     for c in calls:
         if bind(theirs, c.positional, c.keywords, c.star, c.dstar) is not None:
-            special.append(c)  # the base cannot take it either: a call for particular parsers, under a condition
+            special.append(
+                c
+            )  # the base cannot take it either: a call for particular parsers, under a condition
             continue
         why = bind(mine, c.positional, c.keywords, c.star, c.dstar)
         if why is not None:
-            out.append(Finding(what, subject, "broken", f"vLLM calls it as {c.text} ({c.file}:{c.line}): {m.name}{m.text} "
-                               f"{why}", m.line, c.file, c.line))
+            out.append(
+                Finding(
+                    what,
+                    subject,
+                    "broken",
+                    f"vLLM calls it as {c.text} ({c.file}:{c.line}): {m.name}{m.text} {why}",
+                    m.line,
+                    c.file,
+                    c.line,
+                )
+            )
         elif (c.dstar or c.star) and not any(p.kind in VAR for p in mine):
-            out.append(Finding(what, subject, "warning", f"vLLM calls it as {c.text} ({c.file}:{c.line}), passing "
-                               f"extra arguments through * / **; {m.name}{m.text} takes none", m.line, c.file, c.line))
+            out.append(
+                Finding(
+                    what,
+                    subject,
+                    "warning",
+                    f"vLLM calls it as {c.text} ({c.file}:{c.line}), passing "
+                    f"extra arguments through * / **; {m.name}{m.text} takes none",
+                    m.line,
+                    c.file,
+                    c.line,
+                )
+            )
     for status, why in narrower(mine, theirs):
-        out.append(Finding(what, subject, status, f"{why} ({base_text}, {sig.file}:{sig.line})", m.line, sig.file,
-                           sig.line))
+        out.append(
+            Finding(
+                what,
+                subject,
+                status,
+                f"{why} ({base_text}, {sig.file}:{sig.line})",
+                m.line,
+                sig.file,
+                sig.line,
+            )
+        )
     if not out:
         n = len(calls) - len(special)
         seen = f"; the {n} call(s) vLLM makes in the scope bind" if n else ""
         if special:
-            seen += (f" ({len(special)} call(s) the base itself does not accept are left out, made for particular"
-                     f" parsers: {', '.join(f'{c.file}:{c.line}' for c in special[:3])})")
-        out.append(Finding(what, subject, "ok", f"{m.name}{m.text} accepts what {base_text} accepts{seen}", m.line,
-                           sig.file, sig.line))
+            seen += (
+                f" ({len(special)} call(s) the base itself does not accept are left out, made for particular"
+                f" parsers: {', '.join(f'{c.file}:{c.line}' for c in special[:3])})"
+            )
+        out.append(
+            Finding(
+                what,
+                subject,
+                "ok",
+                f"{m.name}{m.text} accepts what {base_text} accepts{seen}",
+                m.line,
+                sig.file,
+                sig.line,
+            )
+        )
     return out
 
 
@@ -653,19 +903,44 @@ def _super_calls(plugin: Plugin, at: At, chain: list[str], order: list[Cls]) -> 
         text = f"super().{c['method']}({', '.join(c['args'])})"
         hit = resolve_method(at.v, order, c["method"])
         if hit is None:
-            out.append(Finding("super-call", f"{c['class']}: {text}", "broken", f"{text}: no base of {c['class']} defines "
-                               f"{c['method']} at {at.version}", c["line"]))
+            out.append(
+                Finding(
+                    "super-call",
+                    f"{c['class']}: {text}",
+                    "broken",
+                    f"{text}: no base of {c['class']} defines {c['method']} at {at.version}",
+                    c["line"],
+                )
+            )
             continue
         sig = at.signature(hit[0], c["method"])
         if sig is None:
             continue
         why = bind(_callable(sig), c["positional"], c["keywords"], c["star"], c["dstar"])
         if why is None:
-            out.append(Finding("super-call", f"{c['class']}: {text}", "ok", f"{text} binds to {hit[0].name}."
-                               f"{c['method']}{sig.text}", c["line"], sig.file, sig.line))
+            out.append(
+                Finding(
+                    "super-call",
+                    f"{c['class']}: {text}",
+                    "ok",
+                    f"{text} binds to {hit[0].name}.{c['method']}{sig.text}",
+                    c["line"],
+                    sig.file,
+                    sig.line,
+                )
+            )
         else:
-            out.append(Finding("super-call", f"{c['class']}: {text}", "broken", f"{text}: {hit[0].name}.{c['method']}"
-                               f"{sig.text} {why} at {at.version}", c["line"], sig.file, sig.line))
+            out.append(
+                Finding(
+                    "super-call",
+                    f"{c['class']}: {text}",
+                    "broken",
+                    f"{text}: {hit[0].name}.{c['method']}{sig.text} {why} at {at.version}",
+                    c["line"],
+                    sig.file,
+                    sig.line,
+                )
+            )
     return out
 
 
@@ -678,33 +953,78 @@ def _registrations(plugin: Plugin, at: At) -> list[Finding]:
         dotted = candidates[0] if candidates else None
         manager = at.first(candidates, meant=False)
         if manager is None and dotted is not None and (manager := at.meant(dotted)) is not None:
-            out.append(Finding("registration", subject, "broken", f"{r.manager} ({dotted}) is not importable at "
-                               f"{at.version} (see the import); checked against {manager.name} as it is there "
-                               f"({manager.path}:{manager.line})", r.line, manager.path, manager.line))
+            out.append(
+                Finding(
+                    "registration",
+                    subject,
+                    "broken",
+                    f"{r.manager} ({dotted}) is not importable at "
+                    f"{at.version} (see the import); checked against {manager.name} as it is there "
+                    f"({manager.path}:{manager.line})",
+                    r.line,
+                    manager.path,
+                    manager.line,
+                )
+            )
         if manager is None:
             status = "unchecked" if dotted is None else "broken"
-            why = f"{r.manager} is not a vLLM name the plugin imports" if dotted is None else \
-                f"{r.manager} ({dotted}) is not importable at {at.version} (see the import)"
+            why = (
+                f"{r.manager} is not a vLLM name the plugin imports"
+                if dotted is None
+                else f"{r.manager} ({dotted}) is not importable at {at.version} (see the import)"
+            )
             out.append(Finding("registration", subject, status, why, r.line))
         else:
             hit = resolve_method(at.v, mro(at.v, manager), method)
             call = plugin.manager_calls.get(r.line)
             sig = at.signature(hit[0], method) if hit else None
             if hit is None:
-                out.append(Finding("registration", subject, "broken", f"{manager.name} has no {method} at {at.version}",
-                                   r.line, manager.path, manager.line))
+                out.append(
+                    Finding(
+                        "registration",
+                        subject,
+                        "broken",
+                        f"{manager.name} has no {method} at {at.version}",
+                        r.line,
+                        manager.path,
+                        manager.line,
+                    )
+                )
             elif sig is not None and call is not None:
                 why = bind(_callable(sig), call["positional"], call["keywords"], call["star"], call["dstar"])
                 text = f"{r.manager}.{method}({', '.join(call['args'])})"
-                out.append(Finding("registration", subject, "broken" if why else "ok",
-                                   f"{text}: {manager.name}.{method}{sig.text} {why}" if why else
-                                   f"{text} binds to {manager.name}.{method}{sig.text}", r.line, sig.file, sig.line))
-        builtin = at.db.execute("select real_file, real_line, impl from parser_map where version_id = ? and kind = ?"
-                                " and name = ?", [at.vid, r.kind, r.name]).fetchone()
+                out.append(
+                    Finding(
+                        "registration",
+                        subject,
+                        "broken" if why else "ok",
+                        f"{text}: {manager.name}.{method}{sig.text} {why}"
+                        if why
+                        else f"{text} binds to {manager.name}.{method}{sig.text}",
+                        r.line,
+                        sig.file,
+                        sig.line,
+                    )
+                )
+        builtin = at.db.execute(
+            "select real_file, real_line, impl from parser_map where version_id = ? and kind = ?"
+            " and name = ?",
+            [at.vid, r.kind, r.name],
+        ).fetchone()
         if builtin:
             file, line, impl = builtin
-            out.append(Finding("shadow", f"{r.kind} {r.name!r}", "warning", f"{r.name} is also a built-in {r.kind} parser "
-                               f"at {at.version} ({impl}, {file}:{line}): the plugin's class replaces it", r.line, file, line))
+            out.append(
+                Finding(
+                    "shadow",
+                    f"{r.kind} {r.name!r}",
+                    "warning",
+                    f"{r.name} is also a built-in {r.kind} parser "
+                    f"at {at.version} ({impl}, {file}:{line}): the plugin's class replaces it",
+                    r.line,
+                    file,
+                    line,
+                )
+            )
     return out
 
 
@@ -722,8 +1042,9 @@ def _shadow_changes(db, report: PluginVersion, since: str, plugin: Plugin) -> No
         lo, hi = sort_key(since), sort_key(report.version)
         changed = [v for v in changed if lo < sort_key(v) <= hi]
         if changed:
-            f.message += (f"; since {since} the built-in's code changed at {', '.join(changed)}, which the plugin does "
-                          f"not have (tpindex diff {since} {report.version} --code {name} shows it)")
+            f.message += (
+                f"; since {since} the built-in's code changed at {', '.join(changed)}, which the plugin does "
+                f"not have (tpindex diff {since} {report.version} --code {name} shows it)"
+            )
         elif sort_key(report.version) > lo:
             f.message += f"; the built-in's code is as at {since}"
-

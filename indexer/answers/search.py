@@ -55,9 +55,11 @@ def find_names(db, q: str) -> list[NameHit]:
     if not want:
         return []
     latest: dict[tuple[str, str], dict] = {}
-    for r in db.query("select kind, name, reg_file, reg_line, real_file, real_line, real_class, reg_class, version"
-                      " from parser_map_v"
-                      " order by version_ord"):
+    for r in db.query(
+        "select kind, name, reg_file, reg_line, real_file, real_line, real_class, reg_class, version"
+        " from parser_map_v"
+        " order by version_ord"
+    ):
         latest[(r["kind"], r["name"])] = dict(r)
     pool, what = [], {}
     for (kind, name), r in latest.items():
@@ -76,7 +78,9 @@ def find_names(db, q: str) -> list[NameHit]:
     def add(kind: str, name: str, level: str, via: str, said: tuple | None = None) -> None:
         if (kind, name) not in hits:
             key, file, line = said or (what.get((kind, name, via), name), None, None)
-            hits[(kind, name)] = NameHit(kind, name, level, via, key, latest[(kind, name)]["version"], file, line)
+            hits[(kind, name)] = NameHit(
+                kind, name, level, via, key, latest[(kind, name)]["version"], file, line
+            )
 
     for n in pool:  # the name itself, whatever else matches
         if compact(words(n.name)) == want:
@@ -88,7 +92,9 @@ def find_names(db, q: str) -> list[NameHit]:
             add(n.kind, n.name, "prefix", "name")
     own = set(hits)
     order = LEVELS + ("prefix", "contains")
-    best: dict[tuple[str, str], tuple] = {}  # a name the prose finds: its best level, docstrings first on a tie
+    best: dict[
+        tuple[str, str], tuple
+    ] = {}  # a name the prose finds: its best level, docstrings first on a tie
     for via, prose in _prose(db, latest).items():
         said = {id(n): where for n, where in prose}
         for n, level, _ in owners(subject, None, [n for n, _ in prose]):
@@ -104,9 +110,16 @@ def find_names(db, q: str) -> list[NameHit]:
             if want in compact(words(n.name)):
                 add(n.kind, n.name, "contains", "name")
     # within a level, the name that is the query itself first, then by name and kind
-    return sorted(hits.values(), key=lambda h: (order.index(h.level), (h.kind, h.name) not in own,
-                                                compact(words(h.name)) != want, h.name,
-                                                KIND_ORDER.index(h.kind) if h.kind in KIND_ORDER else 9))
+    return sorted(
+        hits.values(),
+        key=lambda h: (
+            order.index(h.level),
+            (h.kind, h.name) not in own,
+            compact(words(h.name)) != want,
+            h.name,
+            KIND_ORDER.index(h.kind) if h.kind in KIND_ORDER else 9,
+        ),
+    )
 
 
 def _prose(db, latest: dict[tuple[str, str], dict]) -> dict[str, list[tuple[Named, tuple]]]:
@@ -135,6 +148,6 @@ def _prose(db, latest: dict[tuple[str, str], dict]) -> dict[str, list[tuple[Name
             if r["version"] not in docs:
                 docs[r["version"]] = doc_claims(db, r["version"])
             claims = docs[r["version"]]
-            for s in (claims.names.get(name, []) if claims else []):
+            for s in claims.names.get(name, []) if claims else []:
                 one("docs", kind, name, s.word, claims.path, s.line)
     return out

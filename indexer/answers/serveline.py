@@ -33,7 +33,9 @@ class ServeLine(Model):
     name: str
     command: str
     reasoning: str | None = None  # --reasoning-parser
-    reasoning_by: str | None = None  # same name and real class | same name | same real class | end token | docs
+    reasoning_by: str | None = (
+        None  # same name and real class | same name | same real class | end token | docs
+    )
     reasoning_others: list[str] = field(default_factory=list)  # as good as `reasoning`, not chosen
     chat_template: str | None = None  # --chat-template
     templates_not_exact: list[str] = field(default_factory=list)  # matched only by family or prefix
@@ -46,7 +48,10 @@ class ServeLine(Model):
 
 
 END_WORDS = ("think", "thinking", "reasoning")
-END_ATTRIBUTES = ("end_token", "end_token_id")  # the reasoning parser's own properties (BaseThinkingReasoningParser)
+END_ATTRIBUTES = (
+    "end_token",
+    "end_token_id",
+)  # the reasoning parser's own properties (BaseThinkingReasoningParser)
 
 
 def _ends(attribute: str) -> bool:
@@ -64,10 +69,15 @@ def _by_end_token(db, card) -> tuple[str | None, dict | None, list[str]]:
     mine = {s["value"]: s["places"][0] for s in card.sentinels if s.get("places")}
     if not mine:
         return None, None, []
-    found = [r[0] for r in db.execute(
-        "select distinct p.name from parser_code_v p join sentinels_v s on s.version = p.version and s.file = p.file"
-        f" where p.version = ? and p.kind = 'reasoning' and p.shared = 0 and s.value in ({', '.join('?' * len(mine))})"
-        " order by p.name", [card.version, *mine])]
+    found = [
+        r[0]
+        for r in db.execute(
+            "select distinct p.name from parser_code_v p join sentinels_v s on s.version = p.version and s.file = p.file"
+            f" where p.version = ? and p.kind = 'reasoning' and p.shared = 0 and s.value in ({', '.join('?' * len(mine))})"
+            " order by p.name",
+            [card.version, *mine],
+        )
+    ]
     ending: dict[str, list[str]] = {}  # token -> reasoning parsers ending at it
     for name in found:
         for s in name_sentinels(db, name, card.version, "reasoning"):
@@ -84,8 +94,12 @@ def _closest(name: str, candidates: list[str]) -> list[str]:
     """The candidates whose name matches the tool parser's at the first matching level (answers/matching.py)."""
     from .matching import Named, owners, words
 
-    return [n.name for n, _, _ in owners(words(name), None, [Named("reasoning", c, [("name", words(c))])
-                                                               for c in candidates])]
+    return [
+        n.name
+        for n, _, _ in owners(
+            words(name), None, [Named("reasoning", c, [("name", words(c))]) for c in candidates]
+        )
+    ]
 
 
 def _docs_pair(db, card) -> dict[str, dict]:
@@ -96,8 +110,12 @@ def _docs_pair(db, card) -> dict[str, dict]:
     claims = doc_claims(db, card.version)
     if claims is None:
         return {}
-    registered = {r[0] for r in db.execute(
-        "select name from parser_map_v where version = ? and kind = 'reasoning'", [card.version])}
+    registered = {
+        r[0]
+        for r in db.execute(
+            "select name from parser_map_v where version = ? and kind = 'reasoning'", [card.version]
+        )
+    }
     out: dict[str, dict] = {}
     for tool, reasoning, line in claims.pairs:
         if tool == card.name and reasoning in registered and reasoning not in out:
@@ -117,9 +135,14 @@ def serve_line(db, card) -> ServeLine | None:
     elif same_name:
         reasoning, by = same_name[0]["name"], "same name"
     elif card.real.class_:
-        shared = [r[0] for r in db.execute(
-            "select name from parser_map_v where version = ? and kind = 'reasoning' and real_class = ?"
-            " and real_file is ? order by name", [card.version, card.real.class_, card.real.file])]
+        shared = [
+            r[0]
+            for r in db.execute(
+                "select name from parser_map_v where version = ? and kind = 'reasoning' and real_class = ?"
+                " and real_file is ? order by name",
+                [card.version, card.real.class_, card.real.file],
+            )
+        ]
         if shared:
             reasoning, by, others = shared[0], "same real class", shared[1:]
     token, place, ending = _by_end_token(db, card)
@@ -131,7 +154,9 @@ def serve_line(db, card) -> ServeLine | None:
     if reasoning is None and doc_lines:
         documented = list(doc_lines)
         reasoning, by, others = documented[0], "docs", documented[1:]
-    agrees = reasoning is None or reasoning in ending  # the token is said when it paired them, agrees, or none paired
+    agrees = (
+        reasoning is None or reasoning in ending
+    )  # the token is said when it paired them, agrees, or none paired
     exact = [t["file"] for t in card.chat_templates if t["level"] == "exact"]
     template = exact[0] if exact else None
     command = f"vllm serve MODEL --enable-auto-tool-choice --tool-call-parser {card.name}"
@@ -139,7 +164,17 @@ def serve_line(db, card) -> ServeLine | None:
         command += f" --reasoning-parser {reasoning}"
     if template:
         command += f" --chat-template {template}"
-    return ServeLine(card.version, card.name, command, reasoning, by, others, template,
-                     [t["file"] for t in card.chat_templates if t["level"] != "exact"],
-                     token if agrees else None, place if agrees else None, ending if agrees else [],
-                     doc_lines.get(reasoning) if reasoning else None)
+    return ServeLine(
+        card.version,
+        card.name,
+        command,
+        reasoning,
+        by,
+        others,
+        template,
+        [t["file"] for t in card.chat_templates if t["level"] != "exact"],
+        token if agrees else None,
+        place if agrees else None,
+        ending if agrees else [],
+        doc_lines.get(reasoning) if reasoning else None,
+    )

@@ -16,24 +16,36 @@ CONTEXT = 3  # lines of context around each change, as diff -u and git diff
 
 
 def _blob_at(db, version: str, path: str) -> str | None:
-    row = db.execute("select u.blob_id from files f join versions v on v.id = f.version_id"
-                     " join units u on u.id = f.unit_id where v.label = ? and f.path = ?", [version, path]).fetchone()
+    row = db.execute(
+        "select u.blob_id from files f join versions v on v.id = f.version_id"
+        " join units u on u.id = f.unit_id where v.label = ? and f.path = ?",
+        [version, path],
+    ).fetchone()
     return row[0] if row else None
 
 
 def present_in(db, path: str) -> list[str]:
     """The indexed versions that hold path, in version order."""
-    return [r[0] for r in db.execute(
-        "select v.label from files f join versions v on v.id = f.version_id and v.status = 'complete'"
-        " where f.path = ? order by v.ord", [path])]
+    return [
+        r[0]
+        for r in db.execute(
+            "select v.label from files f join versions v on v.id = f.version_id and v.status = 'complete'"
+            " where f.path = ? order by v.ord",
+            [path],
+        )
+    ]
 
 
 def _missing(db, version: str, path: str, also: str | None = None) -> AnswerError:
     from .grep import collapse
     from .versions import indexed
 
-    paths = [r[0] for r in db.execute(
-        "select f.path from files f join versions v on v.id = f.version_id where v.label = ?", [version])]
+    paths = [
+        r[0]
+        for r in db.execute(
+            "select f.path from files f join versions v on v.id = f.version_id where v.label = ?", [version]
+        )
+    ]
     base = path.rsplit("/", 1)[-1]
     close = close_names(path, paths, n=4, cutoff=0.6, also=lambda p: p.rsplit("/", 1)[-1] == base)
     where = present_in(db, path)
@@ -46,18 +58,26 @@ def _missing(db, version: str, path: str, also: str | None = None) -> AnswerErro
     if close:
         hints.append(f"did you mean {', '.join(close)}?")
     if where:
-        hints.append(f"or ask --at {where[-1]}" if not also else f"or compare versions from {where[0]} to {where[-1]}")
-    return AnswerError(msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version"
-                       ).offering(version, where[-3:], path, close)
+        hints.append(
+            f"or ask --at {where[-1]}" if not also else f"or compare versions from {where[0]} to {where[-1]}"
+        )
+    return AnswerError(
+        msg, " ".join(hints) or "tpindex grep or the version_files view lists the paths of a version"
+    ).offering(version, where[-3:], path, close)
 
 
 def stored_paths(db, version: str) -> frozenset[str]:
     """The paths of a version whose code the database holds (the ones a source page can show)."""
     if not code._has_table(db):
         return frozenset()
-    return frozenset(r[0] for r in db.execute(
-        "select f.path from files f join versions v on v.id = f.version_id join units u on u.id = f.unit_id"
-        " join code_texts t on t.blob_id = u.blob_id where v.label = ?", [version]))
+    return frozenset(
+        r[0]
+        for r in db.execute(
+            "select f.path from files f join versions v on v.id = f.version_id join units u on u.id = f.unit_id"
+            " join code_texts t on t.blob_id = u.blob_id where v.label = ?",
+            [version],
+        )
+    )
 
 
 def line_counts(d: dict) -> tuple[int, int]:
@@ -72,8 +92,11 @@ def _stored_keys(db, blob: str | None) -> list[int] | None:
     binary."""
     if blob is None:
         return []
-    row = db.execute("select kind, final_newline, lines from code_texts where blob_id = ?", [blob]).fetchone() \
-        if code._has_table(db) else None
+    row = (
+        db.execute("select kind, final_newline, lines from code_texts where blob_id = ?", [blob]).fetchone()
+        if code._has_table(db)
+        else None
+    )
     if row is None or row[0] == "binary":
         return None
     keys = list(code.unpack_ids(row[2])) if row[2] else []
@@ -118,8 +141,11 @@ def load_at(db, version: str, path: str, required: bool = True) -> code.Code | N
         return None
     found = code.load(db, blob_id)
     if found is None:  # every file in scope is stored, parsed code, templates and tests alike
-        raise AnswerError(f"the code of {path} at {version} is not stored in this database (it was built by an "
-                          "older tpindex)", "build the same versions again: the build stores it")
+        raise AnswerError(
+            f"the code of {path} at {version} is not stored in this database (it was built by an "
+            "older tpindex)",
+            "build the same versions again: the build stores it",
+        )
     return found
 
 
@@ -132,14 +158,29 @@ def show_span(db, version: str, path: str, start: int | None = None, end: int | 
     last = total if end is None else end
     if c.kind != "binary":
         if first < 1 or (end is not None and last < first):
-            raise AnswerError(f"{first}-{last} is not a range of lines", "write PATH:LINE or PATH:START-END, START >= 1")
+            raise AnswerError(
+                f"{first}-{last} is not a range of lines", "write PATH:LINE or PATH:START-END, START >= 1"
+            )
         if first > max(total, 1) or (total == 0 and start is not None):
-            raise AnswerError(f"line {first} is past the end of {path} at {version} ({total} lines)",
-                              f"ask lines 1-{total}" if total else "the file is empty")
+            raise AnswerError(
+                f"line {first} is past the end of {path} at {version} ({total} lines)",
+                f"ask lines 1-{total}" if total else "the file is empty",
+            )
         last = min(last, total)
-    return {"version": version, "path": path, "blob_id": c.blob_id, "kind": c.kind, "size": c.size,
-            "line_count": total, "start": first, "end": last, "final_newline": c.final_newline,
-            "lines": [{"line": n, "text": c.lines[n - 1]} for n in range(first, last + 1)] if c.kind != "binary" else []}
+    return {
+        "version": version,
+        "path": path,
+        "blob_id": c.blob_id,
+        "kind": c.kind,
+        "size": c.size,
+        "line_count": total,
+        "start": first,
+        "end": last,
+        "final_newline": c.final_newline,
+        "lines": [{"line": n, "text": c.lines[n - 1]} for n in range(first, last + 1)]
+        if c.kind != "binary"
+        else [],
+    }
 
 
 # -- diff -------------------------------------------------------------------------------------------------
@@ -174,8 +215,16 @@ def diff_paths(db, a: str, path_a: str, b: str, path_b: str, context: int = CONT
         status = "unchanged" if path_a == path_b else "moved"
     else:
         status = "modified"
-    out = {"a": a, "b": b, "status": status, "path_a": path_a if ca else None, "path_b": path_b if cb else None,
-           "blob_a": ca.blob_id if ca else None, "blob_b": cb.blob_id if cb else None, "hunks": []}
+    out = {
+        "a": a,
+        "b": b,
+        "status": status,
+        "path_a": path_a if ca else None,
+        "path_b": path_b if cb else None,
+        "blob_a": ca.blob_id if ca else None,
+        "blob_b": cb.blob_id if cb else None,
+        "hunks": [],
+    }
     if status in ("unchanged", "moved"):
         return out
     if (ca and ca.kind == "binary") or (cb and cb.kind == "binary"):
@@ -195,8 +244,15 @@ def diff_paths(db, a: str, path_a: str, b: str, path_b: str, context: int = CONT
                 lines += _marked("-", la, ka, a1, a2)
             if tag in ("replace", "insert"):
                 lines += _marked("+", lb, kb, b1, b2)
-        out["hunks"].append({"old_start": i1 + 1 if i2 > i1 else i1, "old_lines": i2 - i1,
-                             "new_start": j1 + 1 if j2 > j1 else j1, "new_lines": j2 - j1, "lines": lines})
+        out["hunks"].append(
+            {
+                "old_start": i1 + 1 if i2 > i1 else i1,
+                "old_lines": i2 - i1,
+                "new_start": j1 + 1 if j2 > j1 else j1,
+                "new_lines": j2 - j1,
+                "lines": lines,
+            }
+        )
     return out
 
 
@@ -212,46 +268,85 @@ def _marked(sign: str, lines: list[str], keys: list[int], lo: int, hi: int) -> l
 def as_shown(d: dict):
     from .model import Line, Shown
 
-    return Shown(version=d["version"], path=d["path"], blob_id=d["blob_id"], kind=d["kind"], size=d["size"],
-                 line_count=d["line_count"], start=d["start"], end=d["end"], final_newline=bool(d["final_newline"]),
-                 lines=[Line(r["line"], r["text"]) for r in d["lines"]])
+    return Shown(
+        version=d["version"],
+        path=d["path"],
+        blob_id=d["blob_id"],
+        kind=d["kind"],
+        size=d["size"],
+        line_count=d["line_count"],
+        start=d["start"],
+        end=d["end"],
+        final_newline=bool(d["final_newline"]),
+        lines=[Line(r["line"], r["text"]) for r in d["lines"]],
+    )
 
 
 def as_code_diff(d: dict):
     from .model import CodeDiff, Hunk
 
-    return CodeDiff(a=d["a"], b=d["b"], status=d["status"], path_a=d["path_a"], path_b=d["path_b"],
-                    blob_a=d["blob_a"], blob_b=d["blob_b"], binary=bool(d.get("binary")),
-                    hunks=[Hunk(**h) for h in d["hunks"]])
+    return CodeDiff(
+        a=d["a"],
+        b=d["b"],
+        status=d["status"],
+        path_a=d["path_a"],
+        path_b=d["path_b"],
+        blob_a=d["blob_a"],
+        blob_b=d["blob_b"],
+        binary=bool(d.get("binary")),
+        hunks=[Hunk(**h) for h in d["hunks"]],
+    )
 
 
 def file_outline(db, version: str, path: str) -> dict:
     """What a source page shows beside the code of path at version: its classes with their methods (lines),
     its module-level functions (signatures: closures and methods left out), and the parser names it implements (`implements`: kind, name and the roles the file plays for it, as
     parser_code records them: registered, real, engine, wrapper, base, helper)."""
-    unit = db.execute("select f.unit_id from files f join versions v on v.id = f.version_id"
-                      " where v.label = ? and f.path = ?", [version, path]).fetchone()
+    unit = db.execute(
+        "select f.unit_id from files f join versions v on v.id = f.version_id"
+        " where v.label = ? and f.path = ?",
+        [version, path],
+    ).fetchone()
     classes, functions = [], []
     if unit:
         methods: dict[str, list[dict]] = {}
-        for cls, name, line in db.execute("select class, name, line from methods where unit_id = ? order by line",
-                                          [unit[0]]):
+        for cls, name, line in db.execute(
+            "select class, name, line from methods where unit_id = ? order by line", [unit[0]]
+        ):
             methods.setdefault(cls, []).append({"name": name, "line": line})
-        classes = [{"name": q, "line": line, "methods": methods.get(q, [])} for q, line in db.execute(
-            "select qualname, line from classes where unit_id = ? order by line", [unit[0]])]
-        functions = [{"name": n, "line": line} for n, line in db.execute(
-            "select name, line from signatures where unit_id = ? and kind = 'function' order by line, name",
-            [unit[0]])]
-    implements = [{"kind": k, "name": n, "roles": r} for k, n, r in db.execute(
-        "select kind, name, roles from parser_code_v where version = ? and file = ? order by"
-        " case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, name", [version, path])]
+        classes = [
+            {"name": q, "line": line, "methods": methods.get(q, [])}
+            for q, line in db.execute(
+                "select qualname, line from classes where unit_id = ? order by line", [unit[0]]
+            )
+        ]
+        functions = [
+            {"name": n, "line": line}
+            for n, line in db.execute(
+                "select name, line from signatures where unit_id = ? and kind = 'function' order by line, name",
+                [unit[0]],
+            )
+        ]
+    implements = [
+        {"kind": k, "name": n, "roles": r}
+        for k, n, r in db.execute(
+            "select kind, name, roles from parser_code_v where version = ? and file = ? order by"
+            " case kind when 'tool' then 0 when 'reasoning' then 1 else 2 end, name",
+            [version, path],
+        )
+    ]
     return {"classes": classes, "functions": functions, "implements": implements}
 
 
 def directory(db, version: str, path: str) -> list[str] | None:
     """The paths of version under the directory path (in scope), or None when path is no directory of it."""
     prefix = path.rstrip("/") + "/"
-    found = [r[0] for r in db.execute(
-        "select f.path from files f join versions v on v.id = f.version_id where v.label = ? and f.path like ?"
-        " escape '\\' order by f.path", [version, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"])]
+    found = [
+        r[0]
+        for r in db.execute(
+            "select f.path from files f join versions v on v.id = f.version_id where v.label = ? and f.path like ?"
+            " escape '\\' order by f.path",
+            [version, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"],
+        )
+    ]
     return found or None

@@ -68,8 +68,11 @@ def successor(gone: dict, at_b: list[dict], names_a: set[str]) -> Successor | No
             continue
         names = sorted(r["name"] for r in found)
         new = [n for n in names if n not in names_a]
-        what = {"registered class": gone["reg_class"], "real class": gone["real_class"],
-                "real file": gone["real_file"]}.get(by)
+        what = {
+            "registered class": gone["reg_class"],
+            "real class": gone["real_class"],
+            "real file": gone["real_file"],
+        }.get(by)
         renamed = new[0] if by != "family" and len(new) == 1 else None
         return Successor(by, names, renamed, what)
     return None
@@ -83,8 +86,13 @@ class Maps:
 
     def rows(self, version: str) -> dict[tuple[str, str], dict]:
         if version not in self._rows:
-            self._rows[version] = {(r["kind"], r["name"]): r for r in (dict(x) for x in self.db.query(
-                f"select {COLUMNS} from parser_map_v where version = ?", [version]))}
+            self._rows[version] = {
+                (r["kind"], r["name"]): r
+                for r in (
+                    dict(x)
+                    for x in self.db.query(f"select {COLUMNS} from parser_map_v where version = ?", [version])
+                )
+            }
         return self._rows[version]
 
     def successors(self, a: str, b: str) -> dict[tuple[str, str], Successor | None]:
@@ -94,13 +102,21 @@ class Maps:
         for (kind, name), row in sorted(ma.items()):
             if (kind, name) in mb:
                 continue
-            out[(kind, name)] = successor(row, [r for (k, _), r in mb.items() if k == kind],
-                                          {n for k, n in ma if k == kind})
+            out[(kind, name)] = successor(
+                row, [r for (k, _), r in mb.items() if k == kind], {n for k, n in ma if k == kind}
+            )
         return out
 
 
-def links(db, kind: str, name: str, first: str | None, last: str | None, removed_in: str | None,
-          maps: Maps | None = None) -> dict:
+def links(
+    db,
+    kind: str,
+    name: str,
+    first: str | None,
+    last: str | None,
+    removed_in: str | None,
+    maps: Maps | None = None,
+) -> dict:
     """What a lifecycle says about the name's neighbours: `renamed_to`, `successors`, `successors_by` (at its
     removal, from its last version to the next indexed one) and `renamed_from` (the names renamed to it in
     its first version, from the indexed version before it)."""
@@ -115,8 +131,11 @@ def links(db, kind: str, name: str, first: str | None, last: str | None, removed
     labels = indexed(db)
     if first in labels and labels.index(first) > 0:
         before = labels[labels.index(first) - 1]
-        out["renamed_from"] = sorted(n for (k, n), s in maps.successors(before, first).items()
-                                     if k == kind and s is not None and s.renamed_to == name)
+        out["renamed_from"] = sorted(
+            n
+            for (k, n), s in maps.successors(before, first).items()
+            if k == kind and s is not None and s.renamed_to == name
+        )
     return out
 
 

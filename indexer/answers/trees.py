@@ -41,6 +41,7 @@ class Move:
 @dataclass
 class Hop:
     """A later move of a moved file's new path: at version `at`, to `move.to`."""
+
     at: str
     move: Move
 
@@ -48,6 +49,7 @@ class Hop:
 @dataclass
 class Chain:
     """Where a move led, followed to the end: the later hops, and the removal that ended it (or None)."""
+
     hops: list[Hop]
     removed_at: str | None
 
@@ -70,7 +72,8 @@ class TreeIndex:
         self.db = db
         rows = db.execute(
             "select v.id, v.label, v.scope, t.version_id is not null from versions v"
-            " left join version_trees t on t.version_id = v.id where v.status = 'complete' order by v.ord").fetchall()
+            " left join version_trees t on t.version_id = v.id where v.status = 'complete' order by v.ord"
+        ).fetchall()
         self.versions = [r[1] for r in rows]
         self.vid = {r[1]: r[0] for r in rows}
         self.scope_label = {r[1]: r[2] or "default" for r in rows}
@@ -100,11 +103,15 @@ class TreeIndex:
         """path -> blob id of every file the index knows at a version (the whole tree, or the scope)."""
         if version not in self._paths:
             if self.has_tree[version]:
-                sql = ("select p.path, b.blob_id from tree_files t join tree_paths p on p.id = t.path_id"
-                       " join tree_blobs b on b.id = t.blob_key where t.version_id = ?")
+                sql = (
+                    "select p.path, b.blob_id from tree_files t join tree_paths p on p.id = t.path_id"
+                    " join tree_blobs b on b.id = t.blob_key where t.version_id = ?"
+                )
             else:
-                sql = ("select f.path, u.blob_id from files f join units u on u.id = f.unit_id"
-                       " where f.version_id = ?")
+                sql = (
+                    "select f.path, u.blob_id from files f join units u on u.id = f.unit_id"
+                    " where f.version_id = ?"
+                )
             self._paths[version] = dict(self.db.execute(sql, [self.vid[version]]).fetchall())
         return self._paths[version]
 
@@ -114,8 +121,9 @@ class TreeIndex:
         if self.has_tree[version]:
             return True
         scope = self._scope(version)
-        return scope is not None and (scope.matches(path) or any(p.startswith(path.rstrip("/") + "/")
-                                                                  for p in self.paths(version)))
+        return scope is not None and (
+            scope.matches(path) or any(p.startswith(path.rstrip("/") + "/") for p in self.paths(version))
+        )
 
     def _scope(self, version: str):
         if version not in self._scopes:
@@ -166,14 +174,18 @@ class TreeIndex:
         rows = self.db.execute(
             "select t.version_id, p.path, d.kind, d.qualname, d.line, d.end_line from definitions d"
             " join tree_files t on t.blob_key = d.blob_key join tree_paths p on p.id = t.path_id"
-            " where d.name = ?", [name]).fetchall()
+            " where d.name = ?",
+            [name],
+        ).fetchall()
         out = [Def(self.label_of[v], p, k, q, ln, e) for v, p, k, q, ln, e in rows if v in self.label_of]
         return sorted(out, key=lambda d: (self.index_of(d.version), d.path, d.line))
 
     def defs_in(self, version: str, path: str) -> list[Def]:
         rows = self.db.execute(
             "select d.kind, d.qualname, d.line, d.end_line from definitions d join tree_blobs b on b.id = d.blob_key"
-            " where b.blob_id = ? order by d.line", [self.paths(version).get(path, "")]).fetchall()
+            " where b.blob_id = ? order by d.line",
+            [self.paths(version).get(path, "")],
+        ).fetchall()
         return [Def(version, path, k, q, ln, e) for k, q, ln, e in rows]
 
     # -- mentions -------------------------------------------------------------------------------------
@@ -181,15 +193,23 @@ class TreeIndex:
         from ..extract.words import encode_word
 
         if word not in self._mentions:
-            self._mentions[word] = {r[0] for r in self.db.execute(
-                "select rowid from tree_words where tree_words match ?", [encode_word(word)])}
+            self._mentions[word] = {
+                r[0]
+                for r in self.db.execute(
+                    "select rowid from tree_words where tree_words match ?", [encode_word(word)]
+                )
+            }
         return self._mentions[word]
 
     def _blob_keys(self, version: str) -> dict[str, int]:
         if version not in self._keys:
-            self._keys[version] = dict(self.db.execute(
-                "select p.path, t.blob_key from tree_files t join tree_paths p on p.id = t.path_id"
-                " where t.version_id = ?", [self.vid[version]]).fetchall())
+            self._keys[version] = dict(
+                self.db.execute(
+                    "select p.path, t.blob_key from tree_files t join tree_paths p on p.id = t.path_id"
+                    " where t.version_id = ?",
+                    [self.vid[version]],
+                ).fetchall()
+            )
         return self._keys[version]
 
     def mentions(self, version: str, word: str) -> list[str]:
@@ -244,7 +264,11 @@ class TreeIndex:
         if same:
             return [Move(p, "content") for p in same]
         if path.endswith(".py") and self.has_tree.get(before) and self.has_tree.get(after):
-            top = [d.qualname for d in self.defs_in(before, path) if d.kind in TOP_KINDS and "." not in d.qualname]
+            top = [
+                d.qualname
+                for d in self.defs_in(before, path)
+                if d.kind in TOP_KINDS and "." not in d.qualname
+            ]
             if top:
                 holders: dict[str, list[str]] = {}
                 for name in top:
@@ -252,11 +276,19 @@ class TreeIndex:
                         if d.version == after and d.qualname == name and d.path != path:
                             holders.setdefault(d.path, []).append(name)
                 if holders:
-                    best = max(sorted(holders), key=lambda p: (len(holders[p]), p in fresh,
-                                                               p.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1]))
+                    best = max(
+                        sorted(holders),
+                        key=lambda p: (
+                            len(holders[p]),
+                            p in fresh,
+                            p.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1],
+                        ),
+                    )
                     names = holders[best]
                     if len(names) * 2 >= len(top):
-                        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+                        shown = ", ".join(names[:4]) + (
+                            f" and {len(names) - 4} more" if len(names) > 4 else ""
+                        )
                         return [Move(best, "definitions", f"{len(names)} of its {len(top)} ({shown})")]
         base = path.rsplit("/", 1)[-1]
         named = [p for p in fresh if p.rsplit("/", 1)[-1] == base]
@@ -274,17 +306,23 @@ class TreeIndex:
             return None
         detail = f"same import path {path[:-3].replace('/', '.')}"
         if self.has_tree.get(before) and self.has_tree.get(after):
-            top = [d.qualname for d in self.defs_in(before, path) if d.kind in TOP_KINDS and "." not in d.qualname]
+            top = [
+                d.qualname
+                for d in self.defs_in(before, path)
+                if d.kind in TOP_KINDS and "." not in d.qualname
+            ]
             held: dict[str, list[str]] = {}  # module of the package -> the old module's definitions it holds
             for name in top:
                 for d in self.defs(name):
                     if d.version == after and d.qualname == name and d.path.startswith(package):
-                        held.setdefault(d.path[len(package):], []).append(name)
+                        held.setdefault(d.path[len(package) :], []).append(name)
             if held:
                 count = len({n for names in held.values() for n in names})
                 ordered = sorted(held, key=lambda m: (-len(held[m]), m))
-                shown = ", ".join(f"{m} ({', '.join(held[m])})" if len(held[m]) <= 2 else f"{m} ({len(held[m])})"
-                                  for m in ordered[:6]) + (f" and {len(ordered) - 6} more" if len(ordered) > 6 else "")
+                shown = ", ".join(
+                    f"{m} ({', '.join(held[m])})" if len(held[m]) <= 2 else f"{m} ({len(held[m])})"
+                    for m in ordered[:6]
+                ) + (f" and {len(ordered) - 6} more" if len(ordered) > 6 else "")
                 detail += f"; {count} of its {len(top)} definitions in {len(held)} of its modules: {shown}"
         return Move(package, "package", detail)
 
@@ -295,8 +333,14 @@ class TreeIndex:
         hops: list[Hop] = []
         seen, current, at = {path}, path, self.index_of(since)
         while True:
-            gone = next((s for s in self.path_history(current) if not s["present"]
-                         and at < self.index_of(s["first"]) <= limit), None)
+            gone = next(
+                (
+                    s
+                    for s in self.path_history(current)
+                    if not s["present"] and at < self.index_of(s["first"]) <= limit
+                ),
+                None,
+            )
             if gone is None:
                 return Chain(hops, None)
             if not gone["moves"]:
@@ -331,8 +375,11 @@ class TreeIndex:
 
 def require_tree(index: TreeIndex) -> None:
     if not index.tree_versions():
-        raise AnswerError("no version in this database was indexed with --tree, so it knows neither every path nor"
-                          " any definition", "index with the whole tree: tpindex build ... --tree (make index does)")
+        raise AnswerError(
+            "no version in this database was indexed with --tree, so it knows neither every path nor"
+            " any definition",
+            "index with the whole tree: tpindex build ... --tree (make index does)",
+        )
 
 
 def to_glob(path: str) -> str:

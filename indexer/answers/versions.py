@@ -22,8 +22,9 @@ class AnswerError(Problem):
     paths: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
 
-    def offering(self, asked: str | None = None, versions=(), asked_path: str | None = None, paths=(),
-                 names=()) -> AnswerError:
+    def offering(
+        self, asked: str | None = None, versions=(), asked_path: str | None = None, paths=(), names=()
+    ) -> AnswerError:
         self.asked, self.versions, self.asked_path = asked, tuple(versions), asked_path
         self.paths, self.names = tuple(paths), tuple(names)
         return self
@@ -44,7 +45,9 @@ def upstream_refs(db, labels: list[str] | None = None) -> tuple[str | None, dict
     sql, params = "select label, source, commit_id from versions", list(labels or [])
     if labels is not None:
         sql += f" where label in ({', '.join('?' * len(params))})"
-    return upstream, {label: ref_for(label, source, commit) for label, source, commit in db.execute(sql, params)}
+    return upstream, {
+        label: ref_for(label, source, commit) for label, source, commit in db.execute(sql, params)
+    }
 
 
 def indexed(db) -> list[str]:
@@ -83,10 +86,17 @@ def build_hint(db, spec: str) -> str:
     """`tpindex build ... --tags SPEC --db DB` from the source the database's newest build used."""
     import shlex
 
-    row = db.execute("select source, origin from versions order by indexed_at desc, ord desc limit 1").fetchone() \
-        if _has_origin(db) else None
-    source, origin = (row or ("pypi", None))
-    where = {"git": f"--repo {shlex.quote(origin)}" if origin else "--repo PATH/TO/vllm"}.get(source, "--from-pypi")
+    row = (
+        db.execute(
+            "select source, origin from versions order by indexed_at desc, ord desc limit 1"
+        ).fetchone()
+        if _has_origin(db)
+        else None
+    )
+    source, origin = row or ("pypi", None)
+    where = {"git": f"--repo {shlex.quote(origin)}" if origin else "--repo PATH/TO/vllm"}.get(
+        source, "--from-pypi"
+    )
     path = getattr(db, "path", None)
     dbarg = f" --db {shlex.quote(str(path))}" if path else ""
     return f"index it first: tpindex build {where} --tags {shlex.quote(spec)}{dbarg}"
@@ -109,19 +119,25 @@ def resolve(label: str, labels: list[str], hint: str | None = None) -> str:
     if found:
         raise AnswerError(ambiguous(label, found), "tpindex versions lists them")
     close = nearest(label.strip(), labels)
-    raise AnswerError(f"version {label.strip()} is not indexed; nearest indexed: {', '.join(close) or 'none'}",
-                      hint or "tpindex versions lists what is indexed").offering(label.strip(), close)
+    raise AnswerError(
+        f"version {label.strip()} is not indexed; nearest indexed: {', '.join(close) or 'none'}",
+        hint or "tpindex versions lists what is indexed",
+    ).offering(label.strip(), close)
 
 
 def require(db, label: str) -> str:
     if not label.strip():  # an empty argument ('' from a script's unset variable): no build could index it
-        raise AnswerError("the version label is empty", "name an indexed version (tpindex versions lists them)")
+        raise AnswerError(
+            "the version label is empty", "name an indexed version (tpindex versions lists them)"
+        )
     from ..core.specs import named
 
     labels = indexed(db)
     if len(named(label, labels)) == 1:
         return resolve(label, labels)
-    return resolve(label, labels, build_hint(db, label.strip()) + "  (tpindex versions lists what is indexed)")
+    return resolve(
+        label, labels, build_hint(db, label.strip()) + "  (tpindex versions lists what is indexed)"
+    )
 
 
 def sql_resolver(conn) -> None:
@@ -131,8 +147,10 @@ def sql_resolver(conn) -> None:
     def version(label):
         if label is None or not str(label).strip():
             return None
-        found = named(str(label), [r[0] for r in conn.execute(
-            "select label from versions where status = 'complete' order by ord")])
+        found = named(
+            str(label),
+            [r[0] for r in conn.execute("select label from versions where status = 'complete' order by ord")],
+        )
         return found[0] if len(found) == 1 else None
 
     conn.create_function("tpindex_version", 1, version)
@@ -148,6 +166,16 @@ def version_infos(db) -> list[VersionInfo]:
           (select count(distinct name) from registry r where r.version = v.label and r.kind = 'reasoning'),
           (select count(distinct name) from registry r where r.version = v.label and r.kind = 'engine')
         from versions v order by v.ord""").fetchall()
-    return [VersionInfo(version=label, source=source, origin=orig, files=files or 0, tool=tool, reasoning=reasoning,
-                        engine=engine, status=status)
-            for label, source, orig, status, files, tool, reasoning, engine in rows]
+    return [
+        VersionInfo(
+            version=label,
+            source=source,
+            origin=orig,
+            files=files or 0,
+            tool=tool,
+            reasoning=reasoning,
+            engine=engine,
+            status=status,
+        )
+        for label, source, orig, status, files, tool, reasoning, engine in rows
+    ]

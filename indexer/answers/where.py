@@ -22,13 +22,17 @@ def parse_symbol(index: TreeIndex, query: str) -> dict:
     parts = query.split(".")
     if len(parts) > 1 and all(p.isidentifier() for p in parts):
         folder = query.replace(".", "/")
-        if not any(c in index.paths(v) for v in index.tree_versions() for c in module_path_candidates(query)) \
-                and any(index.exists(v, folder) for v in index.tree_versions()):
+        if not any(
+            c in index.paths(v) for v in index.tree_versions() for c in module_path_candidates(query)
+        ) and any(index.exists(v, folder) for v in index.tree_versions()):
             return {"module_path": folder + "/"}  # a package directory (namespace package)
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
-            files = [c for c in module_path_candidates(mod)
-                     if any(c in index.paths(v) for v in index.tree_versions())]
+            files = [
+                c
+                for c in module_path_candidates(mod)
+                if any(c in index.paths(v) for v in index.tree_versions())
+            ]
             if files:
                 rest = ".".join(parts[i:])
                 if not rest:
@@ -59,7 +63,9 @@ def where(db, query: str, at: str | None = None, all_: bool = False) -> Where:
     require_tree(index)
     query = query.strip()
     if not query:
-        raise AnswerError("nothing to look for", "pass a symbol (Name, Class.method, pkg.mod.Name, path.py:Name) or a path")
+        raise AnswerError(
+            "nothing to look for", "pass a symbol (Name, Class.method, pkg.mod.Name, path.py:Name) or a path"
+        )
     version = None
     if not all_:
         version = require(db, at) if at else index.tree_versions()[-1]
@@ -73,21 +79,26 @@ def where(db, query: str, at: str | None = None, all_: bool = False) -> Where:
 
 # -- symbols ----------------------------------------------------------------------------------------------
 
+
 def symbol_answer(index: TreeIndex, query: str, spec: dict, version: str | None) -> Where:
     defs = find_defs(index, spec)
     out = Where(query=query, kind="symbol", name=spec["name"], file=spec.get("file"))
     if version is not None:
         if not index.has_tree[version]:
-            raise AnswerError(f"{version} was indexed without --tree: its definitions are not recorded",
-                              f"ask a --tree version ({', '.join(index.tree_versions()[-3:])}) or rebuild it with --tree")
+            raise AnswerError(
+                f"{version} was indexed without --tree: its definitions are not recorded",
+                f"ask a --tree version ({', '.join(index.tree_versions()[-3:])}) or rebuild it with --tree",
+            )
         here = [d for d in defs if d.version == version]
         out.version, out.definitions = version, [_definition(d) for d in here]
         if not here:
             out.mentions = _mentions(index, version, spec)
             out.elsewhere = _span([d.version for d in defs])
         return out
-    out.history = [SymbolRange(first=s["first"], last=s["last"], definitions=[_definition(d) for d in s["defs"]])
-                   for s in index.symbol_history(defs)]
+    out.history = [
+        SymbolRange(first=s["first"], last=s["last"], definitions=[_definition(d) for d in s["defs"]])
+        for s in index.symbol_history(defs)
+    ]
     out.removed_in = _removed_in(index, out.history)
     out.tree_versions = index.tree_versions()
     if not defs:
@@ -124,6 +135,7 @@ def _removed_in(index: TreeIndex, history: list[SymbolRange]) -> str | None:
 
 # -- paths ------------------------------------------------------------------------------------------------
 
+
 def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | None = None) -> Where:
     path = path.strip()
     if path.startswith("./"):
@@ -142,8 +154,10 @@ def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | N
             out.exists = bool(out.matches)
             return out
         if not index.knows(version, path):
-            raise AnswerError(f"{version} was indexed without --tree and {path} is outside its scope",
-                              f"ask a --tree version ({', '.join(index.tree_versions()[-3:])})")
+            raise AnswerError(
+                f"{version} was indexed without --tree and {path} is outside its scope",
+                f"ask a --tree version ({', '.join(index.tree_versions()[-3:])})",
+            )
         out.exists = index.exists(version, path)
         if out.exists and path not in index.paths(version):
             out.directory_files = len(index.files_under(version, path))
@@ -152,8 +166,10 @@ def path_answer(index: TreeIndex, path: str, version: str | None, asked: str | N
         return out
     if pattern or (bare and not any(index.exists(v, path) for v in index.tree_versions())):
         glob = to_glob(path) if pattern else f"*/{path}"
-        found = sorted({p for v in index.tree_versions() for p in index.glob(v, glob)} |
-                       ({path} if any(path in index.paths(v) for v in index.tree_versions()) else set()))
+        found = sorted(
+            {p for v in index.tree_versions() for p in index.glob(v, glob)}
+            | ({path} if any(path in index.paths(v) for v in index.tree_versions()) else set())
+        )
         out.histories = {p: _path_history(index, p) for p in found[:SHOW]}
         out.more = max(0, len(found) - SHOW)
         return out
@@ -172,9 +188,17 @@ def _path_history(index: TreeIndex, path: str, until: str | None = None) -> list
         moves = []
         for m in s["moves"]:
             chain = index.onward(m.to, s["first"], end)
-            moves.append(Move(to=m.to, by=m.by, detail=m.detail,
-                              then=[MoveHop(at=h.at, to=h.move.to, by=h.move.by, detail=h.move.detail)
-                                    for h in chain.hops],
-                              final=chain.final(m), removed_at=chain.removed_at))
+            moves.append(
+                Move(
+                    to=m.to,
+                    by=m.by,
+                    detail=m.detail,
+                    then=[
+                        MoveHop(at=h.at, to=h.move.to, by=h.move.by, detail=h.move.detail) for h in chain.hops
+                    ],
+                    final=chain.final(m),
+                    removed_at=chain.removed_at,
+                )
+            )
         out.append(PathRange(first=s["first"], last=s["last"], present=s["present"], moves=moves))
     return out

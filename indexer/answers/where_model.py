@@ -10,6 +10,7 @@ from .plain import Model, omittable
 
 # -- where ------------------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Definition(Model):
     """A definition (class, function, method, module-level name) in a file, lines `line`..`end_line`."""

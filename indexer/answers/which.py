@@ -13,10 +13,24 @@ if TYPE_CHECKING:  # the data classes are imported where they are made: card che
     from .lifecycle_model import History, Lifecycle
     from .which_model import Hop, Parser, Which
 
-KIND_WORDS = {"tool": "a tool parser", "reasoning": "a reasoning parser", "engine": "an engine-registry parser"}
+KIND_WORDS = {
+    "tool": "a tool parser",
+    "reasoning": "a reasoning parser",
+    "engine": "an engine-registry parser",
+}
 # what makes two consecutive versions one range of `which --all`
-SIGNATURE = ("impl", "registered_file", "registered_class", "real_class", "real_file", "adapter", "wrapper_class",
-             "reason", "streaming_from", "_code_sig")
+SIGNATURE = (
+    "impl",
+    "registered_file",
+    "registered_class",
+    "real_class",
+    "real_file",
+    "adapter",
+    "wrapper_class",
+    "reason",
+    "streaming_from",
+    "_code_sig",
+)
 
 
 def known_names(db) -> list[str]:
@@ -26,7 +40,9 @@ def known_names(db) -> list[str]:
 def kinds_of(db, name: str) -> list[str]:
     if not name.isascii() and not _encodable(name):
         return []  # not UTF-8 (a command-line argument of other bytes): no name is that
-    return [r[0] for r in db.execute("select distinct kind from parser_map where name = ? order by kind", [name])]
+    return [
+        r[0] for r in db.execute("select distinct kind from parser_map where name = ? order by kind", [name])
+    ]
 
 
 def _encodable(text: str) -> bool:
@@ -44,12 +60,15 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
     if not kinds:
         names = known_names(db)  # read only to suggest close names: a scan of every row
         close = close_names(name, names, n=5, cutoff=0.5, also=lambda n: name in n)
-        hint = f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
+        hint = (
+            f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
+        )
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)
     if kind and kind not in kinds:
         are = " and ".join(KIND_WORDS.get(k, k) for k in kinds)
-        raise AnswerError(f"{name!r} is {are}, not {KIND_WORDS.get(kind, kind)}",
-                          f"drop --kind, or use --kind {kinds[0]}")
+        raise AnswerError(
+            f"{name!r} is {are}, not {KIND_WORDS.get(kind, kind)}", f"drop --kind, or use --kind {kinds[0]}"
+        )
     return [kind] if kind else kinds
 
 
@@ -59,7 +78,9 @@ def spans(versions: list[str], present: set[str]) -> list[tuple[str, str]]:
 
 
 def span_text(runs: list[tuple[str, str]]) -> str:
-    return ranges.runs_text([[a] if a == b else [a, b] for a, b in runs], sep=" – ", empty="no indexed version")
+    return ranges.runs_text(
+        [[a] if a == b else [a, b] for a, b in runs], sep=" – ", empty="no indexed version"
+    )
 
 
 def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Parser]:
@@ -68,14 +89,32 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
     sql = "select * from parser_map_v where name = ? and version = ?" + (" and kind = ?" if kind else "")
     out = []
     for r in db.query(sql + " order by kind", [name, version] + ([kind] if kind else [])):
-        hops = [Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"]) for h in db.query(
-            "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
-            " and name = ? order by step", [version, r["kind"], name])]
+        hops = [
+            Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"])
+            for h in db.query(
+                "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
+                " and name = ? order by step",
+                [version, r["kind"], name],
+            )
+        ]
         p = Parser.from_row(dict(r), hops)
-        p.attributes = [Attribute(a["role"], a["attribute"], a["value"], a["defining_class"], a["file"], a["line"],
-                                  a["set_by"], a["condition"]) for a in db.query(
-            "select role, attribute, value, defining_class, file, line, set_by, condition from parser_attrs_v"
-            " where version = ? and kind = ? and name = ? order by role, attribute", [version, r["kind"], name])]
+        p.attributes = [
+            Attribute(
+                a["role"],
+                a["attribute"],
+                a["value"],
+                a["defining_class"],
+                a["file"],
+                a["line"],
+                a["set_by"],
+                a["condition"],
+            )
+            for a in db.query(
+                "select role, attribute, value, defining_class, file, line, set_by, condition from parser_attrs_v"
+                " where version = ? and kind = ? and name = ? order by role, attribute",
+                [version, r["kind"], name],
+            )
+        ]
         out.append(p)
     return out
 
@@ -87,14 +126,21 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
     version = require(db, at) if at else newest(db)
     found = parsers_at(db, name, version, kind)
     if not found:
-        present = {r[0] for r in db.execute(
-            "select version from parser_map_v where name = ?" + (" and kind = ?" if kind else ""),
-            [name] + ([kind] if kind else []))}
+        present = {
+            r[0]
+            for r in db.execute(
+                "select version from parser_map_v where name = ?" + (" and kind = ?" if kind else ""),
+                [name] + ([kind] if kind else []),
+            )
+        }
         what = f"{name!r}" + (f" ({kind})" if kind else "")
         runs = spans(indexed(db), present)
         after = gone_after(db, name, kind, version)
-        hint = f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all" if runs else \
-            "tpindex versions lists what is indexed"
+        hint = (
+            f"ask one of those with --at (e.g. --at {runs[-1][1]}), or every version with --all"
+            if runs
+            else "tpindex versions lists what is indexed"
+        )
         if after and "renamed to " in after:
             hint = f"ask tpindex which {after.split('renamed to ', 1)[1].split()[0]}, or " + hint
         raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}{after}", hint)
@@ -123,8 +169,10 @@ def history(db, name: str, kind: str | None = None) -> History:
     versions = indexed(db)
     out = []
     for k in kinds:
-        by_version = {r["version"]: Parser.from_row(dict(r)) for r in db.query(
-            "select * from parser_map_v where name = ? and kind = ?", [name, k])}
+        by_version = {
+            r["version"]: Parser.from_row(dict(r))
+            for r in db.query("select * from parser_map_v where name = ? and kind = ?", [name, k])
+        }
         ranges: list[Range] = []
         sigs: list[tuple | None] = []
         for v in versions:
@@ -134,9 +182,12 @@ def history(db, name: str, kind: str | None = None) -> History:
                 ranges[-1].last, ranges[-1].versions, ranges[-1].parser = v, ranges[-1].versions + 1, p
                 continue
             prev = next((r.parser for r in reversed(ranges) if r.parser), None)
-            changed = bool(p and prev and all(getattr(prev, c) == getattr(p, c)
-                                              for c in ("impl", "real_file", "real_class"))
-                           and prev._code_sig != p._code_sig)
+            changed = bool(
+                p
+                and prev
+                and all(getattr(prev, c) == getattr(p, c) for c in ("impl", "real_file", "real_class"))
+                and prev._code_sig != p._code_sig
+            )
             ranges.append(Range(first=v, last=v, versions=1, parser=p, code_changed=changed))
             sigs.append(sig)
         while ranges and ranges[0].parser is None:
@@ -151,16 +202,30 @@ def lifecycle(db, name: str, kind: str, versions: list[str]) -> Lifecycle | None
     from .lifecycle_model import Lifecycle
     from .successors import links
 
-    row = db.execute(*lifecycle_of(name, kind, "first_version, last_version, became_unified, real_file_changed_in,"
-                                               " code_changed_in, removed_in")).fetchone()
+    row = db.execute(
+        *lifecycle_of(
+            name,
+            kind,
+            "first_version, last_version, became_unified, real_file_changed_in, code_changed_in, removed_in",
+        )
+    ).fetchone()
     if row is None or not versions:
         return None
     first, last, unified, moved, changed, removed = row
-    return Lifecycle(indexed_first=versions[0], indexed_last=versions[-1], first_version=first, last_version=last,
-                     in_first_indexed=first == versions[0], in_newest_indexed=last == versions[-1],
-                     became_unified=unified, unified_in_first_indexed=unified is not None and unified == versions[0],
-                     real_file_changed_in=_listed(moved), code_changed_in=_listed(changed), removed_in=removed,
-                     **links(db, kind, name, first, last, removed))
+    return Lifecycle(
+        indexed_first=versions[0],
+        indexed_last=versions[-1],
+        first_version=first,
+        last_version=last,
+        in_first_indexed=first == versions[0],
+        in_newest_indexed=last == versions[-1],
+        became_unified=unified,
+        unified_in_first_indexed=unified is not None and unified == versions[0],
+        real_file_changed_in=_listed(moved),
+        code_changed_in=_listed(changed),
+        removed_in=removed,
+        **links(db, kind, name, first, last, removed),
+    )
 
 
 def _listed(text: str | None) -> list[str]:
@@ -184,8 +249,10 @@ def registered_text(p: Parser, h: Hop) -> str:
     if picked is not None and picked.class_:
         return f"{p.name!r} -> {picked.class_}, picked by name at {picked.file}:{picked.line} ({p.form})"
     if p.form == "cli-choices":
-        return f"{p.name!r}: a {CHOICE_FLAGS.get(p.kind, 'parser')} choice that no serving code picks a class for" \
-               f" ({p.form})"
+        return (
+            f"{p.name!r}: a {CHOICE_FLAGS.get(p.kind, 'parser')} choice that no serving code picks a class for"
+            f" ({p.form})"
+        )
     return f"{p.name!r}: the registration names no class ({p.form})"
 
 
@@ -215,18 +282,32 @@ def lifecycle_facts(life: Lifecycle) -> list[str]:
     from .successors import Successor
 
     first, last = life.indexed_first, life.indexed_last
-    facts = [f"among the indexed versions {first} – {last}" if first != last else f"in the one indexed version {first}"]
-    facts.append(f"since {first} or before" if life.in_first_indexed else f"first in {life.first_version}"
-                 + (f" (renamed from {', '.join(life.renamed_from)})" if life.renamed_from else ""))
+    facts = [
+        f"among the indexed versions {first} – {last}"
+        if first != last
+        else f"in the one indexed version {first}"
+    ]
+    facts.append(
+        f"since {first} or before"
+        if life.in_first_indexed
+        else f"first in {life.first_version}"
+        + (f" (renamed from {', '.join(life.renamed_from)})" if life.renamed_from else "")
+    )
     if life.in_newest_indexed:
         facts.append(f"still in {last}")
     else:
         gone = Successor(life.successors_by, life.successors, life.renamed_to) if life.successors_by else None
-        facts.append(f"last in {life.last_version}" + (f", removed in {life.removed_in}" if life.removed_in else "")
-                     + (f", {gone.phrase()}" if gone else ""))
+        facts.append(
+            f"last in {life.last_version}"
+            + (f", removed in {life.removed_in}" if life.removed_in else "")
+            + (f", {gone.phrase()}" if gone else "")
+        )
     if life.became_unified:
-        facts.append(f"unified since {life.became_unified} or before" if life.unified_in_first_indexed
-                     else f"unified from {life.became_unified}")
+        facts.append(
+            f"unified since {life.became_unified} or before"
+            if life.unified_in_first_indexed
+            else f"unified from {life.became_unified}"
+        )
     if life.real_file_changed_in:
         facts.append(f"real file changed in {', '.join(life.real_file_changed_in)}")
     if life.code_changed_in:

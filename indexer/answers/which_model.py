@@ -68,7 +68,9 @@ class Parser(Model):
     streaming_class: str | None  # the class whose streaming method runs
     streaming_file: str | None
     streaming_line: int | None  # the streaming method's line
-    streaming_from: list[str]  # the other names whose registered class that is (streaming from another name's)
+    streaming_from: list[
+        str
+    ]  # the other names whose registered class that is (streaming from another name's)
     notes: list[str]
     reason: str | None
     hops: list[Hop] = field(default_factory=list)
@@ -78,19 +80,40 @@ class Parser(Model):
     @classmethod
     def from_row(cls, r: dict, hops: list[Hop] | None = None) -> Parser:
         return cls(
-            version=r["version"], kind=r["kind"], name=r["name"], impl=r["impl"], form=r["form"],
-            registry_file=r["registry_file"], registry_line=r["registry_line"], registered_module=r["reg_module"],
-            registered_class=r["reg_class"], registered_file=r["reg_file"], registered_line=r["reg_line"],
-            real_class=r["real_class"], real_module=r["real_module"], real_file=r["real_file"],
-            real_line=r["real_line"], adapter=r["adapter"], wrapper_class=r["wrapper_class"],
-            wrapper_file=r["wrapper_file"], wrapper_line=r["wrapper_line"],
+            version=r["version"],
+            kind=r["kind"],
+            name=r["name"],
+            impl=r["impl"],
+            form=r["form"],
+            registry_file=r["registry_file"],
+            registry_line=r["registry_line"],
+            registered_module=r["reg_module"],
+            registered_class=r["reg_class"],
+            registered_file=r["reg_file"],
+            registered_line=r["reg_line"],
+            real_class=r["real_class"],
+            real_module=r["real_module"],
+            real_file=r["real_file"],
+            real_line=r["real_line"],
+            adapter=r["adapter"],
+            wrapper_class=r["wrapper_class"],
+            wrapper_file=r["wrapper_file"],
+            wrapper_line=r["wrapper_line"],
             aliases=[a for a in (r["alias_of"] or "").split(", ") if a],
-            stub=None if r["stub"] is None else bool(r["stub"]), reexport=bool(r["reexport"]),
-            parent_class=r["parent_class"], parent_file=r["parent_file"], streaming=r["streaming"],
-            streaming_class=r["streaming_class"], streaming_file=r["streaming_file"],
-            streaming_line=r["streaming_line"], streaming_from=_listed(r["streaming_from"]),
-            notes=_notes(r["notes"]), reason=r["reason"], hops=hops or [],
-            _code_sig=r["code_sig"])
+            stub=None if r["stub"] is None else bool(r["stub"]),
+            reexport=bool(r["reexport"]),
+            parent_class=r["parent_class"],
+            parent_file=r["parent_file"],
+            streaming=r["streaming"],
+            streaming_class=r["streaming_class"],
+            streaming_file=r["streaming_file"],
+            streaming_line=r["streaming_line"],
+            streaming_from=_listed(r["streaming_from"]),
+            notes=_notes(r["notes"]),
+            reason=r["reason"],
+            hops=hops or [],
+            _code_sig=r["code_sig"],
+        )
 
 
 def _listed(text: str | None) -> list[str]:

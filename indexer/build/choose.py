@@ -24,8 +24,14 @@ def choose(source, spec: str | None, pre: bool = False) -> tuple[list[VersionRef
             return [source.ref(n) for n in source.names()], []
         names = source.names()
         offline = getattr(source, "offline", None)  # only the cached archives could be listed
-        chosen = select(spec, names, pre=pre, is_ref=source.is_ref, note=OFFLINE_NOTE if offline else "",
-                        hint=OFFLINE_HINT if offline else SPEC_HINT)
+        chosen = select(
+            spec,
+            names,
+            pre=pre,
+            is_ref=source.is_ref,
+            note=OFFLINE_NOTE if offline else "",
+            hint=OFFLINE_HINT if offline else SPEC_HINT,
+        )
         return [source.ref(n) for n in chosen.names + chosen.refs], chosen.ignored
     except OSError as e:  # a source's error (SourceError), or the disk under it
         raise BuildError(str(e), getattr(e, "hint", None) or NOTHING_INDEXED) from None

@@ -100,9 +100,13 @@ def start(conn, git_dir: str, scope: Scope, refs) -> Walk | None:
     git, from the tips no build walked yet (and for the directories of a wider scope); None when there is
     nothing to walk."""
     building = {r.label: r.commit for r in refs if r.source == "git"}
-    tips = [sha for label, sha in conn.execute(
-        "select label, commit_id from versions where source = 'git' and status = 'complete' order by ord")
-        if label not in building] + list(building.values())
+    tips = [
+        sha
+        for label, sha in conn.execute(
+            "select label, commit_id from versions where source = 'git' and status = 'complete' order by ord"
+        )
+        if label not in building
+    ] + list(building.values())
     walked = [r[0] for r in conn.execute("select sha from history_tips")]
     seen = set(walked)
     stored_roots = json.loads(_meta(conn, "history_roots") or "[]")
@@ -111,9 +115,22 @@ def start(conn, git_dir: str, scope: Scope, refs) -> Walk | None:
     candidates = list(dict.fromkeys(t for t in tips if t not in seen))
     if not candidates and not extra:
         return None
-    merges = {r[0] for r in conn.execute("select sha from commits where parents like '% %'")} if extra else set()
-    return Walk(Plan(git_dir, scope, walked, candidates, _meta(conn, "history_base"), stored_roots, roots, extra,
-                     merges))
+    merges = (
+        {r[0] for r in conn.execute("select sha from commits where parents like '% %'")} if extra else set()
+    )
+    return Walk(
+        Plan(
+            git_dir,
+            scope,
+            walked,
+            candidates,
+            _meta(conn, "history_base"),
+            stored_roots,
+            roots,
+            extra,
+            merges,
+        )
+    )
 
 
 def record(conn, git_dir: str, scope: Scope, refs=()) -> int:
@@ -128,7 +145,9 @@ def _read(plan: Plan) -> None:
 
     h = GitHistory(plan.git_dir)
     try:
-        plan.new = new = [t for t in plan.candidates if h.has_commit(t)]  # another clone's versions: no history
+        plan.new = new = [
+            t for t in plan.candidates if h.has_commit(t)
+        ]  # another clone's versions: no history
         if not new and not plan.extra:
             return
         walked = [t for t in plan.walked if h.has_commit(t)]  # walked in another clone: not a revision here
@@ -166,8 +185,10 @@ def _read(plan: Plan) -> None:
             for sha, paths in found.items():
                 paths = [p for p in paths if parsed(p[0]) and plan.scope.matches(p[0])]
                 own = h.own_paths(sha, [p[0] for p in paths]) if sha in merges and paths else set()
-                plan.rows[verb] += [(sha, path, added, removed, int(path in own) if sha in merges else None)
-                                    for path, added, removed in paths]
+                plan.rows[verb] += [
+                    (sha, path, added, removed, int(path in own) if sha in merges else None)
+                    for path, added, removed in paths
+                ]
     finally:
         h.close()
 
@@ -177,28 +198,45 @@ def _write(conn, plan: Plan) -> int:
     with conn:
         conn.execute("begin immediate")
         before = conn.execute("select count(*) from commits").fetchone()[0]
-        conn.executemany("insert or ignore into commits(sha, date, author, subject, pr) values (?, ?, ?, ?, ?)",
-                         [(c.sha, c.date, c.author, c.subject, c.pr) for c in plan.listed])
-        conn.executemany("insert into commits(sha, date, author, subject, pr) values (?, ?, ?, ?, ?)"
-                         " on conflict(sha) do nothing",
-                         [(c.sha, c.date, c.author, c.subject, c.pr) for c in graph.values()])
-        ids = _ids(conn, {p for c in graph.values() for p in c.parents} | set(graph)
-                   | {r[0] for rows in plan.rows.values() for r in rows})
+        conn.executemany(
+            "insert or ignore into commits(sha, date, author, subject, pr) values (?, ?, ?, ?, ?)",
+            [(c.sha, c.date, c.author, c.subject, c.pr) for c in plan.listed],
+        )
+        conn.executemany(
+            "insert into commits(sha, date, author, subject, pr) values (?, ?, ?, ?, ?)"
+            " on conflict(sha) do nothing",
+            [(c.sha, c.date, c.author, c.subject, c.pr) for c in graph.values()],
+        )
+        ids = _ids(
+            conn,
+            {p for c in graph.values() for p in c.parents}
+            | set(graph)
+            | {r[0] for rows in plan.rows.values() for r in rows},
+        )
         # a parent not stored can only be missing from the clone (the edge of a shallow clone): left out
-        conn.executemany("update commits set parents = ? where id = ?",
-                         [(" ".join(str(ids[p]) for p in c.parents if p in ids), ids[c.sha]) for c in graph.values()])
+        conn.executemany(
+            "update commits set parents = ? where id = ?",
+            [(" ".join(str(ids[p]) for p in c.parents if p in ids), ids[c.sha]) for c in graph.values()],
+        )
         for verb, rows in plan.rows.items():
-            conn.executemany(f"insert or {verb} into commit_files(commit_id, path, added, removed, own)"
-                             " values (?, ?, ?, ?, ?)", [(ids[r[0]], *r[1:]) for r in rows if r[0] in ids])
+            conn.executemany(
+                f"insert or {verb} into commit_files(commit_id, path, added, removed, own)"
+                " values (?, ?, ?, ?, ?)",
+                [(ids[r[0]], *r[1:]) for r in rows if r[0] in ids],
+            )
         conn.executemany("insert or ignore into history_tips(sha) values (?)", [(t,) for t in plan.new])
         if plan.new:
             if plan.base is not None:
-                conn.execute("insert or replace into meta(key, value) values ('history_base', ?)", [plan.base])
+                conn.execute(
+                    "insert or replace into meta(key, value) values ('history_base', ?)", [plan.base]
+                )
             else:
                 conn.execute("delete from meta where key = 'history_base'")
         merged = sorted(set(plan.stored_roots) | set(plan.roots))
         merged = [r for r in merged if not any(o != r and _covered(r, [o]) for o in merged)]
-        conn.execute("insert or replace into meta(key, value) values ('history_roots', ?)", [json.dumps(merged)])
+        conn.execute(
+            "insert or replace into meta(key, value) values ('history_roots', ?)", [json.dumps(merged)]
+        )
         return conn.execute("select count(*) from commits").fetchone()[0] - before
 
 
@@ -206,7 +244,11 @@ def _ids(conn, shas: set[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     wanted = list(shas)
     for i in range(0, len(wanted), 500):
-        chunk = wanted[i:i + 500]
-        out.update((sha, cid) for cid, sha in conn.execute(
-            f"select id, sha from commits where sha in ({', '.join('?' * len(chunk))})", chunk))
+        chunk = wanted[i : i + 500]
+        out.update(
+            (sha, cid)
+            for cid, sha in conn.execute(
+                f"select id, sha from commits where sha in ({', '.join('?' * len(chunk))})", chunk
+            )
+        )
     return out

@@ -40,7 +40,9 @@ PENDING_BYTES = 16 << 20  # ... while the source they were handed holds fewer by
 # blob's bytes and results wait in this process until its version is written)
 BATCH_BYTES = 1 << 18  # blobs are handed to a worker in batches of about this many bytes of source ...
 BATCH_FILES = 32  # ... or this many files: one task per blob costs the pool more than small blobs' work
-REUSE_RESOLUTION = True  # a version repeating the Python units of one resolved in the same run copies its rows
+REUSE_RESOLUTION = (
+    True  # a version repeating the Python units of one resolved in the same run copies its rows
+)
 WORKER_CHECK_SECONDS = 0.5  # while waiting for a parse result, how often the workers are checked alive
 
 
@@ -54,7 +56,9 @@ class BuildStats:
     files: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
-    resolutions_reused: int = 0  # versions given the resolution of an earlier one of this run (same Python units)
+    resolutions_reused: int = (
+        0  # versions given the resolution of an earlier one of this run (same Python units)
+    )
     commits: int = 0  # commits of a clone's history stored by this run (indexer/commits.py)
 
     @property
@@ -65,12 +69,16 @@ class BuildStats:
         added = len(self.versions_added) + len(self.versions_reindexed)
         parts = [f"{added} version(s) indexed"]
         if self.versions_reindexed:
-            parts.append(f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor"
-                         " changed, or facts missing)")
+            parts.append(
+                f"{len(self.versions_reindexed)} of them re-indexed (tag moved, scope or extractor"
+                " changed, or facts missing)"
+            )
         parts.append(f"{len(self.versions_skipped)} already indexed and skipped")
         history = f"; {self.commits} commit(s) of history stored" if self.commits else ""
-        return (", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
-                f" earlier versions or builds; {self.files} file(s) mapped{history}; {self.seconds:.2f} s.")
+        return (
+            ", ".join(parts) + f"; {self.blobs_parsed} blob(s) parsed, {self.blobs_reused} reused from"
+            f" earlier versions or builds; {self.files} file(s) mapped{history}; {self.seconds:.2f} s."
+        )
 
 
 class BuildLock:
@@ -85,13 +93,17 @@ class BuildLock:
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise BuildError(f"cannot create {self.path} ({e.strerror})", "check the directory's permissions") from e
+            raise BuildError(
+                f"cannot create {self.path} ({e.strerror})", "check the directory's permissions"
+            ) from e
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self.fd)
-            raise BuildError(f"another tpindex build is writing {self.db_path}",
-                             "wait for it to finish or build into another --db") from None
+            raise BuildError(
+                f"another tpindex build is writing {self.db_path}",
+                "wait for it to finish or build into another --db",
+            ) from None
         return self
 
     def __exit__(self, *exc):
@@ -122,17 +134,22 @@ def build(
     try:
         return _build(db_path, source, versions, scope, jobs, dedup, progress, upstream, replace, code)
     except KeyboardInterrupt:
-        raise BuildInterrupted("interrupted: the versions indexed before are kept; run the same build again to"
-                               " index the rest") from None
+        raise BuildInterrupted(
+            "interrupted: the versions indexed before are kept; run the same build again to index the rest"
+        ) from None
     except OSError as e:  # a source that fails mid-build (archive, repository), or the disk under it
         hint = getattr(e, "hint", None)
         raise BuildError(str(e), f"{hint}; {KEPT}" if hint else f"{KEPT}; run the build again") from None
     except sqlite3.Error as e:  # a full disk, an I/O error: the version being written is rolled back
         if store.is_damaged(e):
-            raise BuildError(f"{db_path} is damaged ({e})", f"rebuild it into another --db (tpindex check --db"
-                             f" {db_path} says what is wrong)") from None
-        raise BuildError(f"cannot write {db_path} ({e})", f"{KEPT}; free disk space (or pass another --db) and run"
-                         " the build again") from None
+            raise BuildError(
+                f"{db_path} is damaged ({e})",
+                f"rebuild it into another --db (tpindex check --db {db_path} says what is wrong)",
+            ) from None
+        raise BuildError(
+            f"cannot write {db_path} ({e})",
+            f"{KEPT}; free disk space (or pass another --db) and run the build again",
+        ) from None
 
 
 KEPT = "versions indexed before the failure are kept"
@@ -142,7 +159,9 @@ class BuildInterrupted(KeyboardInterrupt):
     """Ctrl-C during a build; str() says what was kept (the command line prints it)."""
 
 
-def _build(db_path: Path, source, versions, scope, jobs, dedup, progress, upstream, replace, code) -> BuildStats:
+def _build(
+    db_path: Path, source, versions, scope, jobs, dedup, progress, upstream, replace, code
+) -> BuildStats:
     t0 = time.perf_counter()
     stats = BuildStats()
     store.check_target(db_path)  # what the file is, before the lock file and WAL mode change anything
@@ -270,34 +289,57 @@ def _stop_pool(pool, bound: float = 10.0) -> None:
 
 
 class Builder:
-    def __init__(self, db, source, scope: Scope, stats: BuildStats, jobs, dedup: bool, replace: bool = False,
-                 code: bool = True):
+    def __init__(
+        self,
+        db,
+        source,
+        scope: Scope,
+        stats: BuildStats,
+        jobs,
+        dedup: bool,
+        replace: bool = False,
+        code: bool = True,
+    ):
         self.db, self.source, self.scope, self.stats = db, source, scope, stats
         self.replace = replace
         self.code = CodeWriter(db.conn) if code else None  # the text of each parsed blob, stored once
         self.jobs = jobs if jobs is not None else (os.cpu_count() or 1)
         self.dedup = dedup
         self.extractor = extractor_id()
-        self.depth = {b: store.stored_depth(status, depth) for b, status, depth in db.execute(  # blob id -> depth
-            "select id, status, depth from blobs where extractor = ?", [self.extractor])}
+        self.depth = {
+            b: store.stored_depth(status, depth)
+            for b, status, depth in db.execute(  # blob id -> depth
+                "select id, status, depth from blobs where extractor = ?", [self.extractor]
+            )
+        }
         self.units: dict[tuple[str, str], int] = {}
         self.stale_units: dict[tuple[str, str], int] = {}  # facts of an older extractor, replaced when met
         for i, b, p, x in db.execute("select id, blob_id, path, extractor from units"):
             (self.units if x == self.extractor else self.stale_units)[(b, p)] = i
         self.next_unit = db.execute("select coalesce(max(id), 0) + 1 from units").fetchone()[0]
-        underfed = store.underfed_units(db.conn, self.extractor)  # facts missing: their versions are re-indexed
+        underfed = store.underfed_units(
+            db.conn, self.extractor
+        )  # facts missing: their versions are re-indexed
         self.underfed_versions = self._versions_mapping([u for u, _, _ in underfed])
         self.refilled: set[int] = set()  # units given the facts they lacked, in the version being written
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
         self.module_cache: dict[int, dict] = {}  # resolve's per-unit facts, shared across versions
-        self.resolved: dict[bytes, int] = {}  # a version's Python units (hashed) -> a version of this run resolved so
+        self.resolved: dict[
+            bytes, int
+        ] = {}  # a version's Python units (hashed) -> a version of this run resolved so
         self.inflight: dict[str, object] = {}  # blob id -> (bytes, future or parsed result), until written
         self.inflight_depth: dict[str, int] = {}  # blob id -> the depth it is being extracted at
-        self.batches: dict[object, list[dict]] = {}  # a parse batch's future -> its results, while its version
+        self.batches: dict[
+            object, list[dict]
+        ] = {}  # a parse batch's future -> its results, while its version
         # is written (a batch holds blobs of one version: the one whose submit sent it)
-        self.texts: dict[str, tuple | None] = {}  # blob id -> (bytes, prepared) of a recorded file's text, to store
-        self.renders: dict[str, object] = {}  # template blob id -> its rendering (a row, or a future's), to store
+        self.texts: dict[
+            str, tuple | None
+        ] = {}  # blob id -> (bytes, prepared) of a recorded file's text, to store
+        self.renders: dict[
+            str, object
+        ] = {}  # template blob id -> its rendering (a row, or a future's), to store
         self.stored_renders: set[str] | None = None
         self.tree = None
         if scope.tree:
@@ -310,15 +352,28 @@ class Builder:
         out = []
         for ref in versions:
             row = self.db.execute(
-                "select id, commit_id, status, scope, extractor, source, ref from versions where label = ?", [ref.label]
+                "select id, commit_id, status, scope, extractor, source, ref from versions where label = ?",
+                [ref.label],
             ).fetchone()
             if row and row[5] != ref.source and not self.replace:
-                hint = (f"keep both under another label (--label {ref.label}+local), or replace it with --replace"
-                        if ref.source == "dir" else "replace it with --replace, or build into another --db")
-                raise BuildError(f"{ref.label} is already indexed from {row[5]} ({row[6]}); this build would replace it"
-                                 f" with {ref.source} ({ref.ref})", hint)
-            if row and row[1] == ref.commit and row[2] == "complete" and row[3] == self.scope.name \
-                    and row[4] == self.extractor and row[0] not in self.underfed_versions:
+                hint = (
+                    f"keep both under another label (--label {ref.label}+local), or replace it with --replace"
+                    if ref.source == "dir"
+                    else "replace it with --replace, or build into another --db"
+                )
+                raise BuildError(
+                    f"{ref.label} is already indexed from {row[5]} ({row[6]}); this build would replace it"
+                    f" with {ref.source} ({ref.ref})",
+                    hint,
+                )
+            if (
+                row
+                and row[1] == ref.commit
+                and row[2] == "complete"
+                and row[3] == self.scope.name
+                and row[4] == self.extractor
+                and row[0] not in self.underfed_versions
+            ):
                 self.stats.versions_skipped.append(ref.label)
                 continue
             out.append((ref, row[0] if row else None))
@@ -383,7 +438,9 @@ class Builder:
             needed = depth_needed(e.path)
             if needed == RECORDED:
                 text = self.code is not None and e.blob_id not in self.texts and not self.code.has(e.blob_id)
-                render = is_template(e.path) and e.blob_id not in self.renders and not self._rendered(e.blob_id)
+                render = (
+                    is_template(e.path) and e.blob_id not in self.renders and not self._rendered(e.blob_id)
+                )
                 if text:
                     self.texts[e.blob_id] = None
                 if render:
@@ -437,7 +494,9 @@ class Builder:
             if e.blob_id in self.renders and self.renders[e.blob_id] is None:
                 templates.append((e.blob_id, data))
             total += len(data)
-        if templates:  # a Jinja compile each (tens of ms): in a worker, like parsing, unless this build parses here
+        if (
+            templates
+        ):  # a Jinja compile each (tens of ms): in a worker, like parsing, unless this build parses here
             if inline:
                 for (blob_id, _), row in zip(templates, render_batch([d for _, d in templates]), strict=True):
                     self.renders[blob_id] = row
@@ -481,8 +540,12 @@ class Builder:
             # so that none gets it before _worker_init ignores it
             held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
-                self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("fork"),
-                                                initializer=_worker_init, initargs=(os.getpid(),))
+                self.pool = ProcessPoolExecutor(
+                    max_workers=self.jobs,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=_worker_init,
+                    initargs=(os.getpid(),),
+                )
                 self.pool.submit(int)
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
@@ -541,21 +604,38 @@ class Builder:
             cur = conn.execute(
                 "insert into versions(label, ref, commit_id, source, origin, status, scope, extractor, indexed_at)"
                 " values (?, ?, ?, ?, ?, 'building', ?, ?, datetime('now'))",
-                [ref.label, ref.ref, ref.commit, ref.source, ref.origin or None, self.scope.name, self.extractor])
+                [
+                    ref.label,
+                    ref.ref,
+                    ref.commit,
+                    ref.source,
+                    ref.origin or None,
+                    self.scope.name,
+                    self.extractor,
+                ],
+            )
             version_id = cur.lastrowid
             new_units: list[tuple] = []
             recorded: list[tuple] = []
-            rows = [(version_id, e.path, self._unit(e, parsed_here, facts, new_units, recorded)) for e in entries]
+            rows = [
+                (version_id, e.path, self._unit(e, parsed_here, facts, new_units, recorded)) for e in entries
+            ]
             # each kind of row in one statement: many small statements of different kinds cost several times
             # as much (each finds the CPU's caches cold)
-            conn.executemany("insert into blobs(id, size, extractor, status, depth) values (?, 0, ?, 'not-parsed', ?)"
-                             " on conflict(id) do update set extractor = excluded.extractor, depth = excluded.depth"
-                             " where blobs.status = 'not-parsed'", recorded)  # a migration's rows: as built now
-            conn.executemany("insert into units(id, blob_id, path, module, extractor) values (?, ?, ?, ?, ?)",
-                             new_units)
+            conn.executemany(
+                "insert into blobs(id, size, extractor, status, depth) values (?, 0, ?, 'not-parsed', ?)"
+                " on conflict(id) do update set extractor = excluded.extractor, depth = excluded.depth"
+                " where blobs.status = 'not-parsed'",
+                recorded,
+            )  # a migration's rows: as built now
+            conn.executemany(
+                "insert into units(id, blob_id, path, module, extractor) values (?, ?, ?, ?, ?)", new_units
+            )
             for (table, cols), fact_rows in facts.items():
-                conn.executemany(f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
-                                 fact_rows)
+                conn.executemany(
+                    f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
+                    fact_rows,
+                )
             conn.executemany("insert or replace into files(version_id, path, unit_id) values (?, ?, ?)", rows)
             self.stats.files += len(rows)
             if tree is not None:
@@ -563,12 +643,16 @@ class Builder:
             n_registered = self._resolve(version_id)
             self._resolve_refilled(version_id)
             if n_registered == 0:
-                self.stats.warnings.append(f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))")
+                self.stats.warnings.append(
+                    f"{ref.label}: no parser registry found in scope ({len(rows)} file(s))"
+                )
             self.renumber()  # readers, and a build killed before its end, see every version in order
             if self.code:
                 self.code.flush()
-            conn.execute("update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
-                         [len(rows), "found" if n_registered else "none", version_id])
+            conn.execute(
+                "update versions set status = 'complete', file_count = ?, registry = ? where id = ?",
+                [len(rows), "found" if n_registered else "none", version_id],
+            )
 
     def _resolve(self, version_id: int) -> int:
         """Resolve a version, or copy the resolution of a version resolved in this run whose Python files are
@@ -578,9 +662,16 @@ class Builder:
         change). -> how many names the version registers."""
         from ..resolve.chains import copy_resolution, resolve_version
 
-        key = hashlib.sha1(repr(sorted(  # a recorded file (a test) has no facts whatever its content: its path counts
-            (path, None if depth_needed(path) == RECORDED else unit_id) for path, unit_id in self.db.conn.execute(
-                "select path, unit_id from files where version_id = ? and path like '%.py'", [version_id]))).encode()
+        key = hashlib.sha1(
+            repr(
+                sorted(  # a recorded file (a test) has no facts whatever its content: its path counts
+                    (path, None if depth_needed(path) == RECORDED else unit_id)
+                    for path, unit_id in self.db.conn.execute(
+                        "select path, unit_id from files where version_id = ? and path like '%.py'",
+                        [version_id],
+                    )
+                )
+            ).encode()
         ).digest()
         donor = self.resolved.get(key) if REUSE_RESOLUTION and not self.refilled else None
         if donor is not None:
@@ -597,12 +688,25 @@ class Builder:
             before = self.depth.get(blob_id)
             if before is not None and before > res["depth"]:
                 continue  # extracted again less deeply (--no-dedup, at another path): the stored facts stay
-            rows.append((blob_id, len(data), self.extractor, res["status"], res["error_count"],
-                         res["first_error_line"], res["error"], res["packed"], res["depth"]))
+            rows.append(
+                (
+                    blob_id,
+                    len(data),
+                    self.extractor,
+                    res["status"],
+                    res["error_count"],
+                    res["first_error_line"],
+                    res["error"],
+                    res["packed"],
+                    res["depth"],
+                )
+            )
             stored.append((blob_id, data, res, before))
         self.db.conn.executemany(
             "insert or replace into blobs(id, size, extractor, status, error_count, first_error_line, error, facts,"
-            " depth) values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            " depth) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
         for blob_id, data, res, before in stored:
             if self.code:
                 self.code.add(blob_id, data, res["code"])  # the bytes read for parsing, split by the worker
@@ -632,16 +736,20 @@ class Builder:
             self._rendered(e.blob_id)
             self.stored_renders.add(e.blob_id)
             rows.append((e.blob_id, got["call"], got["reply"], got["error"], got["notes"]))
-        self.db.conn.executemany("insert or replace into template_renders(blob_id, call, reply, error, notes)"
-                                 " values (?, ?, ?, ?, ?)", rows)
+        self.db.conn.executemany(
+            "insert or replace into template_renders(blob_id, call, reply, error, notes)"
+            " values (?, ?, ?, ?, ?)",
+            rows,
+        )
 
     def _refill(self, blob_id: str, before: int, res: dict) -> None:
         """A blob stored shallower than a path now needs (met first at a recorded path, or outside the parser
         packages) has just been extracted deeper: its units at paths needing more get the facts they lacked,
         in place (see _resolve_refilled)."""
         facts = None
-        for unit_id, path in self.db.conn.execute("select id, path from units where blob_id = ? and extractor = ?",
-                                                  [blob_id, self.extractor]).fetchall():
+        for unit_id, path in self.db.conn.execute(
+            "select id, path from units where blob_id = ? and extractor = ?", [blob_id, self.extractor]
+        ).fetchall():
             if depth_needed(path) <= before:
                 continue
             if path == res["path"]:
@@ -653,7 +761,8 @@ class Builder:
             for table, cols, values in located:
                 self.db.conn.executemany(
                     f"insert into {table}(unit_id, {', '.join(cols)}) values (?{', ?' * len(cols)})",
-                    [(unit_id, *v) for v in values])
+                    [(unit_id, *v) for v in values],
+                )
             self.refilled.add(unit_id)
 
     def _clear_facts(self, unit_id: int) -> None:
@@ -669,16 +778,23 @@ class Builder:
         refilled, self.refilled = sorted(self.refilled), set()
         for vid in sorted(self._versions_mapping(refilled) - {version_id}):
             n = resolve_version(self.db, vid, self.module_cache)
-            self.db.conn.execute("update versions set registry = ? where id = ?", ["found" if n else "none", vid])
+            self.db.conn.execute(
+                "update versions set registry = ? where id = ?", ["found" if n else "none", vid]
+            )
 
     def _versions_mapping(self, unit_ids: list[int]) -> set[int]:
         """The complete versions with a file at one of these units."""
         out: set[int] = set()
         for i in range(0, len(unit_ids), 500):
-            chunk = unit_ids[i:i + 500]
-            out.update(r[0] for r in self.db.conn.execute(
-                "select distinct f.version_id from files f join versions v on v.id = f.version_id"
-                f" where v.status = 'complete' and f.unit_id in ({', '.join('?' * len(chunk))})", chunk))
+            chunk = unit_ids[i : i + 500]
+            out.update(
+                r[0]
+                for r in self.db.conn.execute(
+                    "select distinct f.version_id from files f join versions v on v.id = f.version_id"
+                    f" where v.status = 'complete' and f.unit_id in ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
         return out
 
     def _unit(self, e, parsed_here: dict[str, dict], facts: dict, new_units: list, recorded: list) -> int:
@@ -701,13 +817,17 @@ class Builder:
             if e.blob_id not in parsed_here:
                 self.stats.blobs_reused += 1
             packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
-            located = table_rows(locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path), e.path)
+            located = table_rows(
+                locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path), e.path
+            )
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old
             self._clear_facts(unit_id)
-            conn.execute("update units set extractor = ?, module = ? where id = ?",
-                         [self.extractor, module_of(e.path), unit_id])
+            conn.execute(
+                "update units set extractor = ?, module = ? where id = ?",
+                [self.extractor, module_of(e.path), unit_id],
+            )
         else:
             unit_id = self.next_unit
             self.next_unit += 1
@@ -721,5 +841,7 @@ class Builder:
         """versions.ord in version order; inside the transaction of the version being written."""
         current = dict(self.db.conn.execute("select label, ord from versions"))
         wanted = {label: i for i, label in enumerate(sorted(current, key=sort_key))}
-        self.db.conn.executemany("update versions set ord = ? where label = ?",  # only the rows that move
-                                 [(i, label) for label, i in wanted.items() if current[label] != i])
+        self.db.conn.executemany(
+            "update versions set ord = ? where label = ?",  # only the rows that move
+            [(i, label) for label, i in wanted.items() if current[label] != i],
+        )

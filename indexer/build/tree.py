@@ -46,8 +46,9 @@ class TreeTier:
         self.extractor = builder.extractor
         conn = self.db.conn
         self.path_ids: dict[str, int] = dict(conn.execute("select path, id from tree_paths"))
-        self.blobs: dict[str, list] = {b: [k, d, w] for k, b, d, w in conn.execute(
-            "select id, blob_id, defs, words from tree_blobs")}  # blob id -> [key, defs extractor, words]
+        self.blobs: dict[str, list] = {
+            b: [k, d, w] for k, b, d, w in conn.execute("select id, blob_id, defs, words from tree_blobs")
+        }  # blob id -> [key, defs extractor, words]
         self.next_path = max(self.path_ids.values(), default=0) + 1
         self.next_blob = max((s[0] for s in self.blobs.values()), default=0) + 1
         self.waiting: dict[str, tuple] = {}  # blob id -> (batch future or results, index, defs?, words?)
@@ -63,15 +64,23 @@ class TreeTier:
         """Hand the light work of a version's files to the workers; -> the (path, blob id) list to write.
         `full_facts(blob_id)`: whether the build parses or has parsed the blob fully."""
         todo = []
-        stored_full = self._stored_full([e.blob_id for e in listing if is_module(e.path)
-                                         and e.blob_id in self.builder.depth])
+        stored_full = self._stored_full(
+            [e.blob_id for e in listing if is_module(e.path) and e.blob_id in self.builder.depth]
+        )
         for e in listing:
             b = e.blob_id
             state = self.blobs.get(b)
-            defs = is_module(e.path) and (state is None or state[1] != self.extractor) \
-                and b not in self.derive and not (b in self.waiting and self.waiting[b][2])
-            words = has_words(e.path) and (state is None or not state[2]) \
+            defs = (
+                is_module(e.path)
+                and (state is None or state[1] != self.extractor)
+                and b not in self.derive
+                and not (b in self.waiting and self.waiting[b][2])
+            )
+            words = (
+                has_words(e.path)
+                and (state is None or not state[2])
                 and not (b in self.waiting and self.waiting[b][3])
+            )
             if defs and (b in stored_full or (self.builder.depth.get(b, -1) < FULL and full_facts(b))):
                 self.derive.add(b)
                 defs = False
@@ -93,9 +102,14 @@ class TreeTier:
         out: set[str] = set()
         ids = list(dict.fromkeys(b for b in blob_ids if b not in self.derive))
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            out.update(r[0] for r in self.db.conn.execute(
-                f"select id from blobs where facts is not null and id in ({','.join('?' * len(chunk))})", chunk))
+            chunk = ids[i : i + 500]
+            out.update(
+                r[0]
+                for r in self.db.conn.execute(
+                    f"select id from blobs where facts is not null and id in ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
         return out
 
     def _add(self, blob_id: str, data: bytes, defs: bool, words: bool) -> None:
@@ -163,16 +177,25 @@ class TreeTier:
                 state[1] = self.extractor
                 changed[blob_id] = state
         conn.executemany("insert into tree_paths(id, path) values (?, ?)", new_paths)
-        conn.executemany("insert or replace into tree_blobs(id, blob_id, defs, words) values (?, ?, ?, ?)",
-                         [(s[0], b, s[1], s[2]) for b, s in changed.items()])
+        conn.executemany(
+            "insert or replace into tree_blobs(id, blob_id, defs, words) values (?, ?, ?, ?)",
+            [(s[0], b, s[1], s[2]) for b, s in changed.items()],
+        )
         conn.executemany("delete from definitions where blob_key = ?", [(k,) for k in stale])
-        conn.executemany("insert into definitions(blob_key, kind, name, qualname, line, end_line)"
-                         " values (?, ?, ?, ?, ?, ?)", def_rows)
+        conn.executemany(
+            "insert into definitions(blob_key, kind, name, qualname, line, end_line)"
+            " values (?, ?, ?, ?, ?, ?)",
+            def_rows,
+        )
         conn.executemany("insert into tree_words(rowid, words) values (?, ?)", word_rows)
-        conn.executemany("insert or replace into tree_files(version_id, path_id, blob_key) values (?, ?, ?)",
-                         [(version_id, self.path_ids[p], self.blobs[b][0]) for p, b in files])
-        conn.execute("insert or replace into version_trees(version_id, files, modules) values (?, ?, ?)",
-                     [version_id, len(files), sum(1 for p, _ in files if is_module(p))])
+        conn.executemany(
+            "insert or replace into tree_files(version_id, path_id, blob_key) values (?, ?, ?)",
+            [(version_id, self.path_ids[p], self.blobs[b][0]) for p, b in files],
+        )
+        conn.execute(
+            "insert or replace into version_trees(version_id, files, modules) values (?, ?, ?)",
+            [version_id, len(files), sum(1 for p, _ in files if is_module(p))],
+        )
 
     def _result(self, work):
         if isinstance(work, list):

@@ -7,5 +7,7 @@ from ..core.problems import BuildError
 
 
 def worker_died() -> BuildError:
-    return BuildError("a parser worker process died (killed, or out of memory)",
-                      "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)")
+    return BuildError(
+        "a parser worker process died (killed, or out of memory)",
+        "versions indexed before the failure are kept; run the build again (-j 1 uses less memory)",
+    )

@@ -9,8 +9,14 @@ from .main import db_option
 
 
 @click.command(short_help="Verify a database (exit 1 when something is wrong).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: notes, problems and a summary line; json: {ok, problems, notes, summary}.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: notes, problems and a summary line; json: {ok, problems, notes, summary}.",
+)
 @db_option
 def check(fmt, db_path):
     """Verify a database: schema, complete versions, files and blobs, facts missing for parsed files,
@@ -29,9 +35,10 @@ def check(fmt, db_path):
     if problems:
         for p in problems:
             click.echo(f"problem: {p}", err=True)
-        click.echo(f"{db_path}: {len(problems)} problem(s). Hint: rebuild into a new --db (tpindex build --db NEW"
-                   " ...); a build also migrates an older schema and re-indexes incomplete versions.", err=True)
+        click.echo(
+            f"{db_path}: {len(problems)} problem(s). Hint: rebuild into a new --db (tpindex build --db NEW"
+            " ...); a build also migrates an older schema and re-indexes incomplete versions.",
+            err=True,
+        )
         raise SystemExit(1)
     click.echo(f"ok: {summary}")
-
-

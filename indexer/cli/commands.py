@@ -20,8 +20,13 @@ def dumps(answer) -> str:
     return json.dumps(answer.to_json(), indent=2, ensure_ascii=False)
 
 
-COLOR = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-                     help="Colour the text output: auto colours on a terminal (unless NO_COLOR is set).")
+COLOR = click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the text output: auto colours on a terminal (unless NO_COLOR is set).",
+)
 
 
 def use_color(choice: str) -> bool:
@@ -35,18 +40,33 @@ def use_color(choice: str) -> bool:
 
 GREP_TIME_LIMIT = 10.0  # answers.grep.GREP_TIME_LIMIT (not imported: click reads it before any search)
 
-KIND = click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
-                    help="Only this kind of parser (default: every kind the name has).")
+KIND = click.option(
+    "--kind",
+    type=click.Choice(["tool", "reasoning", "engine"]),
+    help="Only this kind of parser (default: every kind the name has).",
+)
 
 
 @click.command(short_help="Which file really implements a parser name.")
 @click.argument("name")
-@click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed).")
-@click.option("--all", "all_", is_flag=True,
-              help="Every indexed version, equal consecutive versions collapsed into ranges, and the lifecycle.")
+@click.option(
+    "--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed)."
+)
+@click.option(
+    "--all",
+    "all_",
+    is_flag=True,
+    help="Every indexed version, equal consecutive versions collapsed into ranges, and the lifecycle.",
+)
 @KIND
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text for people; json (the same facts, every hop) for tools.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people; json (the same facts, every hop) for tools.",
+)
 @db_option
 def which(name, at, all_, kind, fmt, db_path):
     """Which file really implements parser NAME: the chain from the registration to the class whose code
@@ -72,22 +92,38 @@ def which(name, at, all_, kind, fmt, db_path):
 @click.command(short_help="What changed between two versions (exit 1 when something did).")
 @click.argument("a")
 @click.argument("b")
-@click.option("--code", "code_path", metavar="PATH|NAME",
-              help="Instead: a unified diff of the code of PATH between A and B (an added or deleted file "
-                   "shows whole), or of parser NAME's own code files, file by file, its real file at A against its "
-                   "real file at B when it moved; json gives the hunks {old_start, old_lines, new_start, new_lines, "
-                   "lines}.")
-@click.option("--kind", type=click.Choice(["tool", "reasoning", "engine"]),
-              help="With --code NAME: only this kind of parser (default: every kind the name has).")
-@click.option("--contract", is_flag=True,
-              help="Instead: what changed in the parser contract plugins depend on (bases, their methods' signatures "
-                   "and attributes, the registration API, utils helpers, the types they name and where they are "
-                   "imported from, how serving constructs and calls parsers), typed as griffe's breakage check does, "
-                   "with file:line on both sides; exit 1 only when a change breaks plugins.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
-                   "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
-                   "diff block).")
+@click.option(
+    "--code",
+    "code_path",
+    metavar="PATH|NAME",
+    help="Instead: a unified diff of the code of PATH between A and B (an added or deleted file "
+    "shows whole), or of parser NAME's own code files, file by file, its real file at A against its "
+    "real file at B when it moved; json gives the hunks {old_start, old_lines, new_start, new_lines, "
+    "lines}.",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["tool", "reasoning", "engine"]),
+    help="With --code NAME: only this kind of parser (default: every kind the name has).",
+)
+@click.option(
+    "--contract",
+    is_flag=True,
+    help="Instead: what changed in the parser contract plugins depend on (bases, their methods' signatures "
+    "and attributes, the registration API, utils helpers, the types they name and where they are "
+    "imported from, how serving constructs and calls parsers), typed as griffe's breakage check does, "
+    "with file:line on both sides; exit 1 only when a change breaks plugins.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text: one line per change; json: {a, b, changes: [{type, kind, name, before, after, file, line, "
+    "detail, ...}]}; markdown: a table with links, for issues and pull requests (with --code: a "
+    "diff block).",
+)
 @COLOR
 @db_option
 def diff(a, b, code_path, kind, contract, fmt, color, db_path):
@@ -146,10 +182,21 @@ def diff(a, b, code_path, kind, contract, fmt, color, db_path):
 
 @click.command(short_help="The parser index of a version as JSON, CSV or Markdown.")
 @click.option("--at", "at", metavar="VERSION", help="The version to export (default: the newest indexed).")
-@click.option("--format", "fmt", type=click.Choice(["json", "csv", "markdown"]), default="json", show_default=True,
-              help="json: {version, columns, parsers: [...]}; csv: one row per name with a header; markdown: a table.")
-@click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
-              help="Write here instead of standard output (never over the database or another SQLite file).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "csv", "markdown"]),
+    default="json",
+    show_default=True,
+    help="json: {version, columns, parsers: [...]}; csv: one row per name with a header; markdown: a table.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(allow_dash=True),
+    default="-",
+    help="Write here instead of standard output (never over the database or another SQLite file).",
+)
 @db_option
 def export(at, fmt, output, db_path):
     """The parser index of a version: kind, name, impl, registered file and class, real file and class,
@@ -177,13 +224,19 @@ def write_output(path: str, text: str, db_path: str) -> None:
     if os.path.isdir(target):
         raise Problem(f"-o {path} is a directory", "give a file name, e.g. -o parsers.json")
     if not os.path.isdir(os.path.dirname(target)):
-        raise Problem(f"-o {path}: directory {os.path.dirname(target)} does not exist", "create it or choose another -o")
+        raise Problem(
+            f"-o {path}: directory {os.path.dirname(target)} does not exist", "create it or choose another -o"
+        )
     if os.path.exists(target):
-        real = os.path.realpath(db_path)  # a database reached through a link keeps its files beside the real one
+        real = os.path.realpath(
+            db_path
+        )  # a database reached through a link keeps its files beside the real one
         own = [db_path] + [real + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")]
         if any(_same_file(target, f) for f in own):
-            raise Problem(f"-o {path} is the database {db_path} (or one of its files); refusing to write over it",
-                       "choose another -o")
+            raise Problem(
+                f"-o {path} is the database {db_path} (or one of its files); refusing to write over it",
+                "choose another -o",
+            )
         if os.path.isfile(target):
             try:
                 with open(target, "rb") as f:
@@ -191,14 +244,19 @@ def write_output(path: str, text: str, db_path: str) -> None:
             except OSError:
                 is_sqlite = False  # unreadable: opening it for writing says why
             if is_sqlite:
-                raise Problem(f"-o {path} is an SQLite database; refusing to write over it", "choose another -o")
+                raise Problem(
+                    f"-o {path} is an SQLite database; refusing to write over it", "choose another -o"
+                )
     try:
         with open(target, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
         why = e.strerror or str(e)
-        hint = ("free some space or choose another -o" if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-                else "check its permissions or choose another -o")
+        hint = (
+            "free some space or choose another -o"
+            if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+            else "check its permissions or choose another -o"
+        )
         raise Problem(f"cannot write -o {path} ({why})", hint) from None
 
 
@@ -214,12 +272,22 @@ def _same_file(a: str, b: str) -> bool:
 @click.command(short_help="Everything about one parser name at a version (or --all).")
 @click.argument("name", required=False)
 @click.option("--at", "at", metavar="VERSION", help="The version to describe (default: the newest indexed).")
-@click.option("--all", "all_", is_flag=True,
-              help="Every registered name of the version: one document (with --format markdown, a table with a "
-                   "row per name and a section per name: a version-stamped operator reference).")
+@click.option(
+    "--all",
+    "all_",
+    is_flag=True,
+    help="Every registered name of the version: one document (with --format markdown, a table with a "
+    "row per name and a section per name: a version-stamped operator reference).",
+)
 @KIND
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text for people; json (every fact, with upstream links) for tools; markdown for documents.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text for people; json (every fact, with upstream links) for tools; markdown for documents.",
+)
 @db_option
 def card(name, at, all_, kind, fmt, db_path):
     """Everything an operator needs about parser NAME at one version: impl, registered / real / engine /
@@ -249,11 +317,26 @@ def card(name, at, all_, kind, fmt, db_path):
 
 @click.command(short_help="Where a symbol is defined or a path is, across versions.")
 @click.argument("query", metavar="SYMBOL|PATH")
-@click.option("--at", "at", metavar="VERSION", help="The version to answer for (default: the newest indexed with --tree).")
-@click.option("--all", "all_", is_flag=True,
-              help="Every indexed version: ranges with the same files, moves and removals.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text for people (long lists capped); json (everything) for tools.")
+@click.option(
+    "--at",
+    "at",
+    metavar="VERSION",
+    help="The version to answer for (default: the newest indexed with --tree).",
+)
+@click.option(
+    "--all",
+    "all_",
+    is_flag=True,
+    help="Every indexed version: ranges with the same files, moves and removals.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people (long lists capped); json (everything) for tools.",
+)
 @db_option
 def where(query, at, all_, fmt, db_path):
     """Where SYMBOL is defined, or whether PATH exists, at a version or across all of them.
@@ -281,11 +364,22 @@ def where(query, at, all_, fmt, db_path):
 
 @click.command("check-doc", short_help="Check a Markdown document's claims against the index.")
 @click.argument("document", type=FILE_OR_DASH)
-@click.option("--at", "at", multiple=True, metavar="VERSION|SPEC",
-              help="The version(s) to check against (default: the newest indexed). Repeatable; a spec "
-                   "(v0.30.0..v0.33.0, lists, globs) selects among the indexed versions. Each is checked.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: one line per claim; json: every claim with its evidence; markdown: a table per version.")
+@click.option(
+    "--at",
+    "at",
+    multiple=True,
+    metavar="VERSION|SPEC",
+    help="The version(s) to check against (default: the newest indexed). Repeatable; a spec "
+    "(v0.30.0..v0.33.0, lists, globs) selects among the indexed versions. Each is checked.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text: one line per claim; json: every claim with its evidence; markdown: a table per version.",
+)
 @db_option
 def check_doc(document, at, fmt, db_path):
     """Check the claims of a Markdown DOCUMENT (runbook, pointer map, skill file) against the index: paths
@@ -306,7 +400,9 @@ def check_doc(document, at, fmt, db_path):
         with click.open_file(document, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
-        raise Problem(f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input") from None
+        raise Problem(
+            f"cannot read {document} ({e.strerror or e})", "pass a Markdown file, or - for standard input"
+        ) from None
     report = index(db_path).check_doc(text, list(at), name=document)
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
@@ -317,16 +413,30 @@ def check_doc(document, at, fmt, db_path):
     raise SystemExit(1 if report.failed else 0)
 
 
-@click.command("check-plugin", short_help="Check a parser plugin file against each indexed version's contract.")
+@click.command(
+    "check-plugin", short_help="Check a parser plugin file against each indexed version's contract."
+)
 @click.argument("plugin", type=FILE_OR_DASH)
-@click.option("--tags", metavar="SPEC",
-              help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).")
-@click.option("--since", metavar="VERSION",
-              help="The version the plugin was written against: a built-in name it shadows has its code changes "
-                   "counted from there (default: the first compatible version).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: the compatible versions, then each range of versions with what breaks or warns there; "
-                   "json: every check at every version; markdown: a summary table and a table per version.")
+@click.option(
+    "--tags",
+    metavar="SPEC",
+    help="The versions to check (the tag-spec grammar of build, over the indexed versions; default: all).",
+)
+@click.option(
+    "--since",
+    metavar="VERSION",
+    help="The version the plugin was written against: a built-in name it shadows has its code changes "
+    "counted from there (default: the first compatible version).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text: the compatible versions, then each range of versions with what breaks or warns there; "
+    "json: every check at every version; markdown: a summary table and a table per version.",
+)
 @db_option
 def check_plugin(plugin, tags, since, fmt, db_path):
     """Check a tool or reasoning parser PLUGIN file (a --tool-parser-plugin file, a module of a plugin
@@ -346,8 +456,12 @@ def check_plugin(plugin, tags, since, fmt, db_path):
         with click.open_file(plugin, "rb") as f:
             data = f.read()
     except OSError as e:
-        raise Problem(f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input") from None
-    report = index(db_path).check_plugin(data, path=plugin if plugin != "-" else "<stdin>", tags=tags, since=since)
+        raise Problem(
+            f"cannot read {plugin} ({e.strerror or e})", "pass a Python file, or - for standard input"
+        ) from None
+    report = index(db_path).check_plugin(
+        data, path=plugin if plugin != "-" else "<stdin>", tags=tags, since=since
+    )
     if fmt == "json":
         click.echo(dumps(report))
     elif fmt == "markdown":
@@ -361,11 +475,20 @@ def check_plugin(plugin, tags, since, fmt, db_path):
 @click.argument("location", metavar="PATH[:LINE[-END]]|NAME")
 @click.option("--at", "at", metavar="VERSION", help="The version to show (default: the newest indexed).")
 @KIND
-@click.option("--method", metavar="METHOD",
-              help="With a NAME: the method as the name resolves it (e.g. extract_tool_calls_streaming, parse).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: the lines with their numbers; json: {version, path, blob_id, kind, line_count, start, "
-                   "end, lines: [{line, text}]}.")
+@click.option(
+    "--method",
+    metavar="METHOD",
+    help="With a NAME: the method as the name resolves it (e.g. extract_tool_calls_streaming, parse).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: the lines with their numbers; json: {version, path, blob_id, kind, line_count, start, "
+    "end, lines: [{line, text}]}.",
+)
 @COLOR
 @db_option
 def show(location, at, kind, method, fmt, color, db_path):
@@ -384,7 +507,9 @@ def show(location, at, kind, method, fmt, color, db_path):
     ix = index(db_path)
     if is_path_argument(location):
         if kind or method:
-            raise Problem("--kind and --method go with a parser NAME, not a PATH", "drop them, or give a name")
+            raise Problem(
+                "--kind and --method go with a parser NAME, not a PATH", "drop them, or give a name"
+            )
         path, start, end = parse_location(location)
         shown = ix.show(path, at, start, end)
         if fmt == "json":
@@ -400,8 +525,14 @@ def show(location, at, kind, method, fmt, color, db_path):
         for sp in spans.spans:
             what = f"{sp.class_}.{sp.method}" if sp.method else sp.class_
             kinds = " and ".join(sp.kinds)
-            title = (f"{location} ({kinds} parser) at {spans.version}: {what}, {sp.file}:{sp.start}-{sp.end}"
-                     + (f" ({sp.role}{', ' + sp.body if sp.body and sp.body != 'code' else ''})" if sp.method else ""))
+            title = (
+                f"{location} ({kinds} parser) at {spans.version}: {what}, {sp.file}:{sp.start}-{sp.end}"
+                + (
+                    f" ({sp.role}{', ' + sp.body if sp.body and sp.body != 'code' else ''})"
+                    if sp.method
+                    else ""
+                )
+            )
             blocks.append((title, sp.code))
     on = use_color(color)
     out = []
@@ -419,19 +550,44 @@ def show(location, at, kind, method, fmt, color, db_path):
 
 @click.command(short_help="Search the code of every indexed version, like git grep.")
 @click.argument("pattern")
-@click.option("--tags", "tags", metavar="SPEC", help="Search these indexed versions (the tag-spec grammar of build: "
-              "A..B, lists, globs; default: every indexed version).")
+@click.option(
+    "--tags",
+    "tags",
+    metavar="SPEC",
+    help="Search these indexed versions (the tag-spec grammar of build: "
+    "A..B, lists, globs; default: every indexed version).",
+)
 @click.option("--at", "at", metavar="VERSION", help="Search one version.")
-@click.option("--path", "paths", multiple=True, metavar="GLOB",
-              help="Only paths matching GLOB (fnmatch, * crosses /) or under a directory. Repeatable.")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="GLOB",
+    help="Only paths matching GLOB (fnmatch, * crosses /) or under a directory. Repeatable.",
+)
 @click.option("-i", "--ignore-case", "icase", is_flag=True, help="Case-insensitive, like git grep -i.")
-@click.option("-F", "--fixed-strings", "fixed", is_flag=True, help="PATTERN is a plain string, like git grep -F.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help='text: "VERSIONS  path:line:text"; json: [{path, line, text, versions: [...]}] (binary files: '
-                   'line and text null, binary true).')
-@click.option("--time-limit", "time_limit", type=click.FloatRange(0, 3600), default=GREP_TIME_LIMIT, show_default=True,
-              metavar="SECONDS", help="Stop a search that takes longer (a pattern with nested repetition can take"
-                                      " exponential time); 0: no limit.")
+@click.option(
+    "-F", "--fixed-strings", "fixed", is_flag=True, help="PATTERN is a plain string, like git grep -F."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help='text: "VERSIONS  path:line:text"; json: [{path, line, text, versions: [...]}] (binary files: '
+    "line and text null, binary true).",
+)
+@click.option(
+    "--time-limit",
+    "time_limit",
+    type=click.FloatRange(0, 3600),
+    default=GREP_TIME_LIMIT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop a search that takes longer (a pattern with nested repetition can take"
+    " exponential time); 0: no limit.",
+)
 @COLOR
 @db_option
 def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path):
@@ -450,8 +606,16 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     from ..render.grep import format_text
 
     on = fmt == "text" and use_color(color)
-    res = index(db_path).search(pattern, tags=tags, at=at, paths=list(paths), icase=icase, fixed=fixed,
-                                time_limit=time_limit, mark=None if on else 0)
+    res = index(db_path).search(
+        pattern,
+        tags=tags,
+        at=at,
+        paths=list(paths),
+        icase=icase,
+        fixed=fixed,
+        time_limit=time_limit,
+        mark=None if on else 0,
+    )
     if fmt == "json":
         click.echo(json.dumps([m.json() for m in res.matches], indent=1))
     elif res.matches:
@@ -465,40 +629,119 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
 @click.command(short_help="Run a version's own parser and serving code on a raw model output.")
 @click.argument("name", required=False)
 @click.option("--at", "at", metavar="VERSION", help="One version (default: the newest indexed).")
-@click.option("--tags", metavar="SPEC", help="Versions among the indexed ones (A..B, A.., lists, globs), as a matrix.")
-@click.option("--text", "text_file", type=FILE_OR_DASH,
-              help="The raw model output (the text the model generated, sentinels included); - reads stdin.")
-@click.option("--deltas", "deltas_file", type=FILE_OR_DASH,
-              help="The exact deltas from a log instead: a JSON list of strings, or of {text, ids} objects.")
-@click.option("--split", "split", default="token", show_default=True, metavar="HOW",
-              help="How tokens are grouped into streaming deltas: token, char, word, random:SEED, interval:K.")
-@click.option("--splits", "splits", metavar="HOW,HOW",
-              help="Try several splits (comma-separated) and mark a version split-sensitive when they disagree.")
-@click.option("--tools", "tools_file", type=FILE,
-              help="The request's tools (an OpenAI tools JSON list; default: one get_weather tool).")
-@click.option("--tool-choice", default="auto", show_default=True, help="auto, required, none or a function name.")
-@click.option("--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it.")
-@click.option("--tokenizer", "tokenizer_file", type=click.Path(dir_okay=False, exists=True),
-              help="The model's tokenizer.json instead of the synthetic tokenizer (needs the tokenizers package "
-                   "in the replay environment).")
-@click.option("--special", "specials", multiple=True, metavar="TOKEN",
-              help="A special token of the synthetic tokenizer, instead of the name's sentinels (repeatable): a "
-                   "parser may read the vocabulary (mistral's takes [ARGS] in it for a v11 tokenizer).")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(["nonstream", "stream", "serving"]),
-              help="Only these modes (repeatable; default: all three).")
-@click.option("--timeout", type=click.FloatRange(1, 3600), default=60, show_default=True,
-              help="Seconds one version may take (wall clock) before its process is killed.")
+@click.option(
+    "--tags", metavar="SPEC", help="Versions among the indexed ones (A..B, A.., lists, globs), as a matrix."
+)
+@click.option(
+    "--text",
+    "text_file",
+    type=FILE_OR_DASH,
+    help="The raw model output (the text the model generated, sentinels included); - reads stdin.",
+)
+@click.option(
+    "--deltas",
+    "deltas_file",
+    type=FILE_OR_DASH,
+    help="The exact deltas from a log instead: a JSON list of strings, or of {text, ids} objects.",
+)
+@click.option(
+    "--split",
+    "split",
+    default="token",
+    show_default=True,
+    metavar="HOW",
+    help="How tokens are grouped into streaming deltas: token, char, word, random:SEED, interval:K.",
+)
+@click.option(
+    "--splits",
+    "splits",
+    metavar="HOW,HOW",
+    help="Try several splits (comma-separated) and mark a version split-sensitive when they disagree.",
+)
+@click.option(
+    "--tools",
+    "tools_file",
+    type=FILE,
+    help="The request's tools (an OpenAI tools JSON list; default: one get_weather tool).",
+)
+@click.option(
+    "--tool-choice", default="auto", show_default=True, help="auto, required, none or a function name."
+)
+@click.option(
+    "--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it."
+)
+@click.option(
+    "--tokenizer",
+    "tokenizer_file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="The model's tokenizer.json instead of the synthetic tokenizer (needs the tokenizers package "
+    "in the replay environment).",
+)
+@click.option(
+    "--special",
+    "specials",
+    multiple=True,
+    metavar="TOKEN",
+    help="A special token of the synthetic tokenizer, instead of the name's sentinels (repeatable): a "
+    "parser may read the vocabulary (mistral's takes [ARGS] in it for a v11 tokenizer).",
+)
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["nonstream", "stream", "serving"]),
+    help="Only these modes (repeatable; default: all three).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1, 3600),
+    default=60,
+    show_default=True,
+    help="Seconds one version may take (wall clock) before its process is killed.",
+)
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Versions replayed at once (default: CPUs).")
-@click.option("--setup", is_flag=True, help="Only create the replay environment (a virtualenv in the user cache).")
-@click.option("--stop-server", "stop_server", is_flag=True,
-              help="Only stop the warm replay server (it otherwise ends after TPINDEX_REPLAY_IDLE seconds unused, "
-                   "default 300).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: one version in detail, several as a matrix; json: schema replay; markdown: the matrix.")
+@click.option(
+    "--setup", is_flag=True, help="Only create the replay environment (a virtualenv in the user cache)."
+)
+@click.option(
+    "--stop-server",
+    "stop_server",
+    is_flag=True,
+    help="Only stop the warm replay server (it otherwise ends after TPINDEX_REPLAY_IDLE seconds unused, "
+    "default 300).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text: one version in detail, several as a matrix; json: schema replay; markdown: the matrix.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @db_option
-def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, tool_choice, reasoning_parser,
-           tokenizer_file, specials, modes, timeout, jobs, setup, stop_server, fmt, quiet, db_path):
+def replay(
+    name,
+    at,
+    tags,
+    text_file,
+    deltas_file,
+    split,
+    splits,
+    tools_file,
+    tool_choice,
+    reasoning_parser,
+    tokenizer_file,
+    specials,
+    modes,
+    timeout,
+    jobs,
+    setup,
+    stop_server,
+    fmt,
+    quiet,
+    db_path,
+):
     """Run the indexed version's own vLLM tool parser (and reasoning parser, and chat-completion serving
     code) on a raw model output, in a child process with time and memory limits: non-streaming, streaming
     (deltas fed as that version's serving loop feeds them) and through serving (finish_reason, the flush of
@@ -529,8 +772,10 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
         from ..api import stop_replay_servers
 
         pids = stop_replay_servers()
-        click.echo(f"stopped {len(pids)} replay server{'s' if len(pids) != 1 else ''}"
-                   + (f" (pid {', '.join(map(str, pids))})" if pids else ""))
+        click.echo(
+            f"stopped {len(pids)} replay server{'s' if len(pids) != 1 else ''}"
+            + (f" (pid {', '.join(map(str, pids))})" if pids else "")
+        )
         return
     if setup:
         if name or text_file or deltas_file:
@@ -558,13 +803,29 @@ def replay(name, at, tags, text_file, deltas_file, split, splits, tools_file, to
         except ValueError as e:
             raise Problem(f"--tools {tools_file} is not JSON ({e})", "give an OpenAI tools list") from None
         if not isinstance(tools, list):
-            raise Problem(f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]")
+            raise Problem(
+                f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]"
+            )
     split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
     ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None
-    ans = index(db_path).replay(name, at=at, tags=tags, text=text, deltas=deltas, splits=split_list, tools=tools,
-                                tool_choice=tool_choice, reasoning_parser=reasoning_parser,
-                                tokenizer_file=tokenizer_file, modes=list(modes) or None, timeout=timeout, jobs=jobs,
-                                progress=ticks, notice=say, specials=list(specials) if specials else None)
+    ans = index(db_path).replay(
+        name,
+        at=at,
+        tags=tags,
+        text=text,
+        deltas=deltas,
+        splits=split_list,
+        tools=tools,
+        tool_choice=tool_choice,
+        reasoning_parser=reasoning_parser,
+        tokenizer_file=tokenizer_file,
+        modes=list(modes) or None,
+        timeout=timeout,
+        jobs=jobs,
+        progress=ticks,
+        notice=say,
+        specials=list(specials) if specials else None,
+    )
     if fmt == "json":
         click.echo(dumps(ans))
     elif fmt == "markdown":
@@ -593,19 +854,31 @@ def _read_deltas(path: str) -> list[dict]:
     try:
         data = json.loads(_read_input(path))
     except ValueError as e:
-        raise Problem(f"--deltas {path} is not JSON ({e})", "a JSON list of strings or of {text, ids}") from None
+        raise Problem(
+            f"--deltas {path} is not JSON ({e})", "a JSON list of strings or of {text, ids}"
+        ) from None
     if isinstance(data, dict) and isinstance(data.get("deltas"), list):
         data = data["deltas"]
     if not isinstance(data, list) or not data:
-        raise Problem(f"--deltas {path} is not a non-empty JSON list", "a JSON list of strings or of {text, ids}")
+        raise Problem(
+            f"--deltas {path} is not a non-empty JSON list", "a JSON list of strings or of {text, ids}"
+        )
     out = []
     for k, d in enumerate(data):
         if isinstance(d, str):
             out.append({"text": d, "ids": None})
-        elif isinstance(d, dict) and isinstance(d.get("text"), str) and (
-                d.get("ids") is None or (isinstance(d["ids"], list) and all(isinstance(i, int) for i in d["ids"]))):
+        elif (
+            isinstance(d, dict)
+            and isinstance(d.get("text"), str)
+            and (
+                d.get("ids") is None
+                or (isinstance(d["ids"], list) and all(isinstance(i, int) for i in d["ids"]))
+            )
+        ):
             out.append({"text": d["text"], "ids": d.get("ids")})
         else:
-            raise Problem(f"--deltas {path}: item {k} is neither a string nor {{text, ids}}",
-                       "each delta: \"text\" or {\"text\": \"...\", \"ids\": [1, 2]}")
+            raise Problem(
+                f"--deltas {path}: item {k} is neither a string nor {{text, ids}}",
+                'each delta: "text" or {"text": "...", "ids": [1, 2]}',
+            )
     return out

@@ -11,16 +11,30 @@ from .main import FILE_OR_DASH, db_option
 
 @click.command(short_help="Which parser fits a model: from its chat template, tokenizer or output.")
 @click.argument("file", type=FILE_OR_DASH)
-@click.option("--at", "at", metavar="VERSION", help="The version whose parsers to rank (default: the newest indexed).")
-@click.option("--kind", type=click.Choice(["tool", "reasoning"]),
-              help="Only tool parsers or only reasoning parsers (default: both).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: the ranked candidates with their evidence, then the serve line; json: every candidate "
-                   "with evidence (schema fit); markdown: tables for an issue or a runbook.")
-@click.option("--replay", is_flag=True,
-              help="FILE is a raw output: also run the top three tool candidates on it with the version's own code "
-                   "(as tpindex replay does: non-streaming, then one token per delta) and weigh what each made of "
-                   "it (a call or none, call markup left in the content) into the ranking.")
+@click.option(
+    "--at", "at", metavar="VERSION", help="The version whose parsers to rank (default: the newest indexed)."
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["tool", "reasoning"]),
+    help="Only tool parsers or only reasoning parsers (default: both).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text: the ranked candidates with their evidence, then the serve line; json: every candidate "
+    "with evidence (schema fit); markdown: tables for an issue or a runbook.",
+)
+@click.option(
+    "--replay",
+    is_flag=True,
+    help="FILE is a raw output: also run the top three tool candidates on it with the version's own code "
+    "(as tpindex replay does: non-streaming, then one token per delta) and weigh what each made of "
+    "it (a call or none, call markup left in the content) into the ranking.",
+)
 @db_option
 def fit(file, at, kind, fmt, replay, db_path):
     """Which parser fits a model: rank the tool and reasoning parsers of a version by the evidence FILE gives,
@@ -47,12 +61,20 @@ def fit(file, at, kind, fmt, replay, db_path):
         with click.open_file(file, "rb") as fh:
             data = fh.read(FIT_MAX_INPUT + 1)
     except OSError as e:
-        raise Problem(f"cannot read {file} ({e.strerror or e})",
-                   "pass a chat template, a tokenizer_config.json, a tokenizer.json or a model output (- for "
-                   "standard input)") from None
+        raise Problem(
+            f"cannot read {file} ({e.strerror or e})",
+            "pass a chat template, a tokenizer_config.json, a tokenizer.json or a model output (- for "
+            "standard input)",
+        ) from None
     text = data.decode("utf-8", errors="replace")
-    answer = index(db_path).fit(text, at, kind, name="-" if file == "-" else file, replay=replay,
-                                notice=lambda m: click.echo(m, err=True))
+    answer = index(db_path).fit(
+        text,
+        at,
+        kind,
+        name="-" if file == "-" else file,
+        replay=replay,
+        notice=lambda m: click.echo(m, err=True),
+    )
     if fmt == "json":
         click.echo(dumps(answer))
     elif fmt == "markdown":

@@ -13,16 +13,28 @@ from .main import db_option
 @click.argument("a")
 @click.argument("b")
 @KIND
-@click.option("--framework", is_flag=True,
-              help="Also the shared framework files the name's code runs through (engine base, abstract parser, "
-                   "adapters).")
-@click.option("--all-parents", is_flag=True,
-              help="Every commit of B's history not in A's, through merged branches (a merge itself only where it "
-                   "changed a file on its own); default: B's first-parent line, as git log --first-parent.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="text: a line per commit and its files; json: {name, a, b, first_parent, framework, kinds: "
-                   "[{kind, files_a, files_b, commits: [{sha, date, author, subject, pr, merge, url, pr_url, "
-                   "files}]}], note}; markdown: a table with links.")
+@click.option(
+    "--framework",
+    is_flag=True,
+    help="Also the shared framework files the name's code runs through (engine base, abstract parser, "
+    "adapters).",
+)
+@click.option(
+    "--all-parents",
+    is_flag=True,
+    help="Every commit of B's history not in A's, through merged branches (a merge itself only where it "
+    "changed a file on its own); default: B's first-parent line, as git log --first-parent.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text: a line per commit and its files; json: {name, a, b, first_parent, framework, kinds: "
+    "[{kind, files_a, files_b, commits: [{sha, date, author, subject, pr, merge, url, pr_url, "
+    "files}]}], note}; markdown: a table with links.",
+)
 @db_option
 def log(name, a, b, kind, framework, all_parents, fmt, db_path):
     """The commits from version A to version B that touched any file of parser NAME's own code at A or at B
@@ -44,9 +56,15 @@ def log(name, a, b, kind, framework, all_parents, fmt, db_path):
 
 @click.command(short_help="Which indexed versions hold a commit or a pull request.")
 @click.argument("target", metavar="COMMIT|#PR")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text for people; json: {query, commits: [{commit, first, versions}], first, versions, "
-                   "not_containing, without_history}.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people; json: {query, commits: [{commit, first, versions}], first, versions, "
+    "not_containing, without_history}.",
+)
 @db_option
 def contains(target, fmt, db_path):
     """The first indexed version (in version order) whose history holds COMMIT (its id, 4 to 40 hex digits),

@@ -47,8 +47,16 @@ FILE_OR_DASH = click.Path(dir_okay=False, allow_dash=True)
 
 
 def db_option(f):
-    return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, type=FILE,
-                        envvar="TPINDEX_DB", show_envvar=True, help="The SQLite database to read or write.")(f)
+    return click.option(
+        "--db",
+        "db_path",
+        default=DEFAULT_DB,
+        show_default=True,
+        type=FILE,
+        envvar="TPINDEX_DB",
+        show_envvar=True,
+        help="The SQLite database to read or write.",
+    )(f)
 
 
 class LazyGroup(click.Group):
@@ -83,8 +91,10 @@ class LazyGroup(click.Group):
             if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
                 raise
             _quiet_stdout()
-            fail = _Shown(f"cannot write the output ({e.strerror or e})",
-                        "free space where the output goes, or send it elsewhere")
+            fail = _Shown(
+                f"cannot write the output ({e.strerror or e})",
+                "free space where the output goes, or send it elsewhere",
+            )
             fail.show()
             sys.exit(fail.exit_code)
 
@@ -98,13 +108,18 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt as e:  # a build's Ctrl-C says what it kept (BuildInterrupted)
             click.echo(str(e) or "interrupted", err=True)
             raise SystemExit(130) from None
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged page met mid-query, in any read command
+        except (
+            sqlite3.DatabaseError,
+            UnicodeDecodeError,
+        ) as e:  # a damaged page met mid-query, in any read command
             from ..store.database import is_damaged
 
             if not is_damaged(e):
                 raise
-            raise _Shown(f"the database is damaged ({e})",
-                       "run tpindex check for details, then rebuild it into a new --db") from None
+            raise _Shown(
+                f"the database is damaged ({e})",
+                "run tpindex check for details, then rebuild it into a new --db",
+            ) from None
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
@@ -144,7 +159,9 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(package_name="tpindex")
 def main():
     """Index vLLM's tool-calling code across versions and answer questions about it.
@@ -155,54 +172,129 @@ def main():
 
 
 @main.command(short_help="Index versions (git tags, release archives, a directory).")
-@click.option("--repo", default=".", show_default=True, type=DIRECTORY,
-              help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
-                   "and index are never touched. The commits between the indexed tags are stored too (for log, "
-                   "contains and the commits diff lists).")
-@click.option("--from-pypi", is_flag=True,
-              help="Read vllm's released source archives from the package index pip is configured with "
-                   "(PIP_INDEX_URL, pip's global.index-url, else PyPI) instead of a git repository.")
-@click.option("--path", "paths", multiple=True, metavar="DIR|GLOB",
-              help="A directory (an installed vllm in site-packages, an unpacked archive, a checkout) to index "
-                   "as one version. A value with glob characters (* ? [) instead adds paths to the scope, like "
-                   "--include. Repeatable for globs.")
-@click.option("--label", help="With --path DIR: the version label (default: read from the package's version file).")
-@click.option("--tags", "spec", metavar="SPEC",
-              help="Versions to index: A..B (inclusive, in version order), A.. or ..B, comma-separated lists, "
-                   "shell globs (v0.3*), or any other ref (branch, commit) as one version. Required with "
-                   "--repo and --from-pypi.")
+@click.option(
+    "--repo",
+    default=".",
+    show_default=True,
+    type=DIRECTORY,
+    help="A vLLM git clone or bare repository. Trees and blobs are read through git; the work tree "
+    "and index are never touched. The commits between the indexed tags are stored too (for log, "
+    "contains and the commits diff lists).",
+)
+@click.option(
+    "--from-pypi",
+    is_flag=True,
+    help="Read vllm's released source archives from the package index pip is configured with "
+    "(PIP_INDEX_URL, pip's global.index-url, else PyPI) instead of a git repository.",
+)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="DIR|GLOB",
+    help="A directory (an installed vllm in site-packages, an unpacked archive, a checkout) to index "
+    "as one version. A value with glob characters (* ? [) instead adds paths to the scope, like "
+    "--include. Repeatable for globs.",
+)
+@click.option(
+    "--label", help="With --path DIR: the version label (default: read from the package's version file)."
+)
+@click.option(
+    "--tags",
+    "spec",
+    metavar="SPEC",
+    help="Versions to index: A..B (inclusive, in version order), A.. or ..B, comma-separated lists, "
+    "shell globs (v0.3*), or any other ref (branch, commit) as one version. Required with "
+    "--repo and --from-pypi.",
+)
 @click.option("--pre", is_flag=True, help="Include pre-releases (rc, dev, a, b) in ranges and globs.")
 @db_option
-@click.option("--scope", type=click.Choice(["default", "all"]), default="default", show_default=True,
-              help="default: the tool-calling subsystem (every path the tool-parser and reasoning-parser "
-                   "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates, "
-                   "parser tests and the tool-calling documentation); all: every .py under vllm/.")
-@click.option("--tree", is_flag=True,
-              help="Also record every path of each version's tree (docs/, tests/, examples/, ...), the definitions "
-                   "(classes, functions, methods, module-level names) of every module under vllm/, and which "
-                   "identifiers each text file uses: what tpindex where and check-doc read. Costs a light parse "
-                   "of every module once per unique file.")
-@click.option("--include", "includes", multiple=True, metavar="GLOB",
-              help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py': paths inside the "
-                   "version tree (no '..', not absolute). Repeatable.")
-@click.option("--cache-dir", type=DIRECTORY,
-              help="With --from-pypi: where downloaded archives are kept (default: the user cache dir).")
-@click.option("--upstream", default=None,
-              help=f"Repository URL for links to source lines (default {UPSTREAM}), http(s), or a template using "
-                   "{ref}, {path} and {line}; stored in the database.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
-              help="Parser worker processes (default: number of CPUs).")
+@click.option(
+    "--scope",
+    type=click.Choice(["default", "all"]),
+    default="default",
+    show_default=True,
+    help="default: the tool-calling subsystem (every path the tool-parser and reasoning-parser "
+    "packages have had, vllm/parser/, the CLI arguments and serving-chat files, chat templates, "
+    "parser tests and the tool-calling documentation); all: every .py under vllm/.",
+)
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="Also record every path of each version's tree (docs/, tests/, examples/, ...), the definitions "
+    "(classes, functions, methods, module-level names) of every module under vllm/, and which "
+    "identifiers each text file uses: what tpindex where and check-doc read. Costs a light parse "
+    "of every module once per unique file.",
+)
+@click.option(
+    "--include",
+    "includes",
+    multiple=True,
+    metavar="GLOB",
+    help="Add paths to the scope (fnmatch; * crosses /), e.g. 'vllm/entrypoints/*.py': paths inside the "
+    "version tree (no '..', not absolute). Repeatable.",
+)
+@click.option(
+    "--cache-dir",
+    type=DIRECTORY,
+    help="With --from-pypi: where downloaded archives are kept (default: the user cache dir).",
+)
+@click.option(
+    "--upstream",
+    default=None,
+    help=f"Repository URL for links to source lines (default {UPSTREAM}), http(s), or a template using "
+    "{ref}, {path} and {line}; stored in the database.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Parser worker processes (default: number of CPUs).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
-@click.option("-v", "--verbose", is_flag=True, help="Also list the tags that ranges ignored because they are not versions.")
-@click.option("--replace", is_flag=True,
-              help="Replace a version already indexed from another source under the same label (a --path DIR build "
-                   "labelled like a release, a tag indexed from the package index and now from git). Without it, "
-                   "such a build is refused.")
-@click.option("--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version.")
-@click.option("--no-code", is_flag=True, hidden=True,
-              help="(benchmarking) do not store the code (show, grep and diff --code then have nothing to read).")
-def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includes, cache_dir, upstream, jobs, quiet,
-          verbose, replace, no_dedup, no_code):
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also list the tags that ranges ignored because they are not versions.",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace a version already indexed from another source under the same label (a --path DIR build "
+    "labelled like a release, a tag indexed from the package index and now from git). Without it, "
+    "such a build is refused.",
+)
+@click.option(
+    "--no-dedup", is_flag=True, hidden=True, help="(benchmarking) parse every file of every version."
+)
+@click.option(
+    "--no-code",
+    is_flag=True,
+    hidden=True,
+    help="(benchmarking) do not store the code (show, grep and diff --code then have nothing to read).",
+)
+def build(
+    repo,
+    from_pypi,
+    paths,
+    label,
+    spec,
+    pre,
+    db_path,
+    scope,
+    tree,
+    includes,
+    cache_dir,
+    upstream,
+    jobs,
+    quiet,
+    verbose,
+    replace,
+    no_dedup,
+    no_code,
+):
     """Index versions of vLLM into the database.
 
     \b
@@ -226,8 +318,10 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
     if label and not dirs:
         raise Problem("--label names the version of a --path DIR build", "drop --label, or add --path DIR")
     if dirs and spec:
-        raise Problem("--tags selects versions of a repository or the package index; --path DIR is one version",
-                   "drop --tags (use --label to name the directory's version)")
+        raise Problem(
+            "--tags selects versions of a repository or the package index; --path DIR is one version",
+            "drop --tags (use --label to name the directory's version)",
+        )
     if upstream is not None:
         from ..core.links import UPSTREAM_HINT, upstream_problem
 
@@ -236,8 +330,10 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
         upstream = upstream.strip()
     db_file = Path(db_path)
     if not db_file.parent.is_dir():
-        raise Problem(f"the database directory {db_file.parent} does not exist",
-                   f"create it (mkdir -p {db_file.parent}) or pass another --db")
+        raise Problem(
+            f"the database directory {db_file.parent} does not exist",
+            f"create it (mkdir -p {db_file.parent}) or pass another --db",
+        )
     if not os.access(db_file.parent, os.W_OK) or (db_file.exists() and not os.access(db_file, os.W_OK)):
         raise Problem(f"cannot write {db_file}", "check its permissions or pass another --db")
     from ..store.database import check_target
@@ -253,7 +349,9 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
     elif from_pypi:
         from ..sources.pypi import PypiSource
 
-        source = PypiSource(cache_dir=cache_dir, progress=_download_bar if not quiet and sys.stderr.isatty() else None)
+        source = PypiSource(
+            cache_dir=cache_dir, progress=_download_bar if not quiet and sys.stderr.isatty() else None
+        )
     else:
         from ..sources.git import GitSource
 
@@ -263,14 +361,33 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
         click.echo(f"ignored (not versions): {', '.join(ignored)}", err=True)
 
     show = not quiet and sys.stderr.isatty()
-    bar = click.progressbar(length=len(versions), label="indexing", file=sys.stderr, show_eta=False, show_pos=True,
-                            item_show_func=lambda label: f"writing {label}" if label else "") if show else None
+    bar = (
+        click.progressbar(
+            length=len(versions),
+            label="indexing",
+            file=sys.stderr,
+            show_eta=False,
+            show_pos=True,
+            item_show_func=lambda label: f"writing {label}" if label else "",
+        )
+        if show
+        else None
+    )
     try:
         if bar:
             bar.__enter__()
-        stats = run_build(db_file, source, versions, the_scope, jobs=jobs, dedup=not no_dedup,
-                          progress=(lambda label, done: bar.update(done, label)) if bar else None, upstream=upstream,
-                          replace=replace, code=not no_code)
+        stats = run_build(
+            db_file,
+            source,
+            versions,
+            the_scope,
+            jobs=jobs,
+            dedup=not no_dedup,
+            progress=(lambda label, done: bar.update(done, label)) if bar else None,
+            upstream=upstream,
+            replace=replace,
+            code=not no_code,
+        )
     finally:
         if bar:
             bar.__exit__(None, None, None)
@@ -281,8 +398,14 @@ def build(repo, from_pypi, paths, label, spec, pre, db_path, scope, tree, includ
 
 
 @main.command(short_help="The indexed versions, with their counts of files and names.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: a table; json: a list of {version, source, origin, files, tool, reasoning, engine, status}.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table; json: a list of {version, source, origin, files, tool, reasoning, engine, status}.",
+)
 @db_option
 def versions(fmt, db_path):
     """List indexed versions in version order. Columns: version (the label, a tag upstream); source (git: a
@@ -301,9 +424,13 @@ def versions(fmt, db_path):
     if not infos:
         click.echo(f"{db_path}: no versions indexed yet")
         return
-    click.echo(f"{'version':<16} {'source':<6} {'files':>6} {'tool':>5} {'reasoning':>9} {'engine':>6}  status")
+    click.echo(
+        f"{'version':<16} {'source':<6} {'files':>6} {'tool':>5} {'reasoning':>9} {'engine':>6}  status"
+    )
     for v in infos:
-        click.echo(f"{v.version:<16} {v.source:<6} {v.files:>6} {v.tool:>5} {v.reasoning:>9} {v.engine:>6}  {v.status}")
+        click.echo(
+            f"{v.version:<16} {v.source:<6} {v.files:>6} {v.tool:>5} {v.reasoning:>9} {v.engine:>6}  {v.status}"
+        )
 
 
 @main.command(short_help="Serve the tools for agents over stdio (Model Context Protocol).")
@@ -338,8 +465,10 @@ def schema(name):
         from ..core.suggest import close_names
 
         close = close_names(name, names(), n=3, cutoff=0.4)
-        raise Problem(f"no schema named {name!r}", f"did you mean {' or '.join(close)}?" if close else
-                   f"one of: {', '.join(names())}") from None
+        raise Problem(
+            f"no schema named {name!r}",
+            f"did you mean {' or '.join(close)}?" if close else f"one of: {', '.join(names())}",
+        ) from None
 
 
 if __name__ == "__main__":

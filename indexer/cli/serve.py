@@ -25,25 +25,45 @@ def _check_port(host: str, port: int) -> None:
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
                 raise Problem(f"port {port} on {host} is already in use", "pass another --port") from None
-            raise Problem(f"cannot listen on {host}:{port} ({e.strerror})", "pass another --host or --port") from None
+            raise Problem(
+                f"cannot listen on {host}:{port} ({e.strerror})", "pass another --host or --port"
+            ) from None
 
 
 @click.command(short_help="Browse the database in Datasette, read-only.")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on.")
+@click.option(
+    "--port", default=8001, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on."
+)
 @click.option("--open", "open_browser", is_flag=True, help="Open the home page in a web browser.")
-@click.option("--upstream", default=None, metavar="URL",
-              help="Repository URL that file links point to, overriding the one stored by tpindex build "
-                   "--upstream (default https://github.com/vllm-project/vllm). A URL with {ref}, {path} and "
-                   "{line} is used as a template (for hosts other than GitHub); http(s) only, no other "
-                   "placeholders.")
-@click.option("--time-limit", "time_limit_ms", default=SQL_TIME_LIMIT_MS, show_default=True,
-              type=click.IntRange(100, 600_000), metavar="MS", help="Time limit of any SQL query and of any code search (the search page, MCP's grep), in"
-                   " milliseconds.")
-@click.option("--cache-mb", default=CACHE_MB, show_default=True, type=click.IntRange(0, 65536), metavar="MB",
-              help="Memory for the response cache: a page is rendered once per state of the database and then"
-                   " answered from memory, until a build writes into the database; 0 turns it off.")
+@click.option(
+    "--upstream",
+    default=None,
+    metavar="URL",
+    help="Repository URL that file links point to, overriding the one stored by tpindex build "
+    "--upstream (default https://github.com/vllm-project/vllm). A URL with {ref}, {path} and "
+    "{line} is used as a template (for hosts other than GitHub); http(s) only, no other "
+    "placeholders.",
+)
+@click.option(
+    "--time-limit",
+    "time_limit_ms",
+    default=SQL_TIME_LIMIT_MS,
+    show_default=True,
+    type=click.IntRange(100, 600_000),
+    metavar="MS",
+    help="Time limit of any SQL query and of any code search (the search page, MCP's grep), in milliseconds.",
+)
+@click.option(
+    "--cache-mb",
+    default=CACHE_MB,
+    show_default=True,
+    type=click.IntRange(0, 65536),
+    metavar="MB",
+    help="Memory for the response cache: a page is rendered once per state of the database and then"
+    " answered from memory, until a build writes into the database; 0 turns it off.",
+)
 def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
@@ -68,8 +88,11 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
     from ..api import stop_searches, warm_searches
 
     warm_searches()  # a server has threads: its searches fork through the fork server, started now
-    server = _Server(uvicorn.Config(ds.app(), host=host, port=port, log_level="warning", lifespan="on",
-                                    timeout_graceful_shutdown=5))
+    server = _Server(
+        uvicorn.Config(
+            ds.app(), host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+        )
+    )
     server.run()
     stop_searches()
     import signal
@@ -77,5 +100,3 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
     if signal.SIGINT in server.signals:
         click.echo("interrupted", err=True)
         raise SystemExit(130)  # Ctrl-C, as every command; SIGTERM (a service manager's stop) is a clean exit
-
-

@@ -14,8 +14,10 @@ from urllib.parse import quote, urlsplit
 
 DEFAULT_UPSTREAM = "https://github.com/vllm-project/vllm"
 PLACEHOLDERS = ("ref", "path", "line")
-UPSTREAM_HINT = ("pass a repository URL such as https://github.com/vllm-project/vllm, or a template using only"
-                 " {ref}, {path} and {line}, e.g. https://git.example.org/vllm/src/{ref}/{path}#L{line}")
+UPSTREAM_HINT = (
+    "pass a repository URL such as https://github.com/vllm-project/vllm, or a template using only"
+    " {ref}, {path} and {line}, e.g. https://git.example.org/vllm/src/{ref}/{path}#L{line}"
+)
 
 _FILE_COLUMN = re.compile(r"^(?P<prefix>.*?)(?P<what>file|path)(?P<side>_a|_b)?$")
 _VERSION_TAG = re.compile(r"^v?\d+(\.\d+)+")

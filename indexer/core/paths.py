@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 
-FILE_SUFFIXES = frozenset("""py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
-ts html css lock in png svg jpg""".split())
+FILE_SUFFIXES = frozenset(
+    """py pyi md rst txt jinja j2 json yaml yml toml cfg ini sh cu cuh cpp cc c h hpp rs js
+ts html css lock in png svg jpg""".split()
+)
 
 
 def has_file_suffix(path: str) -> bool:
@@ -37,8 +39,14 @@ def is_path_argument(text: str) -> bool:
 
 def is_linkable_file(value) -> bool:
     """`vllm/x.py`, `docs/a.md`: a file a cell links; not a URL, an absolute path, text with spaces."""
-    return (isinstance(value, str) and 0 < len(value) < 500 and "://" not in value and not value.startswith("/")
-            and "." in value.rsplit("/", 1)[-1] and not any(c.isspace() for c in value))
+    return (
+        isinstance(value, str)
+        and 0 < len(value) < 500
+        and "://" not in value
+        and not value.startswith("/")
+        and "." in value.rsplit("/", 1)[-1]
+        and not any(c.isspace() for c in value)
+    )
 
 
 _SPAN = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d*))?$")

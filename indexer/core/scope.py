@@ -72,11 +72,16 @@ class Scope:
         elif name == "all":
             base = ALL + PRESENCE
         else:
-            raise ScopeError(f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)", SCOPE_HINT)
+            raise ScopeError(
+                f"unknown scope {name!r} (use 'default' or 'all', and --path GLOB to add)", SCOPE_HINT
+            )
         for pat in extra:
             if pat.startswith("/") or ".." in pat.split("/") or not pat.strip("/ "):
-                raise ScopeError(f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
-                                 " relative to the tree's root, without '..')", SCOPE_HINT)
+                raise ScopeError(
+                    f"scope pattern {pat!r} is not a path inside the version tree (patterns are"
+                    " relative to the tree's root, without '..')",
+                    SCOPE_HINT,
+                )
         label = name if not extra else f"{name}+" + ",".join(extra)
         return cls(tuple(dict.fromkeys(base + tuple(extra))), label + ("+tree" if tree else ""), tree)
 
@@ -124,7 +129,9 @@ RECORDED = 0  # present, not parsed (templates, tests, --include globs outside v
 MODULE = 1  # a module outside the parser packages (--scope all, --include): every fact kind but a parser's
 # own (sentinels, request settings, plants; extract/facts.py PARSER_KINDS)
 FULL = 2  # the parser packages (the default scope's Python files): parsed for every fact kind
-PARSER_PACKAGES = tuple(p for p in TOOL_CALLING if p.startswith("vllm/") and p.endswith(".py") and p not in FRAMEWORK)
+PARSER_PACKAGES = tuple(
+    p for p in TOOL_CALLING if p.startswith("vllm/") and p.endswith(".py") and p not in FRAMEWORK
+)
 
 
 def depth_needed(path: str) -> int:

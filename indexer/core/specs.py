@@ -57,8 +57,10 @@ def named(label: str, names: Iterable[str]) -> list[str]:
 
 
 def ambiguous(label: str, candidates: list[str]) -> str:
-    return (f"version {_shown(label)} is ambiguous: it equals {', '.join(candidates)} under PEP 440; name one of"
-            " them as written")
+    return (
+        f"version {_shown(label)} is ambiguous: it equals {', '.join(candidates)} under PEP 440; name one of"
+        " them as written"
+    )
 
 
 def _shown(text: str) -> str:
@@ -102,7 +104,9 @@ def _bound(text: str, spec: str, fail) -> Version | None:
         return None
     v = parse_version(text)
     if v is None:
-        raise fail(f"range end {_shown(text)} in {_shown(spec)} is not a version (write e.g. v0.30.0..v0.32.0)")
+        raise fail(
+            f"range end {_shown(text)} in {_shown(spec)} is not a version (write e.g. v0.30.0..v0.32.0)"
+        )
     return v
 
 
@@ -125,7 +129,9 @@ def select(
     versions = {n: parse_version(n) for n in names}
     items = [s.strip() for s in spec.split(",")]
     if not spec.strip() or any(not s for s in items):
-        raise fail(f"malformed tag spec {_shown(spec)}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)")
+        raise fail(
+            f"malformed tag spec {_shown(spec)}: empty item (write e.g. v0.30.0..v0.32.0 or v0.30.0,v0.32.0)"
+        )
     chosen: dict[str, None] = {}
     refs: list[str] = []
     left_out: list[str] = []  # pre-releases a range or glob would have taken with pre=True
@@ -168,8 +174,10 @@ def select(
             raise fail(f"unknown tag or ref {_shown(item)}; closest existing tags: {close}")
     if not chosen and not refs:
         if left_out:
-            raise fail(f"tag spec {_shown(spec)} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
-                       " and globs leave out; pass --pre (pre=True) or name them")
+            raise fail(
+                f"tag spec {_shown(spec)} selects only pre-releases ({', '.join(left_out[:3])}), which ranges"
+                " and globs leave out; pass --pre (pre=True) or name them"
+            )
         words = [w.strip() for w in items[0].split("..") if w.strip()]
         close = ", ".join(closest(words[0] if words else spec, names)) or "none"
         raise fail(f"tag spec {_shown(spec)} selects nothing; closest existing tags: {close}")

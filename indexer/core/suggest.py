@@ -7,8 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 
-def close_names(word: str, names: Iterable[str], n: int, cutoff: float,
-                also: Callable[[str], bool] | None = None, limit: int | None = None) -> list[str]:
+def close_names(
+    word: str,
+    names: Iterable[str],
+    n: int,
+    cutoff: float,
+    also: Callable[[str], bool] | None = None,
+    limit: int | None = None,
+) -> list[str]:
     """The names closest to `word` (at most `n`, each at least `cutoff` alike, best first, as difflib
     rates them), then, when `also` is given, the other names it accepts (a name containing the word, a
     path with the same file name), in their order, up to `limit` names in all (default `n`)."""

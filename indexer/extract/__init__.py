@@ -22,6 +22,7 @@ EXTRACTOR_VERSION = 12  # 3: methods' calls and delegation; 4: sentinels, reques
 # 12: the text of recorded files (chat templates, tests) in the code store (versions re-indexed to store it);
 #     regexes (the regular expressions of a parser's code, for fit)
 
+
 @functools.cache
 def extractor_id() -> str:
     import hashlib  # here: what answers read of extract/ (templates, tokens) needs no hash (OpenSSL's, 11 M instructions)

@@ -18,8 +18,14 @@ def extract(root: Node) -> list[dict]:
             parser = parser.child_by_field_name("value")
         names = [text(n) for n in _names(targets)]
         for pos, name in enumerate(names):
-            rows.append({"adapter": name, "pos": pos, "parser_written": text(parser),
-                         "line": line(caps["binding"][0])})
+            rows.append(
+                {
+                    "adapter": name,
+                    "pos": pos,
+                    "parser_written": text(parser),
+                    "line": line(caps["binding"][0]),
+                }
+            )
     return rows
 
 

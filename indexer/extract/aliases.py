@@ -8,5 +8,7 @@ from .ts import line, matches, query, text
 
 
 def extract(root: Node) -> list[dict]:
-    return [{"name": text(c["name"][0]), "written": text(c["value"][0]), "line": line(c["alias"][0])}
-            for c in matches(query("aliases.scm"), root)]
+    return [
+        {"name": text(c["name"][0]), "written": text(c["value"][0]), "line": line(c["alias"][0])}
+        for c in matches(query("aliases.scm"), root)
+    ]

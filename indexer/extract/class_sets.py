@@ -46,12 +46,25 @@ def extract(root: Node) -> list[dict]:
             continue
         via, owner, params, stop = context
         guard, written = _guards(node, stop, obj)
-        kind = "literal" if expr.literal(value) is not expr.UNKNOWN else (
-            "name" if value.type in ("identifier", "attribute") else "other")
-        rows.append({"via": via, "owner": owner, "object": obj, "attribute": attribute,
-                     "value": expr.short(text(value)), "value_kind": kind,
-                     "guard": json.dumps(guard, ensure_ascii=False) if guard else None, "guard_text": written,
-                     "params": json.dumps(params) if params is not None else None, "line": line(node)})
+        kind = (
+            "literal"
+            if expr.literal(value) is not expr.UNKNOWN
+            else ("name" if value.type in ("identifier", "attribute") else "other")
+        )
+        rows.append(
+            {
+                "via": via,
+                "owner": owner,
+                "object": obj,
+                "attribute": attribute,
+                "value": expr.short(text(value)),
+                "value_kind": kind,
+                "guard": json.dumps(guard, ensure_ascii=False) if guard else None,
+                "guard_text": written,
+                "params": json.dumps(params) if params is not None else None,
+                "line": line(node),
+            }
+        )
     rows.sort(key=lambda r: r["line"])
     return rows
 
@@ -91,7 +104,12 @@ def _context(node: Node, obj: str) -> tuple[str, str, list[str] | None, Node] | 
         return "after_body", obj, None, _root(node)
     if params(inner)[:1] != [obj] or not _returns(inner, obj):
         return None
-    return "decorator", text(outer.child_by_field_name("name")), params(outer) if outer is not inner else None, inner
+    return (
+        "decorator",
+        text(outer.child_by_field_name("name")),
+        params(outer) if outer is not inner else None,
+        inner,
+    )
 
 
 def _root(node: Node) -> Node:
@@ -106,7 +124,11 @@ def _returns(fn: Node, obj: str) -> bool:
     while stack:
         n = stack.pop()
         if n.type == "return_statement":
-            if n.named_child_count == 1 and n.named_children[0].type == "identifier" and text(n.named_children[0]) == obj:
+            if (
+                n.named_child_count == 1
+                and n.named_children[0].type == "identifier"
+                and text(n.named_children[0]) == obj
+            ):
                 return True
         elif n.type not in ("function_definition", "class_definition", "lambda"):
             stack.extend(n.named_children)
@@ -131,18 +153,24 @@ def _guards(node: Node, stop: Node, obj: str) -> tuple[dict | None, str | None]:
             parts.append((_own(expr.tree(cond), obj), expr.guard_text(cond)))
         if n.type == "if_statement" and child.type in ("elif_clause", "else_clause"):
             prior = [n.child_by_field_name("condition")] + [
-                e.child_by_field_name("condition") for e in n.children_by_field_name("alternative")
-                if e.type == "elif_clause" and e.start_byte < child.start_byte]
-            parts.extend(({"op": "not", "arg": _own(expr.tree(c), obj)}, f"not ({expr.guard_text(c)})")
-                         for c in prior)
+                e.child_by_field_name("condition")
+                for e in n.children_by_field_name("alternative")
+                if e.type == "elif_clause" and e.start_byte < child.start_byte
+            ]
+            parts.extend(
+                ({"op": "not", "arg": _own(expr.tree(c), obj)}, f"not ({expr.guard_text(c)})") for c in prior
+            )
         child, n = n, n.parent
     if not parts:
         return None, None
     parts.reverse()  # outermost first
     trees = [t for t, _ in parts]
     return (trees[0] if len(trees) == 1 else {"op": "and", "args": trees}), " and ".join(
-        w if len(parts) == 1 or not any(k in w for k in (" or ", " and ")) or w.startswith("not (") else f"({w})"
-        for _, w in parts)
+        w
+        if len(parts) == 1 or not any(k in w for k in (" or ", " and ")) or w.startswith("not (")
+        else f"({w})"
+        for _, w in parts
+    )
 
 
 def _own(t: dict, obj: str) -> dict:

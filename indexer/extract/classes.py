@@ -33,13 +33,22 @@ def _class(node: Node) -> dict:
     supers = node.child_by_field_name("superclasses")
     for arg in supers.named_children if supers is not None else []:
         if arg.type == "keyword_argument":
-            keywords.append({"name": text(arg.child_by_field_name("name")),
-                             "written": text(arg.child_by_field_name("value"))})
+            keywords.append(
+                {
+                    "name": text(arg.child_by_field_name("name")),
+                    "written": text(arg.child_by_field_name("value")),
+                }
+            )
         elif arg.type not in ("comment",):
             bases.append({"written": text(arg), "head": _head(arg)})
-    decorated = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else None
-    decorators = [text(d.named_children[0]) for d in decorated.named_children
-                  if d.type == "decorator"] if decorated else []
+    decorated = (
+        node.parent if node.parent is not None and node.parent.type == "decorated_definition" else None
+    )
+    decorators = (
+        [text(d.named_children[0]) for d in decorated.named_children if d.type == "decorator"]
+        if decorated
+        else []
+    )
     streaming = next((m["body"] for m in methods if m["name"] == STREAMING), None)
     return {
         "qualname": qualname(node),
@@ -77,8 +86,11 @@ _SUPER_CALL = re.compile(rb"\bsuper\([^)]*\)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 def _method(defn: Node, stmt: Node) -> dict:
     name = text(defn.child_by_field_name("name"))
     body = defn.child_by_field_name("body")
-    decorators = [text(d.named_children[0]) for d in stmt.named_children if d.type == "decorator"] \
-        if stmt.type == "decorated_definition" else []
+    decorators = (
+        [text(d.named_children[0]) for d in stmt.named_children if d.type == "decorator"]
+        if stmt.type == "decorated_definition"
+        else []
+    )
     abstract = any(d.split(".")[-1] == "abstractmethod" for d in decorators)
     code = body.text if body is not None else b""
     delegated = _DELEGATION.search(code) if b"parser" in code else None
@@ -98,8 +110,12 @@ def _body_kind(body: Node | None) -> str:
     one at a time, as far as the answer needs (most bodies are code from their first statement on)."""
     stmts = _statements(body)
     first = next(stmts, None)
-    if first is not None and first.type == "expression_statement" and first.named_child_count and \
-            first.named_child(0).type == "string":
+    if (
+        first is not None
+        and first.type == "expression_statement"
+        and first.named_child_count
+        and first.named_child(0).type == "string"
+    ):
         first = next(stmts, None)  # docstring
     if first is None:
         return "returns-none"
@@ -157,8 +173,12 @@ def _is_literal(node: Node) -> bool:
     if node.type == "unary_operator":
         return _is_literal(node.named_children[-1])
     if node.type in CONTAINERS:
-        return all(_is_literal(c.child_by_field_name("key")) and _is_literal(c.child_by_field_name("value"))
-                   if c.type == "pair" else _is_literal(c) for c in node.named_children)
+        return all(
+            _is_literal(c.child_by_field_name("key")) and _is_literal(c.child_by_field_name("value"))
+            if c.type == "pair"
+            else _is_literal(c)
+            for c in node.named_children
+        )
     return False
 
 

@@ -21,12 +21,26 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-CONTAINERS = frozenset({
-    "if_statement", "elif_clause", "else_clause", "try_statement", "except_clause", "except_group_clause",
-    "finally_clause", "with_statement", "for_statement", "while_statement", "match_statement", "case_clause",
-    "block"})
-TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern",
-                     "parenthesized_expression"})
+CONTAINERS = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "try_statement",
+        "except_clause",
+        "except_group_clause",
+        "finally_clause",
+        "with_statement",
+        "for_statement",
+        "while_statement",
+        "match_statement",
+        "case_clause",
+        "block",
+    }
+)
+TARGETS = frozenset(
+    {"pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "parenthesized_expression"}
+)
 KIND_ORDER = {"class": 0, "function": 1, "method": 2, "name": 3}
 
 
@@ -100,8 +114,14 @@ def _visit(root: Node, prefix: str, where: str, out: list, deep: bool) -> None:
                 assign = stmt.named_children[0]
                 if assign.type == "assignment":
                     for target in _targets(assign.child_by_field_name("left")):
-                        out.append(["name", target.text.decode("utf-8", "replace"), assign.start_point.row + 1,
-                                    assign.end_point.row + 1])
+                        out.append(
+                            [
+                                "name",
+                                target.text.decode("utf-8", "replace"),
+                                assign.start_point.row + 1,
+                                assign.end_point.row + 1,
+                            ]
+                        )
 
 
 def _targets(node: Node | None) -> list[Node]:

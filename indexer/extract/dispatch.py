@@ -20,7 +20,15 @@ def extract(root: Node) -> list[dict]:
             name = string_value(choice)
             if name is None:
                 continue
-            rows.append({"kind": "reasoning" if "reasoning" in flag else "tool", "name": name,
-                         "module": None, "class": None, "form": "cli-choices", "line": line(choice),
-                         "registry": flag})
+            rows.append(
+                {
+                    "kind": "reasoning" if "reasoning" in flag else "tool",
+                    "name": name,
+                    "module": None,
+                    "class": None,
+                    "form": "cli-choices",
+                    "line": line(choice),
+                    "registry": flag,
+                }
+            )
     return rows

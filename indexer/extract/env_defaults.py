@@ -36,8 +36,16 @@ def extract(root: Node) -> list[dict]:
             if _up(node, 4) != root:
                 continue  # only a module-level `if TYPE_CHECKING:`
             got = expr.literal(value)
-            rows.append({"name": text(caps["name"][0]), "how": "declared", "value": None if got is expr.UNKNOWN
-                         else repr(got), "variable": None, "written": expr.short(text(value)), "line": line(node)})
+            rows.append(
+                {
+                    "name": text(caps["name"][0]),
+                    "how": "declared",
+                    "value": None if got is expr.UNKNOWN else repr(got),
+                    "variable": None,
+                    "written": expr.short(text(value)),
+                    "line": line(node),
+                }
+            )
             continue
         node = caps["entry"][0]
         name = expr.literal(caps["name"][0])
@@ -48,14 +56,25 @@ def extract(root: Node) -> list[dict]:
         if known is None:
             variables: list[str] = []
             got = expr.env_value(value, variables)
-            known = (None if got is expr.UNKNOWN else repr(got), variables[0] if variables else None,
-                     expr.short(written))
+            known = (
+                None if got is expr.UNKNOWN else repr(got),
+                variables[0] if variables else None,
+                expr.short(written),
+            )
             if clean:
                 if len(_READ) >= READ_CACHE:
                     _READ.clear()
                 _READ[written] = known
-        rows.append({"name": name, "how": "environment", "value": known[0], "variable": known[1],
-                     "written": known[2], "line": line(node)})
+        rows.append(
+            {
+                "name": name,
+                "how": "environment",
+                "value": known[0],
+                "variable": known[1],
+                "written": known[2],
+                "line": line(node),
+            }
+        )
     rows.sort(key=lambda r: r["line"])
     return rows
 

@@ -24,8 +24,19 @@ from .ts import text
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-LITERALS = {"string", "concatenated_string", "integer", "float", "true", "false", "none", "tuple", "list", "set",
-            "unary_operator"}
+LITERALS = {
+    "string",
+    "concatenated_string",
+    "integer",
+    "float",
+    "true",
+    "false",
+    "none",
+    "tuple",
+    "list",
+    "set",
+    "unary_operator",
+}
 GETENV = {"os.getenv", "os.environ.get", "getenv", "environ.get"}
 ENVIRON = {"os.environ", "environ"}
 CONVERT = {"bool": bool, "int": int, "float": float, "str": str}
@@ -52,7 +63,9 @@ def literal(node: Node):
         return UNKNOWN
     written = text(node)
     if kind == "string" and _SIMPLE_STRING.fullmatch(written):
-        return written[written.index(written[-1]) + 1:-1]  # no prefix but u, no escape: the text is the value
+        return written[
+            written.index(written[-1]) + 1 : -1
+        ]  # no prefix but u, no escape: the text is the value
     if kind == "integer" and written.isdigit():
         return int(written)
     if "{" in written and any(c.type == "interpolation" for c in walk(node)):
@@ -91,7 +104,9 @@ def _comparison(node: Node) -> tuple[list[Node], list[str]]:
     """A comparison's operands and its operators (`is not`, `not in` as one operator each)."""
     ops = node.children_by_field_name("operators")
     spans = {(o.start_byte, o.end_byte) for o in ops}
-    operands = [c for c in node.named_children if (c.start_byte, c.end_byte) not in spans and c.type != "comment"]
+    operands = [
+        c for c in node.named_children if (c.start_byte, c.end_byte) not in spans and c.type != "comment"
+    ]
     return operands, [" ".join(text(o).split()) for o in ops]
 
 
@@ -152,13 +167,21 @@ def env_value(node: Node | None, read: list[str] | None = None):
                 return UNKNOWN
         if fn.type == "attribute" and text(fn.child_by_field_name("attribute")) in STR_METHODS and not args:
             inner = env_value(fn.child_by_field_name("object"), read)
-            return getattr(inner, text(fn.child_by_field_name("attribute")))() if isinstance(inner, str) else UNKNOWN
+            return (
+                getattr(inner, text(fn.child_by_field_name("attribute")))()
+                if isinstance(inner, str)
+                else UNKNOWN
+            )
         return UNKNOWN
     if node.type == "comparison_operator":
         operands, ops = _comparison(node)
         if len(operands) != 2 or len(ops) != 1:
             return UNKNOWN
-        if ops[0] in ("in", "not in") and text(operands[1]) in ENVIRON and isinstance(literal(operands[0]), str):
+        if (
+            ops[0] in ("in", "not in")
+            and text(operands[1]) in ENVIRON
+            and isinstance(literal(operands[0]), str)
+        ):
             return ops[0] == "not in"  # no variable is set
         return compare(ops[0], env_value(operands[0], read), env_value(operands[1], read))
     if node.type == "not_operator":
@@ -184,9 +207,17 @@ def compare(op: str, left, right):
     if left is UNKNOWN or right is UNKNOWN:
         return UNKNOWN
     try:
-        return {"is": lambda: left is right, "is not": lambda: left is not right, "==": lambda: left == right,
-                "!=": lambda: left != right, "in": lambda: left in right, "not in": lambda: left not in right,
-                "<": lambda: left < right, "<=": lambda: left <= right, ">": lambda: left > right,
-                ">=": lambda: left >= right}[op]()
+        return {
+            "is": lambda: left is right,
+            "is not": lambda: left is not right,
+            "==": lambda: left == right,
+            "!=": lambda: left != right,
+            "in": lambda: left in right,
+            "not in": lambda: left not in right,
+            "<": lambda: left < right,
+            "<=": lambda: left <= right,
+            ">": lambda: left > right,
+            ">=": lambda: left >= right,
+        }[op]()
     except (KeyError, TypeError):
         return UNKNOWN

@@ -53,7 +53,12 @@ DERIVED = {"uses": uses.extract}
 # serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
 # in vllm/engine/arg_utils.py), with the pattern files those read
 PARSER_KINDS = ("sentinels", "request_settings", "regexes", "plants", "uses")
-PARSER_PATTERNS = ("patterns/sentinels.scm", "patterns/request_settings.scm", "patterns/regexes.scm", "plants/")
+PARSER_PATTERNS = (
+    "patterns/sentinels.scm",
+    "patterns/request_settings.scm",
+    "patterns/regexes.scm",
+    "plants/",
+)
 # A pattern whose matches can give its kind a row only in a blob holding one of some words (each kind's module
 # says which, for each pattern of its file, in order) is left out of the walk over a blob without any: its kind
 # gets no match from it, so none of the rows it could not give. Each combination of patterns run is a query
@@ -73,7 +78,10 @@ GATES = {
     "patterns/adapter_bindings.scm": adapters.WORDS,
     "patterns/class_sets.scm": class_sets.WORDS,
 }
-GROUPS = (markers.WORDS[0], env_defaults.WORDS[0] + env_defaults.WORDS[1])  # apart; the other gates: one group
+GROUPS = (
+    markers.WORDS[0],
+    env_defaults.WORDS[0] + env_defaults.WORDS[1],
+)  # apart; the other gates: one group
 COMMON = (parser_calls.WORDS[1],)  # met by so many blobs that the pattern always runs
 GATED_AT_FULL = ("patterns/markers.scm",)
 
@@ -90,10 +98,19 @@ def plan(depth: int) -> tuple[tuple[tuple[int, tuple[bytes, ...] | None], ...], 
 
 
 @functools.cache
-def _plan(depth: int, every: tuple) -> tuple[tuple[tuple[int, tuple[bytes, ...] | None], ...], frozenset[str]]:
-    joined = {w for gates in GATES.values() for gate in gates
-              if gate is not None and gate not in COMMON and _group(gate) is None for w in gate}
-    rare = tuple(sorted(w for w in joined if not any(o != w and o in w for o in joined)))  # "parser" has "_parser"
+def _plan(
+    depth: int, every: tuple
+) -> tuple[tuple[tuple[int, tuple[bytes, ...] | None], ...], frozenset[str]]:
+    joined = {
+        w
+        for gates in GATES.values()
+        for gate in gates
+        if gate is not None and gate not in COMMON and _group(gate) is None
+        for w in gate
+    }
+    rare = tuple(
+        sorted(w for w in joined if not any(o != w and o in w for o in joined))
+    )  # "parser" has "_parser"
     out, files, seen = [], set(), {}
     for index, (file, _) in enumerate(every):
         if depth < FULL and file.startswith(PARSER_PATTERNS):
@@ -160,7 +177,10 @@ def parse(data: bytes, depth: int = FULL) -> dict:
             count, first = _errors(root)
             out["error_count"], out["first_error_line"] = count, first
             if out["status"] == "ok":
-                out["status"], out["error"] = "syntax-errors", f"{count} syntax error(s), first at line {first}"
+                out["status"], out["error"] = (
+                    "syntax-errors",
+                    f"{count} syntax error(s), first at line {first}",
+                )
         prime(root, chosen(depth, data), plan(depth)[1])
         facts = out["facts"]
         for kind in kinds(depth):

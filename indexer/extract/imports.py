@@ -67,8 +67,12 @@ def _under_type_checking(node: Node) -> bool:
         if n.type == "if_statement":
             cond = n.child_by_field_name("condition")
             # `if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`; not `if not TYPE_CHECKING:`
-            if cond is not None and cond.type in ("identifier", "attribute") and \
-                    text(cond).split(".")[-1] == "TYPE_CHECKING" and _in_consequence(n, node):
+            if (
+                cond is not None
+                and cond.type in ("identifier", "attribute")
+                and text(cond).split(".")[-1] == "TYPE_CHECKING"
+                and _in_consequence(n, node)
+            ):
                 return True
         n = n.parent
     return False

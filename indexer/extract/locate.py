@@ -74,47 +74,121 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     classes = raw_facts.get("classes", [])
     local = {c["qualname"] for c in classes if c["nested_in"] == "module"}
     names = Names(imports, module, local)
-    rows: dict[str, list[dict]] = {k: [] for k in (
-        "imports", "classes", "bases", "methods", "class_attrs", "markers", "plants",
-        "adapter_bindings", "aliases", "registrations", "name_checks", "sentinels", "request_settings",
-        "regexes", "class_sets", "env_defaults", "signatures", "parser_calls", "uses")}
+    rows: dict[str, list[dict]] = {
+        k: []
+        for k in (
+            "imports",
+            "classes",
+            "bases",
+            "methods",
+            "class_attrs",
+            "markers",
+            "plants",
+            "adapter_bindings",
+            "aliases",
+            "registrations",
+            "name_checks",
+            "sentinels",
+            "request_settings",
+            "regexes",
+            "class_sets",
+            "env_defaults",
+            "signatures",
+            "parser_calls",
+            "uses",
+        )
+    }
     for imp in imports:
-        rows["imports"].append({"line": imp["line"], "module": imp["abs_module"], "name": imp["name"],
-                                "alias": imp["alias"], "level": imp["level"], "star": int(imp["star"]),
-                                "type_checking": int(imp["type_checking"]),
-                                "in_function": imp["in_function"], "in_class": imp["in_class"]})
+        rows["imports"].append(
+            {
+                "line": imp["line"],
+                "module": imp["abs_module"],
+                "name": imp["name"],
+                "alias": imp["alias"],
+                "level": imp["level"],
+                "star": int(imp["star"]),
+                "type_checking": int(imp["type_checking"]),
+                "in_function": imp["in_function"],
+                "in_class": imp["in_class"],
+            }
+        )
     for c in classes:
         q = c["qualname"]
-        rows["classes"].append({"qualname": q, "name": c["name"], "module": module, "line": c["line"],
-                                "end_line": c["end_line"], "decorators": json.dumps(c["decorators"]),
-                                "nested_in": c["nested_in"], "no_methods": int(c["no_methods"]),
-                                "streaming": c["streaming"]})
+        rows["classes"].append(
+            {
+                "qualname": q,
+                "name": c["name"],
+                "module": module,
+                "line": c["line"],
+                "end_line": c["end_line"],
+                "decorators": json.dumps(c["decorators"]),
+                "nested_in": c["nested_in"],
+                "no_methods": int(c["no_methods"]),
+                "streaming": c["streaming"],
+            }
+        )
         for pos, b in enumerate(c["bases"]):
             resolved = names.resolve(b["head"])
-            rows["bases"].append({"class": q, "pos": pos, "written": b["written"], "resolved": resolved,
-                                  "base_module": resolved.rpartition(".")[0] if resolved else None,
-                                  "keyword": None})
+            rows["bases"].append(
+                {
+                    "class": q,
+                    "pos": pos,
+                    "written": b["written"],
+                    "resolved": resolved,
+                    "base_module": resolved.rpartition(".")[0] if resolved else None,
+                    "keyword": None,
+                }
+            )
         for k in c["keywords"]:
             resolved = names.resolve(k["written"])
-            rows["bases"].append({"class": q, "pos": None, "written": k["written"], "resolved": resolved,
-                                  "base_module": resolved.rpartition(".")[0] if resolved else None,
-                                  "keyword": k["name"]})
+            rows["bases"].append(
+                {
+                    "class": q,
+                    "pos": None,
+                    "written": k["written"],
+                    "resolved": resolved,
+                    "base_module": resolved.rpartition(".")[0] if resolved else None,
+                    "keyword": k["name"],
+                }
+            )
         for m in c["methods"]:
             rows["methods"].append({"class": q, **m})
         for a in c["attrs"]:
             ref = a.get("value_kind") == "name"
-            rows["class_attrs"].append({"class": q, "name": a["name"], "value": a["value"], "line": a["line"],
-                                        "value_kind": a.get("value_kind", "literal"),
-                                        "resolved": names.resolve(a["value"]) if ref else None})
+            rows["class_attrs"].append(
+                {
+                    "class": q,
+                    "name": a["name"],
+                    "value": a["value"],
+                    "line": a["line"],
+                    "value_kind": a.get("value_kind", "literal"),
+                    "resolved": names.resolve(a["value"]) if ref else None,
+                }
+            )
     rows["markers"] = list(raw_facts.get("markers", []))
     rows["plants"] = list(raw_facts.get("plants", []))
     rows["sentinels"] = list(raw_facts.get("sentinels", []))
     rows["request_settings"] = list(raw_facts.get("request_settings", []))
     rows["regexes"] = list(raw_facts.get("regexes", []))
-    rows["signatures"] = [{**s, "params": _json(s["params"]), "decorators": _json(s["decorators"] or None),
-                           "is_async": int(s["is_async"])} for s in raw_facts.get("signatures", [])]
-    rows["parser_calls"] = [{**c, "keywords": _json(c["keywords"]), "star": int(c["star"]), "dstar": int(c["dstar"]),
-                             "args": _json(c["args"])} for c in raw_facts.get("parser_calls", [])]
+    rows["signatures"] = [
+        {
+            **s,
+            "params": _json(s["params"]),
+            "decorators": _json(s["decorators"] or None),
+            "is_async": int(s["is_async"]),
+        }
+        for s in raw_facts.get("signatures", [])
+    ]
+    rows["parser_calls"] = [
+        {
+            **c,
+            "keywords": _json(c["keywords"]),
+            "star": int(c["star"]),
+            "dstar": int(c["dstar"]),
+            "args": _json(c["args"]),
+        }
+        for c in raw_facts.get("parser_calls", [])
+    ]
     rows["uses"] = list(raw_facts.get("uses", []))
     for b in raw_facts.get("adapter_bindings", []):
         rows["adapter_bindings"].append({**b, "parser": names.resolve(b["parser_written"])})
@@ -126,8 +200,13 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
         rows["name_checks"].append(_name_check(n, path, names))
     for c in raw_facts.get("class_sets", []):
         guard = _resolved_refs(json.loads(c["guard"]), names) if c["guard"] else None
-        rows["class_sets"].append({**c, "guard": _ENCODE(guard) if guard else None,
-                                   "target": names.resolve(c["object"]) if c["via"] == "after_body" else None})
+        rows["class_sets"].append(
+            {
+                **c,
+                "guard": _ENCODE(guard) if guard else None,
+                "target": names.resolve(c["object"]) if c["via"] == "after_body" else None,
+            }
+        )
     rows["env_defaults"] = list(raw_facts.get("env_defaults", []))
     return rows
 
@@ -146,7 +225,9 @@ def _resolved_refs(t: dict, names: Names) -> dict:
     return out
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(x, ensure_ascii=False), its encoder made once
+_ENCODE = json.JSONEncoder(
+    ensure_ascii=False
+).encode  # json.dumps(x, ensure_ascii=False), its encoder made once
 
 
 def _json(value) -> str | None:
@@ -166,8 +247,15 @@ def _registration(r: dict, path: str, module: str) -> dict:
     elif target.startswith("."):
         level = len(target) - len(target.lstrip("."))
         target = absolute(target.lstrip("."), level, path)
-    return {"kind": r["kind"], "name": r["name"], "module": target, "class": r.get("class"),
-            "form": r["form"], "line": r["line"], "registry": r.get("registry")}
+    return {
+        "kind": r["kind"],
+        "name": r["name"],
+        "module": target,
+        "class": r.get("class"),
+        "form": r["form"],
+        "line": r["line"],
+        "registry": r.get("registry"),
+    }
 
 
 def _name_check(n: dict, path: str, names: Names) -> dict:
@@ -176,5 +264,13 @@ def _name_check(n: dict, path: str, names: Names) -> dict:
         module = absolute(module, n["level"], path)
     if module is None and n.get("class"):
         module = names.module_of_name(n["class"])
-    return {"kind": n["kind"], "name": n["name"], "class": n.get("class"), "module": module,
-            "line": n["line"], "via": n.get("via"), "owner": n.get("owner"), "tested": n.get("tested")}
+    return {
+        "kind": n["kind"],
+        "name": n["name"],
+        "class": n.get("class"),
+        "module": module,
+        "line": n["line"],
+        "via": n.get("via"),
+        "owner": n.get("owner"),
+        "tested": n.get("tested"),
+    }

@@ -22,6 +22,13 @@ def extract(root: Node) -> list[dict]:
         if not m:
             continue
         cls, fn = enclosing(node)
-        rows.append({"kind": m.group(1), "line": line(node), "text": body.lstrip("#").strip(),
-                     "class": cls, "function": fn})
+        rows.append(
+            {
+                "kind": m.group(1),
+                "line": line(node),
+                "text": body.lstrip("#").strip(),
+                "class": cls,
+                "function": fn,
+            }
+        )
     return rows

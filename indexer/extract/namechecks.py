@@ -46,22 +46,46 @@ def extract(root: Node) -> list[dict]:
                 continue
             picks = _picks(caps["body"][0])
             if tested:
-                rows.extend({"kind": tested[0], "name": None, **pick, "line": line(caps["branch"][0]),
-                             "via": f"class check {tested[2]}", "tested": tested[1]} for pick in picks[:1])
+                rows.extend(
+                    {
+                        "kind": tested[0],
+                        "name": None,
+                        **pick,
+                        "line": line(caps["branch"][0]),
+                        "via": f"class check {tested[2]}",
+                        "tested": tested[1],
+                    }
+                    for pick in picks[:1]
+                )
                 continue
             for var, names in compared:
                 for name in names:
                     for pick in picks:
-                        rows.append({"kind": kind_of(var), "name": name, **pick,
-                                     "line": line(caps["branch"][0]), "via": pick.get("via") or f"{var} check"})
+                        rows.append(
+                            {
+                                "kind": kind_of(var),
+                                "name": name,
+                                **pick,
+                                "line": line(caps["branch"][0]),
+                                "via": pick.get("via") or f"{var} check",
+                            }
+                        )
         elif "method" in caps:
             owner = caps["method"][0].parent
             while owner is not None and owner.type != "class_definition":
                 owner = owner.parent
             for pick in _picks(caps["method_body"][0], returns=True):
                 owner_name = qualname(owner) if owner else text(caps["owner"][0])
-                rows.append({"kind": "engine", "name": None, **pick, "line": line(caps["method"][0]),
-                             "via": "unified_parser_cls()", "owner": owner_name})
+                rows.append(
+                    {
+                        "kind": "engine",
+                        "name": None,
+                        **pick,
+                        "line": line(caps["method"][0]),
+                        "via": "unified_parser_cls()",
+                        "owner": owner_name,
+                    }
+                )
     rows.sort(key=lambda r: (r["line"], r["name"] or ""))  # stable: a branch's imports keep their order
     return rows
 
@@ -88,7 +112,11 @@ def _class_check(cond: Node) -> tuple[str, str, str] | None:
                 stack.extend(n.named_children)
                 continue
             kind = "reasoning" if "reasoning" in var else "tool"
-            if fn in ("issubclass", "isinstance") and len(args) == 2 and args[1].type in ("identifier", "attribute"):
+            if (
+                fn in ("issubclass", "isinstance")
+                and len(args) == 2
+                and args[1].type in ("identifier", "attribute")
+            ):
                 return kind, text(args[1]).split(".")[-1], text(n)
             m = re.fullmatch(r"is_(\w+?)_(tool|reasoning)_parser", fn)
             if m and len(args) == 1:
@@ -139,8 +167,13 @@ def _compared(cond: Node, constants: dict) -> list[tuple[str, list[str]]]:
             continue
         if n.type == "binary_operator" and text(n.child_by_field_name("operator")) == "&":
             sides = [n.child_by_field_name("left"), n.child_by_field_name("right")]
-            vars_ = [v for s in sides if s is not None and s.type == "set"
-                     for c in s.named_children if (v := _is_name_var(c))]
+            vars_ = [
+                v
+                for s in sides
+                if s is not None and s.type == "set"
+                for c in s.named_children
+                if (v := _is_name_var(c))
+            ]
             names = next((vals for s in sides if s is not None and (vals := _strings(s, constants))), None)
             if vars_ and names:
                 out.extend((v, names) for v in vars_)
@@ -174,7 +207,11 @@ def _picks(body: Node, returns: bool = False) -> list[dict]:
             value = n.child_by_field_name("right")
         elif returns and n.type == "return_statement" and n.named_children:
             value = n.named_children[0]
-        if value is not None and value.type in ("identifier", "attribute") and text(value).split(".")[-1][:1].isupper():
+        if (
+            value is not None
+            and value.type in ("identifier", "attribute")
+            and text(value).split(".")[-1][:1].isupper()
+        ):
             assigned.append({"class": text(value), "module": None, "level": 0, "import_line": line(value)})
         stack.extend(reversed(n.named_children))
     if imported:

@@ -42,8 +42,16 @@ def extract(root: Node) -> list[dict]:
                 kind, method = m.group(1), last
             else:
                 continue  # `get_tool_parser(name)`, `ToolParserManager.register_module(...)`
-        rows.append({"kind": kind, "method": method, "callee": callee, **arguments(caps["args"][0]),
-                     "line": line(call), **dict(zip(("class", "function"), enclosing(call), strict=True))})
+        rows.append(
+            {
+                "kind": kind,
+                "method": method,
+                "callee": callee,
+                **arguments(caps["args"][0]),
+                "line": line(call),
+                **dict(zip(("class", "function"), enclosing(call), strict=True)),
+            }
+        )
     rows.sort(key=lambda r: (r["line"], r["callee"]))
     return rows
 
@@ -63,5 +71,5 @@ def arguments(args: Node) -> dict:
         else:
             positional += 1
         one = " ".join(text(a).split())
-        written.append(one if len(one) <= MAX_ARG else one[:MAX_ARG - 1] + "…")
+        written.append(one if len(one) <= MAX_ARG else one[: MAX_ARG - 1] + "…")
     return {"positional": positional, "keywords": keywords, "star": star, "dstar": dstar, "args": written}

@@ -20,7 +20,14 @@ def extract(root: Node) -> list[dict]:
     for name in plant_names():
         for node in captures(query(f"plants/{name}.scm"), root).get("plant", []):
             cls, fn = enclosing(node)
-            rows.append({"plant": name, "line": line(node), "text": text(node).splitlines()[0][:200],
-                         "class": cls, "function": fn})
+            rows.append(
+                {
+                    "plant": name,
+                    "line": line(node),
+                    "text": text(node).splitlines()[0][:200],
+                    "class": cls,
+                    "function": fn,
+                }
+            )
     rows.sort(key=lambda r: (r["line"], r["plant"]))
     return rows

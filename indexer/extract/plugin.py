@@ -94,6 +94,13 @@ def manager_calls(root: Node) -> list[dict]:
         if args is None or args.type != "argument_list":
             continue
         decorated = node.parent is not None and node.parent.type == "decorator"
-        out.append({"manager": text(fn.child_by_field_name("object")), "method": method, "line": line(node),
-                    "decorator": decorated, **arguments(args)})
+        out.append(
+            {
+                "manager": text(fn.child_by_field_name("object")),
+                "method": method,
+                "line": line(node),
+                "decorator": decorated,
+                **arguments(args),
+            }
+        )
     return out

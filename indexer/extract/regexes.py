@@ -25,9 +25,20 @@ from .ts import enclosing, line, matches, query, text
 
 # the positional place of the flags argument (after the pattern) for the functions that take one
 FLAGS_AT = {"compile": 1, "match": 2, "search": 2, "fullmatch": 2, "findall": 2, "finditer": 2}
-FLAG_NAMES = {"S": "DOTALL", "DOTALL": "DOTALL", "M": "MULTILINE", "MULTILINE": "MULTILINE", "I": "IGNORECASE",
-              "IGNORECASE": "IGNORECASE", "X": "VERBOSE", "VERBOSE": "VERBOSE", "A": "ASCII", "ASCII": "ASCII",
-              "U": "UNICODE", "UNICODE": "UNICODE"}
+FLAG_NAMES = {
+    "S": "DOTALL",
+    "DOTALL": "DOTALL",
+    "M": "MULTILINE",
+    "MULTILINE": "MULTILINE",
+    "I": "IGNORECASE",
+    "IGNORECASE": "IGNORECASE",
+    "X": "VERBOSE",
+    "VERBOSE": "VERBOSE",
+    "A": "ASCII",
+    "ASCII": "ASCII",
+    "U": "UNICODE",
+    "UNICODE": "UNICODE",
+}
 _FLAG = re.compile(r"\b(?:re|regex)\.([A-Z]+)\b")
 
 
@@ -74,7 +85,16 @@ def extract(root: Node) -> list[dict]:
         else:
             how, flags, attribute = "assigned", None, text(caps["target"][0])
         cls, fn = enclosing(node)
-        rows.append({"class": cls, "function": fn, "attribute": attribute, "pattern": pattern, "flags": flags,
-                     "how": how, "line": line(node)})
+        rows.append(
+            {
+                "class": cls,
+                "function": fn,
+                "attribute": attribute,
+                "pattern": pattern,
+                "flags": flags,
+                "how": how,
+                "line": line(node),
+            }
+        )
     rows.sort(key=lambda r: r["line"])
     return rows

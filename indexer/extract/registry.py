@@ -16,7 +16,12 @@ from .ts import line, matches, query, string_value, text
 # For each pattern of registry.scm (decorator, call, lazy dict, the lazy dicts' package template), the words one
 # of which a blob holds where its matches give a row: the first three by their predicates; a template is
 # read only for a lazy dict's rows
-WORDS = ((b"register_module",), (b"register_module", b"register_lazy_module"), (b"_TO_REGISTER",), (b"_TO_REGISTER",))
+WORDS = (
+    (b"register_module",),
+    (b"register_module", b"register_lazy_module"),
+    (b"_TO_REGISTER",),
+    (b"_TO_REGISTER",),
+)
 
 
 def kind_of(registry: str) -> str:
@@ -78,8 +83,18 @@ def _decorator(caps) -> list[dict]:
     names = [cls] if name_node is None else _names(name_node)
     if names is None:
         return []
-    return [{"kind": kind_of(manager), "name": n, "module": None, "class": cls, "form": "decorator",
-             "line": line(caps["decorator"][0]), "registry": manager} for n in names]
+    return [
+        {
+            "kind": kind_of(manager),
+            "name": n,
+            "module": None,
+            "class": cls,
+            "form": "decorator",
+            "line": line(caps["decorator"][0]),
+            "registry": manager,
+        }
+        for n in names
+    ]
 
 
 def _call(caps) -> list[dict]:
@@ -92,8 +107,17 @@ def _call(caps) -> list[dict]:
         name, module, cls = (string_value(fields.get(k)) for k in ("name", "module_path", "class_name"))
         if name is None or module is None:
             return []  # a loop over a lazy dict: the dict's rows say it
-        return [{"kind": kind_of(manager), "name": name, "module": module, "class": cls,
-                 "form": "lazy-call", "line": call_line, "registry": manager}]
+        return [
+            {
+                "kind": kind_of(manager),
+                "name": name,
+                "module": module,
+                "class": cls,
+                "form": "lazy-call",
+                "line": call_line,
+                "registry": manager,
+            }
+        ]
     # register_module(name=None, force=True, module=None): the class is the third positional argument
     target = kw.get("module") or (pos[2] if len(pos) > 2 else None)
     if target is None or target.type not in ("identifier", "attribute"):
@@ -101,8 +125,18 @@ def _call(caps) -> list[dict]:
     name_node = kw.get("name") or (pos[0] if pos else None)
     cls = text(target).split(".")[-1]
     names = [cls] if name_node is None else _names(name_node)
-    return [{"kind": kind_of(manager), "name": n, "module": None, "class": cls, "form": "call",
-             "line": call_line, "registry": manager} for n in names or []]
+    return [
+        {
+            "kind": kind_of(manager),
+            "name": n,
+            "module": None,
+            "class": cls,
+            "form": "call",
+            "line": call_line,
+            "registry": manager,
+        }
+        for n in names or []
+    ]
 
 
 def _lazy_dict(caps, package: str | None) -> list[dict]:
@@ -119,8 +153,14 @@ def _lazy_dict(caps, package: str | None) -> list[dict]:
         file_name, cls = string_value(parts[0]), string_value(parts[1])
         if file_name is None:
             continue
-        row = {"kind": kind_of(dict_name), "name": name, "class": cls, "form": "lazy-dict",
-               "line": line(pair), "registry": dict_name}
+        row = {
+            "kind": kind_of(dict_name),
+            "name": name,
+            "class": cls,
+            "form": "lazy-dict",
+            "line": line(pair),
+            "registry": dict_name,
+        }
         if "." in file_name:
             row["module"] = file_name
         elif package:

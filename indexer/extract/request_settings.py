@@ -43,6 +43,14 @@ def extract(root: Node) -> list[dict]:
         cls, fn = enclosing(node)
         if fn is None or fn.rsplit(".", 1)[-1] != METHOD:
             continue
-        rows.append({"class": cls, "function": fn, "field": text(caps["field"][0]),
-                     "value": _short(text(caps["value"][0])), "line": line(node), "guard": _guard(node)})
+        rows.append(
+            {
+                "class": cls,
+                "function": fn,
+                "field": text(caps["field"][0]),
+                "value": _short(text(caps["value"][0])),
+                "line": line(node),
+                "guard": _guard(node),
+            }
+        )
     return rows

@@ -61,8 +61,16 @@ from .ts import enclosing, line, matches, query, text
 
 _REGEX_SYNTAX = re.compile(r"\(\?P<\w+>|\(\?P=\w+\)|\(\?<[=!]")
 _ESCAPED = re.compile(r"\\([^\w\s])")
-_CONTAINERS = {"tuple", "list", "set", "argument_list", "call", "parenthesized_expression", "expression_list",
-               "concatenated_string"}
+_CONTAINERS = {
+    "tuple",
+    "list",
+    "set",
+    "argument_list",
+    "call",
+    "parenthesized_expression",
+    "expression_list",
+    "concatenated_string",
+}
 MAX_NAMED = 64
 
 
@@ -80,8 +88,11 @@ def regex_tokens(pattern: str) -> list[str]:
 
 def symbolic(value: str) -> bool:
     """A short literal without whitespace holding a non-ASCII symbol or punctuation character."""
-    return 0 < len(value) <= MAX_NAMED and not any(c.isspace() for c in value) and any(
-        ord(c) > 127 and unicodedata.category(c)[0] in "SP" for c in value)
+    return (
+        0 < len(value) <= MAX_NAMED
+        and not any(c.isspace() for c in value)
+        and any(ord(c) > 127 and unicodedata.category(c)[0] in "SP" for c in value)
+    )
 
 
 def named_value(value: str) -> bool:
@@ -102,9 +113,9 @@ def _value(node: Node) -> str | None:
     prefix = written[: len(written) - len(written.lstrip("rRuUbBfF"))]
     if set(prefix.lower()) & {"f", "b"}:
         return None
-    body = written[len(prefix):]
+    body = written[len(prefix) :]
     quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
-    inner = body[len(quote):len(body) - len(quote)]
+    inner = body[len(quote) : len(body) - len(quote)]
     if "\\" not in inner and len(body) >= 2 * len(quote) and body.endswith(quote):
         return inner  # no escapes: the text is the value (ast below only for escapes)
     try:
@@ -144,8 +155,14 @@ def _class_of(fn: Node) -> Node | None:
     p = fn.parent
     if p is not None and p.type == "decorated_definition":
         p = p.parent
-    return p.parent if p is not None and p.type == "block" and p.parent is not None and \
-        p.parent.type == "class_definition" else None
+    return (
+        p.parent
+        if p is not None
+        and p.type == "block"
+        and p.parent is not None
+        and p.parent.type == "class_definition"
+        else None
+    )
 
 
 def _constants(root: Node) -> dict[str, str]:
@@ -153,7 +170,11 @@ def _constants(root: Node) -> dict[str, str]:
     f-string of the same file may read."""
     out = {}
     for stmt in root.named_children:
-        a = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_child_count == 1 else None
+        a = (
+            stmt.named_children[0]
+            if stmt.type == "expression_statement" and stmt.named_child_count == 1
+            else None
+        )
         if a is not None and a.type == "assignment":
             left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
             if left is None or left.type != "identifier" or right is None or right.type != "string":
@@ -175,8 +196,11 @@ def _fstring(node: Node, constants: dict[str, str]) -> tuple[str, str] | None:
     if "f" not in prefix.lower() or "b" in prefix.lower():
         return None
     plain = prefix.lower().replace("f", "")
-    quote = written[len(prefix):len(prefix) + 3] if written[len(prefix):len(prefix) + 3] in ('"""', "'''") else \
-        written[len(prefix):len(prefix) + 1]
+    quote = (
+        written[len(prefix) : len(prefix) + 3]
+        if written[len(prefix) : len(prefix) + 3] in ('"""', "'''")
+        else written[len(prefix) : len(prefix) + 1]
+    )
     value, shape = [], []
     for child in node.children:
         if child.type == "string_content":
@@ -208,8 +232,17 @@ def extract(root: Node) -> list[dict]:
     for caps in matches(query("sentinels.scm"), root):
         for node in caps.get("reference", []):
             cls, fn = enclosing(node)
-            rows.append({"class": cls, "function": fn, "attribute": text(caps["attribute"][0]), "value": text(node),
-                         "how": "reference", "line": line(node), "non_ascii": None})
+            rows.append(
+                {
+                    "class": cls,
+                    "function": fn,
+                    "attribute": text(caps["attribute"][0]),
+                    "value": text(node),
+                    "how": "reference",
+                    "line": line(node),
+                    "non_ascii": None,
+                }
+            )
         for node in caps.get("regex", []):
             regex[node.start_byte] = node
         for node in caps.get("value", []):
@@ -242,7 +275,16 @@ def extract(root: Node) -> list[dict]:
             continue
         cls, fn = enclosing(node)
         for v, how in found:
-            rows.append({"class": cls, "function": fn, "attribute": attribute, "value": v, "how": how,
-                         "line": line(node), "non_ascii": non_ascii(v)})
+            rows.append(
+                {
+                    "class": cls,
+                    "function": fn,
+                    "attribute": attribute,
+                    "value": v,
+                    "how": how,
+                    "line": line(node),
+                    "non_ascii": non_ascii(v),
+                }
+            )
     rows.sort(key=lambda r: r["line"])
     return rows

@@ -17,7 +17,12 @@ from .ts import line, matches, qualname, query, text
 MAX_TEXT = 200  # an annotation, default or value longer than this is cut (and marked with …)
 
 POS_ONLY, POS_OR_KW, VAR_POS, KW_ONLY, VAR_KW = (
-    "positional-only", "positional-or-keyword", "var-positional", "keyword-only", "var-keyword")
+    "positional-only",
+    "positional-or-keyword",
+    "var-positional",
+    "keyword-only",
+    "var-keyword",
+)
 
 
 def extract(root: Node) -> list[dict]:
@@ -55,7 +60,7 @@ def _cut(value: str | None) -> str | None:
         return value
     if "\n" in value:
         value = " ".join(value.split())
-    return value if len(value) <= MAX_TEXT else value[:MAX_TEXT - 1] + "…"
+    return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…"
 
 
 def _function(defn: Node, name: Node, params: Node, names: dict[int, str]) -> dict | None:
@@ -64,13 +69,25 @@ def _function(defn: Node, name: Node, params: Node, names: dict[int, str]) -> di
         return None
     parent = defn.parent
     stmt = parent if parent is not None and parent.type == "decorated_definition" else defn
-    decorators = [text(d.named_children[0]) for d in stmt.named_children if d.type == "decorator"] \
-        if stmt is not defn else []
+    decorators = (
+        [text(d.named_children[0]) for d in stmt.named_children if d.type == "decorator"]
+        if stmt is not defn
+        else []
+    )
     cls = owner[1]
-    return {"kind": "method" if cls else "function", "class": cls, "name": text(name),
-            "line": line(stmt), "end_line": defn.end_point.row + 1, "params": parameters(params),
-            "returns": _cut(text(defn.child_by_field_name("return_type")) or None), "decorators": decorators,
-            "is_async": any(c.type == "async" for c in defn.children), "annotation": None, "value": None}
+    return {
+        "kind": "method" if cls else "function",
+        "class": cls,
+        "name": text(name),
+        "line": line(stmt),
+        "end_line": defn.end_point.row + 1,
+        "params": parameters(params),
+        "returns": _cut(text(defn.child_by_field_name("return_type")) or None),
+        "decorators": decorators,
+        "is_async": any(c.type == "async" for c in defn.children),
+        "annotation": None,
+        "value": None,
+    }
 
 
 def parameters(params: Node) -> list[list]:
@@ -93,12 +110,19 @@ def parameters(params: Node) -> list[list]:
             annotation = text(p.child_by_field_name("type"))
         if t in ("default_parameter", "typed_default_parameter"):
             default = text(p.child_by_field_name("value"))
-        target = p.child_by_field_name("name") if t in ("default_parameter", "typed_default_parameter") else \
-            (p.named_children[0] if t == "typed_parameter" and p.named_child_count else p)
+        target = (
+            p.child_by_field_name("name")
+            if t in ("default_parameter", "typed_default_parameter")
+            else (p.named_children[0] if t == "typed_parameter" and p.named_child_count else p)
+        )
         if target is None:
             continue
         if target.type == "list_splat_pattern":
-            kind, name, keyword_only = VAR_POS, target.named_children[0] if target.named_child_count else None, True
+            kind, name, keyword_only = (
+                VAR_POS,
+                target.named_children[0] if target.named_child_count else None,
+                True,
+            )
         elif target.type == "dictionary_splat_pattern":
             kind, name = VAR_KW, target.named_children[0] if target.named_child_count else None
         else:
@@ -113,7 +137,16 @@ def _attribute(assign: Node, left: Node, names: dict[int, str]) -> dict | None:
         return None
     right = assign.child_by_field_name("right")
     annotation = assign.child_by_field_name("type")
-    return {"kind": "attribute", "class": owner[1], "name": text(left),
-            "line": line(assign), "end_line": assign.end_point.row + 1, "params": None, "returns": None,
-            "decorators": [], "is_async": False, "annotation": _cut(text(annotation) if annotation else None),
-            "value": _cut(text(right) if right is not None else None)}
+    return {
+        "kind": "attribute",
+        "class": owner[1],
+        "name": text(left),
+        "line": line(assign),
+        "end_line": assign.end_point.row + 1,
+        "params": None,
+        "returns": None,
+        "decorators": [],
+        "is_async": False,
+        "annotation": _cut(text(annotation) if annotation else None),
+        "value": _cut(text(right) if right is not None else None),
+    }

@@ -25,10 +25,18 @@ import json
 from dataclasses import dataclass, field
 
 TOOL_NAME, ARG, VALUE = "get_weather", "city", "Paris"
-TOOL = {"type": "function", "function": {
-    "name": TOOL_NAME, "description": "Get the current weather in a city",
-    "parameters": {"type": "object", "properties": {ARG: {"type": "string", "description": "the city"}},
-                   "required": [ARG]}}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": TOOL_NAME,
+        "description": "Get the current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {ARG: {"type": "string", "description": "the city"}},
+            "required": [ARG],
+        },
+    },
+}
 QUESTION = "What is the weather in Paris?"
 REPLY = "It is sunny in Paris today."
 THOUGHT = "The user asks about the weather."
@@ -63,9 +71,13 @@ def environment():
         raise TemplateError(message)
 
     def tojson(x, indent=None, separators=None, sort_keys=False, ensure_ascii=False):
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+        return json.dumps(
+            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+        )
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols, ext.do])
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols, ext.do]
+    )
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: datetime.datetime(2025, 1, 15, 12, 0).strftime(fmt)
@@ -87,10 +99,12 @@ def _common(a: str, b: str) -> tuple[int, int]:
 def _between(a: str, b: str) -> tuple[str, str]:
     """The parts of a and b between their common prefix and suffix."""
     p, s = _common(a, b)
-    return a[p:len(a) - s], b[p:len(b) - s]
+    return a[p : len(a) - s], b[p : len(b) - s]
 
 
-_RENDERED: dict[str, Rendered] = {}  # source -> what it renders (a shipped template is rendered once a process)
+_RENDERED: dict[
+    str, Rendered
+] = {}  # source -> what it renders (a shipped template is rendered once a process)
 
 
 def render(source: str) -> Rendered:
@@ -133,8 +147,17 @@ def _render(source: str, prompts: bool = True) -> Rendered:
     # concatenate); content None or empty
     for arguments in ({ARG: VALUE}, json.dumps({ARG: VALUE})):
         for content in (None, ""):
-            call = {"role": "assistant", "content": content, "tool_calls": [
-                {"id": CALL_ID, "type": "function", "function": {"name": TOOL_NAME, "arguments": arguments}}]}
+            call = {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [
+                    {
+                        "id": CALL_ID,
+                        "type": "function",
+                        "function": {"name": TOOL_NAME, "arguments": arguments},
+                    }
+                ],
+            }
             try:
                 with_call = run([user, call], [TOOL])
                 if with_reply is None:
@@ -143,9 +166,9 @@ def _render(source: str, prompts: bool = True) -> Rendered:
                 errors.append(f"{type(e).__name__}: {e}")
                 continue
             out.call, out.reply = _between(with_call, with_reply)
-            head = out.reply[:out.reply.find(REPLY)].strip() if REPLY in out.reply else ""
+            head = out.reply[: out.reply.find(REPLY)].strip() if REPLY in out.reply else ""
             if head and head in out.call:  # the turn's header, rendered both times but not at the same place
-                out.call = out.call[out.call.index(head) + len(head):]
+                out.call = out.call[out.call.index(head) + len(head) :]
             if TOOL_NAME in out.call:
                 break
         if TOOL_NAME in out.call:
@@ -154,8 +177,10 @@ def _render(source: str, prompts: bool = True) -> Rendered:
         if not out.call and errors and len(errors) == 4:
             out.error = f"does not render a tool call: {errors[0]}"[:300]
     if out.call and TOOL_NAME not in out.call:
-        out.notes.append("the template renders no tool call of an assistant message (its call markup is read "
-                         "from its tools prompt and text)")
+        out.notes.append(
+            "the template renders no tool call of an assistant message (its call markup is read "
+            "from its tools prompt and text)"
+        )
         out.call = ""
     elif not out.call and out.error is None:
         out.notes.append("the template renders no tool call of an assistant message")
@@ -193,8 +218,12 @@ def facts(data: bytes) -> dict:
 
 def from_row(row) -> Rendered:
     """A stored row (a mapping of the template_renders columns) as what render() gives."""
-    return Rendered(call=row["call"] or "", reply=row["reply"] or "", error=row["error"],
-                    notes=json.loads(row["notes"] or "[]"))
+    return Rendered(
+        call=row["call"] or "",
+        reply=row["reply"] or "",
+        error=row["error"],
+        notes=json.loads(row["notes"] or "[]"),
+    )
 
 
 def render_batch(items: list[bytes]) -> list[dict]:

@@ -101,7 +101,9 @@ def _combined(files: tuple[str, ...]) -> tuple[Query, tuple[str, ...]]:
         starts.append(at)
         at += len(t) + 1
     q = _ts("Query")(language(), b"\n".join(texts).decode())
-    owner = tuple(files[bisect.bisect_right(starts, q.start_byte_for_pattern(i)) - 1] for i in range(q.pattern_count))
+    owner = tuple(
+        files[bisect.bisect_right(starts, q.start_byte_for_pattern(i)) - 1] for i in range(q.pattern_count)
+    )
     return q, owner
 
 
@@ -112,8 +114,10 @@ def patterns() -> tuple[tuple[str, str], ...]:
     compile is mostly the same whatever its patterns: a blob's extraction picks one of a few, extract/facts.py)."""
     q, owner = combined()
     source = b"\n".join(_texts(pattern_files()))
-    return tuple((owner[i], source[q.start_byte_for_pattern(i):q.end_byte_for_pattern(i)].decode())
-                 for i in range(q.pattern_count))
+    return tuple(
+        (owner[i], source[q.start_byte_for_pattern(i) : q.end_byte_for_pattern(i)].decode())
+        for i in range(q.pattern_count)
+    )
 
 
 _SELECTED: dict[tuple[int, ...], tuple[Query, tuple[str, ...]]] = {}

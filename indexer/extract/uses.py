@@ -33,10 +33,18 @@ from operator import and_, itemgetter, not_
 
 from tree_sitter import Node
 
-PARAMETER_PARENTS = frozenset({"parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
-                               "dictionary_splat_pattern"})
-NAMED_PARENTS = frozenset({"default_parameter", "typed_default_parameter", "keyword_argument",
-                           "function_definition", "class_definition"})  # whose `name` field is no read
+PARAMETER_PARENTS = frozenset(
+    {"parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"}
+)
+NAMED_PARENTS = frozenset(
+    {
+        "default_parameter",
+        "typed_default_parameter",
+        "keyword_argument",
+        "function_definition",
+        "class_definition",
+    }
+)  # whose `name` field is no read
 IMPORT_PARENTS = frozenset({"dotted_name", "aliased_import"})  # a name an import inside a function binds
 TARGET_PARENTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "as_pattern_target"})
 BINDING_PARENTS = frozenset({"assignment", "augmented_assignment", "for_statement", "for_in_clause"})
@@ -53,8 +61,8 @@ _FIRST = itemgetter(slice(0, 1))
 def _code(lines: list[bytes], keep: list[bool], owner: list[int], index: int, line: int, end: int):
     """A definition's own lines (those of the definitions inside it left out), without blank and
     comment-only lines (keep: which lines are code). Iterated in C: a class's span holds its methods'."""
-    chunk, code = lines[line - 1:end], keep[line - 1:end]
-    mine = owner[line:line + len(chunk)]
+    chunk, code = lines[line - 1 : end], keep[line - 1 : end]
+    mine = owner[line : line + len(chunk)]
     if mine.count(index) != len(chunk):
         code = map(and_, code, map(index.__eq__, mine))
     return compress(chunk, code)
@@ -98,7 +106,7 @@ def extract(root: Node, facts: dict, data: bytes) -> list[dict]:
 
     def own(index: int | None, line: int, end: int) -> None:
         if index is not None:
-            owner[line:end + 1] = [index] * (end + 1 - line)
+            owner[line : end + 1] = [index] * (end + 1 - line)
 
     module_rows = facts.get("module_defs", [])
     for kind, qualname, line, end in module_rows:  # functions first: classes nested in one stay its code
@@ -115,7 +123,11 @@ def extract(root: Node, facts: dict, data: bytes) -> list[dict]:
             continue
         own(piece("class", c["qualname"], c["line"], c["end_line"]), c["line"], c["end_line"])
         for m in c["methods"]:
-            own(piece("method", f"{c['qualname']}.{m['name']}", m["line"], m["end_line"]), m["line"], m["end_line"])
+            own(
+                piece("method", f"{c['qualname']}.{m['name']}", m["line"], m["end_line"]),
+                m["line"],
+                m["end_line"],
+            )
     refs: list[set[str]] = [set() for _ in pieces]
     local: list[set[str]] = [set() for _ in pieces]
     whole = root.has_error
@@ -131,14 +143,24 @@ def extract(root: Node, facts: dict, data: bytes) -> list[dict]:
     for i, p in enumerate(pieces):
         if p["what"] in ("function", "method"):
             refs[i] -= local[i]  # a name a function binds is its local wherever it is read
-    keep = list(map(not_, map(_NO_CODE.__contains__, map(_FIRST, map(bytes.lstrip, lines)))))  # a line of code
+    keep = list(
+        map(not_, map(_NO_CODE.__contains__, map(_FIRST, map(bytes.lstrip, lines))))
+    )  # a line of code
     out = []
     for i, p in enumerate(pieces):
         names = " ".join(sorted(refs[i] - {p["qualname"], *p["also"]}))
         digest = _digest(_code(lines, keep, owner, i, p["line"], p["end_line"]))
         for qualname in (p["qualname"], *p["also"]):
-            out.append({"what": p["what"], "qualname": qualname, "line": p["line"], "end_line": p["end_line"],
-                        "digest": digest, "names": names})
+            out.append(
+                {
+                    "what": p["what"],
+                    "qualname": qualname,
+                    "line": p["line"],
+                    "end_line": p["end_line"],
+                    "digest": digest,
+                    "names": names,
+                }
+            )
     for imp in facts.get("imports", []):
         if imp["in_function"] is None and imp["in_class"] is None and not imp["star"]:
             name = _bound(imp)
@@ -146,8 +168,16 @@ def extract(root: Node, facts: dict, data: bytes) -> list[dict]:
                 continue
             seen.add(("import", name))
             what = f"{imp['level']}|{imp['module']}|{imp['name'] or ''}".encode()
-            out.append({"what": "import", "qualname": name, "line": imp["line"],
-                        "end_line": imp.get("end_line", imp["line"]), "digest": _digest([what]), "names": ""})
+            out.append(
+                {
+                    "what": "import",
+                    "qualname": name,
+                    "line": imp["line"],
+                    "end_line": imp.get("end_line", imp["line"]),
+                    "digest": _digest([what]),
+                    "names": "",
+                }
+            )
     return out
 
 

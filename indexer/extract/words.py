@@ -10,8 +10,21 @@ import re
 
 from ..core.scope import parsed
 
-WORD_SUFFIXES = (".py", ".pyi", ".md", ".rst", ".txt", ".jinja", ".j2", ".yaml", ".yml", ".toml", ".cfg",
-                 ".ini", ".sh")
+WORD_SUFFIXES = (
+    ".py",
+    ".pyi",
+    ".md",
+    ".rst",
+    ".txt",
+    ".jinja",
+    ".j2",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".sh",
+)
 WORDS_MAX = 1 << 20
 
 _IDENT_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"

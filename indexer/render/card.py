@@ -32,8 +32,11 @@ def _life(life: dict | None) -> str:
     if life.get("code_changed_in"):
         facts.append(f"code changed in {life['code_changed_in']}")
     if life.get("removed_in"):
-        gone = Successor(life["successors_by"], life["successors"], life["renamed_to"]) \
-            if life.get("successors_by") else None
+        gone = (
+            Successor(life["successors_by"], life["successors"], life["renamed_to"])
+            if life.get("successors_by")
+            else None
+        )
         facts.append(f"removed in {life['removed_in']}" + (f", {gone.phrase()}" if gone else ""))
     if life.get("renamed_from"):
         facts.append(f"renamed from {', '.join(life['renamed_from'])} in {life['first_version']}")
@@ -102,20 +105,43 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
         out.append(("same class as", [", ".join(c.aliases)]))
     reg = f"{c.registered.class_}  {_at(c.registered.file, c.registered.line)}"
     if c.registered.class_ is None:  # the hard-coded era: a choice of the flag, no class registered
-        reg = (f"none: a {CHOICE_FLAGS.get(c.kind, 'parser')} choice; the serving code picks {c.dispatch.class_} by"
-               f" name at {_at(c.dispatch.file, c.dispatch.line)}" if c.dispatch else "none")
-    flags = [w for w, on in (("stub: no methods of its own", c.stub), ("re-exports the class", c.reexport)) if on]
+        reg = (
+            f"none: a {CHOICE_FLAGS.get(c.kind, 'parser')} choice; the serving code picks {c.dispatch.class_} by"
+            f" name at {_at(c.dispatch.file, c.dispatch.line)}"
+            if c.dispatch
+            else "none"
+        )
+    flags = [
+        w for w, on in (("stub: no methods of its own", c.stub), ("re-exports the class", c.reexport)) if on
+    ]
     out.append(("registered class", [reg + (f"  ({'; '.join(flags)})" if flags else "")]))
     if c.adapter:
         out.append(("adapter", [c.adapter]))
     if c.wrapper:
-        out.append(("wrapper", [f"{c.wrapper.class_}  {_at(c.wrapper.file, c.wrapper.line)} (composed by the parser"
-                                " manager; hands extraction on)"]))
-    out.append(("real class", [f"{c.real.class_}  {_at(c.real.file, c.real.line)}" if c.real.class_ else "-"]))
+        out.append(
+            (
+                "wrapper",
+                [
+                    f"{c.wrapper.class_}  {_at(c.wrapper.file, c.wrapper.line)} (composed by the parser"
+                    " manager; hands extraction on)"
+                ],
+            )
+        )
+    out.append(
+        ("real class", [f"{c.real.class_}  {_at(c.real.file, c.real.line)}" if c.real.class_ else "-"])
+    )
     if c.parent_class:
         out.append(("subclasses parser", [c.parent_class]))
-    out.append(("code files", [f"{f['file']}  ({', '.join(f['roles'])}{'; shared framework' if f['shared'] else ''})"
-                               for f in c.code_files] or ["-"]))
+    out.append(
+        (
+            "code files",
+            [
+                f"{f['file']}  ({', '.join(f['roles'])}{'; shared framework' if f['shared'] else ''})"
+                for f in c.code_files
+            ]
+            or ["-"],
+        )
+    )
     sm = c.streaming_method
     stream = c.streaming or "?"
     if sm:
@@ -124,9 +150,18 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
             whose = " / ".join(f"{n}'s" for n in c.streaming_from)
             stream += f"  ({whose} parser)"
     out.append(("streaming", [stream]))
-    out.append(("methods", [f"{m['method']:<{w(36)}} {m['class'] or '-':<{w(32)}} {_at(m['file'], m['line'])}  {m['body']}"
-                            + (f"  [{m['role']}]" if m["role"] != "registered" else "")
-                            for m in c.methods if m["body"] != "absent"] or ["-"]))
+    out.append(
+        (
+            "methods",
+            [
+                f"{m['method']:<{w(36)}} {m['class'] or '-':<{w(32)}} {_at(m['file'], m['line'])}  {m['body']}"
+                + (f"  [{m['role']}]" if m["role"] != "registered" else "")
+                for m in c.methods
+                if m["body"] != "absent"
+            ]
+            or ["-"],
+        )
+    )
     out.append(("attributes", [_attribute(a) for a in c.attributes] or ["-"]))
     out.append(("adjust_request", [x for a in c.adjust_request for x in _adjust(a)] or ["not defined"]))
     sent = []
@@ -143,16 +178,29 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
             sent.append(f"{'':<{w(28)}}   non-ASCII: {s['non_ascii']}")
     out.append(("sentinels", sent or ["none found as literals in its own code"]))
     out.append(("other registries", [_pair(p) for p in c.pairs] or ["no parser of the same name"]))
-    out.append(("chat templates", [x for m in c.chat_templates for x in _template(m, md)] or ["none matched"]))
+    out.append(
+        ("chat templates", [x for m in c.chat_templates for x in _template(m, md)] or ["none matched"])
+    )
     out.append(("tests", [_matched(m) for m in c.tests] or ["none matched"]))
-    out.append(("plants", [f"{p['plant']}  {_at(p['file'], p['line'])}  {p['text']}" for p in c.plants] or ["-"]))
-    out.append(("markers", [f"{m['kind']}  {_at(m['file'], m['line'])}  {m['text'][:100]}" for m in c.markers]
-                or ["-"]))
+    out.append(
+        ("plants", [f"{p['plant']}  {_at(p['file'], p['line'])}  {p['text']}" for p in c.plants] or ["-"])
+    )
+    out.append(
+        (
+            "markers",
+            [f"{m['kind']}  {_at(m['file'], m['line'])}  {m['text'][:100]}" for m in c.markers] or ["-"],
+        )
+    )
     out.append(("lifecycle", [_life(c.lifecycle)]))
     if c.notes:
         out.append(("notes", c.notes))
-    out.append(("upstream", [u for u in (c.registered.url, c.real.url if c.real.file != c.registered.file else None)
-                             if u] or ["-"]))
+    out.append(
+        (
+            "upstream",
+            [u for u in (c.registered.url, c.real.url if c.real.file != c.registered.file else None) if u]
+            or ["-"],
+        )
+    )
     return out
 
 
@@ -182,16 +230,24 @@ def format_markdown(c: Card, level: int = 2) -> str:
 
 def format_all_markdown(version: str, cs: list[Card]) -> str:
     """One document: a table with a row per name, then a section per name."""
-    lines = [f"# vLLM {version}: tool-calling parser reference", "",
-             f"Generated by tpindex from the index of vLLM {version}: {len(cs)} registered name(s). Real file: where"
-             " the parsing code is. Sentinels: token strings found as literals in the name's own code.", "",
-             "| kind | name | impl | real class | real file | streaming | sentinels | chat templates | tests |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# vLLM {version}: tool-calling parser reference",
+        "",
+        f"Generated by tpindex from the index of vLLM {version}: {len(cs)} registered name(s). Real file: where"
+        " the parsing code is. Sentinels: token strings found as literals in the name's own code.",
+        "",
+        "| kind | name | impl | real class | real file | streaming | sentinels | chat templates | tests |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in cs:
-        sent = " ".join(f"`{_md(_show(s['value']))}`" for s in c.sentinels[:6]) + (" …" if len(c.sentinels) > 6 else "")
+        sent = " ".join(f"`{_md(_show(s['value']))}`" for s in c.sentinels[:6]) + (
+            " …" if len(c.sentinels) > 6 else ""
+        )
         tmpl = ", ".join(m["file"].rsplit("/", 1)[-1] for m in c.chat_templates)
-        lines.append(f"| {c.kind} | [{c.name}](#{_anchor(c)}) | {c.impl} | {c.real.class_ or ''} | {c.real.file or ''} |"
-                     f" {c.streaming or ''} | {sent} | {_md(tmpl)} | {len(c.tests)} |")
+        lines.append(
+            f"| {c.kind} | [{c.name}](#{_anchor(c)}) | {c.impl} | {c.real.class_ or ''} | {c.real.file or ''} |"
+            f" {c.streaming or ''} | {sent} | {_md(tmpl)} | {len(c.tests)} |"
+        )
     lines.append("")
     for c in cs:
         lines.append(f'<a id="{_anchor(c)}"></a>')

@@ -11,8 +11,10 @@ def format_text(report: CheckDoc) -> list[str]:
     lines = []
     for v in report.versions:
         c = v.counts
-        lines.append(f"{report.document} at {v.version}: {report.claims} claim(s): "
-                     + ", ".join(f"{c[s]} {s}" for s in STATUSES))
+        lines.append(
+            f"{report.document} at {v.version}: {report.claims} claim(s): "
+            + ", ".join(f"{c[s]} {s}" for s in STATUSES)
+        )
         for r in v.results:
             lines.append(f"  {r.line:>4}  {r.status:<9}  {r.kind:<7}  {r.claim}: {r.message}")
         lines.append("")

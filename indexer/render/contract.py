@@ -16,8 +16,10 @@ def format_text(d: ContractDiff, width: int | None = None) -> str:
     if not d.changes:
         lines = [f"contract {d.a} -> {d.b}: no contract change"]
     else:
-        lines = [f"contract {d.a} -> {d.b}: {len(d.changes)} change(s), {d.breaking} breaking"
-                 " (! marks a change that breaks plugins)"]
+        lines = [
+            f"contract {d.a} -> {d.b}: {len(d.changes)} change(s), {d.breaking} breaking"
+            " (! marks a change that breaks plugins)"
+        ]
         w = max(len(c.type) for c in d.changes)
         for c in d.changes:
             first = f"{'!' if c.breaking else ' '} {c.type:<{w}}  "
@@ -36,6 +38,7 @@ def _sides(c: ContractChange) -> str:
 
 def format_markdown(d: ContractDiff, link=None) -> str:
     """A table; `link(version, file, line)` gives an upstream URL for a side (or None)."""
+
     def cell(text: str | None) -> str:
         return "" if text is None else f"`{text}`".replace("|", "\\|")
 
@@ -50,12 +53,17 @@ def format_markdown(d: ContractDiff, link=None) -> str:
     if not d.changes:
         out.append("No contract change.")
     else:
-        out += [f"{len(d.changes)} change(s), **{d.breaking} breaking**.", "",
-                "| breaking | change | subject | before | after | explanation | " + d.a + " | " + d.b + " |",
-                "|---|---|---|---|---|---|---|---|"]
+        out += [
+            f"{len(d.changes)} change(s), **{d.breaking} breaking**.",
+            "",
+            "| breaking | change | subject | before | after | explanation | " + d.a + " | " + d.b + " |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for c in d.changes:
-            out.append(f"| {'yes' if c.breaking else ''} | {c.type} | {cell(c.subject)} | {cell(c.before)} | "
-                       f"{cell(c.after)} | {c.explanation.replace('|', '/')} | {side(d.a, c.file_a, c.line_a)} | "
-                       f"{side(d.b, c.file_b, c.line_b)} |")
+            out.append(
+                f"| {'yes' if c.breaking else ''} | {c.type} | {cell(c.subject)} | {cell(c.before)} | "
+                f"{cell(c.after)} | {c.explanation.replace('|', '/')} | {side(d.a, c.file_a, c.line_a)} | "
+                f"{side(d.b, c.file_b, c.line_b)} |"
+            )
     out += [""] + [f"- note: {n}" for n in d.notes] if d.notes else []
     return "\n".join(out)

@@ -43,6 +43,8 @@ def format_markdown(d: Diff, source_url=None) -> str:
             from .history import md_commit
 
             detail += "<br>" + "<br>".join(md_commit(k) for k in c.commits)
-        lines.append(f"| {c.type} | {esc(c.kind)} | {esc(c.name)} | {esc(c.before)} | {esc(c.after)} | {where} |"
-                     f" {detail} |")
+        lines.append(
+            f"| {c.type} | {esc(c.kind)} | {esc(c.name)} | {esc(c.before)} | {esc(c.after)} | {where} |"
+            f" {detail} |"
+        )
     return "\n".join(lines)

@@ -21,8 +21,12 @@ def _cell(column: str, value) -> str:
 
 def render(version: str, rows: list[dict], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps({"version": version, "columns": list(COLUMNS), "parsers": rows}, indent=2,
-                          sort_keys=False) + "\n"
+        return (
+            json.dumps(
+                {"version": version, "columns": list(COLUMNS), "parsers": rows}, indent=2, sort_keys=False
+            )
+            + "\n"
+        )
     flat = [{k: _cell(k, v) for k, v in r.items()} for r in rows]
     if fmt == "csv":
         out = io.StringIO()
@@ -30,10 +34,24 @@ def render(version: str, rows: list[dict], fmt: str) -> str:
         w.writeheader()
         w.writerows(flat)
         return out.getvalue()
-    cols = ("kind", "name", "impl", "registered_file", "real_file", "adapter", "aliases", "stub",
-            "chat_templates", "tests")
-    lines = [f"# Parser index of vLLM {version}", "", "| " + " | ".join(cols) + " |",
-             "|" + "---|" * len(cols)]
+    cols = (
+        "kind",
+        "name",
+        "impl",
+        "registered_file",
+        "real_file",
+        "adapter",
+        "aliases",
+        "stub",
+        "chat_templates",
+        "tests",
+    )
+    lines = [
+        f"# Parser index of vLLM {version}",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "---|" * len(cols),
+    ]
     for r in flat:
         lines.append("| " + " | ".join(str(r[c]).replace("|", "\\|") for c in cols) + " |")
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from ..answers.markup import one_line  # noqa: F401 (the browser's fit page writ
 
 def _one_line(s: str | None, limit: int = 160) -> str:
     s = (s or "").replace("\n", "\\n")
-    return s if len(s) <= limit else s[:limit - 1] + "…"
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def format_text(f: Fit) -> str:
@@ -34,8 +34,10 @@ def format_text(f: Fit) -> str:
             lines.append("  none with evidence for it")
         for c in cands[:SHOWN]:
             same = f"; same class: {', '.join(c.aliases)}" if c.aliases else ""
-            lines.append(f"  {c.rank}. {c.name} (score {c.score})  {c.impl}, {c.real_class or '-'}"
-                         f" {c.real_file or ''}{same}")
+            lines.append(
+                f"  {c.rank}. {c.name} (score {c.score})  {c.impl}, {c.real_class or '-'}"
+                f" {c.real_file or ''}{same}"
+            )
             for e in c.evidence:
                 mark = {"for": "+", "against": "-", "note": "="}[e.stance]
                 lines.append(f"       {mark} {e.text}")
@@ -55,7 +57,9 @@ def format_text(f: Fit) -> str:
         lines.append(f"shipped template  {f.template}")
     if f.replay:
         lines.append("")
-        lines.append(f"replayed at {f.version} (vLLM's own code on the output; non-streaming, then one token per delta)")
+        lines.append(
+            f"replayed at {f.version} (vLLM's own code on the output; non-streaming, then one token per delta)"
+        )
         for r in f.replay:
             lines.append(f"  {r.name:<16} {_replay_line(r)}")
     lines.append("")
@@ -87,8 +91,12 @@ def format_markdown(f: Fit) -> str:
     for label, cands in (("Tool parsers", f.tool), ("Reasoning parsers", f.reasoning)):
         if f.kind and not cands:
             continue
-        lines += [f"## {label}", "", "| rank | name | score | real class | evidence for | evidence against |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## {label}",
+            "",
+            "| rank | name | score | real class | evidence for | evidence against |",
+            "|---|---|---|---|---|---|",
+        ]
         for c in cands[:SHOWN]:
             pro = "<br>".join(_md(e.text) for e in c.evidence if e.stance != "against")
             con = "<br>".join(_md(e.text) for e in c.evidence if e.stance == "against")
@@ -96,19 +104,29 @@ def format_markdown(f: Fit) -> str:
         lines.append("")
     if f.template_diff:
         d = f.template_diff
-        lines += [f"Shipped template: `{d.template}` ({'the same call markup' if d.identical else f'{d.similarity:.0%} alike'}).",
-                  ""]
+        lines += [
+            f"Shipped template: `{d.template}` ({'the same call markup' if d.identical else f'{d.similarity:.0%} alike'}).",
+            "",
+        ]
         if not d.identical:
             lines += ["```text", d.inline, "```", ""]
     if f.replay:
-        lines += ["## Replay", "", f"vLLM {f.version}'s own code on the output (non-streaming, then one token per delta).",
-                  "", "| name | status | calls | streamed | call markup in the content |", "|---|---|---|---|---|"]
+        lines += [
+            "## Replay",
+            "",
+            f"vLLM {f.version}'s own code on the output (non-streaming, then one token per delta).",
+            "",
+            "| name | status | calls | streamed | call markup in the content |",
+            "|---|---|---|---|---|",
+        ]
         for r in f.replay:
-            lines.append(f"| {r.name} | {r.status if not r.error else _md(f'{r.status}: {r.error}')} | "
-                         f"{_md(', '.join(r.calls)) or 'none'} | "
-                         f"{'-' if r.streamed is None else _md(', '.join(r.streamed)) or 'none'} | "
-                         f"{_md(' '.join(r.leaked)) or 'none'} |")
+            lines.append(
+                f"| {r.name} | {r.status if not r.error else _md(f'{r.status}: {r.error}')} | "
+                f"{_md(', '.join(r.calls)) or 'none'} | "
+                f"{'-' if r.streamed is None else _md(', '.join(r.streamed)) or 'none'} | "
+                f"{_md(' '.join(r.leaked)) or 'none'} |"
+            )
         lines.append("")
     lines += [f.verdict, ""]
-    lines += (["```sh", f.serve, "```"] if f.serve else ["No `vllm serve` line: nothing fits as written."])
+    lines += ["```sh", f.serve, "```"] if f.serve else ["No `vllm serve` line: nothing fits as written."]
     return "\n".join(lines) + "\n"

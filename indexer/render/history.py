@@ -12,8 +12,9 @@ def _day(date: str) -> str:
 
 
 def _files_text(files: list[CommitFile]) -> str:
-    return ", ".join(f"{f.file} +{f.added} -{f.removed}" if f.added is not None else f"{f.file} (binary)"
-                     for f in files)
+    return ", ".join(
+        f"{f.file} +{f.added} -{f.removed}" if f.added is not None else f"{f.file} (binary)" for f in files
+    )
 
 
 def _commit_line(c: Commit) -> str:
@@ -31,13 +32,24 @@ def format_log(ans: Log, width: int | None = None) -> list[str]:
             lines.append("")
         n = len(k.commits)
         if n:
-            lines.append(f"{ans.name} ({k.kind} parser): {n} commit{'s' if n != 1 else ''} from {ans.a} to {ans.b}"
-                         f" ({mode}) touching {what}")
+            lines.append(
+                f"{ans.name} ({k.kind} parser): {n} commit{'s' if n != 1 else ''} from {ans.a} to {ans.b}"
+                f" ({mode}) touching {what}"
+            )
         else:
-            lines.append(f"{ans.name} ({k.kind} parser): no commit from {ans.a} to {ans.b} touched {what} ({mode})")
+            lines.append(
+                f"{ans.name} ({k.kind} parser): no commit from {ans.a} to {ans.b} touched {what} ({mode})"
+            )
         for v, files, registered in ((ans.a, k.files_a, k.registered_a), (ans.b, k.files_b, k.registered_b)):
-            shown = ("the same" if v == ans.b and files == k.files_a and k.registered_a else ", ".join(files)
-                     or "none") if registered else "none (not registered there)"
+            shown = (
+                (
+                    "the same"
+                    if v == ans.b and files == k.files_a and k.registered_a
+                    else ", ".join(files) or "none"
+                )
+                if registered
+                else "none (not registered there)"
+            )
             lines += textfmt.hanging(f"  files at {v}: ", shown, width)
         for c in k.commits:
             lines += textfmt.hanging("", _commit_line(c), width, indent=24)
@@ -60,10 +72,14 @@ def md_commit(c: Commit) -> str:
 def format_log_markdown(ans: Log) -> str:
     lines = []
     for k in ans.kinds:
-        lines += [f"## {ans.name} ({k.kind} parser): commits from {ans.a} to {ans.b}", "",
-                  f"Files at {ans.a}: {', '.join(f'`{f}`' for f in k.files_a) or 'none'}; at {ans.b}:"
-                  f" {', '.join(f'`{f}`' for f in k.files_b) or 'none'}"
-                  f" ({'first parent' if ans.first_parent else 'all parents'}).", ""]
+        lines += [
+            f"## {ans.name} ({k.kind} parser): commits from {ans.a} to {ans.b}",
+            "",
+            f"Files at {ans.a}: {', '.join(f'`{f}`' for f in k.files_a) or 'none'}; at {ans.b}:"
+            f" {', '.join(f'`{f}`' for f in k.files_b) or 'none'}"
+            f" ({'first parent' if ans.first_parent else 'all parents'}).",
+            "",
+        ]
         if not k.commits:
             lines += ["No commit touched them.", ""]
             continue
@@ -71,8 +87,10 @@ def format_log_markdown(ans: Log) -> str:
         for c in k.commits:
             sha = f"[{c.sha[:10]}]({c.url})" if c.url else f"`{c.sha[:10]}`"
             pr = (f"[#{c.pr}]({c.pr_url})" if c.pr_url else f"#{c.pr}") if c.pr else ""
-            files = "<br>".join(f"`{f.file}` +{f.added} -{f.removed}" if f.added is not None else f"`{f.file}` binary"
-                                for f in c.files)
+            files = "<br>".join(
+                f"`{f.file}` +{f.added} -{f.removed}" if f.added is not None else f"`{f.file}` binary"
+                for f in c.files
+            )
             lines.append(f"| {sha} | {_day(c.date)} | {_md(c.subject)} | {pr} | {files} |")
         lines.append("")
     if ans.note:
@@ -89,10 +107,13 @@ def format_contains(ans: Contains, all_versions: list[str], width: int | None = 
     q = ans.query
     if ans.first:
         n = len(ans.commits)
-        head = [f"{q}: first in {ans.first}; in {ranges(ans.versions)}"
-                + (f" ({n} commits)" if n > 1 else "")]
+        head = [
+            f"{q}: first in {ans.first}; in {ranges(ans.versions)}" + (f" ({n} commits)" if n > 1 else "")
+        ]
     elif ans.commits:
-        head = [f"{q}: in no indexed version (its commit is in the history of none of {ranges(ans.not_containing)})"]
+        head = [
+            f"{q}: in no indexed version (its commit is in the history of none of {ranges(ans.not_containing)})"
+        ]
     else:
         what = f"no commit names {q} in its subject" if q.startswith("#") else f"no commit {q}"
         head = [f"{q}: in no indexed version ({what} in the history of {ranges(ans.not_containing)})"]
@@ -100,8 +121,10 @@ def format_contains(ans: Contains, all_versions: list[str], width: int | None = 
     for f in ans.commits:
         lines += textfmt.hanging("  ", _commit_line(f.commit), width, indent=26)
         if len(ans.commits) > 1:
-            lines.append(" " * 26 + (f"first in {f.first}; in {ranges(f.versions)}" if f.first else
-                                     "in no indexed version"))
+            lines.append(
+                " " * 26
+                + (f"first in {f.first}; in {ranges(f.versions)}" if f.first else "in no indexed version")
+            )
     if ans.first and ans.not_containing:
         lines.append(f"not in: {ranges(ans.not_containing)}")
     if ans.without_history:

@@ -11,7 +11,9 @@ from ..replay.run import cell
 
 
 def _letters(r: Replay) -> dict[str, str]:
-    names = list(string.ascii_uppercase) + [a + b for a in string.ascii_uppercase for b in string.ascii_uppercase]
+    names = list(string.ascii_uppercase) + [
+        a + b for a in string.ascii_uppercase for b in string.ascii_uppercase
+    ]
     out: dict[str, str] = {}
     for v in r.versions:
         for mode in r.modes:
@@ -35,8 +37,10 @@ def _rows(r: Replay, letters: dict[str, str]) -> list[tuple[str, list[str], list
             rows[-1][2].append(v)
         else:
             rows.append(("", cells, [v]))
-    return [(vs[0].version if len(vs) == 1 else f"{vs[0].version}..{vs[-1].version}", cells, vs)
-            for _, cells, vs in rows]
+    return [
+        (vs[0].version if len(vs) == 1 else f"{vs[0].version}..{vs[-1].version}", cells, vs)
+        for _, cells, vs in rows
+    ]
 
 
 def _head(r: Replay) -> str:
@@ -53,9 +57,15 @@ def format_text(r: Replay) -> str:
     rows = _rows(r, letters)
     w0 = max([len("versions")] + [len(label) for label, _, _ in rows])
     widths = [max([len(m)] + [len(cells[i]) for _, cells, _ in rows]) for i, m in enumerate(r.modes)]
-    out = [_head(r), "", "  ".join([f"{'versions':<{w0}}"] + [f"{m:<{w}}" for m, w in zip(r.modes, widths, strict=True)])]
+    out = [
+        _head(r),
+        "",
+        "  ".join([f"{'versions':<{w0}}"] + [f"{m:<{w}}" for m, w in zip(r.modes, widths, strict=True)]),
+    ]
     for label, cells, _ in rows:
-        out.append("  ".join([f"{label:<{w0}}"] + [f"{c:<{w}}" for c, w in zip(cells, widths, strict=True)]).rstrip())
+        out.append(
+            "  ".join([f"{label:<{w0}}"] + [f"{c:<{w}}" for c, w in zip(cells, widths, strict=True)]).rstrip()
+        )
     out.append("")
     for outcome, letter in letters.items():
         out.append(f"{letter:>2}  {outcome}")
@@ -68,8 +78,10 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
     if r.changes:
         out += ["", "changes (first version with the new outcome):"]
         for c in r.changes:
-            out.append(f"  {c.mode:<16} {c.version:<12} {letters.get(c.before, c.before)} -> "
-                       f"{letters.get(c.after, c.after)}")
+            out.append(
+                f"  {c.mode:<16} {c.version:<12} {letters.get(c.before, c.before)} -> "
+                f"{letters.get(c.after, c.after)}"
+            )
     sensitive = [v.version for v in r.versions if v.split_sensitive]
     if sensitive:
         out += ["", f"split-sensitive (~: the stream splits disagree): {_span(sensitive)}"]
@@ -78,8 +90,11 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
         for s in v.standins_touched:
             touched.setdefault(s, []).append(v.version)
     if touched:
-        out += ["", "stand-ins used while replaying (results there may depend on them): " +
-                "; ".join(f"{s} ({_span(vs)})" for s, vs in sorted(touched.items()))]
+        out += [
+            "",
+            "stand-ins used while replaying (results there may depend on them): "
+            + "; ".join(f"{s} ({_span(vs)})" for s, vs in sorted(touched.items())),
+        ]
     failed = [v for v in r.versions if v.status not in ("ok", "not-registered")]
     for v in failed:
         out.append(f"{v.version}: {v.status}: {v.error}")
@@ -98,8 +113,14 @@ def _detail(v: ReplayVersion) -> list[str]:
     for m in v.modes:
         out += ["", f"{m.mode}: {m.outcome}", f"  entry: {m.entry}"]
         for c in m.calls:
-            args = json.dumps(c.arguments, ensure_ascii=False) if not isinstance(c.arguments, str) else repr(c.arguments)
-            chunks = f" ({c.chunks} argument chunk{'s' if c.chunks != 1 else ''})" if c.chunks is not None else ""
+            args = (
+                json.dumps(c.arguments, ensure_ascii=False)
+                if not isinstance(c.arguments, str)
+                else repr(c.arguments)
+            )
+            chunks = (
+                f" ({c.chunks} argument chunk{'s' if c.chunks != 1 else ''})" if c.chunks is not None else ""
+            )
             out.append(f"  call {c.name} {args}{chunks}")
         if m.content:
             out.append(f"  content: {m.content!r}")
@@ -121,8 +142,12 @@ def _detail(v: ReplayVersion) -> list[str]:
 def format_markdown(r: Replay) -> str:
     letters = _letters(r)
     rows = _rows(r, letters)
-    out = [f"**{_head(r)}**", "", "| versions | " + " | ".join(r.modes) + " |",
-           "|---|" + "---|" * len(r.modes)]
+    out = [
+        f"**{_head(r)}**",
+        "",
+        "| versions | " + " | ".join(r.modes) + " |",
+        "|---|" + "---|" * len(r.modes),
+    ]
     for label, cells, _ in rows:
         out.append(f"| {label} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out.append("")

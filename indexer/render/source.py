@@ -12,7 +12,7 @@ def format_show(s, whole: list[str] | None = None) -> list[str]:
     texts = [r.text for r in s.lines]
     color = whole is not None
     if color:
-        texts = highlight(whole, s.path, "terminal")[s.start - 1:s.end]
+        texts = highlight(whole, s.path, "terminal")[s.start - 1 : s.end]
     width = len(str(s.end))
     out = []
     for r, text in zip(s.lines, texts, strict=True):
@@ -61,6 +61,7 @@ def highlight(lines: list[str], path: str, fmt: str) -> list[str]:
 
 # -- diff -------------------------------------------------------------------------------------------------
 
+
 def _range(start: int, count: int) -> str:
     return str(start) if count == 1 else f"{start},{count}"
 
@@ -77,8 +78,14 @@ def format_diff(d: dict, color: bool = False) -> list[str]:
         return [f"Binary files {old} ({d['a']}) and {new} ({d['b']}) differ"]
     out = [paint(f"--- {old}\t({d['a']})", "1"), paint(f"+++ {new}\t({d['b']})", "1")]
     for h in d["hunks"]:
-        out.append(paint(f"@@ -{_range(h['old_start'], h['old_lines'])} +{_range(h['new_start'], h['new_lines'])} @@",
-                         "36"))
+        out.append(
+            paint(
+                f"@@ -{_range(h['old_start'], h['old_lines'])} +{_range(h['new_start'], h['new_lines'])} @@",
+                "36",
+            )
+        )
         for line in h["lines"]:
-            out.append(paint(line, "31") if line[:1] == "-" else paint(line, "32") if line[:1] == "+" else line)
+            out.append(
+                paint(line, "31") if line[:1] == "-" else paint(line, "32") if line[:1] == "+" else line
+            )
     return out

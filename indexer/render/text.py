@@ -45,7 +45,9 @@ def hanging(first: str, rest: str, width: int | None, indent: int | None = None)
     import textwrap
 
     words = [shorten_middle(w, avail) for w in rest.split(" ")]
-    wrapped = textwrap.wrap(" ".join(words), width=avail, break_long_words=False, break_on_hyphens=False) or [""]
+    wrapped = textwrap.wrap(" ".join(words), width=avail, break_long_words=False, break_on_hyphens=False) or [
+        ""
+    ]
     if len(first) + len(wrapped[0]) <= width and indent is None:
         return [first + wrapped[0]] + [" " * pad + w for w in wrapped[1:]]
     return [shorten_middle(first.rstrip(), width)] + [" " * pad + w for w in wrapped]
@@ -70,7 +72,16 @@ def table(rows: list[tuple[str, ...]], width: int | None, indent: str = "  ") ->
     return out
 
 
-_ANSI = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36, "white": 37}
+_ANSI = {
+    "black": 30,
+    "red": 31,
+    "green": 32,
+    "yellow": 33,
+    "blue": 34,
+    "magenta": 35,
+    "cyan": 36,
+    "white": 37,
+}
 
 
 def style(text: str, fg: str, bold: bool = False) -> str:

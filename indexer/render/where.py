@@ -10,6 +10,7 @@ from ..answers.where_model import Definition, Move, PathRange, Where
 
 def move_text(m: Move) -> str:
     """`A (by: detail), then at vY to B (by: detail), now at B` (or `..., then removed at vZ`)."""
+
     def one(x) -> str:
         return f"{x.to} ({x.by}{': ' + x.detail if x.detail else ''})"
 
@@ -27,7 +28,9 @@ def _def_line(d: Definition) -> str:
 def _capped(lines: list[str], indent: str, what: str = "more") -> list[str]:
     if len(lines) <= SHOW:
         return [indent + s for s in lines]
-    return [indent + s for s in lines[:SHOW]] + [f"{indent}... and {len(lines) - SHOW} {what} (--format json lists all)"]
+    return [indent + s for s in lines[:SHOW]] + [
+        f"{indent}... and {len(lines) - SHOW} {what} (--format json lists all)"
+    ]
 
 
 def _defs_block(defs: list[Definition], indent: str) -> list[str]:
@@ -41,8 +44,9 @@ def _defs_block(defs: list[Definition], indent: str) -> list[str]:
     lines = []
     for f, ds in by_file.items():
         shown = ", ".join(f"{d.qualname}:{d.line}" for d in ds[:4]) + (", ..." if len(ds) > 4 else "")
-        lines.append(f"{f}  {len(ds)}: {shown}" if len(ds) > 1 else f"{f}:{ds[0].line}  {ds[0].kind} "
-                     f"{ds[0].qualname}")
+        lines.append(
+            f"{f}  {len(ds)}: {shown}" if len(ds) > 1 else f"{f}:{ds[0].line}  {ds[0].kind} {ds[0].qualname}"
+        )
     return _capped(lines, indent, "more files")
 
 
@@ -56,20 +60,27 @@ def format_text(ans: Where) -> list[str]:
             nfiles = len({d.file for d in defs})
             head = f"{name} at {ans.version}: defined {len(defs)} time(s) in {nfiles} file(s)"
             return [head] + _defs_block(defs, "  ")
-        out = [f"{name} at {ans.version}: not defined"
-               + (f" (defined in {ans.elsewhere})" if ans.elsewhere else " in any indexed version")]
+        out = [
+            f"{name} at {ans.version}: not defined"
+            + (f" (defined in {ans.elsewhere})" if ans.elsewhere else " in any indexed version")
+        ]
         out += _mention_lines(ans.mentions, ans.version)
         return out
     out = [f"{name}, over the --tree versions {ans.tree_versions[0]} - {ans.tree_versions[-1]}:"]
     if not ans.history:
-        out = [f"{name}: not defined in any --tree version ({ans.tree_versions[0]} - {ans.tree_versions[-1]})"]
+        out = [
+            f"{name}: not defined in any --tree version ({ans.tree_versions[0]} - {ans.tree_versions[-1]})"
+        ]
         return out + _mention_lines(ans.mentions, ans.mentions_version)
     for s in ans.history:
         span = s.first if s.first == s.last else f"{s.first} - {s.last}"
         if not s.definitions:
             out.append(f"  {span:<20} not defined")
             continue
-        lines = [f"{d.file}:{d.line}  {d.kind} {d.qualname}" for d in sorted(s.definitions, key=lambda d: (d.file, d.line))]
+        lines = [
+            f"{d.file}:{d.line}  {d.kind} {d.qualname}"
+            for d in sorted(s.definitions, key=lambda d: (d.file, d.line))
+        ]
         capped = _capped(lines, " " * 23)
         out.append(f"  {span:<20} {capped[0].strip()}")
         out += capped[1:]

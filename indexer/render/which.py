@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 from ..answers.which import _streaming_elsewhere, describe, lifecycle_facts, registered_text
 from . import text as textfmt
 
-if TYPE_CHECKING:  # the answers' classes, built by the answers that make them (`which` at one version needs few)
+if (
+    TYPE_CHECKING
+):  # the answers' classes, built by the answers that make them (`which` at one version needs few)
     from ..answers.lifecycle_model import History
     from ..answers.which_model import Parser
 
@@ -25,8 +27,9 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
     if p.impl == "unresolved":
         lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
     else:
-        lines += textfmt.hanging("  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}",
-                                 width)
+        lines += textfmt.hanging(
+            "  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}", width
+        )
     notes = list(p.notes)
     if p.stub:
         notes.append("registered file is a stub (no methods of its own)")

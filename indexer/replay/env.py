@@ -25,21 +25,67 @@ from .trees import ReplayError, cache_root
 
 PACKAGES = (
     # protocol, parsers, serving
-    "pydantic", "partial-json-parser", "regex", "msgspec", "fastapi", "openai", "jinja2", "pyyaml",
-    "email-validator", "ijson", "orjson", "prometheus-client", "prometheus-fastapi-instrumentator",
-    "mistral_common", "openai-harmony", "lxml", "lark", "jsonschema", "partial-json-parser",
+    "pydantic",
+    "partial-json-parser",
+    "regex",
+    "msgspec",
+    "fastapi",
+    "openai",
+    "jinja2",
+    "pyyaml",
+    "email-validator",
+    "ijson",
+    "orjson",
+    "prometheus-client",
+    "prometheus-fastapi-instrumentator",
+    "mistral_common",
+    "openai-harmony",
+    "lxml",
+    "lark",
+    "jsonschema",
+    "partial-json-parser",
     # what vllm's utilities import at module level
-    "psutil", "packaging", "tqdm", "py-cpuinfo", "protobuf", "aiohttp", "uvicorn", "filelock",
-    "importlib_metadata", "six", "cachetools", "blake3", "multidict", "cloudpickle", "watchfiles",
-    "python-json-logger", "pybase64", "cbor2", "setproctitle", "anthropic", "opentelemetry-api",
-    "opentelemetry-sdk", "huggingface_hub", "tokenizers", "einops", "gguf", "diskcache", "lm-format-enforcer",
-    "numpy", "pillow", "requests", "tiktoken", "typing_extensions",
+    "psutil",
+    "packaging",
+    "tqdm",
+    "py-cpuinfo",
+    "protobuf",
+    "aiohttp",
+    "uvicorn",
+    "filelock",
+    "importlib_metadata",
+    "six",
+    "cachetools",
+    "blake3",
+    "multidict",
+    "cloudpickle",
+    "watchfiles",
+    "python-json-logger",
+    "pybase64",
+    "cbor2",
+    "setproctitle",
+    "anthropic",
+    "opentelemetry-api",
+    "opentelemetry-sdk",
+    "huggingface_hub",
+    "tokenizers",
+    "einops",
+    "gguf",
+    "diskcache",
+    "lm-format-enforcer",
+    "numpy",
+    "pillow",
+    "requests",
+    "tiktoken",
+    "typing_extensions",
 )
 ENV_FORMAT = 1
 
 
 def env_key() -> str:
-    text = "\n".join([str(ENV_FORMAT), f"{sys.version_info[0]}.{sys.version_info[1]}", *sorted(set(PACKAGES))])
+    text = "\n".join(
+        [str(ENV_FORMAT), f"{sys.version_info[0]}.{sys.version_info[1]}", *sorted(set(PACKAGES))]
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -61,8 +107,10 @@ def interpreter(root: Path | None = None, progress=None) -> Path:
     given = os.environ.get("TPINDEX_REPLAY_PYTHON")
     if given:
         if not os.access(given, os.X_OK):
-            raise ReplayError(f"TPINDEX_REPLAY_PYTHON={given} is not an executable interpreter",
-                              "unset it to use the replay environment tpindex makes")
+            raise ReplayError(
+                f"TPINDEX_REPLAY_PYTHON={given} is not an executable interpreter",
+                "unset it to use the replay environment tpindex makes",
+            )
         return Path(given)
     return setup(root, progress)
 
@@ -83,14 +131,18 @@ def setup(root: Path | None = None, progress=None) -> Path:
         log = env.parent / f"env-{env_key()}.log"
         with open(log, "w") as out:
             base = getattr(sys, "_base_executable", None) or sys.executable
-            steps = [[base, "-m", "venv", "--clear", str(env)],
-                     [str(python_of(env)), "-m", "pip", "install", "-q", *sorted(set(PACKAGES))]]
+            steps = [
+                [base, "-m", "venv", "--clear", str(env)],
+                [str(python_of(env)), "-m", "pip", "install", "-q", *sorted(set(PACKAGES))],
+            ]
             for cmd in steps:
                 r = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
                 if r.returncode != 0:
-                    raise ReplayError(f"creating the replay environment failed ({' '.join(cmd[:4])} ...: exit "
-                                      f"{r.returncode}; see {log})",
-                                      "check that pip reaches its package index, then run tpindex replay --setup")
+                    raise ReplayError(
+                        f"creating the replay environment failed ({' '.join(cmd[:4])} ...: exit "
+                        f"{r.returncode}; see {log})",
+                        "check that pip reaches its package index, then run tpindex replay --setup",
+                    )
         (env / ".complete").write_text(f"{time.monotonic() - start:.1f}\n")
         say(f"replay: environment ready in {time.monotonic() - start:.0f} s")
     return python_of(env)

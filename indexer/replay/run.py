@@ -15,11 +15,23 @@ from .trees import ReplayError, cache_root, materialize
 SPLITS = ("token", "char", "word")
 _SPLIT = re.compile(r"^(token|char|word|random:\d+|interval:[1-9]\d*)$")
 MODES = ("nonstream", "stream", "serving")
-DEFAULT_TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Get the current weather in a city.",
-    "parameters": {"type": "object", "properties": {
-        "city": {"type": "string", "description": "The city"},
-        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}}]
+DEFAULT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get the current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "The city"},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
+                "required": ["city"],
+            },
+        },
+    }
+]
 # A sentinel the synthetic tokenizer makes one special token: a whole tag (<tool_call>, <|python_tag|>,
 # [TOOL_CALLS], <｜tool▁sep｜>), not a fragment of one (<function=) nor a literal of the grammar ({).
 _TOKEN = re.compile(r"^(<[^<>\s]{1,60}>|\[[A-Za-z_]{2,40}\])$")
@@ -33,22 +45,32 @@ def check_split(split: str) -> str:
 
 
 def _rows(db, versions: list[str]) -> dict[str, dict]:
-    rows = db.execute(f"select label, ref, commit_id, source, origin from versions where label in "
-                      f"({', '.join('?' * len(versions))})", versions).fetchall()
-    return {r[0]: {"label": r[0], "ref": r[1], "commit_id": r[2], "source": r[3], "origin": r[4]} for r in rows}
+    rows = db.execute(
+        f"select label, ref, commit_id, source, origin from versions where label in "
+        f"({', '.join('?' * len(versions))})",
+        versions,
+    ).fetchall()
+    return {
+        r[0]: {"label": r[0], "ref": r[1], "commit_id": r[2], "source": r[3], "origin": r[4]} for r in rows
+    }
 
 
 def _registered(db, version: str, kind: str, name: str) -> str | None:
     """The name's code signature at the version (the digest of its own code files) when it is registered."""
-    row = db.execute("select coalesce(pm.code_sig, '') from parser_map pm join versions v on v.id = pm.version_id"
-                     " where v.label = ? and pm.kind = ? and pm.name = ?", (version, kind, name)).fetchone()
+    row = db.execute(
+        "select coalesce(pm.code_sig, '') from parser_map pm join versions v on v.id = pm.version_id"
+        " where v.label = ? and pm.kind = ? and pm.name = ?",
+        (version, kind, name),
+    ).fetchone()
     return None if row is None else row[0] or f"version {version}"
 
 
 _SPECIALS: dict[tuple, tuple[list[str], list[str]]] = {}
 
 
-def specials_of(db, name: str, version: str, kind: str, code_sig: str | None = None) -> tuple[list[str], list[str]]:
+def specials_of(
+    db, name: str, version: str, kind: str, code_sig: str | None = None
+) -> tuple[list[str], list[str]]:
     """The name's sentinels at a version (its card's sentinel facts) that are whole tokens, and those written
     as an expression the child resolves (SpecialTokens.x.value). They come from the name's own code files
     alone, so versions with the same code signature share them (computed once)."""
@@ -66,15 +88,31 @@ def _specials(db, name: str, version: str, kind: str) -> tuple[list[str], list[s
     from ..answers.card import name_sentinels
 
     values = [s["value"] for s in name_sentinels(db, name, version, kind)]
-    return ([v for v in dict.fromkeys(values) if _TOKEN.match(v)],
-            [v for v in dict.fromkeys(values) if _WRITTEN.match(v)])
+    return (
+        [v for v in dict.fromkeys(values) if _TOKEN.match(v)],
+        [v for v in dict.fromkeys(values) if _WRITTEN.match(v)],
+    )
 
 
-def replay(db, name: str, at: str | None = None, tags: str | None = None, text: str | None = None,
-           deltas: list | None = None, splits: list[str] | None = None, tools: list | None = None,
-           tool_choice: str = "auto", reasoning_parser: str | None = None, tokenizer_file: str | None = None,
-           modes: list[str] | None = None, timeout: float = 60.0, jobs: int | None = None, progress=None,
-           notice=None, specials: list[str] | None = None) -> Replay:
+def replay(
+    db,
+    name: str,
+    at: str | None = None,
+    tags: str | None = None,
+    text: str | None = None,
+    deltas: list | None = None,
+    splits: list[str] | None = None,
+    tools: list | None = None,
+    tool_choice: str = "auto",
+    reasoning_parser: str | None = None,
+    tokenizer_file: str | None = None,
+    modes: list[str] | None = None,
+    timeout: float = 60.0,
+    jobs: int | None = None,
+    progress=None,
+    notice=None,
+    specials: list[str] | None = None,
+) -> Replay:
     """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
     tree materialized, the environment created). `specials`: the synthetic tokenizer's special tokens instead
     of the name's sentinels (a parser may read the vocabulary: mistral's takes `[ARGS]` in it for a v11
@@ -84,16 +122,20 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     from . import env, runner
 
     if (text is None) == (deltas is None):
-        raise ReplayError("give the raw model output: --text FILE or --deltas FILE.json (one of them)",
-                          "--text takes the output as one text; --deltas the exact deltas of a log")
+        raise ReplayError(
+            "give the raw model output: --text FILE or --deltas FILE.json (one of them)",
+            "--text takes the output as one text; --deltas the exact deltas of a log",
+        )
     splits = [check_split(s) for s in (splits or ["token"])]
     modes = list(modes or MODES)
     for m in modes:
         if m not in MODES:
             raise ReplayError(f"unknown mode {m!r}", f"use {', '.join(MODES)}")
     if tool_choice not in ("auto", "required", "none") and not re.match(r"^[\w.\-]+$", tool_choice):
-        raise ReplayError(f"--tool-choice {tool_choice!r} is not auto, required, none or a function name",
-                          "e.g. --tool-choice get_weather")
+        raise ReplayError(
+            f"--tool-choice {tool_choice!r} is not auto, required, none or a function name",
+            "e.g. --tool-choice get_weather",
+        )
     explicit = [t for t in specials if t] if specials is not None else None
     versions = select_versions(db, tags, at) if (at or tags) else [newest(db)]
     rows = _rows(db, versions)
@@ -109,7 +151,9 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
             continue
         r_sig = _registered(db, v, "reasoning", reasoning_parser) if reasoning_parser else None
         if reasoning_parser and r_sig is None:
-            answers[v] = _empty(v, "not-registered", f"{reasoning_parser} is not a registered reasoning parser at {v}")
+            answers[v] = _empty(
+                v, "not-registered", f"{reasoning_parser} is not a registered reasoning parser at {v}"
+            )
             continue
         specials, written = specials_of(db, name, v, "tool", sig)
         if explicit is not None:
@@ -118,11 +162,24 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
             r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning", r_sig)
             specials, written = specials + r_specials, written + r_written
         tree = materialize(rows[v], root, notice)
-        job_list.append({"id": v, "version": v, "tree": str(tree), "name": name, "text": text,
-                         "deltas": deltas, "splits": splits, "modes": modes,
-                         "tools": DEFAULT_TOOLS if tools is None else tools, "tool_choice": tool_choice,
-                         "reasoning_parser": reasoning_parser, "tokenizer_file": tokenizer_file,
-                         "specials": specials, "unresolved_specials": written})
+        job_list.append(
+            {
+                "id": v,
+                "version": v,
+                "tree": str(tree),
+                "name": name,
+                "text": text,
+                "deltas": deltas,
+                "splits": splits,
+                "modes": modes,
+                "tools": DEFAULT_TOOLS if tools is None else tools,
+                "tool_choice": tool_choice,
+                "reasoning_parser": reasoning_parser,
+                "tokenizer_file": tokenizer_file,
+                "specials": specials,
+                "unresolved_specials": written,
+            }
+        )
     timing["materialize"] = round(time.monotonic() - t0, 3)
     t0 = time.monotonic()
     python = env.interpreter(root, notice or (lambda m: None)) if job_list else None
@@ -131,20 +188,38 @@ def replay(db, name: str, at: str | None = None, tags: str | None = None, text: 
     stats: dict = {}
     digest = hashlib.sha256(str(python).encode()).hexdigest()[:12]
     preload = root / f"preload-{digest}.json" if python else None
-    results = runner.run(python, job_list, parallel=jobs or os.cpu_count() or 1, timeout=timeout,
-                         preload_file=preload, stats=stats, dataclass_file=root / f"dataclass-{digest}.json", root=root,
-                         progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None
-                         ) if job_list else {}
+    results = (
+        runner.run(
+            python,
+            job_list,
+            parallel=jobs or os.cpu_count() or 1,
+            timeout=timeout,
+            preload_file=preload,
+            stats=stats,
+            dataclass_file=root / f"dataclass-{digest}.json",
+            root=root,
+            progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None,
+        )
+        if job_list
+        else {}
+    )
     timing["replay"] = round(time.monotonic() - start, 3)
     timing.update(stats)
     for j in job_list:
         answers[j["id"]] = _version(j["id"], results[j["id"]])
     out_versions = [answers[v] for v in versions]
     mode_names = _mode_names(modes, splits if deltas is None else ["given"])
-    return Replay(name=name, reasoning_parser=reasoning_parser, input="deltas" if deltas is not None else "text",
-                  splits=splits if deltas is None else ["given"], modes=mode_names, versions=out_versions,
-                  changes=changes(out_versions, mode_names),
-                  environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)), timing=timing)
+    return Replay(
+        name=name,
+        reasoning_parser=reasoning_parser,
+        input="deltas" if deltas is not None else "text",
+        splits=splits if deltas is None else ["given"],
+        modes=mode_names,
+        versions=out_versions,
+        changes=changes(out_versions, mode_names),
+        environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)),
+        timing=timing,
+    )
 
 
 def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
@@ -160,9 +235,20 @@ def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
 
 
 def _empty(v: str, status: str, error: str | None) -> ReplayVersion:
-    return ReplayVersion(version=v, status=status, error=error, modes=[], split_sensitive=False,
-                         standins_touched=[], standins_imported=[], specials=[], tokens=None, notes=[], seconds=None,
-                         cpu_seconds=None)
+    return ReplayVersion(
+        version=v,
+        status=status,
+        error=error,
+        modes=[],
+        split_sensitive=False,
+        standins_touched=[],
+        standins_imported=[],
+        specials=[],
+        tokens=None,
+        notes=[],
+        seconds=None,
+        cpu_seconds=None,
+    )
 
 
 def _err(e: dict | None) -> str | None:
@@ -173,16 +259,38 @@ def _err(e: dict | None) -> str | None:
 
 
 def _calls(raw: list[dict]) -> list[ReplayCall]:
-    return [ReplayCall(name=c.get("name"), arguments=c.get("arguments"), arguments_raw=c.get("arguments_raw"),
-                       chunks=c.get("chunks")) for c in raw or []]
+    return [
+        ReplayCall(
+            name=c.get("name"),
+            arguments=c.get("arguments"),
+            arguments_raw=c.get("arguments_raw"),
+            chunks=c.get("chunks"),
+        )
+        for c in raw or []
+    ]
 
 
 def _mode(mode: str, r: dict) -> ReplayMode:
-    errors = [_err(r["error"])] if r.get("error") else [f"delta {e.get('delta')}: " + _err(e) if "delta" in e else
-                                                      _err(e) for e in r.get("errors") or []]
-    m = ReplayMode(mode=mode, entry=r.get("entry"), outcome="", tools_called=r.get("tools_called"),
-                   finish_reason=r.get("finish_reason"), calls=_calls(r.get("calls")), content=r.get("content"),
-                   reasoning=r.get("reasoning"), deltas=r.get("deltas"), messages=r.get("messages"), errors=errors)
+    errors = (
+        [_err(r["error"])]
+        if r.get("error")
+        else [
+            f"delta {e.get('delta')}: " + _err(e) if "delta" in e else _err(e) for e in r.get("errors") or []
+        ]
+    )
+    m = ReplayMode(
+        mode=mode,
+        entry=r.get("entry"),
+        outcome="",
+        tools_called=r.get("tools_called"),
+        finish_reason=r.get("finish_reason"),
+        calls=_calls(r.get("calls")),
+        content=r.get("content"),
+        reasoning=r.get("reasoning"),
+        deltas=r.get("deltas"),
+        messages=r.get("messages"),
+        errors=errors,
+    )
     m.outcome = outcome(m)
     return m
 
@@ -244,12 +352,27 @@ def _version(v: str, r: dict) -> ReplayVersion:
         if res.get("note") and res["note"] not in notes:
             notes.append(res["note"])
     if touched:
-        notes.append("the result may depend on stand-ins used while replaying: " + "; ".join(
-            f"{t} ({', '.join(sorted(used[t])[:6])}{', ...' if len(used[t]) > 6 else ''})" for t in touched))
-    return ReplayVersion(version=v, status="ok", error=None, modes=modes, split_sensitive=len(streams) > 1,
-                         standins_touched=touched, standins_imported=st.get("imported", []),
-                         specials=r.get("specials") or [], tokens=r.get("tokens"), notes=notes,
-                         seconds=r.get("seconds"), cpu_seconds=r.get("cpu_seconds"))
+        notes.append(
+            "the result may depend on stand-ins used while replaying: "
+            + "; ".join(
+                f"{t} ({', '.join(sorted(used[t])[:6])}{', ...' if len(used[t]) > 6 else ''})"
+                for t in touched
+            )
+        )
+    return ReplayVersion(
+        version=v,
+        status="ok",
+        error=None,
+        modes=modes,
+        split_sensitive=len(streams) > 1,
+        standins_touched=touched,
+        standins_imported=st.get("imported", []),
+        specials=r.get("specials") or [],
+        tokens=r.get("tokens"),
+        notes=notes,
+        seconds=r.get("seconds"),
+        cpu_seconds=r.get("cpu_seconds"),
+    )
 
 
 def cell(v: ReplayVersion, mode: str) -> str:

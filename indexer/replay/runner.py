@@ -18,15 +18,45 @@ from pathlib import Path
 
 from . import server
 
-PRELOAD = ("pydantic", "openai", "fastapi", "starlette", "partial_json_parser", "regex", "msgspec", "jinja2",
-           "yaml", "json", "asyncio", "typing", "inspect", "dataclasses", "email_validator", "prometheus_client",
-           "psutil", "aiohttp", "numpy", "openai.types.chat", "pydantic_core", "importlib.metadata")
+PRELOAD = (
+    "pydantic",
+    "openai",
+    "fastapi",
+    "starlette",
+    "partial_json_parser",
+    "regex",
+    "msgspec",
+    "jinja2",
+    "yaml",
+    "json",
+    "asyncio",
+    "typing",
+    "inspect",
+    "dataclasses",
+    "email_validator",
+    "prometheus_client",
+    "psutil",
+    "aiohttp",
+    "numpy",
+    "openai.types.chat",
+    "pydantic_core",
+    "importlib.metadata",
+)
 MEMORY = 4 << 30  # bytes of address space per worker
 
 
-def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0, memory: int = MEMORY,
-        progress=None, preload_file: Path | None = None, stats: dict | None = None,
-        dataclass_file: Path | None = None, root: Path | None = None) -> dict[str, dict]:
+def run(
+    python: Path,
+    jobs: list[dict],
+    parallel: int = 2,
+    timeout: float = 60.0,
+    memory: int = MEMORY,
+    progress=None,
+    preload_file: Path | None = None,
+    stats: dict | None = None,
+    dataclass_file: Path | None = None,
+    root: Path | None = None,
+) -> dict[str, dict]:
     """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}.
     `preload_file` keeps the installed modules earlier workers imported, for the server to import first;
     `dataclass_file` the texts of dataclass methods they generated, for it to compile first (child/speed.py);
@@ -41,8 +71,9 @@ def run(python: Path, jobs: list[dict], parallel: int = 2, timeout: float = 60.0
         j["limits"] = {"memory": memory, "cpu": int(timeout) + 1}
     restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
     try:
-        return _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work,
-                      dataclass_file)
+        return _serve(
+            python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file
+        )
     finally:
         restore()
 
@@ -56,11 +87,20 @@ def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, 
     line = None
     for _ in range(3):
         s = server.open_session(python, root, work, preload, dataclass_file, one_run)
-        header = {"parallel": parallel, "preload": [] if s.proc else preload,
-                  "dataclass_file": str(dataclass_file) if dataclass_file and (one_run or not s.proc) else None}
+        header = {
+            "parallel": parallel,
+            "preload": [] if s.proc else preload,
+            "dataclass_file": str(dataclass_file) if dataclass_file and (one_run or not s.proc) else None,
+        }
         try:
-            s.sock.sendall((json.dumps(header) + "\n" + "".join(json.dumps(j) + "\n" for j in jobs)
-                            + '{"end": true}\n').encode())
+            s.sock.sendall(
+                (
+                    json.dumps(header)
+                    + "\n"
+                    + "".join(json.dumps(j) + "\n" for j in jobs)
+                    + '{"end": true}\n'
+                ).encode()
+            )
             line = _line(s, START_WAIT)
         except OSError:
             line = None
@@ -95,8 +135,9 @@ def _line(s: server.Session, seconds: float) -> str | None:
     return line.decode()
 
 
-def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work,
-           dataclass_file=None) -> dict[str, dict]:
+def _serve(
+    python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file=None
+) -> dict[str, dict]:
     # A warm server imports everything earlier runs' workers imported, once for many runs. A server of one
     # run does so only when several rounds of workers share it; with no more jobs than workers at once, each
     # worker imports (only) what it needs, side by side.
@@ -112,8 +153,11 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
             session = _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats)
         except server.ServerFailed as e:
             for j in jobs:
-                results[j["id"]] = {"status": "crashed", "seconds": 0.0, "error": {
-                    "type": "Crashed", "message": str(e)[:2000], "where": None}}
+                results[j["id"]] = {
+                    "status": "crashed",
+                    "seconds": 0.0,
+                    "error": {"type": "Crashed", "message": str(e)[:2000], "where": None},
+                }
         while session is not None and len(results) < len(jobs):
             now = time.monotonic()
             for jid, (pid, t0) in list(started.items()):
@@ -138,8 +182,9 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
                 elif parts[0] == "done":
                     jid, status = parts[1], int(parts[2])
                     seconds = time.monotonic() - started.get(jid, (0, time.monotonic()))[1]
-                    results[jid] = _collect(next(j for j in jobs if j["id"] == jid), status, jid in killed, seconds,
-                                            timeout)
+                    results[jid] = _collect(
+                        next(j for j in jobs if j["id"] == jid), status, jid in killed, seconds, timeout
+                    )
                     if progress:
                         progress(jid, len(results), len(jobs))
     finally:
@@ -155,8 +200,14 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
                 session.proc.wait()
     for j in jobs:
         if j["id"] not in results:
-            results[j["id"]] = {"status": "killed", "error": {"type": "Killed", "message":
-                                "the replay run's overall time limit ended it", "where": None}}
+            results[j["id"]] = {
+                "status": "killed",
+                "error": {
+                    "type": "Killed",
+                    "message": "the replay run's overall time limit ended it",
+                    "where": None,
+                },
+            }
     seen = sorted({m for r in results.values() for m in r.pop("preload", None) or []})
     if preload_file and set(seen) - set(learnt):
         _write_preload(preload_file, sorted(set(seen) | set(learnt)))
@@ -178,8 +229,15 @@ def _serve(python, root, jobs, parallel, timeout, progress, preload_file, stats,
 def _collect(job: dict, status: int, killed: bool, seconds: float, timeout: float) -> dict:
     out = Path(job["out"])
     if killed:
-        return {"status": "timeout", "seconds": round(seconds, 3), "error": {
-            "type": "Timeout", "message": f"no result within {timeout:g} s: the worker was killed", "where": None}}
+        return {
+            "status": "timeout",
+            "seconds": round(seconds, 3),
+            "error": {
+                "type": "Timeout",
+                "message": f"no result within {timeout:g} s: the worker was killed",
+                "where": None,
+            },
+        }
     if out.is_file():
         try:
             result = json.loads(out.read_text())
@@ -192,15 +250,24 @@ def _collect(job: dict, status: int, killed: bool, seconds: float, timeout: floa
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     if sig == signal.SIGXCPU or sig == signal.SIGKILL:
         why = f"the worker hit its CPU-time limit ({timeout:g} s)" if sig == signal.SIGXCPU else "killed"
-        return {"status": "timeout", "seconds": round(seconds, 3), "error": {"type": "Timeout", "message": why,
-                                                                            "where": None}}
+        return {
+            "status": "timeout",
+            "seconds": round(seconds, 3),
+            "error": {"type": "Timeout", "message": why, "where": None},
+        }
     tail = ""
     log = Path(job["out"] + ".log")
     if log.is_file():
         tail = log.read_text(errors="replace")[-600:]
-    return {"status": "crashed", "seconds": round(seconds, 3), "error": {
-        "type": "Crashed", "message": f"the worker ended without a result (wait status {status}) {tail}".strip(),
-        "where": None}}
+    return {
+        "status": "crashed",
+        "seconds": round(seconds, 3),
+        "error": {
+            "type": "Crashed",
+            "message": f"the worker ended without a result (wait status {status}) {tail}".strip(),
+            "where": None,
+        },
+    }
 
 
 def _terminate_as_exit():
@@ -233,7 +300,6 @@ def _write_preload(path: Path, modules: list[str]) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
-
 
 
 def _cleanup(work: Path) -> None:

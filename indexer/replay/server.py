@@ -36,8 +36,15 @@ CHILD_DIR = Path(__file__).resolve().parent / "child"
 MAIN = CHILD_DIR / "main.py"
 IDLE = 300.0  # seconds a warm server waits for its next run
 START_TIMEOUT = 300.0  # seconds a server may take to import its packages and listen (a loaded machine)
-ENV = {"PYTHONDONTWRITEBYTECODE": "", "VLLM_LOGGING_LEVEL": "ERROR", "VLLM_CONFIGURE_LOGGING": "0",
-       "TOKENIZERS_PARALLELISM": "false", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"}
+ENV = {
+    "PYTHONDONTWRITEBYTECODE": "",
+    "VLLM_LOGGING_LEVEL": "ERROR",
+    "VLLM_CONFIGURE_LOGGING": "0",
+    "TOKENIZERS_PARALLELISM": "false",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+    "HF_HUB_OFFLINE": "1",
+}
 
 
 def idle_seconds() -> float:
@@ -47,8 +54,10 @@ def idle_seconds() -> float:
     try:
         value = float(given)
     except ValueError:
-        raise ReplayError(f"TPINDEX_REPLAY_IDLE={given} is not a number of seconds",
-                          "e.g. TPINDEX_REPLAY_IDLE=300, or 0 for no warm replay server") from None
+        raise ReplayError(
+            f"TPINDEX_REPLAY_IDLE={given} is not a number of seconds",
+            "e.g. TPINDEX_REPLAY_IDLE=300, or 0 for no warm replay server",
+        ) from None
     return max(0.0, value)
 
 
@@ -74,8 +83,10 @@ def socket_path(root: Path, k: str) -> str:
     d.mkdir(mode=0o700, exist_ok=True)
     st = d.lstat()
     if st.st_uid != os.getuid() or st.st_mode & 0o077 or not d.is_dir() or d.is_symlink():
-        raise ReplayError(f"{d} is not a directory of yours alone, so the replay server's socket cannot go there",
-                          "remove it, or set TPINDEX_REPLAY_CACHE to a shorter path")
+        raise ReplayError(
+            f"{d} is not a directory of yours alone, so the replay server's socket cannot go there",
+            "remove it, or set TPINDEX_REPLAY_CACHE to a shorter path",
+        )
     return str(d / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.sock")
 
 
@@ -113,8 +124,15 @@ def _start(python: Path, config: dict, cwd: Path, log: Path) -> tuple[subprocess
     """Start a server; -> its process (the server itself, or the starter of a detached one) and its pid, once
     it listens."""
     with open(log, "w") as err:
-        proc = subprocess.Popen([str(python), "-X", "utf8", str(MAIN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=err, start_new_session=True, cwd=cwd, env={**os.environ, **ENV})
+        proc = subprocess.Popen(
+            [str(python), "-X", "utf8", str(MAIN)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+            cwd=cwd,
+            env={**os.environ, **ENV},
+        )
     try:
         proc.stdin.write((json.dumps(config) + "\n").encode())
         proc.stdin.close()
@@ -149,18 +167,36 @@ class ServerFailed(Exception):
     pass
 
 
-def open_session(python: Path, root: Path | None, work: Path, preload: list[str], dataclass_file: Path | None,
-                 one_run_preload: list[str]) -> Session:
+def open_session(
+    python: Path,
+    root: Path | None,
+    work: Path,
+    preload: list[str],
+    dataclass_file: Path | None,
+    one_run_preload: list[str],
+) -> Session:
     """A connection to the warm server of `root` (started when there is none, or none fit), or to a server of
     this run alone (no root, or TPINDEX_REPLAY_IDLE=0; it imports `one_run_preload`)."""
     idle = idle_seconds() if root else 0.0
-    config = {"dataclass_file": str(dataclass_file) if dataclass_file else None,
-              "watch": [str(p) for p in sorted(CHILD_DIR.glob("*.py"))]}
+    config = {
+        "dataclass_file": str(dataclass_file) if dataclass_file else None,
+        "watch": [str(p) for p in sorted(CHILD_DIR.glob("*.py"))],
+    }
     if idle <= 0:
         path = str(work / "server.sock")
-        proc, pid = _start(python, {**config, "socket": path, "idle": 0, "preload": one_run_preload, "detach": False,
-                                    "dataclass_file": config["dataclass_file"] if one_run_preload else None},
-                           work, work / "child.log")
+        proc, pid = _start(
+            python,
+            {
+                **config,
+                "socket": path,
+                "idle": 0,
+                "preload": one_run_preload,
+                "detach": False,
+                "dataclass_file": config["dataclass_file"] if one_run_preload else None,
+            },
+            work,
+            work / "child.log",
+        )
         sock = _connect(path)
         if sock is None:
             kill_group(proc.pid)
@@ -180,8 +216,12 @@ def open_session(python: Path, root: Path | None, work: Path, preload: list[str]
         if os.path.exists(path):
             os.unlink(path)  # left by a server that died
         meta = d / f"{k}.json"
-        _, pid = _start(python, {**config, "socket": path, "idle": idle, "preload": preload, "detach": True,
-                                 "meta": str(meta)}, d, d / f"{k}.log")
+        _, pid = _start(
+            python,
+            {**config, "socket": path, "idle": idle, "preload": preload, "detach": True, "meta": str(meta)},
+            d,
+            d / f"{k}.log",
+        )
         tmp = meta.with_name(meta.name + f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"pid": pid, "socket": path, "python": str(python), "main": str(MAIN)}))
         os.replace(tmp, meta)

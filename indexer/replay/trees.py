@@ -42,15 +42,19 @@ def _source(row: dict):
     kind, origin = row["source"], row["origin"]
     from ..sources import VersionRef
 
-    ref = VersionRef(label=row["label"], ref=row["ref"], commit=row["commit_id"], source=kind, origin=origin or "")
+    ref = VersionRef(
+        label=row["label"], ref=row["ref"], commit=row["commit_id"], source=kind, origin=origin or ""
+    )
     if kind == "git":
         from ..sources.git import GitSource, NotARepository
 
         try:
             return GitSource(origin), ref
         except (NotARepository, OSError, TypeError):
-            raise ReplayError(f"{row['label']} was indexed from the git repository {origin}, which is no longer there",
-                              "rebuild the version from a source that exists, or restore the repository") from None
+            raise ReplayError(
+                f"{row['label']} was indexed from the git repository {origin}, which is no longer there",
+                "rebuild the version from a source that exists, or restore the repository",
+            ) from None
     if kind == "pypi":
         from ..sources.pypi import PypiSource
 
@@ -59,8 +63,10 @@ def _source(row: dict):
         from ..sources.directory import DirectorySource
 
         if not origin or not Path(origin).is_dir():
-            raise ReplayError(f"{row['label']} was indexed from the directory {origin}, which is no longer there",
-                              "rebuild the version from a directory that exists")
+            raise ReplayError(
+                f"{row['label']} was indexed from the directory {origin}, which is no longer there",
+                "rebuild the version from a directory that exists",
+            )
         return DirectorySource(origin, row["label"]), ref
     raise ReplayError(f"{row['label']}: unknown source {kind!r}", "rebuild the version")
 
@@ -77,10 +83,14 @@ def materialize(row: dict, root: Path | None = None, notice=None) -> Path:
     try:
         entries = [e for e in source.tree(ref) if wanted(e.path)]
     except OSError as e:
-        raise ReplayError(f"{row['label']}: cannot read its tree from {row['source']} {row['origin']} ({e})",
-                          getattr(e, "hint", None) or "check that the source it was indexed from is reachable") from None
+        raise ReplayError(
+            f"{row['label']}: cannot read its tree from {row['source']} {row['origin']} ({e})",
+            getattr(e, "hint", None) or "check that the source it was indexed from is reachable",
+        ) from None
     if not any(e.path.startswith("vllm/") for e in entries):
-        raise ReplayError(f"{row['label']}: its source has no vllm/ package to run", "replay needs a vLLM tree")
+        raise ReplayError(
+            f"{row['label']}: its source has no vllm/ package to run", "replay needs a vLLM tree"
+        )
     blobs = root / "blobs"
     (root / "trees").mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=root / "trees"))

@@ -63,7 +63,10 @@ def resolve_class(v: Version, module: str, cls: str) -> Resolution:
         res.reg_key = found.key
         return _adapter(v, res, found.module, found.name)
     if not found.is_class:
-        res.impl, res.reason = ImplKind.UNRESOLVED, found.reason if found.kind is None else f"{cls} in {module} is not a class"
+        res.impl, res.reason = (
+            ImplKind.UNRESOLVED,
+            found.reason if found.kind is None else f"{cls} in {module} is not a class",
+        )
         return res
     res.reexport = bool(res.hops)
     res.reg_key = found.key
@@ -87,11 +90,15 @@ def resolve_class(v: Version, module: str, cls: str) -> Resolution:
             real_written, line = km.dispatch[k.name]
             res.hops.extend(_base_hops(v, reg, k))
             res.hops.append(Hop(HopKind.UNIFIED_PARSER_CLS, k.name, k.module, k.path, line))
-            return _to_real(v, res, _written_in(v, k.module, real_written), ImplKind.UNIFIED, real_written, k.module)
+            return _to_real(
+                v, res, _written_in(v, k.module, real_written), ImplKind.UNIFIED, real_written, k.module
+            )
         for b in base_links(v, k):
             if b.target is None:
                 continue
-            if b.target[1].endswith(ADAPTER_SUFFIXES) or (b.symbol.is_binding and b.symbol.name.endswith(ADAPTER_SUFFIXES)):
+            if b.target[1].endswith(ADAPTER_SUFFIXES) or (
+                b.symbol.is_binding and b.symbol.name.endswith(ADAPTER_SUFFIXES)
+            ):
                 res.hops.extend(_base_hops(v, reg, k))  # a base named like an adapter, or bound to one
                 return _adapter(v, res, *b.target)  # follow its make_adapters()
     res.real = here
@@ -114,34 +121,50 @@ def _adapter(v: Version, res: Resolution, bmod: str, bname: str) -> Resolution:
     res.hops.extend(hops)
     if not found.is_binding:
         res.impl = ImplKind.UNRESOLVED
-        res.reason = (found.reason if found.kind is None else
-                      f"adapter {bname} in {found.module} is a class, not made by make_adapters()")
+        res.reason = (
+            found.reason
+            if found.kind is None
+            else f"adapter {bname} in {found.module} is a class, not made by make_adapters()"
+        )
         return res
     amod, aname = found.key
     am = v.module(amod)
     parser, line = am.bindings[aname]
     res.hops.append(Hop(HopKind.ADAPTER, aname, amod, am.path, line))
     if not parser:
-        res.impl, res.reason = ImplKind.UNRESOLVED, f"make_adapters() argument in {amod} is not an imported or local class"
+        res.impl, res.reason = (
+            ImplKind.UNRESOLVED,
+            f"make_adapters() argument in {amod} is not an imported or local class",
+        )
         return res
     return _to_real(v, res, parser, ImplKind.UNIFIED)
 
 
 def _written_in(v: Version, mod: str, written: str) -> str | None:
     """The full dotted name of a name written in a module (None: neither imported nor defined there)."""
-    return v.resolve_in(mod, written) or (written if "." in written and written.split(".")[0] == "vllm" else None)
+    return v.resolve_in(mod, written) or (
+        written if "." in written and written.split(".")[0] == "vllm" else None
+    )
 
 
-def _to_real(v: Version, res: Resolution, full: str | None, impl: ImplKind, written: str = "", mod: str = "") -> Resolution:
+def _to_real(
+    v: Version, res: Resolution, full: str | None, impl: ImplKind, written: str = "", mod: str = ""
+) -> Resolution:
     if not full:
-        res.impl, res.reason = ImplKind.UNRESOLVED, f"{written} in {mod} is neither imported nor defined there"
+        res.impl, res.reason = (
+            ImplKind.UNRESOLVED,
+            f"{written} in {mod} is neither imported nor defined there",
+        )
         return res
     rmod, rname = split(full, v)
     hops: list[Hop] = []
     found = find_symbol(v, rmod, rname, hops)
     res.hops.extend(hops)
     if not found.is_class:
-        res.impl, res.reason = ImplKind.UNRESOLVED, found.reason if found.kind is None else f"{rname} is not a class"
+        res.impl, res.reason = (
+            ImplKind.UNRESOLVED,
+            found.reason if found.kind is None else f"{rname} is not a class",
+        )
         return res
     real = class_at(v, *found.key)
     res.real = Hop(HopKind.REAL, real.name, real.module, real.path, real.line)
@@ -189,9 +212,11 @@ def _name_checks(conn, version_id: int) -> tuple[dict[tuple[str, str], list], li
     checks: dict[tuple[str, str], list] = {}
     class_checks: list[tuple] = []
     for kind, name, cls, module, path, line, fmod, tested in conn.execute(
-            "select n.kind, n.name, n.class, n.module, f.path, n.line, u.module, n.tested from name_checks n"
-            " join files f on f.unit_id = n.unit_id join units u on u.id = n.unit_id"
-            " where f.version_id = ? and (n.name is not null or n.tested is not null)", [version_id]):
+        "select n.kind, n.name, n.class, n.module, f.path, n.line, u.module, n.tested from name_checks n"
+        " join files f on f.unit_id = n.unit_id join units u on u.id = n.unit_id"
+        " where f.version_id = ? and (n.name is not null or n.tested is not null)",
+        [version_id],
+    ):
         if name is not None:
             checks.setdefault((kind, name), []).append((cls, module, path, line, fmod))
         else:
@@ -204,7 +229,9 @@ def _registered_names(conn, v: Version, version_id: int) -> tuple[list[Named], i
     regs = conn.execute(
         "select r.kind, r.name, r.module, r.class, r.form, f.path, r.line from registrations r"
         " join files f on f.unit_id = r.unit_id"
-        " where f.version_id = ? order by r.kind, r.name, f.path, r.line", [version_id]).fetchall()
+        " where f.version_id = ? order by r.kind, r.name, f.path, r.line",
+        [version_id],
+    ).fetchall()
     checks, class_checks = _name_checks(conn, version_id)
     names: list[Named] = []
     seen: set[tuple[str, str]] = set()
@@ -213,8 +240,14 @@ def _registered_names(conn, v: Version, version_id: int) -> tuple[list[Named], i
             continue  # first registration wins (a leftover decorator duplicating a dict entry)
         seen.add((kind, name))
         if form == "cli-choices":
-            res = _name_check(v, checks[(kind, name)], form) if (kind, name) in checks else Resolution(
-                impl=ImplKind.UNRESOLVED, reason="no branch of the serving code picks a class for this name")
+            res = (
+                _name_check(v, checks[(kind, name)], form)
+                if (kind, name) in checks
+                else Resolution(
+                    impl=ImplKind.UNRESOLVED,
+                    reason="no branch of the serving code picks a class for this name",
+                )
+            )
         elif not module or not cls:
             res = Resolution(impl=ImplKind.UNRESOLVED, reason="the registration names no module or class")
         else:
@@ -228,18 +261,50 @@ def _registered_names(conn, v: Version, version_id: int) -> tuple[list[Named], i
             registered[n.reg.key].append(n.name)
     registered_keys = set(registered)
     _compositions(v, names, checks, class_checks)
-    parser_keys = registered_keys | {(r.real.module, r.real.cls) for n in names for r in (n.res, n.composed)
-                                     if r is not None and r.real is not None}
+    parser_keys = registered_keys | {
+        (r.real.module, r.real.cls)
+        for n in names
+        for r in (n.res, n.composed)
+        if r is not None and r.real is not None
+    }
     for n in names:
         _decide(v, n, registered, parser_keys)
     return names, len(regs)
 
 
-MAP_COLS = ["kind", "name", "registry_file", "registry_line", "reg_module", "reg_class", "reg_file", "reg_line",
-            "form", "impl", "real_class",
-            "real_module", "real_file", "real_line", "adapter", "alias_of", "stub", "reexport", "parent_class",
-            "parent_file", "reason", "streaming", "streaming_class", "streaming_file", "streaming_line",
-            "streaming_from", "wrapper_class", "wrapper_file", "wrapper_line", "notes", "code_sig"]
+MAP_COLS = [
+    "kind",
+    "name",
+    "registry_file",
+    "registry_line",
+    "reg_module",
+    "reg_class",
+    "reg_file",
+    "reg_line",
+    "form",
+    "impl",
+    "real_class",
+    "real_module",
+    "real_file",
+    "real_line",
+    "adapter",
+    "alias_of",
+    "stub",
+    "reexport",
+    "parent_class",
+    "parent_file",
+    "reason",
+    "streaming",
+    "streaming_class",
+    "streaming_file",
+    "streaming_line",
+    "streaming_from",
+    "wrapper_class",
+    "wrapper_file",
+    "wrapper_line",
+    "notes",
+    "code_sig",
+]
 
 
 class _Rows:
@@ -257,22 +322,43 @@ class _Rows:
         reg_line = next((h.line for h in res.hops if h.file == reg_file), None) if reg_file else None
         real, wrapper = logic.real, logic.roles.get("wrapper")
         files, sig = code_files(v, logic, own_keys, n.kind, parsers, reach)
-        self.map.append({
-            "kind": n.kind, "name": n.name, "registry_file": n.registry_file, "registry_line": n.registry_line,
-            "reg_module": n.module, "reg_class": n.cls, "reg_file": reg_file, "reg_line": reg_line, "form": n.form,
-            "impl": res.impl, "real_class": real.name if real else None, "real_module": real.module if real else None,
-            "real_file": real.path if real else None, "real_line": real.line if real else None,
-            "adapter": res.adapter, "stub": int(reg_mod.n_methods == 0) if reg_mod else None,
-            "reexport": int(res.reexport), "reason": res.reason, "streaming": logic.streaming,
-            "streaming_class": logic.streaming_cls.name if logic.streaming_cls else None,
-            "streaming_file": logic.streaming_cls.path if logic.streaming_cls else None,
-            "streaming_line": logic.streaming_line, "streaming_from": ", ".join(logic.streaming_from) or None,
-            "wrapper_class": wrapper.name if wrapper else None, "wrapper_file": wrapper.path if wrapper else None,
-            "wrapper_line": wrapper.line if wrapper else None, "notes": notes_json(logic.notes), "code_sig": sig,
-        })
+        self.map.append(
+            {
+                "kind": n.kind,
+                "name": n.name,
+                "registry_file": n.registry_file,
+                "registry_line": n.registry_line,
+                "reg_module": n.module,
+                "reg_class": n.cls,
+                "reg_file": reg_file,
+                "reg_line": reg_line,
+                "form": n.form,
+                "impl": res.impl,
+                "real_class": real.name if real else None,
+                "real_module": real.module if real else None,
+                "real_file": real.path if real else None,
+                "real_line": real.line if real else None,
+                "adapter": res.adapter,
+                "stub": int(reg_mod.n_methods == 0) if reg_mod else None,
+                "reexport": int(res.reexport),
+                "reason": res.reason,
+                "streaming": logic.streaming,
+                "streaming_class": logic.streaming_cls.name if logic.streaming_cls else None,
+                "streaming_file": logic.streaming_cls.path if logic.streaming_cls else None,
+                "streaming_line": logic.streaming_line,
+                "streaming_from": ", ".join(logic.streaming_from) or None,
+                "wrapper_class": wrapper.name if wrapper else None,
+                "wrapper_file": wrapper.path if wrapper else None,
+                "wrapper_line": wrapper.line if wrapper else None,
+                "notes": notes_json(logic.notes),
+                "code_sig": sig,
+            }
+        )
         hops = [Hop(HopKind.REGISTERED, n.cls, n.module, n.registry_file, n.registry_line)] + res.hops
-        self.hops.extend((self.version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
-                         for i, h in enumerate(hops))
+        self.hops.extend(
+            (self.version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
+            for i, h in enumerate(hops)
+        )
         key = (self.version_id, n.kind, n.name)
         self.methods.extend((*key, *(m[c] for c in METHOD_COLS)) for m in logic.methods)
         self.attrs.extend((*key, *(a[c] for c in ATTR_COLS)) for a in logic.attrs)
@@ -283,21 +369,45 @@ class _Rows:
         version_id = self.version_id
         for table in RESOLVED_TABLES:
             conn.execute(f"delete from {table} where version_id = ?", [version_id])
-        conn.executemany(f"insert into parser_map(version_id, {', '.join(MAP_COLS)}) values (?{', ?' * len(MAP_COLS)})",
-                         [(version_id, *[r.get(c) for c in MAP_COLS]) for r in self.map])
-        conn.executemany("insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line)"
-                         " values (?, ?, ?, ?, ?, ?, ?, ?, ?)", self.hops)
-        conn.executemany(f"insert or ignore into parser_methods(version_id, kind, name, {', '.join(METHOD_COLS)})"
-                         f" values (?, ?, ?{', ?' * len(METHOD_COLS)})", self.methods)
-        conn.executemany(f"insert or ignore into parser_attrs(version_id, kind, name, {', '.join(ATTR_COLS)})"
-                         f" values (?, ?, ?{', ?' * len(ATTR_COLS)})", self.attrs)
-        conn.executemany("insert into parser_code(version_id, kind, name, path, roles, shared, pieces)"
-                         " values (?, ?, ?, ?, ?, ?, ?)", self.code)
-        conn.executemany(f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
-                         f" values (?, ?, ?{', ?' * len(OVER_COLS)})", self.over)
+        conn.executemany(
+            f"insert into parser_map(version_id, {', '.join(MAP_COLS)}) values (?{', ?' * len(MAP_COLS)})",
+            [(version_id, *[r.get(c) for c in MAP_COLS]) for r in self.map],
+        )
+        conn.executemany(
+            "insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line)"
+            " values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.hops,
+        )
+        conn.executemany(
+            f"insert or ignore into parser_methods(version_id, kind, name, {', '.join(METHOD_COLS)})"
+            f" values (?, ?, ?{', ?' * len(METHOD_COLS)})",
+            self.methods,
+        )
+        conn.executemany(
+            f"insert or ignore into parser_attrs(version_id, kind, name, {', '.join(ATTR_COLS)})"
+            f" values (?, ?, ?{', ?' * len(ATTR_COLS)})",
+            self.attrs,
+        )
+        conn.executemany(
+            "insert into parser_code(version_id, kind, name, path, roles, shared, pieces)"
+            " values (?, ?, ?, ?, ?, ?, ?)",
+            self.code,
+        )
+        conn.executemany(
+            f"insert or ignore into parser_overridden(version_id, kind, name, {', '.join(OVER_COLS)})"
+            f" values (?, ?, ?{', ?' * len(OVER_COLS)})",
+            self.over,
+        )
 
 
-RESOLVED_TABLES = ("parser_map", "parser_hops", "parser_methods", "parser_attrs", "parser_code", "parser_overridden")
+RESOLVED_TABLES = (
+    "parser_map",
+    "parser_hops",
+    "parser_methods",
+    "parser_attrs",
+    "parser_code",
+    "parser_overridden",
+)
 
 
 def copy_resolution(conn, donor_id: int, version_id: int) -> int:
@@ -306,14 +416,30 @@ def copy_resolution(conn, donor_id: int, version_id: int) -> int:
     for table in RESOLVED_TABLES:
         cols = [r[1] for r in conn.execute(f"pragma table_info({table})") if r[1] != "version_id"]
         conn.execute(f"delete from {table} where version_id = ?", [version_id])
-        conn.execute(f"insert into {table}(version_id, {', '.join(cols)}) select ?, {', '.join(cols)}"
-                     f" from {table} where version_id = ?", [version_id, donor_id])
-    return conn.execute("select count(*) from registrations r join files f on f.unit_id = r.unit_id"
-                        " where f.version_id = ?", [version_id]).fetchone()[0]
+        conn.execute(
+            f"insert into {table}(version_id, {', '.join(cols)}) select ?, {', '.join(cols)}"
+            f" from {table} where version_id = ?",
+            [version_id, donor_id],
+        )
+    return conn.execute(
+        "select count(*) from registrations r join files f on f.unit_id = r.unit_id where f.version_id = ?",
+        [version_id],
+    ).fetchone()[0]
 
 
-METHOD_COLS = ("role", "method", "defining_class", "module", "file", "line", "end_line", "body", "own",
-               "calls_super", "delegates")
+METHOD_COLS = (
+    "role",
+    "method",
+    "defining_class",
+    "module",
+    "file",
+    "line",
+    "end_line",
+    "body",
+    "own",
+    "calls_super",
+    "delegates",
+)
 ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own", "set_by", "condition")
 OVER_COLS = ("role", "class", "attribute", "by_class", "by_file", "by_line")
 
@@ -330,15 +456,20 @@ def _compositions(v: Version, names: list[Named], checks: dict, class_checks: li
             continue
         if n.reg is not None and n.kind in ("tool", "reasoning"):
             order = {_norm(c.name) for c in mro(v, n.reg)}
-            pick = next((p for kind, tested, p in class_checks if kind == n.kind and _norm(tested) in order), None)
+            pick = next(
+                (p for kind, tested, p in class_checks if kind == n.kind and _norm(tested) in order), None
+            )
             if pick is not None:
                 n.composed = _name_check(v, [pick], n.form, hop=HopKind.CLASS_CHECK)
                 continue
             u = unified.get(n.name)
             if u is not None and u.res.impl != ImplKind.UNRESOLVED:
-                n.composed = Resolution(impl=ImplKind.NAME_CHECK, hops=[
-                    Hop(HopKind.UNIFIED_REGISTRY, u.cls, u.module, u.registry_file, u.registry_line)],
-                    real=Hop(HopKind.REAL, u.reg.name, u.reg.module, u.reg.path, u.reg.line), reg_key=u.reg.key)
+                n.composed = Resolution(
+                    impl=ImplKind.NAME_CHECK,
+                    hops=[Hop(HopKind.UNIFIED_REGISTRY, u.cls, u.module, u.registry_file, u.registry_line)],
+                    real=Hop(HopKind.REAL, u.reg.name, u.reg.module, u.reg.path, u.reg.line),
+                    reg_key=u.reg.key,
+                )
                 n.composed.hops.append(n.composed.real)
 
 
@@ -369,8 +500,10 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
         logic.streaming = streaming_of(v, engine, n.kind, logic)
         if composed is not None:
             logic.roles["wrapper"] = composed
-            logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}) around it; the"
-                               f" engine class declared on the registered adapter, {engine.name}, does the parsing")
+            logic.notes.append(
+                f"the parser manager composes {composed.name} ({where(composed)}) around it; the"
+                f" engine class declared on the registered adapter, {engine.name}, does the parsing"
+            )
             res.hops = _composition_hops(comp, composed) + res.hops
     elif comp is not None and comp.impl == ImplKind.UNRESOLVED:
         n.res = comp
@@ -384,8 +517,10 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
             res.hops.append(Hop(HopKind.REAL, d.name, d.module, d.path, d.line))
         if composed is not None:
             logic.roles["wrapper"] = composed
-            logic.notes.append(f"the parser manager composes {composed.name} ({where(composed)}), a wrapper that"
-                               f" hands extraction to the registered parser")
+            logic.notes.append(
+                f"the parser manager composes {composed.name} ({where(composed)}), a wrapper that"
+                f" hands extraction to the registered parser"
+            )
             res.hops = _composition_hops(comp, composed) + res.hops
         if n.kind == "engine" and delegates(v, n.reg, "engine") and (note := delegation_note(v, n.reg)):
             logic.notes.append(note)
@@ -414,8 +549,9 @@ def _registered_then(reg: Resolution, comp: Resolution) -> Resolution:
 
 def _composition_hops(comp: Resolution, wrapper: Cls) -> list[Hop]:
     """The composition's hops with its class shown as a wrapper (where the wrapper class is defined)."""
-    return [h for h in comp.hops if h.hop != HopKind.REAL] + [Hop(HopKind.WRAPPER, wrapper.name, wrapper.module, wrapper.path,
-                                                            wrapper.line)]
+    return [h for h in comp.hops if h.hop != HopKind.REAL] + [
+        Hop(HopKind.WRAPPER, wrapper.name, wrapper.module, wrapper.path, wrapper.line)
+    ]
 
 
 def _name_check(v: Version, picks: list, form: str, hop: HopKind = HopKind.NAME_CHECK) -> Resolution:

@@ -35,7 +35,9 @@ class Module:
     bases: dict[str, list[tuple[str, str | None]]]  # class -> its bases in order: (as written, resolved)
     imports: dict[str, tuple[str, str, int]]  # bound name -> (module, name, line) of a module-level import
     aliases: dict[str, tuple[str | None, str, int]]  # name -> (resolved, written, line) of `X = Y`
-    bindings: dict[str, tuple[str | None, int]]  # adapter -> (parser class, line) of a make_adapters() assignment
+    bindings: dict[
+        str, tuple[str | None, int]
+    ]  # adapter -> (parser class, line) of a make_adapters() assignment
     dispatch: dict[str, tuple[str, int]]  # class -> (the class its unified_parser_cls() returns, line)
     engines: dict[str, tuple[str, int]]  # class -> (the class its _parser_engine_cls names, line)
     n_methods: int  # how many methods the file defines
@@ -89,14 +91,23 @@ class Version:
     def __init__(self, conn, version_id: int, cache: dict | None = None):
         self.conn, self.vid = conn, version_id
         self.cache = {} if cache is None else cache  # unit id -> facts; units never change, so shareable
-        rows = conn.execute("select u.module, f.path, u.id, u.blob_id from files f join units u on u.id = f.unit_id"
-                            " where f.version_id = ? and f.path like '%.py'", [version_id]).fetchall()
+        rows = conn.execute(
+            "select u.module, f.path, u.id, u.blob_id from files f join units u on u.id = f.unit_id"
+            " where f.version_id = ? and f.path like '%.py'",
+            [version_id],
+        ).fetchall()
         self.files = {m: (p, u) for m, p, u, _ in rows}
         self.blobs = {p: b for _, p, _, b in rows}  # path -> blob id
         self._mods: dict[str, Module] = {}
-        self.bases_memo: dict[tuple[str, str], list[Base]] = {}  # class key -> its direct bases (base_links())
-        self.mro_memo: dict[tuple[str, str], list[Cls]] = {}  # class key -> its resolution order (mro() below)
-        self.creations: dict[frozenset, object] = {}  # flags set -> indexer/creation.py's evaluation with them
+        self.bases_memo: dict[
+            tuple[str, str], list[Base]
+        ] = {}  # class key -> its direct bases (base_links())
+        self.mro_memo: dict[
+            tuple[str, str], list[Cls]
+        ] = {}  # class key -> its resolution order (mro() below)
+        self.creations: dict[
+            frozenset, object
+        ] = {}  # flags set -> indexer/creation.py's evaluation with them
 
     def module(self, module: str) -> Module | None:
         if module not in self.files:
@@ -111,66 +122,134 @@ class Version:
     def _load(self, path: str, unit: int) -> Module:
         """The facts of one unit that resolution reads, by name."""
         c = self.conn
-        classes = {q: {"line": ln, "end_line": end, "no_methods": nm, "decorators": deco}
-                   for q, ln, end, nm, deco in c.execute(
-                       "select qualname, line, end_line, no_methods, decorators from classes where unit_id = ?", [unit])}
+        classes = {
+            q: {"line": ln, "end_line": end, "no_methods": nm, "decorators": deco}
+            for q, ln, end, nm, deco in c.execute(
+                "select qualname, line, end_line, no_methods, decorators from classes where unit_id = ?",
+                [unit],
+            )
+        }
         methods: dict[str, dict[str, dict]] = {}
         for cls, name, ln, end, body, sup, dele in c.execute(
-                "select class, name, line, end_line, body, calls_super, delegates from methods where unit_id = ?"
-                " order by line", [unit]):
-            methods.setdefault(cls, {}).setdefault(name, {"line": ln, "end_line": end, "body": body,
-                                                           "calls_super": sup, "delegates": dele})
+            "select class, name, line, end_line, body, calls_super, delegates from methods where unit_id = ?"
+            " order by line",
+            [unit],
+        ):
+            methods.setdefault(cls, {}).setdefault(
+                name, {"line": ln, "end_line": end, "body": body, "calls_super": sup, "delegates": dele}
+            )
         attrs: dict[str, dict[str, dict]] = {}
         for cls, name, val, kind, res, ln in c.execute(
-                "select class, name, value, value_kind, resolved, line from class_attrs where unit_id = ?"
-                " order by line", [unit]):
+            "select class, name, value, value_kind, resolved, line from class_attrs where unit_id = ?"
+            " order by line",
+            [unit],
+        ):
             attrs.setdefault(cls, {})[name] = {"value": val, "value_kind": kind, "resolved": res, "line": ln}
         bases: dict[str, list] = {}
         for cls, written, resolved in c.execute(
-                "select class, written, resolved from bases where unit_id = ? and keyword is null order by pos",
-                [unit]):
+            "select class, written, resolved from bases where unit_id = ? and keyword is null order by pos",
+            [unit],
+        ):
             bases.setdefault(cls, []).append((written, resolved))
         imports = {}
         for mod, name, alias, ln in c.execute(
-                "select module, name, alias, line from imports where unit_id = ? and name is not null"
-                " and star = 0 and in_function is null", [unit]):
+            "select module, name, alias, line from imports where unit_id = ? and name is not null"
+            " and star = 0 and in_function is null",
+            [unit],
+        ):
             imports[alias or name] = (mod, name, ln)
-        aliases = {n: (r, w, ln) for n, r, w, ln in c.execute(
-            "select name, resolved, written, line from aliases where unit_id = ?", [unit])}
-        bindings = {a: (p, ln) for a, p, ln in c.execute(
-            "select adapter, parser, line from adapter_bindings where unit_id = ?", [unit])}
+        aliases = {
+            n: (r, w, ln)
+            for n, r, w, ln in c.execute(
+                "select name, resolved, written, line from aliases where unit_id = ?", [unit]
+            )
+        }
+        bindings = {
+            a: (p, ln)
+            for a, p, ln in c.execute(
+                "select adapter, parser, line from adapter_bindings where unit_id = ?", [unit]
+            )
+        }
         dispatch = {}
         for cls, owner, ln in c.execute(
-                "select class, owner, line from name_checks where unit_id = ? and name is null"
-                " and owner is not null", [unit]):
+            "select class, owner, line from name_checks where unit_id = ? and name is null"
+            " and owner is not null",
+            [unit],
+        ):
             dispatch[owner] = (cls, ln)
-        engines = {cls: (res or val, ln) for cls, val, res, ln in c.execute(
-            "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
-            " and value_kind = 'name'", [unit, ENGINE_ATTR])}
+        engines = {
+            cls: (res or val, ln)
+            for cls, val, res, ln in c.execute(
+                "select class, value, resolved, line from class_attrs where unit_id = ? and name = ?"
+                " and value_kind = 'name'",
+                [unit, ENGINE_ATTR],
+            )
+        }
         sets: dict[tuple[str, str], list[dict]] = {}  # (via, owner) -> what runs at class creation
-        for row in c.execute("select via, owner, object, attribute, value, value_kind, guard, guard_text, params,"
-                             " target, line from class_sets where unit_id = ? order by line", [unit]):
-            r = dict(zip(("via", "owner", "object", "attribute", "value", "value_kind", "guard", "guard_text",
-                          "params", "target", "line"), row, strict=True))
+        for row in c.execute(
+            "select via, owner, object, attribute, value, value_kind, guard, guard_text, params,"
+            " target, line from class_sets where unit_id = ? order by line",
+            [unit],
+        ):
+            r = dict(
+                zip(
+                    (
+                        "via",
+                        "owner",
+                        "object",
+                        "attribute",
+                        "value",
+                        "value_kind",
+                        "guard",
+                        "guard_text",
+                        "params",
+                        "target",
+                        "line",
+                    ),
+                    row,
+                    strict=True,
+                )
+            )
             sets.setdefault((r["via"], r["target"] or r["owner"]), []).append(r)
         envs: dict[str, dict] = {}
-        for name, how, value, line in c.execute("select name, how, value, line from env_defaults where unit_id = ?"
-                                                " order by how desc, line", [unit]):
+        for name, how, value, line in c.execute(
+            "select name, how, value, line from env_defaults where unit_id = ? order by how desc, line",
+            [unit],
+        ):
             if name not in envs or (envs[name]["value"] is None and value is not None):
                 envs[name] = {"how": how, "value": value, "line": line}  # environment first, then declared
         held: dict[str, set[str]] = {}  # class -> the attributes / properties of its own holding a sentinel
-        for cls, fn, attr in c.execute("select class, function, attribute from sentinels where unit_id = ?"
-                                       " and class is not null and attribute is not null", [unit]):
+        for cls, fn, attr in c.execute(
+            "select class, function, attribute from sentinels where unit_id = ?"
+            " and class is not null and attribute is not null",
+            [unit],
+        ):
             if fn is None or fn == f"{cls}.{attr}":
                 held.setdefault(cls, set()).add(attr)
         n_methods = sum(len(ms) for ms in methods.values())
         uses: dict[tuple[str, str], tuple] = {}  # (what, qualname) -> (line, end_line, digest, names)
         for what, q, ln, end, digest, names in c.execute(
-                "select what, qualname, line, end_line, digest, names from uses where unit_id = ?", [unit]):
+            "select what, qualname, line, end_line, digest, names from uses where unit_id = ?", [unit]
+        ):
             uses.setdefault((what, q), (ln, end, digest, names.split() if names else ()))
-        return Module(path=path, unit=unit, classes=classes, bases=bases, imports=imports, aliases=aliases,
-                      bindings=bindings, dispatch=dispatch, engines=engines, n_methods=n_methods, methods=methods,
-                      attrs=attrs, sets=sets, envs=envs, held=held, uses=uses)
+        return Module(
+            path=path,
+            unit=unit,
+            classes=classes,
+            bases=bases,
+            imports=imports,
+            aliases=aliases,
+            bindings=bindings,
+            dispatch=dispatch,
+            engines=engines,
+            n_methods=n_methods,
+            methods=methods,
+            attrs=attrs,
+            sets=sets,
+            envs=envs,
+            held=held,
+            uses=uses,
+        )
 
     def resolve_in(self, module: str, dotted: str) -> str | None:
         """What a name written in a module means (through its imports, else a class of its own)."""
@@ -208,8 +287,9 @@ def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int 
     if name in m.aliases and depth < MAX_HOPS:
         resolved, written, line = m.aliases[name]
         if not resolved:
-            return Symbol.missing(f"{name} in {module} is an alias of {written}, which is neither imported nor"
-                                  " defined there")
+            return Symbol.missing(
+                f"{name} in {module} is an alias of {written}, which is neither imported nor defined there"
+            )
         hops.append(Hop(HopKind.ALIAS, name, module, m.path, line))
         return find_symbol(v, *split(resolved, v), hops, depth + 1)
     if name in m.imports and depth < MAX_HOPS:
@@ -219,12 +299,12 @@ def find_symbol(v: Version, module: str, name: str, hops: list[Hop], depth: int 
             sub = f"{src_mod}.{src_name}"
             if sub in v.files:  # `from pkg import submodule`
                 return Symbol.missing(f"{module} imports module {sub}, not a class")
-            return Symbol.missing(f"{name} is imported in {module} from {src_mod}, which is not a file of this"
-                                  " version in scope")
+            return Symbol.missing(
+                f"{name} is imported in {module} from {src_mod}, which is not a file of this version in scope"
+            )
         hops.append(Hop(HopKind.REEXPORT, name, module, m.path, line))
         return find_symbol(v, target, src_name, hops, depth + 1)
     return Symbol.missing(f"{name} is not defined in {module}")
-
 
 
 @dataclass(frozen=True)
@@ -288,7 +368,11 @@ def base_links(v: Version, c: Cls) -> list[Base]:
     out: list[Base] = []
     if c.binding:
         generic = _generic_adapter(v, c)
-        out = [Base(generic.name, generic.key, Symbol(SymbolKind.CLASS, *generic.key), (), generic)] if generic else []
+        out = (
+            [Base(generic.name, generic.key, Symbol(SymbolKind.CLASS, *generic.key), (), generic)]
+            if generic
+            else []
+        )
     else:
         for written, resolved in v.module(c.module).bases.get(c.name, []):
             dotted = resolved or v.resolve_in(c.module, written.split("[")[0])

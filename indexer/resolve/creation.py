@@ -123,11 +123,21 @@ class Creation:
         for rule in self._after_body(k, name) + self._decorated(k, name) + self._hooks(k, name):
             holds, flags = self.holds(rule, k, active)
             if holds is True:
-                return Value(rule["value"], _py(rule["value"], rule["value_kind"]), k, rule["file"], rule["line"],
-                             rule["set_by"], rule["guard_text"], flags)
+                return Value(
+                    rule["value"],
+                    _py(rule["value"], rule["value_kind"]),
+                    k,
+                    rule["file"],
+                    rule["line"],
+                    rule["set_by"],
+                    rule["guard_text"],
+                    flags,
+                )
             if holds is UNKNOWN:
-                maybe.append(f"may be {rule['value']}: {rule['set_by']} ({rule['file']}:{rule['line']}) sets it"
-                             f" when {rule['guard_text']}, which is not decided here")
+                maybe.append(
+                    f"may be {rule['value']}: {rule['set_by']} ({rule['file']}:{rule['line']}) sets it"
+                    f" when {rule['guard_text']}, which is not decided here"
+                )
         body = attrs(self.v, k).get(name)
         if body is not None:
             return Value(body["value"], _py(body["value"], body["value_kind"]), k, k.path, body["line"])
@@ -139,8 +149,11 @@ class Creation:
         if k.binding:
             return []
         rows = self.v.module(k.module).sets.get(("after_body", f"{k.module}.{k.name}"), [])
-        return [{**r, "file": k.path, "set_by": "assignment after the class body"}
-                for r in reversed(rows) if name in (None, r["attribute"])]
+        return [
+            {**r, "file": k.path, "set_by": "assignment after the class body"}
+            for r in reversed(rows)
+            if name in (None, r["attribute"])
+        ]
 
     def _decorated(self, k: Cls, name: str | None = None) -> list[dict]:
         if k.binding:
@@ -158,7 +171,9 @@ class Creation:
                 continue
             for r in reversed(m.sets.get(("decorator", fn), [])):
                 if name in (None, r["attribute"]):
-                    out.append({**r, "value": _argument(r, written), "file": m.path, "set_by": f"decorator {fn}"})
+                    out.append(
+                        {**r, "value": _argument(r, written), "file": m.path, "set_by": f"decorator {fn}"}
+                    )
         return out
 
     def _hooks(self, k: Cls, name: str | None = None) -> list[dict]:
@@ -168,8 +183,11 @@ class Creation:
             if hook is None:
                 continue
             rows = self.v.module(h.module).sets.get(("init_subclass", h.name), []) if not h.binding else []
-            out.extend({**r, "file": h.path, "set_by": f"{h.name}.{HOOK}"} for r in reversed(rows)
-                       if name in (None, r["attribute"]))
+            out.extend(
+                {**r, "file": h.path, "set_by": f"{h.name}.{HOOK}"}
+                for r in reversed(rows)
+                if name in (None, r["attribute"])
+            )
             if not hook["calls_super"]:
                 break
         return out
@@ -199,7 +217,9 @@ class Creation:
             got = self._eval(t["arg"], k, active, flags)
             return UNKNOWN if got is UNKNOWN else not got
         if op == "cmp":
-            return compare(t["cmp"], self._eval(t["left"], k, active, flags), self._eval(t["right"], k, active, flags))
+            return compare(
+                t["cmp"], self._eval(t["left"], k, active, flags), self._eval(t["right"], k, active, flags)
+            )
         if "lit" in t:
             return _py(t["lit"], "literal")
         if "attr" in t:
@@ -246,7 +266,9 @@ def _argument(rule: dict, decorator: str) -> str:
         return rule["value"]
     if not isinstance(call, ast.Call) or rule["value"] not in params:
         return rule["value"]
-    given = {params[i]: a for i, a in enumerate(call.args) if i < len(params) and not isinstance(a, ast.Starred)}
+    given = {
+        params[i]: a for i, a in enumerate(call.args) if i < len(params) and not isinstance(a, ast.Starred)
+    }
     given.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
     arg = given.get(rule["value"])
     return ast.unparse(arg) if arg is not None else rule["value"]
@@ -274,12 +296,23 @@ def attribute(v: Version, c: Cls, name: str) -> dict | None:
             continue
         alt = f"{other.value} when {flag.name} is {not flag.default}"
         if not found.set_by or not any(key == flag.key for key, _ in found.flags):
-            by = f"{other.set_by}, {other.file}:{other.line}" if other.set_by else f"{other.cls.name}, {other.file}:{other.line}"
+            by = (
+                f"{other.set_by}, {other.file}:{other.line}"
+                if other.set_by
+                else f"{other.cls.name}, {other.file}:{other.line}"
+            )
             alt += f" ({by}; {_default(flag)})"
         parts.append(alt)
     parts.extend(found.maybe)
-    return {"value": found.value, "defining_class": found.cls.name, "file": found.file, "line": found.line,
-            "own": int(found.cls == c), "set_by": found.set_by, "condition": "; ".join(parts) or None}
+    return {
+        "value": found.value,
+        "defining_class": found.cls.name,
+        "file": found.file,
+        "line": found.line,
+        "own": int(found.cls == c),
+        "set_by": found.set_by,
+        "condition": "; ".join(parts) or None,
+    }
 
 
 def _default(flag: Flag) -> str:
@@ -291,4 +324,9 @@ def names(v: Version, c: Cls) -> set[str]:
     """The attributes what runs at class creation may set on C: by the hooks, decorators and assignments
     after the body of the classes in C's resolution order."""
     cr = Creation.of(v)
-    return {r["attribute"] for k in mro(v, c) for get in (cr._after_body, cr._decorated, cr._hooks) for r in get(k)}
+    return {
+        r["attribute"]
+        for k in mro(v, c)
+        for get in (cr._after_body, cr._decorated, cr._hooks)
+        for r in get(k)
+    }

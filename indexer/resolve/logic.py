@@ -42,8 +42,11 @@ from .classgraph import (
 )
 from .vocabulary import CONTRACT, ENGINE, PRIMARY, REASONING, STREAMING, TOOL
 
-NOT_WORKING = {"returns-none": "returns None", "raises-not-implemented": "raises NotImplementedError",
-               "abstract": "is abstract"}
+NOT_WORKING = {
+    "returns-none": "returns None",
+    "raises-not-implemented": "raises NotImplementedError",
+    "abstract": "is abstract",
+}
 
 
 @dataclass
@@ -75,14 +78,38 @@ def contract(v: Version, role: str, c: Cls, kind: str) -> list[dict]:
     for name in wanted:
         found = resolve_method(v, order, name)
         if found is None:
-            rows.append({"role": role, "method": name, "defining_class": None, "module": None, "file": None,
-                         "line": None, "end_line": None, "body": "absent", "own": 0, "calls_super": None,
-                         "delegates": None})
+            rows.append(
+                {
+                    "role": role,
+                    "method": name,
+                    "defining_class": None,
+                    "module": None,
+                    "file": None,
+                    "line": None,
+                    "end_line": None,
+                    "body": "absent",
+                    "own": 0,
+                    "calls_super": None,
+                    "delegates": None,
+                }
+            )
             continue
         d, m = found
-        rows.append({"role": role, "method": name, "defining_class": d.name, "module": d.module, "file": d.path,
-                     "line": m["line"], "end_line": m["end_line"], "body": m["body"], "own": int(d == c),
-                     "calls_super": m["calls_super"], "delegates": m["delegates"]})
+        rows.append(
+            {
+                "role": role,
+                "method": name,
+                "defining_class": d.name,
+                "module": d.module,
+                "file": d.path,
+                "line": m["line"],
+                "end_line": m["end_line"],
+                "body": m["body"],
+                "own": int(d == c),
+                "calls_super": m["calls_super"],
+                "delegates": m["delegates"],
+            }
+        )
     return rows
 
 
@@ -95,8 +122,11 @@ def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
     for k in mro(v, c):
         if k.key not in parser_keys and k != c:
             names.update(attrs(v, k))
-    return [{"role": role, "attribute": name, **found} for name in sorted(names)
-            if (found := creation.attribute(v, c, name)) is not None]
+    return [
+        {"role": role, "attribute": name, **found}
+        for name in sorted(names)
+        if (found := creation.attribute(v, c, name)) is not None
+    ]
 
 
 def overridden(v: Version, role: str, c: Cls) -> list[dict]:
@@ -110,8 +140,16 @@ def overridden(v: Version, role: str, c: Cls) -> list[dict]:
             d = next((x for x in order[:i] if a in attrs(v, x) or a in methods(v, x)), None)
             if d is not None:
                 line = (attrs(v, d).get(a) or methods(v, d)[a])["line"]
-                rows.append({"role": role, "class": k.name, "attribute": a, "by_class": d.name, "by_file": d.path,
-                             "by_line": line})
+                rows.append(
+                    {
+                        "role": role,
+                        "class": k.name,
+                        "attribute": a,
+                        "by_class": d.name,
+                        "by_file": d.path,
+                        "by_line": line,
+                    }
+                )
     return rows
 
 
@@ -153,10 +191,16 @@ def delegates(v: Version, c: Cls, kind: str) -> bool:
 
 def _not_working(what: str, found: tuple[Cls, dict, str]) -> str | None:
     d, m, name = found
-    return f"{what}: {d.name}.{name} {NOT_WORKING[m['body']]} ({where(d, m['line'])})" if m["body"] in NOT_WORKING else None
+    return (
+        f"{what}: {d.name}.{name} {NOT_WORKING[m['body']]} ({where(d, m['line'])})"
+        if m["body"] in NOT_WORKING
+        else None
+    )
 
 
-def standalone(v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, name: str | None = None) -> None:
+def standalone(
+    v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, name: str | None = None
+) -> None:
     """The real class of a name whose registered class (or the class the serving code dispatches to)
     carries its own logic or inherits it, with notes on what it inherits and on methods that do nothing.
 
@@ -172,7 +216,11 @@ def standalone(v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, 
     set_streaming(logic, streaming)
 
     def others(found) -> list[str]:  # the other names whose registered class defines it
-        return [] if found is None or found[0] == reg else [n for n in registered.get(found[0].key, []) if n != name]
+        return (
+            []
+            if found is None or found[0] == reg
+            else [n for n in registered.get(found[0].key, []) if n != name]
+        )
 
     def whose(found) -> str:
         return possessive(others(found))
@@ -183,23 +231,33 @@ def standalone(v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, 
         d = streaming[0]
         logic.real, logic.inherited_from = d, d
         note = f"extraction inherited from {d.name} ({where(d)}), {whose(streaming)} registered parser"
-        if primary is not None and primary[0] != d:  # the non-streaming method is another class's (noted below)
-            note += (f", whose {streaming[2]} runs (streaming first: {reg.name} defines no extraction method of"
-                     " its own)")
+        if (
+            primary is not None and primary[0] != d
+        ):  # the non-streaming method is another class's (noted below)
+            note += (
+                f", whose {streaming[2]} runs (streaming first: {reg.name} defines no extraction method of"
+                " its own)"
+            )
         logic.notes.append(note)
     if primary is not None and primary[0] != logic.real and primary[0] != reg:
         d, m, method = primary
         if others(primary) and not own and logic.real == reg:
             logic.real, logic.inherited_from = d, d
-            logic.notes.append(f"extraction inherited from {d.name} ({where(d)}), {whose(primary)} registered parser")
+            logic.notes.append(
+                f"extraction inherited from {d.name} ({where(d)}), {whose(primary)} registered parser"
+            )
         elif others(primary):
-            logic.notes.append(f"{method}: inherited from {d.name} ({where(d, m['line'])}), {whose(primary)}"
-                               " registered parser")
+            logic.notes.append(
+                f"{method}: inherited from {d.name} ({where(d, m['line'])}), {whose(primary)}"
+                " registered parser"
+            )
         elif m["body"] not in NOT_WORKING:
             logic.notes.append(f"{method}: inherited from {d.name}, {where(d, m['line'])}")
     if primary and streaming and {primary[1]["body"], streaming[1]["body"]} == {"raises-not-implemented"}:
-        logic.notes.append(f"selector stub: {primary[2]} and {streaming[2]} raise NotImplementedError ({reg.name},"
-                           f" {where(reg)}): the class only declares the name; another parser does the parsing")
+        logic.notes.append(
+            f"selector stub: {primary[2]} and {streaming[2]} raise NotImplementedError ({reg.name},"
+            f" {where(reg)}): the class only declares the name; another parser does the parsing"
+        )
         return
     if primary is not None and (note := _not_working("extraction", primary)):
         logic.notes.append(note)
@@ -208,10 +266,14 @@ def standalone(v: Version, kind: str, reg: Cls, registered: dict, logic: Logic, 
     elif note := _not_working("streaming", streaming):
         logic.notes.append(note)
     elif streaming[0] != logic.real and others(streaming):
-        logic.notes.append(f"streaming: inherited from {streaming[0].name} ({where(streaming[0], streaming[1]['line'])}),"
-                           f" {whose(streaming)} registered parser")
+        logic.notes.append(
+            f"streaming: inherited from {streaming[0].name} ({where(streaming[0], streaming[1]['line'])}),"
+            f" {whose(streaming)} registered parser"
+        )
     elif streaming[0] != logic.real and primary and primary[0] == logic.real:
-        logic.notes.append(f"streaming: inherited from {streaming[0].name}, {where(streaming[0], streaming[1]['line'])}")
+        logic.notes.append(
+            f"streaming: inherited from {streaming[0].name}, {where(streaming[0], streaming[1]['line'])}"
+        )
 
 
 def possessive(names: list[str]) -> str:
@@ -313,8 +375,9 @@ class Reach:
                 self._refer(there, target[0], target[1], found, queue, hops + 1)
 
 
-def code_pieces(v: Version, logic: Logic, kind: str, own_keys: set, parsers: set[str],
-                reach: Reach | None = None) -> dict[tuple, str]:
+def code_pieces(
+    v: Version, logic: Logic, kind: str, own_keys: set, parsers: set[str], reach: Reach | None = None
+) -> dict[tuple, str]:
     """The definitions that run for a name: (module, what, qualname) -> part (PARTS).
 
     From its role classes' resolution orders: the own statements of every class of a parser module
@@ -357,8 +420,14 @@ def code_pieces(v: Version, logic: Logic, kind: str, own_keys: set, parsers: set
     return pieces
 
 
-def code_files(v: Version, logic: Logic, own_keys: set, kind: str = "tool", parsers: set[str] | None = None,
-               reach: Reach | None = None) -> tuple[list[dict], str | None]:
+def code_files(
+    v: Version,
+    logic: Logic,
+    own_keys: set,
+    kind: str = "tool",
+    parsers: set[str] | None = None,
+    reach: Reach | None = None,
+) -> tuple[list[dict], str | None]:
     """The files holding a name's code: its role classes' files, those of every class in their resolution
     orders that defines a contract method or runs for it (code_pieces), and those holding the functions,
     constants and helpers it runs (`helper`). A file whose classes here are all framework (no name's
@@ -373,8 +442,9 @@ def code_files(v: Version, logic: Logic, own_keys: set, kind: str = "tool", pars
     return [dict(r) for r in rows], digest
 
 
-def _code_files(v: Version, logic: Logic, own_keys: set, kind: str, parsers: set[str],
-                reach: Reach | None) -> tuple[list[dict], str | None]:
+def _code_files(
+    v: Version, logic: Logic, own_keys: set, kind: str, parsers: set[str], reach: Reach | None
+) -> tuple[list[dict], str | None]:
     by_path: dict[str, dict] = {}
 
     def add(c: Cls, role: str) -> None:
@@ -407,9 +477,15 @@ def _code_files(v: Version, logic: Logic, own_keys: set, kind: str, parsers: set
         listed.setdefault(path, []).append([part, what, qualname])
         if not by_path[path]["shared"]:
             own.append(f"{path}\0{what}\0{qualname}\0{m.uses[(what, qualname)][2]}")
-    rows = [{"path": p, "roles": ",".join(sorted(e["roles"])), "shared": int(e["shared"]),
-             "pieces": json.dumps(sorted(listed[p])) if p in listed else None}
-            for p, e in sorted(by_path.items())]
+    rows = [
+        {
+            "path": p,
+            "roles": ",".join(sorted(e["roles"])),
+            "shared": int(e["shared"]),
+            "pieces": json.dumps(sorted(listed[p])) if p in listed else None,
+        }
+        for p, e in sorted(by_path.items())
+    ]
     own.sort()
     digest = hashlib.sha1("\n".join(own).encode()).hexdigest()[:16] if own else None
     return rows, digest

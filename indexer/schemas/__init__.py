@@ -34,6 +34,7 @@ def load(name: str) -> dict:
 
 # -- generation -----------------------------------------------------------------------------------------------
 
+
 def _type(hint, defs: dict) -> dict:
     origin = typing.get_origin(hint)
     if origin is typing.Literal:
@@ -54,13 +55,19 @@ def _type(hint, defs: dict) -> dict:
     if dataclasses.is_dataclass(hint):
         _define(hint, defs)
         return {"$ref": f"#/$defs/{hint.__name__}"}
-    return {str: {"type": "string"}, int: {"type": "integer"}, bool: {"type": "boolean"},
-            float: {"type": "number"}}.get(hint, {})
+    return {
+        str: {"type": "string"},
+        int: {"type": "integer"},
+        bool: {"type": "boolean"},
+        float: {"type": "number"},
+    }.get(hint, {})
 
 
 def _object(cls, defs: dict, only: tuple[str, ...] | None = None) -> dict:
     hints = typing.get_type_hints(cls)
-    fields = [f for f in dataclasses.fields(cls) if not f.name.startswith("_") and (only is None or f.name in only)]
+    fields = [
+        f for f in dataclasses.fields(cls) if not f.name.startswith("_") and (only is None or f.name in only)
+    ]
     props = {f.name.rstrip("_"): _type(hints[f.name], defs) for f in fields}
     required = [f.name.rstrip("_") for f in fields if not f.metadata.get("omittable")]  # plain.omittable()
     out = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
@@ -76,8 +83,13 @@ def _define(cls, defs: dict) -> None:
 
 
 def _document(name: str, title: str, body: dict, defs: dict) -> dict:
-    doc = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{BASE_ID}:{name}:v{CONTRACT}",
-           "title": title, "x-tpindex-contract": CONTRACT, **body}
+    doc = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{BASE_ID}:{name}:v{CONTRACT}",
+        "title": title,
+        "x-tpindex-contract": CONTRACT,
+        **body,
+    }
     if defs:
         doc["$defs"] = dict(sorted(defs.items()))
     return doc
@@ -91,24 +103,27 @@ def generate() -> dict[str, dict]:
     from ..answers.fit import Fit
 
     out = {}
-    for name, title, cls in (("which", "tpindex which NAME --format json", model.Which),
-                             ("which-all", "tpindex which NAME --all --format json", model.History),
-                             ("diff", "tpindex diff A B --format json", model.Diff),
-                             ("card", "tpindex card NAME --format json (and card --all)", CardSet),
-                             ("show", "tpindex show PATH[:LINE[-END]] --format json", model.Shown),
-                             ("show-name", "tpindex show NAME [--method M] --format json", model.NameSpans),
-                             ("diff-code", "tpindex diff A B --code PATH --format json", model.CodeDiff),
-                             ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff),
-                             ("fit", "tpindex fit FILE --format json", Fit),
-                             ("log", "tpindex log NAME A B --format json", model.Log),
-                             ("contains", "tpindex contains COMMIT|#PR --format json", model.Contains),
-                             ("diff-contract", "tpindex diff A B --contract --format json",
-                              contract_model.ContractDiff),
-                             ("contract", "the parser contract of a version (Index.contract, the MCP tool contract)",
-                              contract_model.Contract),
-                             ("check-plugin", "tpindex check-plugin FILE.py --format json",
-                              contract_model.PluginReport),
-                             ("replay", "tpindex replay NAME --format json", model.Replay)):
+    for name, title, cls in (
+        ("which", "tpindex which NAME --format json", model.Which),
+        ("which-all", "tpindex which NAME --all --format json", model.History),
+        ("diff", "tpindex diff A B --format json", model.Diff),
+        ("card", "tpindex card NAME --format json (and card --all)", CardSet),
+        ("show", "tpindex show PATH[:LINE[-END]] --format json", model.Shown),
+        ("show-name", "tpindex show NAME [--method M] --format json", model.NameSpans),
+        ("diff-code", "tpindex diff A B --code PATH --format json", model.CodeDiff),
+        ("diff-code-name", "tpindex diff A B --code NAME --format json", model.NameCodeDiff),
+        ("fit", "tpindex fit FILE --format json", Fit),
+        ("log", "tpindex log NAME A B --format json", model.Log),
+        ("contains", "tpindex contains COMMIT|#PR --format json", model.Contains),
+        ("diff-contract", "tpindex diff A B --contract --format json", contract_model.ContractDiff),
+        (
+            "contract",
+            "the parser contract of a version (Index.contract, the MCP tool contract)",
+            contract_model.Contract,
+        ),
+        ("check-plugin", "tpindex check-plugin FILE.py --format json", contract_model.PluginReport),
+        ("replay", "tpindex replay NAME --format json", model.Replay),
+    ):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}
@@ -122,13 +137,23 @@ def generate() -> dict[str, dict]:
     defs.pop("Hop", None)
     out["export"] = _document("export", "tpindex export --format json", export, {})
     defs = {}
-    out["versions"] = _document("versions", "tpindex versions --format json",
-                                {"type": "array", "items": _type(model.VersionInfo, defs)}, defs)
+    out["versions"] = _document(
+        "versions",
+        "tpindex versions --format json",
+        {"type": "array", "items": _type(model.VersionInfo, defs)},
+        defs,
+    )
     defs = {}
-    out["grep"] = _document("grep", "tpindex grep PATTERN --format json",
-                            {"type": "array", "items": _type(model.GrepMatch, defs)}, defs)
-    for name, title, cls in (("where", "tpindex where SYMBOL|PATH [--all] --format json", model.Where),
-                             ("check-doc", "tpindex check-doc FILE.md --format json", model.CheckDoc)):
+    out["grep"] = _document(
+        "grep",
+        "tpindex grep PATTERN --format json",
+        {"type": "array", "items": _type(model.GrepMatch, defs)},
+        defs,
+    )
+    for name, title, cls in (
+        ("where", "tpindex where SYMBOL|PATH [--all] --format json", model.Where),
+        ("check-doc", "tpindex check-doc FILE.md --format json", model.CheckDoc),
+    ):
         defs = {}
         out[name] = _document(name, title, _object(cls, defs), defs)
     defs = {}

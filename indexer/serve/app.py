@@ -14,8 +14,13 @@ CACHE_MB = 64  # serve --cache-mb: the response cache's budget (serve/cache.py)
 CACHE_BYTES = CACHE_MB << 20
 
 
-def make_datasette(db_path: str | Path, upstream: str | None = None, time_limit_ms: int = SQL_TIME_LIMIT_MS,
-                   host: str | None = None, cache_bytes: int = CACHE_BYTES):
+def make_datasette(
+    db_path: str | Path,
+    upstream: str | None = None,
+    time_limit_ms: int = SQL_TIME_LIMIT_MS,
+    host: str | None = None,
+    cache_bytes: int = CACHE_BYTES,
+):
     """A Datasette instance serving one tpindex database read-only (the connections open it with
     mode=ro and are query-only; Datasette 0.65 has no write API and no writable canned query is defined).
     SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; /-/mcp
@@ -65,9 +70,12 @@ def _protect_mcp(ds, host: str | None) -> None:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[h for x in hosts for h in (x, f"{x}:*")],
-        allowed_origins=[o for x in hosts for s in ("http", "https") for o in (f"{s}://{x}", f"{s}://{x}:*")])
+        allowed_origins=[o for x in hosts for s in ("http", "https") for o in (f"{s}://{x}", f"{s}://{x}:*")],
+    )
     server = datasette_mcp.create_mcp_server(ds)
-    app = server.streamable_http_app(streamable_http_path="/", json_response=True, transport_security=security)
+    app = server.streamable_http_app(
+        streamable_http_path="/", json_response=True, transport_security=security
+    )
     datasette_mcp._states[ds] = datasette_mcp._MCPState(server=server, app=app)
 
 
@@ -117,8 +125,11 @@ def _database_class():
                     counts[table] = None
                     continue
                 try:
-                    counts[table] = (await self.execute(f"select count(*) from [{table}]", custom_time_limit=limit,
-                                                        log_sql_errors=False)).rows[0][0]
+                    counts[table] = (
+                        await self.execute(
+                            f"select count(*) from [{table}]", custom_time_limit=limit, log_sql_errors=False
+                        )
+                    ).rows[0][0]
                 except (QueryInterrupted, sqlite3.DatabaseError):
                     counts[table] = None
             if not self.is_mutable:
@@ -140,8 +151,9 @@ def _counting(factory):
         if total > MAX_RESULT_BYTES:
             import sqlite3
 
-            raise sqlite3.DataError(f"the result is larger than {MAX_RESULT_BYTES >> 20} MB; select fewer or"
-                                    " smaller values")
+            raise sqlite3.DataError(
+                f"the result is larger than {MAX_RESULT_BYTES >> 20} MB; select fewer or smaller values"
+            )
         return factory(cursor, values) if factory else values
 
     return row

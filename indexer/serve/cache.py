@@ -59,14 +59,23 @@ class ResponseCache:
         self.hits = self.misses = self.evictions = 0
 
     def stats(self) -> dict:
-        return {"entries": len(self.entries), "bytes": self.bytes, "max_bytes": self.max_bytes, "hits": self.hits,
-                "misses": self.misses, "evictions": self.evictions}
+        return {
+            "entries": len(self.entries),
+            "bytes": self.bytes,
+            "max_bytes": self.max_bytes,
+            "hits": self.hits,
+            "misses": self.misses,
+            "evictions": self.evictions,
+        }
 
     def state(self, datasette) -> tuple:
         """The served databases' state now; a database that changed empties the cache and has its plugin
         state read again."""
-        now = {name: database_state(db.path) for name, db in list(datasette.databases.items())
-               if getattr(db, "path", None) and not db.is_memory}
+        now = {
+            name: database_state(db.path)
+            for name, db in list(datasette.databases.items())
+            if getattr(db, "path", None) and not db.is_memory
+        }
         changed = [name for name in now.keys() | self.states.keys() if now.get(name) != self.states.get(name)]
         if changed:
             from .state import forget
@@ -89,8 +98,12 @@ class ResponseCache:
         return entry
 
     def put(self, key: tuple, start: dict, body: bytes) -> None:
-        size = OVERHEAD + len(body) + sum(len(x) for x in key if isinstance(x, bytes)) + \
-            sum(len(k) + len(v) for k, v in start.get("headers") or [])
+        size = (
+            OVERHEAD
+            + len(body)
+            + sum(len(x) for x in key if isinstance(x, bytes))
+            + sum(len(k) + len(v) for k, v in start.get("headers") or [])
+        )
         if size > self.max_entry:
             return
         old = self.entries.pop(key, None)
@@ -117,7 +130,7 @@ def _kept_path(datasette, path: str) -> bool:
     base = datasette.urls.path("/")
     if not path.startswith(base):
         return False
-    rest = path[len(base):]
+    rest = path[len(base) :]
     if rest in EXACT_PAGES or rest.startswith(PAGE_PREFIXES):
         return True
     first = rest.split("/", 1)[0].split(".", 1)[0]  # /tpindex, /tpindex/table, /tpindex.json
@@ -132,9 +145,14 @@ def _user_sql(query_string: bytes) -> bool:
 
 def _key(scope) -> tuple:
     headers = scope.get("headers") or []
-    return (scope.get("method"), scope.get("scheme"), scope.get("root_path", ""),
-            scope.get("raw_path") or scope.get("path", "").encode(), scope.get("query_string", b""),
-            *(b"\n".join(v for k, v in headers if k == name) for name in KEY_HEADERS))
+    return (
+        scope.get("method"),
+        scope.get("scheme"),
+        scope.get("root_path", ""),
+        scope.get("raw_path") or scope.get("path", "").encode(),
+        scope.get("query_string", b""),
+        *(b"\n".join(v for k, v in headers if k == name) for name in KEY_HEADERS),
+    )
 
 
 async def _replay(start: dict, body: bytes, send) -> None:
@@ -151,8 +169,11 @@ def wrap(app, datasette):
         if cache is None or scope["type"] != "http":
             return await app(scope, receive, send)
         state = cache.state(datasette)
-        if scope.get("method") != "GET" or not _kept_path(datasette, scope.get("path", "")) \
-                or _user_sql(scope.get("query_string", b"")):
+        if (
+            scope.get("method") != "GET"
+            or not _kept_path(datasette, scope.get("path", ""))
+            or _user_sql(scope.get("query_string", b""))
+        ):
             return await app(scope, receive, send)
         key = _key(scope)
         entry = cache.get(key)
@@ -183,9 +204,14 @@ def wrap(app, datasette):
 
         try:
             await app(scope, receive, capture)
-            if complete and start is not None and start.get("status") == 200 and size <= cache.max_entry \
-                    and not any(k.lower() == b"set-cookie" for k, _ in start.get("headers") or []) \
-                    and cache.state(datasette) == state:
+            if (
+                complete
+                and start is not None
+                and start.get("status") == 200
+                and size <= cache.max_entry
+                and not any(k.lower() == b"set-cookie" for k, _ in start.get("headers") or [])
+                and cache.state(datasette) == state
+            ):
                 cache.put(key, start, b"".join(chunks))
         finally:
             if leader:

@@ -19,8 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The order of the questions on the home page; files not listed follow, by name.
-ORDER = ("which", "history", "name_lifecycle", "names_changed", "parsers_by_impl", "reasoning_parsers",
-         "adapter_importers", "class_tree", "class_attribute", "method_overrides", "marker_sites", "plants_by_version")
+ORDER = (
+    "which",
+    "history",
+    "name_lifecycle",
+    "names_changed",
+    "parsers_by_impl",
+    "reasoning_parsers",
+    "adapter_importers",
+    "class_tree",
+    "class_attribute",
+    "method_overrides",
+    "marker_sites",
+    "plants_by_version",
+)
 
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.\s")
 _PARAM = re.compile(r"^:([A-Za-z_]\w*)\s*(.*)$")
@@ -37,14 +49,22 @@ class Canned:
     def description_html(self) -> str:
         out = f"<p>{html.escape(self.description)}</p>" if self.description else ""
         if self.params:
-            items = "".join(f"<li><code>{html.escape(n)}</code> {html.escape(h)}</li>" for n, h in self.params)
+            items = "".join(
+                f"<li><code>{html.escape(n)}</code> {html.escape(h)}</li>" for n, h in self.params
+            )
             out += f'<ul class="tpindex-params">{items}</ul>'
         return out
 
     def datasette(self) -> dict:
-        return {"sql": self.sql, "title": self.title, "description": self.description, "summary": self.summary(),
-                "description_html": self.description_html(),
-                "params": [n for n, _ in self.params], "hide_sql": True}
+        return {
+            "sql": self.sql,
+            "title": self.title,
+            "description": self.description,
+            "summary": self.summary(),
+            "description_html": self.description_html(),
+            "params": [n for n, _ in self.params],
+            "hide_sql": True,
+        }
 
     def summary(self) -> str:
         """The description's first sentence."""

@@ -17,15 +17,31 @@ from urllib.parse import quote, urlencode
 from markupsafe import Markup, escape
 
 KINDS = ("tool", "reasoning", "engine")
-CLASS_COLUMNS = {"class", "real_class", "reg_class", "defining_class", "wrapper_class", "parent_class", "base",
-                 "real_class_a", "real_class_b"}
+CLASS_COLUMNS = {
+    "class",
+    "real_class",
+    "reg_class",
+    "defining_class",
+    "wrapper_class",
+    "parent_class",
+    "base",
+    "real_class_a",
+    "real_class_b",
+}
 VERSION_COLUMNS = {"version", "first_version", "last_version", "became_unified", "removed_in", "a", "b"}
 VERSION_LIST_COLUMNS = {"real_file_changed_in", "code_changed_in"}
 NAME_LIST_COLUMNS = {"alias_of"}
 # columns holding names of one kind whatever the row's kind (the reasoning_parsers question's tool parsers; the
 # names whose own code holds a plant or a marker)
 COLUMN_KINDS = {"tool_parsers": "tool", "reasoning_parser_names": "reasoning"}
-COLUMNS = CLASS_COLUMNS | VERSION_COLUMNS | VERSION_LIST_COLUMNS | NAME_LIST_COLUMNS | set(COLUMN_KINDS) | {"name", "notes", "adapter"}
+COLUMNS = (
+    CLASS_COLUMNS
+    | VERSION_COLUMNS
+    | VERSION_LIST_COLUMNS
+    | NAME_LIST_COLUMNS
+    | set(COLUMN_KINDS)
+    | {"name", "notes", "adapter"}
+)
 
 
 class Urls:
@@ -40,7 +56,9 @@ class Urls:
 
     def parser(self, kind: str, name: str, version: str | None = None) -> str:
         q = urlencode(self._db({"v": version} if version else {}))
-        return self.ds.urls.path(f"-/parser/{quote(kind, safe='')}/{quote(name, safe='')}") + (f"?{q}" if q else "")
+        return self.ds.urls.path(f"-/parser/{quote(kind, safe='')}/{quote(name, safe='')}") + (
+            f"?{q}" if q else ""
+        )
 
     def version(self, label: str) -> str:
         q = urlencode(self._db({}))
@@ -51,8 +69,11 @@ class Urls:
 
     def source(self, version: str, path: str, line: int | None = None) -> str:
         q = urlencode(self._db({}))
-        return self.ds.urls.path(f"-/source/{quote(version, safe='')}/{quote(path)}") + (f"?{q}" if q else "") + (
-            f"#L{line}" if line else "")
+        return (
+            self.ds.urls.path(f"-/source/{quote(version, safe='')}/{quote(path)}")
+            + (f"?{q}" if q else "")
+            + (f"#L{line}" if line else "")
+        )
 
     def code(self, version: str, path: str | None, line: int | None = None) -> str | None:
         """The local source page of path at version (at the line); None when its code is not stored there."""
@@ -60,13 +81,19 @@ class Urls:
             return None
         return self.source(version, path, line)
 
-    def diff(self, a: str, b: str, name: str | None = None, kind: str | None = None, path: str | None = None) -> str:
+    def diff(
+        self, a: str, b: str, name: str | None = None, kind: str | None = None, path: str | None = None
+    ) -> str:
         """The local diff of a name's code (name, kind) or of one file (path) from version a to b."""
         args = {"a": a, "b": b, **{k: v for k, v in (("name", name), ("kind", kind), ("path", path)) if v}}
         return self.ds.urls.path("-/diff") + "?" + urlencode(self._db(args))
 
     def class_tree(self, cls: str, version: str) -> str:
-        return self.ds.urls.query(self.database, "class_tree") + "?" + urlencode({"version": version, "class": cls})
+        return (
+            self.ds.urls.query(self.database, "class_tree")
+            + "?"
+            + urlencode({"version": version, "class": cls})
+        )
 
 
 def page_name(request) -> str | None:
@@ -99,6 +126,7 @@ breakable_class = _breakable
 def breakable_path(path: str) -> Markup:
     """A path that may wrap after a slash, and a long file or directory name (20 characters or more) after an
     underscore too (glm47_moe_<wbr>tool_<wbr>parser.py), so that a narrow file column stays narrow."""
+
     def part(p: str) -> Markup:
         if len(p) < 20:
             return escape(p)
@@ -117,7 +145,9 @@ def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | No
     if not isinstance(value, str) or not value or not hasattr(row, "keys"):
         return None
     keys = set(row.keys())
-    version = row["version"] if "version" in keys else (row["last_version"] if "last_version" in keys else None)
+    version = (
+        row["version"] if "version" in keys else (row["last_version"] if "last_version" in keys else None)
+    )
     version = version if isinstance(version, str) and version in labels else None
     kind = row["kind"] if "kind" in keys and row["kind"] in KINDS else None
     if column == "name" and kind in KINDS:
@@ -126,7 +156,12 @@ def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | No
     if column != "name" and list_kind in KINDS:
         return _list(value, lambda n: _a(urls.parser(list_kind, n, version), n, "tpindex-name"))
     if column in CLASS_COLUMNS and version and value.replace(".", "").replace("_", "").isalnum():
-        return _a(urls.class_tree(value, version), _breakable(value), "tpindex-class", f"class tree of {value} at {version}")
+        return _a(
+            urls.class_tree(value, version),
+            _breakable(value),
+            "tpindex-class",
+            f"class tree of {value} at {version}",
+        )
     if column == "adapter":  # a generated class (make_adapters), no class tree: a long name may wrap
         return _breakable(value)
     if column in VERSION_COLUMNS and value in labels:
@@ -140,5 +175,6 @@ def render(row, value, column: str, labels: set[str], urls: Urls) -> Markup | No
             return None
         if isinstance(notes, list) and all(isinstance(n, str) for n in notes):
             return Markup('<ul class="tpindex-notes">{}</ul>').format(
-                Markup("").join(Markup("<li>{}</li>").format(n) for n in notes))
+                Markup("").join(Markup("<li>{}</li>").format(n) for n in notes)
+            )
     return None

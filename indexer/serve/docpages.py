@@ -29,7 +29,9 @@ async def check_doc_page(datasette, request):
     wanted, names = await served_database(datasette, request)
     form = await _form(request)
     text = form.get("doc", "") or ""
-    too_large = request.scope.get("tpindex_form_too_large")  # cut at the plugin's MAX_FORM_BYTES as it was read
+    too_large = request.scope.get(
+        "tpindex_form_too_large"
+    )  # cut at the plugin's MAX_FORM_BYTES as it was read
     at = (form.get("at", "") or "").strip()[:MAX_QUERY]
     db = datasette.get_database(wanted)
     versions = await ask(datasette, wanted, lambda ix: ix.labels())
@@ -38,8 +40,11 @@ async def check_doc_page(datasette, request):
         error = f"the document is larger than {MAX_DOC // 1000} kB; check it with tpindex check-doc instead"
     elif text.strip():
         try:  # the page reads the JSON
-            report = await ask(datasette, wanted, lambda ix: ix.check_doc(text, [at] if at else [],
-                                                                          name="the document").to_json())
+            report = await ask(
+                datasette,
+                wanted,
+                lambda ix: ix.check_doc(text, [at] if at else [], name="the document").to_json(),
+            )
         except Problem as e:
             from .errors import inline
 
@@ -62,18 +67,45 @@ async def check_doc_page(datasette, request):
                     if e["type"] == "source":
                         ref = await st.ref(db, e["version"])
                         label = f"{e['file']}:{e['line']}" if e.get("line") else e["file"]
-                        r["links"].append((f"{label} at {e['version']}", u.code(e["version"], e["file"], e.get("line")),
-                                           source_url(upstream, ref, e["file"], e.get("line"))))
+                        r["links"].append(
+                            (
+                                f"{label} at {e['version']}",
+                                u.code(e["version"], e["file"], e.get("line")),
+                                source_url(upstream, ref, e["file"], e.get("line")),
+                            )
+                        )
                     elif e["type"] == "parser":
-                        r["links"].append((f"which {e['name']} at {e['version']}",
-                                           which + "?" + urlencode({"name": e["name"], "version": e["version"]}), None))
+                        r["links"].append(
+                            (
+                                f"which {e['name']} at {e['version']}",
+                                which + "?" + urlencode({"name": e["name"], "version": e["version"]}),
+                                None,
+                            )
+                        )
                     elif e["type"] == "path":
-                        r["links"].append((f"history of {e['path']}",
-                                           where + "?" + urlencode({"db": wanted, "q": e["path"]}), None))
-    return Response.html(await datasette.render_template("tpindex_checkdoc.html", {
-        "database": wanted, "databases": names, "doc": text if len(text) <= MAX_DOC and not too_large else "", "at": at,
-        "versions": versions, "report": report, "error": error, "max_kb": MAX_DOC // 1000,
-    }, request=request))
+                        r["links"].append(
+                            (
+                                f"history of {e['path']}",
+                                where + "?" + urlencode({"db": wanted, "q": e["path"]}),
+                                None,
+                            )
+                        )
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_checkdoc.html",
+            {
+                "database": wanted,
+                "databases": names,
+                "doc": text if len(text) <= MAX_DOC and not too_large else "",
+                "at": at,
+                "versions": versions,
+                "report": report,
+                "error": error,
+                "max_kb": MAX_DOC // 1000,
+            },
+            request=request,
+        )
+    )
 
 
 async def where_page(datasette, request):
@@ -90,6 +122,7 @@ async def where_page(datasette, request):
     ans, error, u = None, None, Urls(datasette, wanted, len(names) > 1)
     db = datasette.get_database(wanted)
     if q:
+
         def run(ix):
             ans = ix.where(q, at or None, all_versions=not at).to_json()  # the page reads the JSON
             return ans, {v: ix.stored_paths(v) for v in _linked_versions(ans)}
@@ -108,11 +141,32 @@ async def where_page(datasette, request):
             d["local"] = u.code(version, d["file"], d["line"])
             d["up"] = source_url(upstream, await st.ref(db, version), d["file"], d["line"])
             d["version"] = version
-    return Response.html(await datasette.render_template("tpindex_where.html", {
-        "database": wanted, "databases": names, "q": q, "at": at, "ans": ans, "error": error, "u": u,
-        "where": lambda query, version=None: datasette.urls.path("-/where") + "?" + urlencode(
-            {**({"db": wanted} if len(names) > 1 else {}), "q": query, **({"at": version} if version else {})}),
-    }, request=request))
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_where.html",
+            {
+                "database": wanted,
+                "databases": names,
+                "q": q,
+                "at": at,
+                "ans": ans,
+                "error": error,
+                "u": u,
+                "where": lambda query, version=None: (
+                    datasette.urls.path("-/where")
+                    + "?"
+                    + urlencode(
+                        {
+                            **({"db": wanted} if len(names) > 1 else {}),
+                            "q": query,
+                            **({"at": version} if version else {}),
+                        }
+                    )
+                ),
+            },
+            request=request,
+        )
+    )
 
 
 def _definitions(ans: dict):

@@ -29,9 +29,14 @@ async def error_page(datasette, request, e: Problem):
 
     clicks = choices(request, e, lambda q: datasette.urls.path("-/find") + "?" + urlencode({"q": q}))
     status, title = getattr(e, "status", 404), getattr(e, "title", "Not found")
-    return Response.html(await datasette.render_template("tpindex_error.html", {
-        "title": title, "message": e.message, "hint": None if clicks else e.hint, "clicks": clicks},
-        request=request), status=status)
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_error.html",
+            {"title": title, "message": e.message, "hint": None if clicks else e.hint, "clicks": clicks},
+            request=request,
+        ),
+        status=status,
+    )
 
 
 def _swap(request, old: str, new: str, segment: bool) -> str:

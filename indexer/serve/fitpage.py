@@ -27,13 +27,28 @@ async def fit_page(datasette, request):
         error = f"the file is larger than {MAX_INPUT >> 20} MB; run tpindex fit on it instead"
     elif text.strip():
         try:
-            answer = await ask(datasette, wanted, lambda ix: ix.fit(text, at or None, kind or None, name="the pasted file"))
+            answer = await ask(
+                datasette, wanted, lambda ix: ix.fit(text, at or None, kind or None, name="the pasted file")
+            )
         except Problem as e:
             from .errors import inline
 
             error = inline(e)
-    return Response.html(await datasette.render_template("tpindex_fit.html", {
-        "database": wanted, "databases": names, "text": text if len(text) <= MAX_INPUT else "", "at": at,
-        "kind": kind, "versions": versions, "answer": answer, "error": error, "one_line": one_line,
-        "max_mb": MAX_INPUT >> 20,
-    }, request=request))
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_fit.html",
+            {
+                "database": wanted,
+                "databases": names,
+                "text": text if len(text) <= MAX_INPUT else "",
+                "at": at,
+                "kind": kind,
+                "versions": versions,
+                "answer": answer,
+                "error": error,
+                "one_line": one_line,
+                "max_mb": MAX_INPUT >> 20,
+            },
+            request=request,
+        )
+    )

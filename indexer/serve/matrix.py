@@ -19,6 +19,7 @@ IMPL_HELP = {
     "unresolved": "the chain could not be followed",
 }
 
+
 @dataclass
 class Cell:
     version: str
@@ -94,8 +95,14 @@ def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Ma
                     title += f" ({what} since {previous['version']}: click for the diff)"
                     # the real file's diff when it moved or changed, else the name's own code, file by file
                     real = moved or previous.get("real_blob") != r.get("real_blob")
-                    href = diff_url(name, kind, previous["version"], v, previous["real_file"] if real else None,
-                                    r["real_file"] if real else None)
+                    href = diff_url(
+                        name,
+                        kind,
+                        previous["version"],
+                        v,
+                        previous["real_file"] if real else None,
+                        r["real_file"] if real else None,
+                    )
                 elif moved or changed:
                     title += " (real file moved)" if moved else f" (code changed since {previous['version']})"
                 row.cells.append(Cell(v, r["impl"], title, href, moved, changed))
@@ -109,8 +116,9 @@ def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Ma
 async def load(datasette, database: str, kind: str, prefix: str, which_url, diff_url=None) -> Matrix:
     from .state import ask
 
-    versions, rows = await ask(datasette, database, lambda ix: (ix.labels(), ix.matrix_rows(kind, prefix)),
-                               time_limit=True)  # under serve's --time-limit: QueryInterrupted past it
+    versions, rows = await ask(
+        datasette, database, lambda ix: (ix.labels(), ix.matrix_rows(kind, prefix)), time_limit=True
+    )  # under serve's --time-limit: QueryInterrupted past it
     return build(versions, rows, which_url, diff_url)
 
 

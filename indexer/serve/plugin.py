@@ -63,11 +63,15 @@ def prepare_jinja2_environment(env, datasette):
 @hookimpl
 def prepare_connection(conn, database, datasette):
     try:
-        if conn.execute("select 1 from sqlite_master where type = 'table' and name = 'parser_map'").fetchone():
+        if conn.execute(
+            "select 1 from sqlite_master where type = 'table' and name = 'parser_map'"
+        ).fetchone():
             conn.execute("pragma query_only = 1")
             from ..api import prepare_connection as tpindex_functions
 
-            tpindex_functions(conn)  # tpindex_version(label): the canned questions' versions, as the commands read them
+            tpindex_functions(
+                conn
+            )  # tpindex_version(label): the canned questions' versions, as the commands read them
     except Exception:  # a database that cannot be read here is Datasette's to report
         pass
 
@@ -84,7 +88,9 @@ def canned_queries(datasette, database, actor):
 
 @hookimpl
 def render_cell(row, value, column, table, database, datasette):
-    if value is None:  # an empty cell, not Datasette's &nbsp;: a column of blanks takes no room (td:empty, the CSS)
+    if (
+        value is None
+    ):  # an empty cell, not Datasette's &nbsp;: a column of blanks takes no room (td:empty, the CSS)
         return Markup("")
     if not isinstance(value, str) or not hasattr(row, "keys"):
         return None
@@ -114,19 +120,29 @@ def render_cell(row, value, column, table, database, datasette):
         where = f"{value}:{line}" if isinstance(line, int) else value
         if not parsed(value):  # templates and tests: recorded as present, their code is not stored
             return Markup('<a class="tpindex-src" href="{}" title="{} at {} (upstream)">{}</a>').format(
-                up, where, version, value)
+                up, where, version, value
+            )
         db_arg = database if len(await tpindex_databases(datasette)) > 1 else None
-        out = Markup('<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
-                     '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>').format(
-            code_pages.source_href(datasette, version, value, at_line, db_arg), where, version,
-            cells.breakable_path(value), up, where, version)  # a long path wraps after a slash (cells.py)
+        out = Markup(
+            '<a class="tpindex-src" href="{}" title="{} at {}">{}</a>'
+            '&nbsp;<a class="tpindex-up" href="{}" title="{} at {} upstream">&#x2197;</a>'
+        ).format(
+            code_pages.source_href(datasette, version, value, at_line, db_arg),
+            where,
+            version,
+            cells.breakable_path(value),
+            up,
+            where,
+            version,
+        )  # a long path wraps after a slash (cells.py)
         sides = diff_columns(column, row.keys())
         if sides and (column == sides[3] or not row[sides[3]]):
             a, b, path_a, path_b = (row[c] for c in sides)
             if isinstance(a, str) and isinstance(b, str) and (path_a or path_b):
                 context = {k: row[k] for k in ("name", "kind") if k in row.keys() and isinstance(row[k], str)}
-                out += Markup(' <a class="tpindex-diff" href="{}" title="the code from {} to {}">diff</a>').format(
-                    code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, **context), a, b)
+                out += Markup(
+                    ' <a class="tpindex-diff" href="{}" title="the code from {} to {}">diff</a>'
+                ).format(code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, **context), a, b)
         return out
 
     return inner()
@@ -156,8 +172,14 @@ def extra_template_vars(template, database, table, columns, view_name, request, 
 
             versions, kinds = await ask(datasette, name, lambda ix: (ix.labels(), ix.kind_counts()))
             queries = await datasette.get_canned_queries(name, actor)
-            out.append({"name": name, "versions": versions, "kinds": kinds,
-                        "queries": [q for q in queries.values() if not q.get("write")]})
+            out.append(
+                {
+                    "name": name,
+                    "versions": versions,
+                    "kinds": kinds,
+                    "queries": [q for q in queries.values() if not q.get("write")],
+                }
+            )
         return {"tpindex_databases": out, **await _page_vars(template, database, request, datasette)}
 
     return inner()
@@ -170,18 +192,31 @@ async def _page_vars(template, database, request, datasette):
         return {}
     db_name = database if database in names else names[0]
     # the form's action; the database goes in a hidden field (a query string in a GET form's action is dropped)
-    out = {"tpindex_find": datasette.urls.path("-/find"), "tpindex_find_db": db_name if len(names) > 1 else None}
-    if template == "query.html" and request is not None and database in names \
-            and cells.page_name(request) == "which" and request.args.get("name"):
+    out = {
+        "tpindex_find": datasette.urls.path("-/find"),
+        "tpindex_find_db": db_name if len(names) > 1 else None,
+    }
+    if (
+        template == "query.html"
+        and request is not None
+        and database in names
+        and cells.page_name(request) == "which"
+        and request.args.get("name")
+    ):
         from .state import ask
 
-        out["tpindex_which_why"] = await ask(datasette, database, lambda ix: ix.which_empty(
-            request.args.get("name", ""), request.args.get("version", "")))
+        out["tpindex_which_why"] = await ask(
+            datasette,
+            database,
+            lambda ix: ix.which_empty(request.args.get("name", ""), request.args.get("version", "")),
+        )
         out["tpindex_urls"] = cells.Urls(datasette, database, len(names) > 1)
     return out
 
 
-MAX_FORM_BYTES = 3 * 200_000 + 4096  # a check-doc form: the 200 kB document, url-encoded (each byte %XX at worst)
+MAX_FORM_BYTES = (
+    3 * 200_000 + 4096
+)  # a check-doc form: the 200 kB document, url-encoded (each byte %XX at worst)
 
 
 @hookimpl
@@ -194,15 +229,28 @@ def asgi_wrapper(datasette):
 
     def wrap(app):
         async def bounded(scope, receive, send):
-            if scope["type"] != "http" or scope.get("method") != "POST" or \
-                    scope.get("path") != datasette.urls.path("/-/check-doc"):
+            if (
+                scope["type"] != "http"
+                or scope.get("method") != "POST"
+                or scope.get("path") != datasette.urls.path("/-/check-doc")
+            ):
                 return await app(scope, receive, send)
             length = dict(scope.get("headers") or []).get(b"content-length", b"")
             if length.isdigit() and int(length) > MAX_FORM_BYTES:
-                body = (f"the document is larger than {MAX_FORM_BYTES // 3000} kB; check it with tpindex check-doc"
-                        " instead").encode()
-                await send({"type": "http.response.start", "status": 413,
-                            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]})
+                body = (
+                    f"the document is larger than {MAX_FORM_BYTES // 3000} kB; check it with tpindex check-doc"
+                    " instead"
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 413,
+                        "headers": [
+                            (b"content-type", b"text/plain; charset=utf-8"),
+                            (b"connection", b"close"),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return None
             seen = 0
@@ -231,15 +279,19 @@ def register_routes():
     from .fitpage import fit_page
     from .replaypage import replay_page
 
-    return [(r"^/-/parser-matrix$", matrix_page),
-            (r"^/-/parser/(?P<kind>[^/]+)/(?P<name>[^/]+)$", routes.parser_route),
-            (r"^/-/version/(?P<label>[^/]+)$", routes.version_route),
-            (r"^/-/find$", routes.find_route),
-            (r"^/-/check-doc$", check_doc_page), (r"^/-/where$", where_page), (r"^/-/fit$", fit_page),
-            (r"^/-/replay$", replay_page),
-            (r"^/-/source/(?P<version>[^/]+)/(?P<path>.+)$", code_pages.source_page),
-            (r"^/-/diff$", code_pages.diff_page),
-            (r"^/-/grep$", code_pages.grep_page)]
+    return [
+        (r"^/-/parser-matrix$", matrix_page),
+        (r"^/-/parser/(?P<kind>[^/]+)/(?P<name>[^/]+)$", routes.parser_route),
+        (r"^/-/version/(?P<label>[^/]+)$", routes.version_route),
+        (r"^/-/find$", routes.find_route),
+        (r"^/-/check-doc$", check_doc_page),
+        (r"^/-/where$", where_page),
+        (r"^/-/fit$", fit_page),
+        (r"^/-/replay$", replay_page),
+        (r"^/-/source/(?P<version>[^/]+)/(?P<path>.+)$", code_pages.source_page),
+        (r"^/-/diff$", code_pages.diff_page),
+        (r"^/-/grep$", code_pages.grep_page),
+    ]
 
 
 async def matrix_page(datasette, request):
@@ -261,13 +313,31 @@ async def matrix_page(datasette, request):
         from .errors import PageError
 
         limit = datasette.setting("sql_time_limit_ms")
-        raise PageError(f"the parser matrix took longer than the SQL time limit ({limit} ms); narrow it with ?kind="
-                        " or ?prefix=, or serve with a larger --time-limit", status=400, title="Too slow") from None
-    return Response.html(await datasette.render_template("tpindex_matrix.html", {
-        "matrix": m, "kind": kind, "prefix": prefix, "database": wanted, "databases": names,
-        "impls": matrix.IMPLS, "letters": matrix.LETTERS, "impl_help": matrix.IMPL_HELP, "kinds": matrix.KINDS,
-        "short": matrix.short, "urls_parser": cells.Urls(datasette, wanted, len(names) > 1).parser,
-    }, request=request))
+        raise PageError(
+            f"the parser matrix took longer than the SQL time limit ({limit} ms); narrow it with ?kind="
+            " or ?prefix=, or serve with a larger --time-limit",
+            status=400,
+            title="Too slow",
+        ) from None
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_matrix.html",
+            {
+                "matrix": m,
+                "kind": kind,
+                "prefix": prefix,
+                "database": wanted,
+                "databases": names,
+                "impls": matrix.IMPLS,
+                "letters": matrix.LETTERS,
+                "impl_help": matrix.IMPL_HELP,
+                "kinds": matrix.KINDS,
+                "short": matrix.short,
+                "urls_parser": cells.Urls(datasette, wanted, len(names) > 1).parser,
+            },
+            request=request,
+        )
+    )
 
 
 @hookimpl(wrapper=True)
@@ -300,7 +370,9 @@ def register_mcp_tools(datasette, mcp):
     from ..core.problems import Problem
     from ..mcp.tools import register
 
-    async def run(ctx, question):  # a Problem raised here or by the question is the tool's error (mcp/tools.py)
+    async def run(
+        ctx, question
+    ):  # a Problem raised here or by the question is the tool's error (mcp/tools.py)
         names = await tpindex_databases(datasette)
         if not names:
             raise Problem("no tpindex database is served here")

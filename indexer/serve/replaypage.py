@@ -27,9 +27,16 @@ async def replay_page(datasette, request):
     if len(text.encode("utf-8", "replace")) > MAX_TEXT:
         error = f"the text is larger than {MAX_TEXT // 1000} kB; replay it with tpindex replay instead"
     elif text.strip() and name:
+
         def run(ix):
-            return format_text(ix.replay(name, tags=tags or None, text=text,
-                                         splits=[s.strip() for s in splits.split(",") if s.strip()]))
+            return format_text(
+                ix.replay(
+                    name,
+                    tags=tags or None,
+                    text=text,
+                    splits=[s.strip() for s in splits.split(",") if s.strip()],
+                )
+            )
 
         try:
             report = await ask(datasette, wanted, run)
@@ -39,8 +46,21 @@ async def replay_page(datasette, request):
             error = inline(e)
     elif text.strip() or name:
         error = "give both the raw output and a parser name"
-    return Response.html(await datasette.render_template("tpindex_replay.html", {
-        "database": wanted, "databases": names, "text": text if len(text) <= MAX_TEXT else "", "name": name,
-        "tags": tags, "splits": splits, "versions": versions, "report": report, "error": error,
-        "max_kb": MAX_TEXT // 1000,
-    }, request=request))
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_replay.html",
+            {
+                "database": wanted,
+                "databases": names,
+                "text": text if len(text) <= MAX_TEXT else "",
+                "name": name,
+                "tags": tags,
+                "splits": splits,
+                "versions": versions,
+                "report": report,
+                "error": error,
+                "max_kb": MAX_TEXT // 1000,
+            },
+            request=request,
+        )
+    )

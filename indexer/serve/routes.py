@@ -25,9 +25,19 @@ async def parser_route(datasette, request):
     page = await ask(datasette, database, lambda ix: ix.parser_page(kind, name, request.args.get("v")))
     urls = await _urls(datasette, database)
     urls.stored = page.stored
-    return Response.html(await datasette.render_template("tpindex_parser.html", {
-        "page": page, "c": page.card, "u": urls, "database": database,
-        "title": f"{name} ({kind} parser) at {page.version}"}, request=request))
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_parser.html",
+            {
+                "page": page,
+                "c": page.card,
+                "u": urls,
+                "database": database,
+                "title": f"{name} ({kind} parser) at {page.version}",
+            },
+            request=request,
+        )
+    )
 
 
 async def version_route(datasette, request):
@@ -36,9 +46,13 @@ async def version_route(datasette, request):
     page = await ask(datasette, database, lambda ix: ix.version_page(label))
     urls = await _urls(datasette, database)
     urls.stored = page.stored
-    return Response.html(await datasette.render_template("tpindex_version.html", {
-        "page": page, "u": urls, "database": database, "title": f"vLLM {page.version}: parser names"},
-        request=request))
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_version.html",
+            {"page": page, "u": urls, "database": database, "title": f"vLLM {page.version}: parser names"},
+            request=request,
+        )
+    )
 
 
 async def find_route(datasette, request):
@@ -49,6 +63,16 @@ async def find_route(datasette, request):
     if isinstance(found, tuple):
         target = urls.version(found[1]) if found[0] == "version" else urls.parser(found[1], found[2])
         return Response.redirect(target)
-    return Response.html(await datasette.render_template("tpindex_find.html", {
-        "found": found, "u": urls, "database": database, "title": f"Find {q!r}" if q else "Find a parser"},
-        request=request), status=200 if found.matches or not q else 404)
+    return Response.html(
+        await datasette.render_template(
+            "tpindex_find.html",
+            {
+                "found": found,
+                "u": urls,
+                "database": database,
+                "title": f"Find {q!r}" if q else "Find a parser",
+            },
+            request=request,
+        ),
+        status=200 if found.matches or not q else 404,
+    )

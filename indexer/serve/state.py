@@ -72,7 +72,9 @@ async def state(datasette, database: str | None) -> DbState | None:
 
 
 async def tpindex_databases(datasette) -> list[str]:
-    return [name for name in list(datasette.databases) if name != "_internal" and await state(datasette, name)]
+    return [
+        name for name in list(datasette.databases) if name != "_internal" and await state(datasette, name)
+    ]
 
 
 async def served_database(datasette, request) -> tuple[str, list[str]]:
@@ -84,8 +86,11 @@ async def served_database(datasette, request) -> tuple[str, list[str]]:
     names = await tpindex_databases(datasette)
     wanted = request.args.get("db") or (names[0] if names else None)
     if wanted not in names:
-        raise PageError("no tpindex database is served here" if not names else
-                        f"{wanted} is not a tpindex database; served: {', '.join(names)}")
+        raise PageError(
+            "no tpindex database is served here"
+            if not names
+            else f"{wanted} is not a tpindex database; served: {', '.join(names)}"
+        )
     await datasette.ensure_permissions(request.actor, [("view-database", wanted)])
     return wanted, names
 

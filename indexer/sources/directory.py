@@ -42,12 +42,18 @@ class DirectorySource:
         elif (self.root / "vllm").is_dir():
             self.prefix = ""  # a tree containing vllm/
         else:
-            raise NotAVllmTree(f"{path} is neither a vllm package directory (vllm/ with __init__.py) nor a "
-                               "directory containing vllm/; pass site-packages/vllm or an unpacked source tree", DIRECTORY_HINT)
+            raise NotAVllmTree(
+                f"{path} is neither a vllm package directory (vllm/ with __init__.py) nor a "
+                "directory containing vllm/; pass site-packages/vllm or an unpacked source tree",
+                DIRECTORY_HINT,
+            )
         self.label = label or self.read_label()
         if not self.label:
-            raise NotAVllmTree(f"no version found in {path} (looked for vllm/_version.py, dist-info METADATA and "
-                               "PKG-INFO); pass --label LABEL", DIRECTORY_HINT)
+            raise NotAVllmTree(
+                f"no version found in {path} (looked for vllm/_version.py, dist-info METADATA and "
+                "PKG-INFO); pass --label LABEL",
+                DIRECTORY_HINT,
+            )
         self.scope = scope
         self._walks: dict[tuple, list[tuple[str, str, bytes]]] = {}
 
@@ -78,8 +84,14 @@ class DirectorySource:
         scope = self.scope or _default_scope()
         for path, blob_id, _ in sorted(self._walk(_every_file() if scope.tree else scope)):
             digest.update(f"{path}\0{blob_id}\n".encode())
-        return VersionRef(label=self.label, ref=str(self.root), commit=digest.hexdigest(), source="dir",
-                          sort_key=sort_key(self.label), origin=str(self.root))
+        return VersionRef(
+            label=self.label,
+            ref=str(self.root),
+            commit=digest.hexdigest(),
+            source="dir",
+            sort_key=sort_key(self.label),
+            origin=str(self.root),
+        )
 
     # -- files ---------------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
@@ -129,7 +141,7 @@ class DirectorySource:
         if root in ("", "vllm"):
             return ""
         if root.startswith("vllm/"):
-            return root[len("vllm/"):]
+            return root[len("vllm/") :]
         return None  # examples/, tests/: not part of an installed package
 
 

@@ -56,11 +56,17 @@ class GitSource:
 
     def _git(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
         """Run git on this repository; an exit status outside `ok` raises GitError (an OSError) with git's message."""
-        r = subprocess.run(["git", "--git-dir", self.git_dir, "--literal-pathspecs", *args], capture_output=True,
-                           stdin=subprocess.DEVNULL, cwd=self.git_dir)
+        r = subprocess.run(
+            ["git", "--git-dir", self.git_dir, "--literal-pathspecs", *args],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            cwd=self.git_dir,
+        )
         if r.returncode not in ok:
             message = r.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed in {self.git_dir}: {message[-1] if message else r.returncode}")
+            raise GitError(
+                f"git {args[0]} failed in {self.git_dir}: {message[-1] if message else r.returncode}"
+            )
         return r
 
     # -- version names -------------------------------------------------------------------------
@@ -68,8 +74,11 @@ class GitSource:
         """tag name -> commit id (annotated tags peeled); tags of trees or blobs are not versions."""
         if self._tags is None:
             out = {}
-            listing = self._git("for-each-ref", "refs/tags", "--format=%(refname:strip=2) %(objecttype)"
-                                " %(objectname) %(*objecttype) %(*objectname)").stdout.decode("utf-8", "replace")
+            listing = self._git(
+                "for-each-ref",
+                "refs/tags",
+                "--format=%(refname:strip=2) %(objecttype) %(objectname) %(*objecttype) %(*objectname)",
+            ).stdout.decode("utf-8", "replace")
             for line in listing.splitlines():
                 name, kind, obj, peeled_kind, peeled = (line.split(" ") + [""] * 4)[:5]
                 if kind == "commit":
@@ -84,7 +93,9 @@ class GitSource:
         return self._tags
 
     def _commit_of(self, name: str) -> str | None:
-        r = self._git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}", ok=(0, 1, 128))
+        r = self._git(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}", ok=(0, 1, 128)
+        )
         return r.stdout.decode().strip() or None if r.returncode == 0 else None
 
     def names(self) -> list[str]:
@@ -99,8 +110,14 @@ class GitSource:
         commit = self.tags().get(name) or self._commit_of(name)
         if commit is None:
             raise NotARef(f"{name!r} is not a tag, branch or commit of {self.git_dir}", REF_HINT)
-        return VersionRef(label=name, ref=name, commit=commit, source="git", sort_key=sort_key(name),
-                          origin=str(Path(self.work_tree or self.git_dir).resolve()))
+        return VersionRef(
+            label=name,
+            ref=name,
+            commit=commit,
+            source="git",
+            sort_key=sort_key(name),
+            origin=str(Path(self.work_tree or self.git_dir).resolve()),
+        )
 
     # -- files ---------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
@@ -110,7 +127,9 @@ class GitSource:
 
     def tree(self, version: VersionRef) -> list[FileEntry]:
         """Every file of the version's tree."""
-        return [FileEntry(path, sha, partial(self._read, sha)) for path, sha in self._ls(version.commit, [""])]
+        return [
+            FileEntry(path, sha, partial(self._read, sha)) for path, sha in self._ls(version.commit, [""])
+        ]
 
     def _ls(self, commit: str, roots: list[str]) -> list[tuple[str, str]]:
         """(path, blob id) of every file of a commit under `roots` ("" is the whole tree), sorted by path.
@@ -180,15 +199,23 @@ def _discover(path: Path) -> tuple[str, str | None]:
         env.pop(var, None)
     if not path.is_dir():
         raise NotARepository(f"{path} is not a git repository", NOT_A_REPOSITORY_HINT)
-    r = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir", "--is-bare-repository"],
-                       capture_output=True, stdin=subprocess.DEVNULL, env=env)
+    r = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--absolute-git-dir", "--is-bare-repository"],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     if r.returncode != 0:
         raise NotARepository(f"{path} is not a git repository", NOT_A_REPOSITORY_HINT)
     git_dir, bare = r.stdout.decode("utf-8", "surrogateescape").splitlines()[:2]
     if bare == "true":
         return git_dir, None
-    top = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True,
-                         stdin=subprocess.DEVNULL, env=env)
+    top = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     if top.returncode == 0 and top.stdout.strip():
         return git_dir, top.stdout.decode("utf-8", "surrogateescape").strip()
     return git_dir, str(Path(git_dir).parent)  # `path` is the .git directory of a work tree
@@ -196,7 +223,10 @@ def _discover(path: Path) -> tuple[str, str | None]:
 
 def _tree_entries(data: bytes) -> list[tuple[bytes, str, str]]:
     """(mode, name, id) of the entries of a raw tree object."""
-    return [(mode, name.decode("utf-8", "surrogateescape"), sha.hex()) for mode, name, sha in _TREE_ENTRY.findall(data)]
+    return [
+        (mode, name.decode("utf-8", "surrogateescape"), sha.hex())
+        for mode, name, sha in _TREE_ENTRY.findall(data)
+    ]
 
 
 class CatFile:
@@ -208,10 +238,14 @@ class CatFile:
         # closes, with the build
         # its cache of delta bases is kept small (16 MB; git's default is 96 MB): reading the 64 releases'
         # whole packages takes as long with it
-        self.proc = subprocess.Popen(["git", "-c", "core.deltaBaseCacheLimit=16m", "--git-dir", git_dir,
-                                      "cat-file", "--batch"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 16,
-                                     start_new_session=True, cwd=git_dir)
+        self.proc = subprocess.Popen(
+            ["git", "-c", "core.deltaBaseCacheLimit=16m", "--git-dir", git_dir, "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=1 << 16,
+            start_new_session=True,
+            cwd=git_dir,
+        )
         self.out = self.proc.stdout
 
     def read_many(self, shas: list[str]) -> Iterator[bytes]:
@@ -243,7 +277,9 @@ class CatFile:
                 if len(header) == 2 and header[1] == b"missing":
                     yield None
                     continue
-                raise GitError(f"git cat-file: unexpected answer {b' '.join(header).decode(errors='replace')!r}")
+                raise GitError(
+                    f"git cat-file: unexpected answer {b' '.join(header).decode(errors='replace')!r}"
+                )
             size = int(header[2])
             data = self.out.read(size)
             if len(data) != size or self.out.read(1) != b"\n":  # a newline after each object

@@ -78,8 +78,10 @@ class GitHistory:
             return fn(*args, **kwargs)
         except self._git.GitCommandError as e:
             message = (e.stderr or "").strip().splitlines()
-            raise HistoryError(f"git failed reading the history ({what}) in {self.repo.git_dir}:"
-                               f" {message[-1] if message else e.status}") from None
+            raise HistoryError(
+                f"git failed reading the history ({what}) in {self.repo.git_dir}:"
+                f" {message[-1] if message else e.status}"
+            ) from None
 
     def has_commit(self, sha: str) -> bool:
         return self.repo.is_valid_object(sha, "commit")
@@ -108,8 +110,9 @@ class GitHistory:
         out = self._run("log", self.repo.git.log, *revs, "--", format="%x1e%H%x00%P%x00%aI%x00%an%x00%B")
         for record in out.split("\x1e")[1:]:
             sha, ps, date, author, message = record.split("\x00", 4)
-            yield CommitInfo(sha, tuple(ps.split()) if parents else None, date, _clean(author),
-                             _clean(subject_of(message)))
+            yield CommitInfo(
+                sha, tuple(ps.split()) if parents else None, date, _clean(author), _clean(subject_of(message))
+            )
 
     def touched(self, tips: list[str], stop: list[str], roots: list[str]) -> dict[str, list[tuple]]:
         """sha -> [(path, added, removed)] for the commits reachable from `tips` and not from `stop` that
@@ -118,8 +121,18 @@ class GitHistory:
         if not tips or not roots:
             return {}
         revs = [*tips, *(f"^{s}" for s in stop)]
-        out = self._run("log --numstat", self.repo.git.log, *revs, "--", *roots, numstat=True, no_renames=True,
-                        full_history=True, diff_merges="first-parent", format="%x00%H")
+        out = self._run(
+            "log --numstat",
+            self.repo.git.log,
+            *revs,
+            "--",
+            *roots,
+            numstat=True,
+            no_renames=True,
+            full_history=True,
+            diff_merges="first-parent",
+            format="%x00%H",
+        )
         found: dict[str, list[tuple]] = {}
         rows: list[tuple] | None = None
         for line in out.splitlines():
@@ -127,8 +140,13 @@ class GitHistory:
                 rows = found.setdefault(line[1:], [])
             elif line and rows is not None:
                 added, removed, path = line.split("\t", 2)
-                rows.append((_clean(_unquote(path)), None if added == "-" else int(added),
-                             None if removed == "-" else int(removed)))
+                rows.append(
+                    (
+                        _clean(_unquote(path)),
+                        None if added == "-" else int(added),
+                        None if removed == "-" else int(removed),
+                    )
+                )
         return {sha: r for sha, r in found.items() if r}
 
     def own_paths(self, sha: str, paths: list[str]) -> set[str]:

@@ -47,8 +47,7 @@ from . import FileEntry, SourceError, VersionRef, git_blob_id
 
 PROJECT = "vllm"
 PYPI = "https://pypi.org/simple"
-ACCEPT = ("application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
-          "text/html;q=0.01")
+ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 TIMEOUT = 60
 CHUNK = 1 << 20
 STALE_PART_SECONDS = 60  # an unlocked .part file this old was left by a killed download
@@ -60,6 +59,7 @@ class PackageIndexError(SourceError):
 
 
 # -- where the index is ------------------------------------------------------------------------------
+
 
 def pip_config_files(env=None) -> list[Path]:
     """pip's configuration files, lowest priority first (global, user, site, then PIP_CONFIG_FILE)."""
@@ -119,6 +119,7 @@ def redact(url: str) -> str:
 
 # -- the listing ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Release:
     label: str  # "v0.30.0"
@@ -129,13 +130,13 @@ class Release:
 
 
 def sdist_version(filename: str) -> str | None:
-    """"0.30.0" for "vllm-0.30.0.tar.gz"; None for wheels, other archives and other projects."""
+    """ "0.30.0" for "vllm-0.30.0.tar.gz"; None for wheels, other archives and other projects."""
     from ..core.specs import parse_version
 
     stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else None
     if stem is None or not stem.lower().startswith(PROJECT + "-"):
         return None
-    version = stem[len(PROJECT) + 1:]
+    version = stem[len(PROJECT) + 1 :]
     return version if parse_version(version) is not None else None
 
 
@@ -150,7 +151,9 @@ def releases_from_json(data: dict, page_url: str) -> dict[str, Release]:
         if version is None or _yanked(f.get("yanked", False)):
             continue
         hashes = tuple(sorted((k.lower(), v.lower()) for k, v in (f.get("hashes") or {}).items()))
-        out["v" + version] = Release("v" + version, f["filename"], urllib.parse.urljoin(page_url, f["url"]), hashes)
+        out["v" + version] = Release(
+            "v" + version, f["filename"], urllib.parse.urljoin(page_url, f["url"]), hashes
+        )
     return out
 
 
@@ -195,6 +198,7 @@ def releases_from_html(text: str, page_url: str) -> dict[str, Release]:
 
 # -- the source ------------------------------------------------------------------------------------------
 
+
 class _NoBar:
     def __enter__(self):
         return self
@@ -209,8 +213,13 @@ class _NoBar:
 class PypiSource:
     kind = "pypi"
 
-    def __init__(self, cache_dir: str | Path | None = None, progress: Callable | None = None,
-                 index_url: str | None = None, opener: Callable | None = None):
+    def __init__(
+        self,
+        cache_dir: str | Path | None = None,
+        progress: Callable | None = None,
+        index_url: str | None = None,
+        opener: Callable | None = None,
+    ):
         """`progress(total, label)`: a download's progress bar (a context manager with `update(n)`), from
         the presenting layer; None: no bar."""
         self.index_url = (index_url or configured_index_url()).rstrip("/")
@@ -233,8 +242,11 @@ class PypiSource:
                 if not cached:
                     raise
                 self.offline = str(e)
-                print(f"warning: {e}; working offline with the {len(cached)} archive(s) in {self.cache_dir}"
-                      " (each checked against the sha256 recorded when it was downloaded)", file=sys.stderr)
+                print(
+                    f"warning: {e}; working offline with the {len(cached)} archive(s) in {self.cache_dir}"
+                    " (each checked against the sha256 recorded when it was downloaded)",
+                    file=sys.stderr,
+                )
                 self._releases = cached
         return self._releases
 
@@ -259,8 +271,14 @@ class PypiSource:
 
         release = self._release(name)
         _, sha256 = self.archive(release.label)
-        return VersionRef(label=release.label, ref=release.filename, commit=sha256, source="pypi",
-                          sort_key=sort_key(release.label), origin=redact(self.index_url))
+        return VersionRef(
+            label=release.label,
+            ref=release.filename,
+            commit=sha256,
+            source="pypi",
+            sort_key=sort_key(release.label),
+            origin=redact(self.index_url),
+        )
 
     # -- files -----------------------------------------------------------------------------------------
     def files(self, version: VersionRef, scope) -> Iterator[FileEntry]:
@@ -313,12 +331,16 @@ class PypiSource:
         releases = self.releases()
         label = name if name.startswith("v") else "v" + name
         if label not in releases and self.offline:
-            raise PackageIndexError(f"{label} is not in the cache {self.cache_dir} and the package index cannot be"
-                                    f" reached ({self.offline})")
+            raise PackageIndexError(
+                f"{label} is not in the cache {self.cache_dir} and the package index cannot be"
+                f" reached ({self.offline})"
+            )
         if label not in releases:
             hint = ", ".join(closest(name, releases)) or "none"
-            raise PackageIndexError(f"{name} is not a released source archive of {PROJECT} on {redact(self.index_url)}"
-                                    f" (closest: {hint})")
+            raise PackageIndexError(
+                f"{name} is not a released source archive of {PROJECT} on {redact(self.index_url)}"
+                f" (closest: {hint})"
+            )
         return releases[label]
 
     def _download(self, release: Release, dest: Path, algo: str, expected: str) -> str:
@@ -326,11 +348,15 @@ class PypiSource:
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = str(dest.parent / f".{release.filename}.{os.getpid()}.{secrets.token_hex(4)}.part")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any file
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666
+            )  # the umask applies, as to any file
             fcntl.flock(fd, fcntl.LOCK_EX)  # in use: remove_stale_parts() leaves it alone
         except OSError as e:
-            raise PackageIndexError(f"{release.label}: cannot write to the cache directory {dest.parent} "
-                                    f"({e.strerror or e}); pass another --cache-dir") from e
+            raise PackageIndexError(
+                f"{release.label}: cannot write to the cache directory {dest.parent} "
+                f"({e.strerror or e}); pass another --cache-dir"
+            ) from e
         try:
             h, sha256 = hashlib.new(algo), hashlib.sha256()
             with os.fdopen(fd, "wb") as out, self._open(release.url) as resp:
@@ -343,8 +369,10 @@ class PypiSource:
                             sha256.update(chunk)
                         bar.update(len(chunk))
             if h.hexdigest() != expected:
-                raise PackageIndexError(f"{where} does not match the index's {algo} ({h.hexdigest()[:16]}..., "
-                                        f"expected {expected[:16]}...); nothing of {release.label} was indexed")
+                raise PackageIndexError(
+                    f"{where} does not match the index's {algo} ({h.hexdigest()[:16]}..., "
+                    f"expected {expected[:16]}...); nothing of {release.label} was indexed"
+                )
             os.replace(tmp, dest)
             digest = h.hexdigest() if algo == "sha256" else sha256.hexdigest()
             _record_sha256(dest, digest)
@@ -389,19 +417,25 @@ class PypiSource:
                 ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         except urllib.error.HTTPError as e:
             if e.code == 404:
-                raise PackageIndexError(f"the package index {redact(self.index_url)} has no project {PROJECT} "
-                                        "(HTTP 404); set PIP_INDEX_URL to an index that has it") from e
+                raise PackageIndexError(
+                    f"the package index {redact(self.index_url)} has no project {PROJECT} "
+                    "(HTTP 404); set PIP_INDEX_URL to an index that has it"
+                ) from e
             raise PackageIndexError(f"cannot read the package index at {redact(url)}: {_reason(e)}") from e
         except (urllib.error.URLError, OSError, ValueError) as e:
-            raise PackageIndexError(f"cannot read the package index at {redact(url)}: {_reason(e)}; "
-                                    "check the network or PIP_INDEX_URL") from e
+            raise PackageIndexError(
+                f"cannot read the package index at {redact(url)}: {_reason(e)}; "
+                "check the network or PIP_INDEX_URL"
+            ) from e
         try:
             if "json" in ctype or body.lstrip()[:1] == b"{":
                 return releases_from_json(json.loads(body), page_url)
             return releases_from_html(body.decode("utf-8", "replace"), page_url)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise PackageIndexError(f"the package index at {redact(url)} sent a listing tpindex cannot read "
-                                    f"({type(e).__name__}: {e})") from e
+            raise PackageIndexError(
+                f"the package index at {redact(url)} sent a listing tpindex cannot read "
+                f"({type(e).__name__}: {e})"
+            ) from e
 
 
 # -- reading archives ------------------------------------------------------------------------------------
@@ -435,8 +469,8 @@ def read_members(path: Path, wanted: Callable[[str], str | None]) -> list[tuple[
         why = str(e) if isinstance(e, _Unreadable) else f"{type(e).__name__}: {e}"
         raise PackageIndexError(
             f"cannot read {path} as a tar.gz archive ({why}); it is damaged",
-            f"delete {path} and run the build again with the package index reachable: it is downloaded"
-            " again") from e
+            f"delete {path} and run the build again with the package index reachable: it is downloaded again",
+        ) from e
 
 
 def _tarfile_members(path: Path, wanted) -> Iterator[tuple[str, bytes]]:
@@ -501,7 +535,10 @@ def _fast_members(path: Path, wanted) -> Iterator[tuple[str, bytes]]:
             key = wanted(name) if kind in _REGULAR or kind == b"2" else None
             data = _exact(read, size)
             if key is not None:
-                yield key, data[:size] if kind in _REGULAR else (meta.get("linkpath") or _text(h[157:257])).encode()
+                yield (
+                    key,
+                    data[:size] if kind in _REGULAR else (meta.get("linkpath") or _text(h[157:257])).encode(),
+                )
 
 
 def _exact(read, size: int) -> bytes:
@@ -532,10 +569,10 @@ def _pax(data: bytes) -> dict[str, str]:
     """Records "<length> <key>=<value>\\n"."""
     out, i = {}, 0
     try:
-        while i < len(data) and data[i:i + 1] != b"\0":
+        while i < len(data) and data[i : i + 1] != b"\0":
             space = data.index(b" ", i)
             length = int(data[i:space])
-            key, _, value = data[space + 1:i + length - 1].partition(b"=")
+            key, _, value = data[space + 1 : i + length - 1].partition(b"=")
             out[key.decode("utf-8", "replace")] = value.decode("utf-8", "surrogateescape")
             i += length
     except ValueError:
@@ -564,9 +601,11 @@ def _pick_hash(release: Release) -> tuple[str, str]:
     for algo in sorted(hashes):
         if algo in hashlib.algorithms_guaranteed and algo not in ("md5", "sha1"):
             return algo, hashes[algo]
-    raise PackageIndexError(f"{release.label}: the package index lists {release.filename} without a usable hash"
-                            " (sha256 or another secure one); refusing an unverified download",
-                            "use an index that publishes hashes (PyPI does; set PIP_INDEX_URL)")
+    raise PackageIndexError(
+        f"{release.label}: the package index lists {release.filename} without a usable hash"
+        " (sha256 or another secure one); refusing an unverified download",
+        "use an index that publishes hashes (PyPI does; set PIP_INDEX_URL)",
+    )
 
 
 def _sidecar(archive: Path) -> Path:
@@ -595,14 +634,15 @@ def _verify_offline(release: Release, dest: Path) -> str:
         raise PackageIndexError(
             f"{release.label}: the cached {dest} has no record of the sha256 it was verified with (an older"
             " tpindex downloaded it), and the package index cannot be reached to verify it",
-            "reconnect to the package index once (the archive is verified and recorded then), or delete it"
+            "reconnect to the package index once (the archive is verified and recorded then), or delete it",
         ) from None
     digest = _file_digests(dest, "sha256")["sha256"]
     if digest != recorded:
         raise PackageIndexError(
             f"{release.label}: the cached {dest} does not match the sha256 recorded when it was downloaded"
             f" ({digest[:16]}..., recorded {recorded[:16]}...); it is damaged",
-            f"delete {dest} and run the build again with the package index reachable: it is downloaded again")
+            f"delete {dest} and run the build again with the package index reachable: it is downloaded again",
+        )
     return digest
 
 

@@ -93,8 +93,10 @@ def optimize(conn) -> None:
 def index_stored(conn) -> None:
     """Fill a new, empty code_postings with the stored blobs (a database of schema 11 had an index of blocks of
     line ids instead: the migration drops that, creates this and calls this, in its transaction)."""
-    rows = [(row, document(unpack_ids(packed))) for row, packed in conn.execute(
-            "select id, lines from code_texts where lines is not null")]
+    rows = [
+        (row, document(unpack_ids(packed)))
+        for row, packed in conn.execute("select id, lines from code_texts where lines is not null")
+    ]
     conn.executemany("insert into code_postings(rowid, lines) values (?, ?)", [r for r in rows if r[1]])
     optimize(conn)
 
@@ -144,6 +146,7 @@ def prepare(data: bytes) -> tuple[str, bytes, bytes]:
 
 # -- writing (in the build, inside the version's transaction) --------------------------------------------
 
+
 class CodeWriter:
     """Stores the code of blobs as a build meets them: `add` in the version's transaction for each newly
     parsed blob, `flush` before that transaction commits (it writes the rows `add` prepared, and the lines
@@ -156,7 +159,9 @@ class CodeWriter:
         self.known: set[str] | None = None  # the stored blob ids (and those added), read once (_blob_ids)
         self.ids: dict[int, int] = {}  # line key -> CRC-32 << 32 | line id
         self.next_id = 1
-        self.new: list[str] = []  # lines met for the first time and not in a page yet, ids next_id - len(new) ..
+        self.new: list[
+            str
+        ] = []  # lines met for the first time and not in a page yet, ids next_id - len(new) ..
         self.new_chars = 0  # ... their characters and newlines: a page is made once they reach PAGE_CHARS
         self.pages: list[tuple[int, int, str]] = []  # code_lines rows made and not written yet
         self.next_text = 1  # code_texts.id of the next blob
@@ -175,12 +180,21 @@ class CodeWriter:
         self.stored = self._blob_ids()
         self.next_text = self.conn.execute("select coalesce(max(id), 0) + 1 from code_texts").fetchone()[0]
         for first, count, page in self.conn.execute(
-                "select first, count, cast(text as blob) from code_lines order by first"):
+            "select first, count, cast(text as blob) from code_lines order by first"
+        ):
             lines = _page_lines(page)
             # every line's key and CRC << 32 | id, in C (map over builtins): no Python frame per line
-            self.ids.update(zip(map(hash, lines), map(operator.or_, map(operator.lshift, map(zlib.crc32, lines),
-                                                                         repeat(32)), range(first, first + count)),
-                                strict=True))
+            self.ids.update(
+                zip(
+                    map(hash, lines),
+                    map(
+                        operator.or_,
+                        map(operator.lshift, map(zlib.crc32, lines), repeat(32)),
+                        range(first, first + count),
+                    ),
+                    strict=True,
+                )
+            )
             self.next_id = first + count
 
     def has(self, blob_id: str) -> bool:
@@ -212,7 +226,9 @@ class CodeWriter:
         found = array("Q", map(get, keys, repeat(0)))  # CRC << 32 | id, 0 when not met before
         halves = array(IDS_TYPE)
         halves.frombytes(found.tobytes())
-        ids, high = (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
+        ids, high = (
+            (halves[0::2], halves[1::2]) if sys.byteorder == "little" else (halves[1::2], halves[0::2])
+        )
         # lines not met before, and (once in 2**96) a line whose key another line already has
         zeros = _zeros(ids.tolist()) if found.count(0) else []
         expected = checks
@@ -246,8 +262,11 @@ class CodeWriter:
     def finish(self) -> None:
         """After a build's last version: when it wrote at least 1/OPTIMIZE_SHARE of code_postings' documents (a
         first build, a large catch-up), merge the index into one segment (see optimize)."""
-        if self.indexed and self.indexed * OPTIMIZE_SHARE >= self.conn.execute(
-                "select count(*) from code_texts where lines is not null").fetchone()[0]:
+        if (
+            self.indexed
+            and self.indexed * OPTIMIZE_SHARE
+            >= self.conn.execute("select count(*) from code_texts where lines is not null").fetchone()[0]
+        ):
             with self.conn:
                 optimize(self.conn)
 
@@ -257,10 +276,16 @@ class CodeWriter:
 
     def flush(self) -> None:
         """Write the blobs added since the last flush, and the lines met for the first time, in pages."""
-        self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, lines)"
-                              " values (?, ?, ?, ?, ?, ?, ?)", self.texts)
-        self.conn.executemany("insert into code_texts(id, blob_id, kind, size, line_count, final_newline, raw)"
-                              " values (?, ?, 'binary', ?, 0, 0, ?)", self.binaries)
+        self.conn.executemany(
+            "insert into code_texts(id, blob_id, kind, size, line_count, final_newline, lines)"
+            " values (?, ?, ?, ?, ?, ?, ?)",
+            self.texts,
+        )
+        self.conn.executemany(
+            "insert into code_texts(id, blob_id, kind, size, line_count, final_newline, raw)"
+            " values (?, ?, 'binary', ?, 0, 0, ?)",
+            self.binaries,
+        )
         self.conn.executemany("insert into code_postings(rowid, lines) values (?, ?)", self.postings)
         self.texts, self.binaries, self.postings = [], [], []
         if self.new:
@@ -316,6 +341,7 @@ def _zeros(ids: list[int]) -> list[int]:
 
 
 # -- reading --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Code:
@@ -373,8 +399,9 @@ def load(conn, blob_id: str) -> Code | None:
     """The stored code of a blob, or None when its text is not in the database."""
     if not _has_table(conn):
         return None
-    row = conn.execute("select kind, size, final_newline, lines from code_texts where blob_id = ?",
-                       [blob_id]).fetchone()
+    row = conn.execute(
+        "select kind, size, final_newline, lines from code_texts where blob_id = ?", [blob_id]
+    ).fetchone()
     if row is None:
         return None
     kind, size, final_newline, packed = row
@@ -392,7 +419,9 @@ def line_ids(conn, blob_id: str) -> array | None:
     blob or one whose code is not stored."""
     if not _has_table(conn):
         return None
-    row = conn.execute("select lines from code_texts where blob_id = ? and kind != 'binary'", [blob_id]).fetchone()
+    row = conn.execute(
+        "select lines from code_texts where blob_id = ? and kind != 'binary'", [blob_id]
+    ).fetchone()
     return unpack_ids(row[0]) if row else None
 
 
@@ -409,7 +438,9 @@ def read_text(conn, blob_id: str) -> str | None:
 
 def read_bytes(conn, blob_id: str) -> bytes | None:
     """The bytes of a binary blob, None for any other."""
-    row = conn.execute("select raw from code_texts where blob_id = ? and kind = 'binary'", [blob_id]).fetchone()
+    row = conn.execute(
+        "select raw from code_texts where blob_id = ? and kind = 'binary'", [blob_id]
+    ).fetchone()
     return zlib.decompress(row[0]) if row else None
 
 
@@ -433,14 +464,19 @@ def damaged(conn) -> tuple[int, list[str]]:
     get = by_id.get if by_id is not None else None
     bad, n = [], 0
     for blob_id, kind, size, final_newline, packed, raw in conn.execute(
-            "select blob_id, kind, size, final_newline, lines, raw from code_texts"):
+        "select blob_id, kind, size, final_newline, lines, raw from code_texts"
+    ):
         n += 1
         try:
             if kind == "binary":
                 data = zlib.decompress(raw)
             else:
                 ids = unpack_ids(packed)
-                parts = [get(i) for i in ids] if get else [lines[i - 1] if 0 < i <= len(lines) else None for i in ids]
+                parts = (
+                    [get(i) for i in ids]
+                    if get
+                    else [lines[i - 1] if 0 < i <= len(lines) else None for i in ids]
+                )
                 if None in parts:
                     raise ValueError("a line id with no line")
                 data = b"\n".join(parts) + (b"\n" if final_newline and parts else b"")
@@ -453,6 +489,7 @@ def damaged(conn) -> tuple[int, list[str]]:
 
 
 # -- searching ------------------------------------------------------------------------------------------
+
 
 def pages(conn):
     """Every distinct line, as (first id, the page's lines joined by "\\n" as UTF-8 bytes), in id order."""
@@ -476,13 +513,17 @@ def holding(conn, line_ids, rows: set[int] | None = None) -> dict[int, list[tupl
     wanted = {term(x): x for x in line_ids}
     if not wanted:
         return {}
-    conn.execute("create virtual table if not exists temp.code_places using fts5vocab(main, code_postings, 'instance')")
+    conn.execute(
+        "create virtual table if not exists temp.code_places using fts5vocab(main, code_postings, 'instance')"
+    )
     out: dict[int, list[tuple[int, int]]] = {}
     terms, n, check, weighed = sorted(wanted), 0, CHECK_PLACES, False
     for i in range(0, len(terms), 500):
-        chunk = terms[i:i + 500]
-        for t, row, offset in conn.execute("select term, doc, offset from temp.code_places where term in"
-                                           f" ({','.join('?' * len(chunk))})", chunk):
+        chunk = terms[i : i + 500]
+        for t, row, offset in conn.execute(
+            f"select term, doc, offset from temp.code_places where term in ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
             n += 1
             if n > check:
                 if weighed:

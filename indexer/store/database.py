@@ -271,9 +271,27 @@ create index if not exists commit_files_path on commit_files(path);
 create table if not exists history_tips (sha text primary key) without rowid;  -- the commits walked so far
 """
 
-FACT_TABLES = ("registrations", "imports", "classes", "bases", "methods", "class_attrs", "markers",
-               "plants", "adapter_bindings", "aliases", "name_checks", "sentinels", "request_settings",
-               "regexes", "class_sets", "env_defaults", "signatures", "parser_calls", "uses")
+FACT_TABLES = (
+    "registrations",
+    "imports",
+    "classes",
+    "bases",
+    "methods",
+    "class_attrs",
+    "markers",
+    "plants",
+    "adapter_bindings",
+    "aliases",
+    "name_checks",
+    "sentinels",
+    "request_settings",
+    "regexes",
+    "class_sets",
+    "env_defaults",
+    "signatures",
+    "parser_calls",
+    "uses",
+)
 
 INDEXES = "\n".join(f"create index if not exists {t}_unit on {t}(unit_id);" for t in FACT_TABLES)
 
@@ -454,7 +472,9 @@ def lifecycle_of(name: str, kind: str | None = None, columns: str = "*") -> tupl
     where name = ? [and kind = ?]` gives them, with the filter inside the window: SQLite runs the view's
     window over every name before filtering (13 ms on 64 versions; 0.4 ms filtered first)."""
     one = "\n            where p.name = ?" + (" and p.kind = ?" if kind is not None else "")
-    return f"select {columns} from ({LIFECYCLE.format(one=one)})", [name] + ([kind] if kind is not None else [])
+    return f"select {columns} from ({LIFECYCLE.format(one=one)})", [name] + (
+        [kind] if kind is not None else []
+    )
 
 
 class Reader:
@@ -507,13 +527,19 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False, any_s
             found = schema_version(db)
             if not any_schema and found < SCHEMA_VERSION:
                 conn.close()
-                raise StoreError(f"{path} was built by an older tpindex (schema {found}; this one reads schema"
-                                 f" {SCHEMA_VERSION})", f"run tpindex build --db {path} (with the same versions)"
-                                 " to migrate it, or rebuild into another --db")
+                raise StoreError(
+                    f"{path} was built by an older tpindex (schema {found}; this one reads schema"
+                    f" {SCHEMA_VERSION})",
+                    f"run tpindex build --db {path} (with the same versions)"
+                    " to migrate it, or rebuild into another --db",
+                )
             return db
         _setup(db, path)
         return db
-    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # pages of the schema or of meta that cannot be read
+    except (
+        sqlite3.DatabaseError,
+        UnicodeDecodeError,
+    ) as e:  # pages of the schema or of meta that cannot be read
         if not is_damaged(e):
             raise
         conn.close()
@@ -541,7 +567,9 @@ def check_target(path: str | Path) -> None:
         with open(path, "rb") as f:
             head = f.read(len(SQLITE_MAGIC))
     except OSError as e:
-        raise StoreError(f"cannot read {path} ({e.strerror})", "check its permissions or pass another --db") from e
+        raise StoreError(
+            f"cannot read {path} ({e.strerror})", "check its permissions or pass another --db"
+        ) from e
     if not head:
         return  # an empty file: SQLite makes it a new database
     if head != SQLITE_MAGIC:
@@ -567,14 +595,18 @@ def is_damaged(e: Exception) -> bool:
     if str(e).startswith("Could not decode to UTF-8"):  # text columns holding garbage bytes
         return True
     if isinstance(e, sqlite3.OperationalError) and str(e).startswith(("no such column", "no such table")):
-        return True  # a schema page of a database of this schema version garbled (a view's table lost a column)
+        return (
+            True  # a schema page of a database of this schema version garbled (a view's table lost a column)
+        )
     return name == "SQLITE_CORRUPT" or (not name and "malformed" in str(e))
 
 
 def _uri(path: Path) -> str:
     from urllib.parse import quote
 
-    return "file:" + quote(os.fsencode(path.absolute()))  # a path with ? or # is still one path; bytes as on disk
+    return "file:" + quote(
+        os.fsencode(path.absolute())
+    )  # a path with ? or # is still one path; bytes as on disk
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
@@ -648,10 +680,11 @@ def _immutable_view(path: Path) -> Path:
             conn.close()
     except OSError as e:  # the temporary directory is full or not writable
         _remove_view(copy)
-        raise StoreError(f"{path} is on read-only media with data in its -wal, and a readable copy cannot be"
-                         f" made in {copy.parent.parent} ({e.strerror or e})",
-                         "free space there (or set TMPDIR), or copy the database and its -wal somewhere"
-                         " writable") from None
+        raise StoreError(
+            f"{path} is on read-only media with data in its -wal, and a readable copy cannot be"
+            f" made in {copy.parent.parent} ({e.strerror or e})",
+            "free space there (or set TMPDIR), or copy the database and its -wal somewhere writable",
+        ) from None
     except BaseException:
         _remove_view(copy)
         raise
@@ -671,7 +704,7 @@ def _remove_stale_views() -> None:
 
     for d in Path(tempfile.gettempdir()).glob(VIEW_PREFIX + "*-*"):
         try:
-            os.kill(int(d.name[len(VIEW_PREFIX):].split("-")[0]), 0)
+            os.kill(int(d.name[len(VIEW_PREFIX) :].split("-")[0]), 0)
         except ProcessLookupError:
             shutil.rmtree(d, ignore_errors=True)
         except (ValueError, OSError):
@@ -688,8 +721,10 @@ def schema_version(db) -> int | None:
         return int(row[0])
     except (TypeError, ValueError):
         shown = repr(row[0]) if len(repr(row[0])) <= 40 else repr(row[0])[:40] + "..."
-        raise BadSchemaVersion(f"meta.schema_version is {shown}, not a number: the database is damaged",
-                               "rebuild it into another --db") from None
+        raise BadSchemaVersion(
+            f"meta.schema_version is {shown}, not a number: the database is damaged",
+            "rebuild it into another --db",
+        ) from None
 
 
 def check_schema(db, path) -> None:
@@ -699,11 +734,16 @@ def check_schema(db, path) -> None:
             raise StoreError(f"{path} is an SQLite database but not a tpindex one", "pass another --db")
         raise StoreError(f"{path} holds no index yet", f"build one first: tpindex build --db {path}")
     if found > SCHEMA_VERSION:
-        raise StoreError(f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION})",
-                         "upgrade tpindex or rebuild into another --db")
+        raise StoreError(
+            f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION})",
+            "upgrade tpindex or rebuild into another --db",
+        )
     if any(v not in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
-        raise StoreError(f"{path} was built by an older tpindex (schema {found}) that this one cannot migrate"
-                         f" to schema {SCHEMA_VERSION}", "rebuild into another --db")
+        raise StoreError(
+            f"{path} was built by an older tpindex (schema {found}) that this one cannot migrate"
+            f" to schema {SCHEMA_VERSION}",
+            "rebuild into another --db",
+        )
 
 
 MIGRATIONS: dict[int, str] = {
@@ -747,11 +787,18 @@ def _fill_code_postings(conn) -> None:
 FILLED_BY = {12: _fill_code_postings}
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
-ADDED_COLUMNS = {6: [("blobs", "depth", "integer")],
-                 7: [("parser_attrs", "set_by", "text"), ("parser_attrs", "condition", "text"),
-                     ("parser_map", "streaming_class", "text"), ("parser_map", "streaming_file", "text"),
-                     ("parser_map", "streaming_line", "integer"), ("parser_map", "streaming_from", "text")],
-                 10: [("parser_code", "pieces", "text")]}
+ADDED_COLUMNS = {
+    6: [("blobs", "depth", "integer")],
+    7: [
+        ("parser_attrs", "set_by", "text"),
+        ("parser_attrs", "condition", "text"),
+        ("parser_map", "streaming_class", "text"),
+        ("parser_map", "streaming_file", "text"),
+        ("parser_map", "streaming_line", "integer"),
+        ("parser_map", "streaming_from", "text"),
+    ],
+    10: [("parser_code", "pieces", "text")],
+}
 
 
 def _setup(db, path) -> None:
@@ -775,13 +822,17 @@ def _setup(db, path) -> None:
     for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
         script.append(MIGRATIONS[v])
         for table, column, kind in ADDED_COLUMNS.get(v + 1, []):
-            if table in db.table_names() and column not in {r[1] for r in db.execute(f"pragma table_info({table})")}:
+            if table in db.table_names() and column not in {
+                r[1] for r in db.execute(f"pragma table_info({table})")
+            }:
                 script.append(f"alter table {table} add column {column} {kind};")
     from . import code  # here: a reader never creates the schema
 
     script += [TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
-    script.append(f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');")
+    script.append(
+        f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');"
+    )
     try:
         db.conn.executescript("\n".join(script))
         for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
@@ -816,13 +867,20 @@ def underfed_units(conn, extractor: str | None = None) -> list[tuple[int, str, s
     from ..core.scope import FULL, depth_needed
 
     marks = ", ".join("?" * len(SHALLOW_STATUSES))
-    has_depth = any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)"))  # read before migrating
+    has_depth = any(
+        r[1] == "depth" for r in conn.execute("pragma table_info(blobs)")
+    )  # read before migrating
     depth, shallow = ("b.depth", " or b.depth < ?") if has_depth else ("null", "")
-    sql = (f"select u.id, u.blob_id, u.path, b.status, {depth} from units u join blobs b on b.id = u.blob_id"
-           f" where (b.status in ({marks}){shallow})" + (" and u.extractor = ?" if extractor else ""))
+    sql = (
+        f"select u.id, u.blob_id, u.path, b.status, {depth} from units u join blobs b on b.id = u.blob_id"
+        f" where (b.status in ({marks}){shallow})" + (" and u.extractor = ?" if extractor else "")
+    )
     params = [*SHALLOW_STATUSES, *([FULL] if has_depth else []), *([extractor] if extractor else [])]
-    return [(u, b, p) for u, b, p, status, depth in conn.execute(sql, params)
-            if depth_needed(p) > stored_depth(status, depth)]
+    return [
+        (u, b, p)
+        for u, b, p, status, depth in conn.execute(sql, params)
+        if depth_needed(p) > stored_depth(status, depth)
+    ]
 
 
 def set_meta(db, key: str, value: str) -> None:
@@ -836,11 +894,14 @@ def leftovers(conn, extractor: str) -> dict[str, int]:
         tree = conn.execute(
             "select (select count(*) from tree_blobs b where not exists (select 1 from tree_files f"
             " where f.blob_key = b.id)) + (select count(*) from tree_paths where id not in"
-            " (select path_id from tree_files))").fetchone()[0]
+            " (select path_id from tree_files))"
+        ).fetchone()[0]
     blobs = 0
     if any(r[1] == "depth" for r in conn.execute("pragma table_info(blobs)")):
-        blobs = conn.execute("select count(*) from blobs where status = 'not-parsed' and (extractor != ? or depth"
-                             " is null)", [extractor]).fetchone()[0]
+        blobs = conn.execute(
+            "select count(*) from blobs where status = 'not-parsed' and (extractor != ? or depth is null)",
+            [extractor],
+        ).fetchone()[0]
     return {"tree": tree, "blobs": blobs}
 
 
@@ -852,10 +913,17 @@ def repair_leftovers(conn, extractor: str) -> dict[str, int]:
     from ..core.scope import RECORDED
 
     done = {"tree": 0, "blobs": 0}
-    done["blobs"] = conn.execute("update blobs set extractor = ?, depth = ? where status = 'not-parsed'"
-                                 " and (extractor != ? or depth is null)", [extractor, RECORDED, extractor]).rowcount
-    orphans = [r[0] for r in conn.execute(
-        "select id from tree_blobs b where not exists (select 1 from tree_files f where f.blob_key = b.id)")]
+    done["blobs"] = conn.execute(
+        "update blobs set extractor = ?, depth = ? where status = 'not-parsed'"
+        " and (extractor != ? or depth is null)",
+        [extractor, RECORDED, extractor],
+    ).rowcount
+    orphans = [
+        r[0]
+        for r in conn.execute(
+            "select id from tree_blobs b where not exists (select 1 from tree_files f where f.blob_key = b.id)"
+        )
+    ]
     if orphans:
         conn.execute("create temp table if not exists tpindex_orphans(id integer primary key)")
         conn.execute("delete from temp.tpindex_orphans")
@@ -863,14 +931,19 @@ def repair_leftovers(conn, extractor: str) -> dict[str, int]:
         if not conn.execute("select exists(select 1 from tree_files)").fetchone()[0]:
             conn.execute("insert into tree_words(tree_words) values ('delete-all')")
         else:  # a contentless index forgets a document given its words: read them from the index itself
-            conn.execute("create virtual table if not exists temp.tpindex_words using fts5vocab(main, tree_words,"
-                         " 'instance')")
+            conn.execute(
+                "create virtual table if not exists temp.tpindex_words using fts5vocab(main, tree_words,"
+                " 'instance')"
+            )
             words: dict[int, list[str]] = {}
-            for term, doc in conn.execute("select term, doc from temp.tpindex_words where doc in"
-                                          " (select id from temp.tpindex_orphans)"):
+            for term, doc in conn.execute(
+                "select term, doc from temp.tpindex_words where doc in (select id from temp.tpindex_orphans)"
+            ):
                 words.setdefault(doc, []).append(term)
-            conn.executemany("insert into tree_words(tree_words, rowid, words) values ('delete', ?, ?)",
-                             [(doc, " ".join(terms)) for doc, terms in words.items()])
+            conn.executemany(
+                "insert into tree_words(tree_words, rowid, words) values ('delete', ?, ?)",
+                [(doc, " ".join(terms)) for doc, terms in words.items()],
+            )
             conn.execute("drop table temp.tpindex_words")
         conn.execute("delete from definitions where blob_key in (select id from temp.tpindex_orphans)")
         conn.execute("delete from tree_blobs where id in (select id from temp.tpindex_orphans)")

@@ -60,8 +60,14 @@ GREP_PATTERNS = {
 }
 # (s): the pages the served database is asked for under load ({newest}, {older}: the newest tag and the one
 # before; {name}: --name); each client goes round them
-LOAD_PAGES = ["/-/parser/tool/{name}", "/-/version/{newest}", "/-/parser-matrix",
-              "/-/source/{newest}/{source}", "/-/diff?a={older}&b={newest}&name={name}", "/-/grep?q=extract_tool_calls_streaming"]
+LOAD_PAGES = [
+    "/-/parser/tool/{name}",
+    "/-/version/{newest}",
+    "/-/parser-matrix",
+    "/-/source/{newest}/{source}",
+    "/-/diff?a={older}&b={newest}&name={name}",
+    "/-/grep?q=extract_tool_calls_streaming",
+]
 GIT_ENV = {**os.environ, "LC_ALL": "C.UTF-8"}  # the locale tpindex grep's translation assumes (README)
 INDEX_TAGS = "v0.30.0..v0.32.0"  # (j): what `make index` builds (Makefile TAGS)
 
@@ -88,34 +94,68 @@ def tpindex_exe() -> str:
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="bench.py", description="Benchmark tpindex on vllm's real release trees.",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--runs", type=int, default=3, help="measure each figure N times and report medians (default 3)")
-    ap.add_argument("--tags", default=releases.SINCE,
-                    help=f"tag spec to benchmark (default {releases.SINCE}: every release since v0.6.0)")
+    ap = argparse.ArgumentParser(
+        prog="bench.py",
+        description="Benchmark tpindex on vllm's real release trees.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
+    ap.add_argument(
+        "--runs", type=int, default=3, help="measure each figure N times and report medians (default 3)"
+    )
+    ap.add_argument(
+        "--tags",
+        default=releases.SINCE,
+        help=f"tag spec to benchmark (default {releases.SINCE}: every release since v0.6.0)",
+    )
     ap.add_argument("--skip-all-scope", action="store_true", help="skip (d) and its floor (the slowest part)")
-    ap.add_argument("--skip-index", action="store_true", help="skip (j), `make index` from the cached archives")
+    ap.add_argument(
+        "--skip-index", action="store_true", help="skip (j), `make index` from the cached archives"
+    )
     ap.add_argument("--index-tags", default=INDEX_TAGS, help=f"the tags (j) builds (default {INDEX_TAGS})")
     ap.add_argument("--json", type=Path, help="write the results here (default: under the cache dir)")
-    ap.add_argument("--repo", type=Path,
-                    help="use this git repository of release tags instead of preparing the cached one")
-    ap.add_argument("--name", default="hermes", help="the parser name for (g) `which` and `card` (default hermes)")
-    ap.add_argument("--symbol", default="make_arg_parser", help="the symbol for (g) `where` (default make_arg_parser)")
+    ap.add_argument(
+        "--repo",
+        type=Path,
+        help="use this git repository of release tags instead of preparing the cached one",
+    )
+    ap.add_argument(
+        "--name", default="hermes", help="the parser name for (g) `which` and `card` (default hermes)"
+    )
+    ap.add_argument(
+        "--symbol", default="make_arg_parser", help="the symbol for (g) `where` (default make_arg_parser)"
+    )
     ap.add_argument("--skip-replay", action="store_true", help="skip (r), tpindex replay")
-    ap.add_argument("--skip-replay-cold", action="store_true",
-                    help="skip (r)'s cold run (it creates a replay environment from the package index)")
-    ap.add_argument("--skip-extras", action="store_true",
-                    help="skip what no target of issue 30 needs: (e), the --no-code builds of (i), and the extraction"
-                         " rows (f+x), (f+w) of (d)'s floor")
+    ap.add_argument(
+        "--skip-replay-cold",
+        action="store_true",
+        help="skip (r)'s cold run (it creates a replay environment from the package index)",
+    )
+    ap.add_argument(
+        "--skip-extras",
+        action="store_true",
+        help="skip what no target of issue 30 needs: (e), the --no-code builds of (i), and the extraction"
+        " rows (f+x), (f+w) of (d)'s floor",
+    )
     ap.add_argument("--skip-tree", action="store_true", help="skip (k), the --tree build of every tag")
     ap.add_argument("--skip-serve", action="store_true", help="skip (s), tpindex serve under load")
     ap.add_argument("--load-clients", type=int, default=20, help="(s): concurrent clients (default 20)")
-    ap.add_argument("--load-seconds", type=float, default=60.0, help="(s): how long the load lasts (default 60)")
-    ap.add_argument("--markdown", type=Path, metavar="RESULTS",
-                    help="print the tables of a results JSON file as Markdown and exit")
-    ap.add_argument("--readme", type=Path, metavar="RESULTS",
-                    help="write the tables of a results JSON file (committed under tests/bench/results/) into the"
-                         " README's generated block and exit")
+    ap.add_argument(
+        "--load-seconds", type=float, default=60.0, help="(s): how long the load lasts (default 60)"
+    )
+    ap.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="RESULTS",
+        help="print the tables of a results JSON file as Markdown and exit",
+    )
+    ap.add_argument(
+        "--readme",
+        type=Path,
+        metavar="RESULTS",
+        help="write the tables of a results JSON file (committed under tests/bench/results/) into the"
+        " README's generated block and exit",
+    )
     args = ap.parse_args(argv)
     if args.runs < 1:
         ap.error("--runs must be at least 1")
@@ -134,8 +174,20 @@ class Bench:
         if fresh:
             for p in db.parent.glob(db.name + "*"):
                 p.unlink()
-        return measure.run([self.exe, "build", "--repo", str(self.repo), "--tags", tags or self.args.tags,
-                            "--db", str(db), "-q", *extra])
+        return measure.run(
+            [
+                self.exe,
+                "build",
+                "--repo",
+                str(self.repo),
+                "--tags",
+                tags or self.args.tags,
+                "--db",
+                str(db),
+                "-q",
+                *extra,
+            ]
+        )
 
     def record(self, key: str, sample: measure.Sample | dict) -> None:
         row = sample.row() if isinstance(sample, measure.Sample) else sample
@@ -149,13 +201,31 @@ class Bench:
         """The samples so far into the results file (`partial`): a run cut short keeps what it measured."""
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({"environment": {**self.env, "loadavg_end": os.getloadavg()},
-                                             "runs": self.args.runs, "partial": True, "checks": self.checks,
-                                             "samples": self.samples}, indent=1, default=str))
+            self.path.write_text(
+                json.dumps(
+                    {
+                        "environment": {**self.env, "loadavg_end": os.getloadavg()},
+                        "runs": self.args.runs,
+                        "partial": True,
+                        "checks": self.checks,
+                        "samples": self.samples,
+                    },
+                    indent=1,
+                    default=str,
+                )
+            )
 
     def floor(self, scope: str, extract: bool) -> dict:
-        cmd = [sys.executable, str(HERE / "floor.py"), "--repo", str(self.repo), "--tags", self.args.tags,
-               "--scope", scope] + (["--extract"] if extract else [])
+        cmd = [
+            sys.executable,
+            str(HERE / "floor.py"),
+            "--repo",
+            str(self.repo),
+            "--tags",
+            self.args.tags,
+            "--scope",
+            scope,
+        ] + (["--extract"] if extract else [])
         return json.loads(measure.run(cmd).stdout)
 
     def size(self, key: str, db: Path) -> None:
@@ -172,18 +242,41 @@ class Bench:
         specs = list(Scope.named(scope).patterns)  # every file in scope is stored: templates and tests too
         suffix = "" if scope == "default" else "_d"
         for key, args in GREP_PATTERNS.items():
-            self.record(f"h_{key}{suffix}", measure.run([self.exe, "grep", *args, "--db", str(db)], ok=(0, 1)))
-            git = ["git", "--git-dir", str(self.repo), "grep", "-n", "-E", *args[:-1], "-e", args[-1], *self.labels,
-                   "--", *specs]
+            self.record(
+                f"h_{key}{suffix}", measure.run([self.exe, "grep", *args, "--db", str(db)], ok=(0, 1))
+            )
+            git = [
+                "git",
+                "--git-dir",
+                str(self.repo),
+                "grep",
+                "-n",
+                "-E",
+                *args[:-1],
+                "-e",
+                args[-1],
+                *self.labels,
+                "--",
+                *specs,
+            ]
             sample = measure.run(git, ok=(0, 1), env=GIT_ENV)
             self.record(f"h_git_{key}{suffix}", sample)
-            ours = grep_results(measure.run([self.exe, "grep", "--format", "json", *args, "--db", str(db)],
-                                            ok=(0, 1)).stdout)
+            ours = grep_results(
+                measure.run([self.exe, "grep", "--format", "json", *args, "--db", str(db)], ok=(0, 1)).stdout
+            )
             theirs = git_grep_results(self.repo, sample.stdout)
-            self.checks.setdefault(f"h_same_{key}{suffix}", []).append({
-                "same": ours == theirs, "lines": len(theirs), "tpindex_lines": len(ours),
-                "only_tpindex": sorted(map(str, ours - theirs))[:5], "only_git": sorted(map(str, theirs - ours))[:5]})
-            log(f"    h_same_{key}{suffix:<3} {'identical' if ours == theirs else 'DIFFERENT'} ({len(theirs)} lines)")
+            self.checks.setdefault(f"h_same_{key}{suffix}", []).append(
+                {
+                    "same": ours == theirs,
+                    "lines": len(theirs),
+                    "tpindex_lines": len(ours),
+                    "only_tpindex": sorted(map(str, ours - theirs))[:5],
+                    "only_git": sorted(map(str, theirs - ours))[:5],
+                }
+            )
+            log(
+                f"    h_same_{key}{suffix:<3} {'identical' if ours == theirs else 'DIFFERENT'} ({len(theirs)} lines)"
+            )
 
     REPLAY_TEXT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     REPLAY_SINCE = "v0.6.3.."
@@ -205,11 +298,15 @@ class Bench:
             measure.run([self.exe, "replay", "--stop-server"], env=cold_env)
             shutil.rmtree(cold, ignore_errors=True)
         if first:
-            measure.run(cmd + ["--tags", self.REPLAY_SINCE])  # untimed: the user cache's trees, its warm server
+            measure.run(
+                cmd + ["--tags", self.REPLAY_SINCE]
+            )  # untimed: the user cache's trees, its warm server
         self.record("r_warm", self.replay_sample(cmd + ["--tags", self.REPLAY_SINCE]))
         self.record("r_one", self.replay_sample(cmd + ["--at", self.labels[-1]]))
-        self.record("r_one_idle0", self.replay_sample(cmd + ["--at", self.labels[-1]],
-                                                      {**os.environ, "TPINDEX_REPLAY_IDLE": "0"}))
+        self.record(
+            "r_one_idle0",
+            self.replay_sample(cmd + ["--at", self.labels[-1]], {**os.environ, "TPINDEX_REPLAY_IDLE": "0"}),
+        )
 
     @staticmethod
     def replay_sample(cmd: list[str], env: dict | None = None) -> measure.Sample:
@@ -230,16 +327,26 @@ class Bench:
 
         newest, older = self.labels[-1], self.labels[-2] if len(self.labels) > 1 else self.labels[-1]
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        row = conn.execute("select coalesce(real_file, registry_file) from parser_map_v where version = ?"
-                           " and name = ? and kind = 'tool'", [newest, self.args.name]).fetchone()
+        row = conn.execute(
+            "select coalesce(real_file, registry_file) from parser_map_v where version = ?"
+            " and name = ? and kind = 'tool'",
+            [newest, self.args.name],
+        ).fetchone()
         conn.close()
-        pages = [p.format(name=self.args.name, newest=newest, older=older, source=row[0] if row else "")
-                 for p in LOAD_PAGES if row or "{source}" not in p]
+        pages = [
+            p.format(name=self.args.name, newest=newest, older=older, source=row[0] if row else "")
+            for p in LOAD_PAGES
+            if row or "{source}" not in p
+        ]
         with socket.socket() as sock:  # a free port on loopback
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        proc = subprocess.Popen([self.exe, "serve", "--db", str(db), "--port", str(port)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [self.exe, "serve", "--db", str(db), "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
             deadline = time.monotonic() + 60
             while True:  # up: every page answers once (the warm-up round)
@@ -293,15 +400,33 @@ class Bench:
     def index(self, db: Path) -> measure.Sample:
         for p in db.parent.glob(db.name + "*"):
             p.unlink()
-        return measure.run([self.exe, "build", "--from-pypi", "--tree", "--tags", self.args.index_tags,
-                            "--db", str(db), "-q"])
+        return measure.run(
+            [
+                self.exe,
+                "build",
+                "--from-pypi",
+                "--tree",
+                "--tags",
+                self.args.index_tags,
+                "--db",
+                str(db),
+                "-q",
+            ]
+        )
 
     def run(self) -> None:
         """Issue 30's figures first (a run cut short keeps them: see save)."""
         newest, others = self.labels[-1], self.labels[:-1]
-        a_db, c_base, c_db, j_db = self.work / "a.db", self.work / "c-base.db", self.work / "c.db", self.work / "j.db"
+        a_db, c_base, c_db, j_db = (
+            self.work / "a.db",
+            self.work / "c-base.db",
+            self.work / "c.db",
+            self.work / "j.db",
+        )
         if others:
-            log(f"preparing (c): a database of {len(others)} tag(s) without {newest} (untimed, once; copied per run)")
+            log(
+                f"preparing (c): a database of {len(others)} tag(s) without {newest} (untimed, once; copied per run)"
+            )
             self.build(c_base, tags=",".join(others))
         index_labels = None if self.args.skip_index else self.prepare_index()
         for i in range(1, self.args.runs + 1):
@@ -331,8 +456,10 @@ class Bench:
                 self.serve(a_db)
             if index_labels:
                 self.record("j", self.index(j_db))
-                self.record("g_where", measure.run([self.exe, "where", self.args.symbol, "--db", str(j_db)],
-                                                   ok=(0, 1)))
+                self.record(
+                    "g_where",
+                    measure.run([self.exe, "where", self.args.symbol, "--db", str(j_db)], ok=(0, 1)),
+                )
             if not self.args.skip_replay:
                 self.replay(a_db, first=i == 1)
             if not self.args.skip_extras:
@@ -365,7 +492,7 @@ def git_grep_results(repo: Path, out: str) -> set[tuple]:
         if not raw:
             continue
         if raw.startswith("Binary file ") and raw.endswith(" matches"):
-            tag, _, path = raw[len("Binary file "):-len(" matches")].partition(":")
+            tag, _, path = raw[len("Binary file ") : -len(" matches")].partition(":")
             found.add((tag, path, None, None))
             continue
         tag, path, line, text = raw.split(":", 3)
@@ -380,24 +507,57 @@ def _past_the_end(repo: Path, tag: str, path: str, line: int) -> bool:
 
 # -- results -----------------------------------------------------------------------------------------------
 
-FIELDS = ("wall", "cpu", "maxrss_mb", "tree_rss_mb", "loadavg", "parse_s", "parse_cpu_s", "extract_s", "extract_cpu_s",
-          "worker_s", "worker_cpu_s", "collect_s", "unique_blobs", "bytes", "files", "versions", "size_mb",
-          "p50_ms", "p95_ms", "max_ms", "errors", "requests", "rps", "clients", "seconds", "mem_start_mb",
-          "mem_peak_mb", "mem_end_mb")
+FIELDS = (
+    "wall",
+    "cpu",
+    "maxrss_mb",
+    "tree_rss_mb",
+    "loadavg",
+    "parse_s",
+    "parse_cpu_s",
+    "extract_s",
+    "extract_cpu_s",
+    "worker_s",
+    "worker_cpu_s",
+    "collect_s",
+    "unique_blobs",
+    "bytes",
+    "files",
+    "versions",
+    "size_mb",
+    "p50_ms",
+    "p95_ms",
+    "max_ms",
+    "errors",
+    "requests",
+    "rps",
+    "clients",
+    "seconds",
+    "mem_start_mb",
+    "mem_peak_mb",
+    "mem_end_mb",
+)
 
 
 def medians(samples: dict[str, list[dict]]) -> dict[str, dict]:
     out = {}
     for key, rows in samples.items():
-        out[key] = {f: statistics.median(vals) for f in FIELDS
-                    if (vals := [r[f] for r in rows if r.get(f) is not None])}
+        out[key] = {
+            f: statistics.median(vals)
+            for f in FIELDS
+            if (vals := [r[f] for r in rows if r.get(f) is not None])
+        }
     return out
 
 
 # The targets, issue 30's table first, then those of issues 18 and 25 still measured: (number, what, key of the
 # row or rows whose verdict answers it)
 TARGETS = [
-    (1, "`grep '(HACK|FIXME|TODO)'`, --scope all, whole process, vs `git grep -n -E` (issue 30)", "h_broad_d/git"),
+    (
+        1,
+        "`grep '(HACK|FIXME|TODO)'`, --scope all, whole process, vs `git grep -n -E` (issue 30)",
+        "h_broad_d/git",
+    ),
     (2, "`grep structural_tag_model`, --scope all, vs `git grep` (issue 30)", "h_sel_d/git"),
     (3, "cold build, default scope, against the build's per-blob work on N cores (issue 30)", "a/f_w_par"),
     (4, "cold build, --scope all (issue 30)", "d"),
@@ -412,7 +572,9 @@ TARGETS = [
     (13, "`tpindex replay` one name over every version from v0.6.3, and one version (issue 25)", "r"),
 ]
 SERVE_P95_MS = 250
-FLAT_MB = 10.0  # (s): "memory flat": the server's memory at the end within this many MB, or 10 %, of its start
+FLAT_MB = (
+    10.0  # (s): "memory flat": the server's memory at the end within this many MB, or 10 %, of its start
+)
 
 
 def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None = None) -> list[dict]:
@@ -429,24 +591,52 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
         x = m[key]
         met = target = None
         if limit is not None:
-            met = x["wall"] <= limit and (tree_rss_limit is None or (x.get("tree_rss_mb") or 0) <= tree_rss_limit)
+            met = x["wall"] <= limit and (
+                tree_rss_limit is None or (x.get("tree_rss_mb") or 0) <= tree_rss_limit
+            )
             target = f"<= {limit:g} s" + (f", tree RSS <= {tree_rss_limit} MB" if tree_rss_limit else "")
-        add(key, what, target, met, wall=x["wall"], cpu=x["cpu"], maxrss_mb=x["maxrss_mb"],
-            tree_rss_mb=x.get("tree_rss_mb"))
+        add(
+            key,
+            what,
+            target,
+            met,
+            wall=x["wall"],
+            cpu=x["cpu"],
+            maxrss_mb=x["maxrss_mb"],
+            tree_rss_mb=x.get("tree_rss_mb"),
+        )
 
     def floor(key, what, of):
         if key not in m:
             return
         x = m[key]
-        add(key, f"{what} ({x['unique_blobs']:.0f} unique blobs, {x['bytes'] / 1e6:.1f} MB)", None, None,
-            wall=x["parse_s"], cpu=x["parse_cpu_s"])
+        add(
+            key,
+            f"{what} ({x['unique_blobs']:.0f} unique blobs, {x['bytes'] / 1e6:.1f} MB)",
+            None,
+            None,
+            wall=x["parse_s"],
+            cpu=x["parse_cpu_s"],
+        )
         add(key + "/par", f"(f/{jobs}) {jobs}-core parse floor of {of}", None, None, wall=x["parse_s"] / jobs)
         if "extract_s" in x:
-            add(key + "+x", f"(f+x) parse + extract of {of}'s blobs, 1 core", None, None,
-                wall=x["extract_s"], cpu=x["extract_cpu_s"])
+            add(
+                key + "+x",
+                f"(f+x) parse + extract of {of}'s blobs, 1 core",
+                None,
+                None,
+                wall=x["extract_s"],
+                cpu=x["extract_cpu_s"],
+            )
         if "worker_s" in x:
-            add(key + "+w", f"(f+w) the build's whole per-blob work for {of} (parse, extract, locate, code), 1 core",
-                None, None, wall=x["worker_s"], cpu=x["worker_cpu_s"])
+            add(
+                key + "+w",
+                f"(f+w) the build's whole per-blob work for {of} (parse, extract, locate, code), 1 core",
+                None,
+                None,
+                wall=x["worker_s"],
+                cpu=x["worker_cpu_s"],
+            )
 
     def size(key, what):
         if key in m:
@@ -472,7 +662,11 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
     proc("c", "(c) add the newest tag", 0.7)
     proc("d", "(d) cold build, --scope all", 40, 400)
     proc("k", "(k) cold build with --tree, every tag", 60)
-    proc("j", f"(j) make index: build --from-pypi --tree --tags {INDEX_TAGS}, cached archives, fresh database", 15)
+    proc(
+        "j",
+        f"(j) make index: build --from-pypi --tree --tags {INDEX_TAGS}, cached archives, fresh database",
+        15,
+    )
     proc("e", "(e) cold build, --no-dedup")
     floor("f_a", "(f) parse floor of (a)", "(a)")
     floor("f_d", "(f) parse floor of (d)", "(d)")
@@ -483,12 +677,15 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
     if "s" in m:
         x = m["s"]
         flat = x["mem_end_mb"] - x["mem_start_mb"] <= max(FLAT_MB, 0.1 * x["mem_start_mb"])
-        add("s", f"(s) serve under load: {x['clients']:.0f} clients, {x['seconds']:.0f} s, {x['requests']:.0f}"
-                 f" requests ({x['rps']:.0f}/s), p50 {x['p50_ms']:.0f} ms, max {x['max_ms']:.0f} ms; server memory"
-                 f" {x['mem_start_mb']:.0f} MB after warm-up, peak {x['mem_peak_mb']:.0f}, end {x['mem_end_mb']:.0f}",
+        add(
+            "s",
+            f"(s) serve under load: {x['clients']:.0f} clients, {x['seconds']:.0f} s, {x['requests']:.0f}"
+            f" requests ({x['rps']:.0f}/s), p50 {x['p50_ms']:.0f} ms, max {x['max_ms']:.0f} ms; server memory"
+            f" {x['mem_start_mb']:.0f} MB after warm-up, peak {x['mem_peak_mb']:.0f}, end {x['mem_end_mb']:.0f}",
             f"p95 <= {SERVE_P95_MS} ms, 0 errors, memory flat",
             x["p95_ms"] <= SERVE_P95_MS and x["errors"] == 0 and flat,
-            value=f"p95 {x['p95_ms']:.0f} ms, {x['errors']:.0f} errors")
+            value=f"p95 {x['p95_ms']:.0f} ms, {x['errors']:.0f} errors",
+        )
     for suffix, scope in (("", "default scope"), ("_d", "--scope all")):
         for key, args in GREP_PATTERNS.items():
             shown = " ".join(args)
@@ -497,13 +694,23 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
             same = checks.get(f"h_same_{key}{suffix}")
             if same:
                 ok = all(c["same"] for c in same)
-                add(f"h_same_{key}{suffix}", f"(h) grep {shown}, {scope}: the lines git grep finds", "identical",
-                    ok, value=f"{same[0]['lines']} lines, " + ("identical" if ok else "DIFFERENT"))
+                add(
+                    f"h_same_{key}{suffix}",
+                    f"(h) grep {shown}, {scope}: the lines git grep finds",
+                    "identical",
+                    ok,
+                    value=f"{same[0]['lines']} lines, " + ("identical" if ok else "DIFFERENT"),
+                )
             if suffix and f"h_{key}_d" in m and f"h_git_{key}_d" in m:
                 value = m[f"h_git_{key}_d"]["wall"] / m[f"h_{key}_d"]["wall"]
                 want = 10 if key == "sel" else 5
-                ratio(f"h_{key}_d/git", f"(h) git grep / grep, {shown}, --scope all", value, f">= {want}",
-                      value >= want)
+                ratio(
+                    f"h_{key}_d/git",
+                    f"(h) git grep / grep, {shown}, --scope all",
+                    value,
+                    f">= {want}",
+                    value >= want,
+                )
                 cpu = m[f"h_git_{key}_d"]["cpu"] / m[f"h_{key}_d"]["cpu"]
                 ratio(f"h_{key}_d/git_cpu", f"(h) the same in CPU time, {shown}", cpu)
     proc("r_cold", "(r) replay hermes, every version from v0.6.3, cold (environment and trees made)")
@@ -518,18 +725,34 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
     size("i_d0_size", "(i) database size of (d) without the code")
     if "a" in m and "f_a" in m:
         par = m["f_a"]["parse_s"] / jobs
-        ratio("a/f_par", f"(a)/(f/{jobs}), {jobs}-core floor", m["a"]["wall"] / par, "<= 1.5",
-              m["a"]["wall"] / par <= 1.5)
+        ratio(
+            "a/f_par",
+            f"(a)/(f/{jobs}), {jobs}-core floor",
+            m["a"]["wall"] / par,
+            "<= 1.5",
+            m["a"]["wall"] / par <= 1.5,
+        )
         ratio("a/f", "(a)/(f), 1-core floor", m["a"]["wall"] / m["f_a"]["parse_s"])
-        ratio("a/f_cpu", "(a)/(f) in CPU time (all work done; less sensitive to load)",
-              m["a"]["cpu"] / m["f_a"]["parse_cpu_s"])
+        ratio(
+            "a/f_cpu",
+            "(a)/(f) in CPU time (all work done; less sensitive to load)",
+            m["a"]["cpu"] / m["f_a"]["parse_cpu_s"],
+        )
         if "worker_s" in m["f_a"]:
             work = m["f_a"]["worker_s"] / jobs
             value = m["a"]["wall"] / work
-            ratio("a/f_w_par", f"(a)/((f+w)/{jobs}), the build's per-blob work on {jobs} cores", value, "<= 1.3",
-                  value <= 1.3)
-            ratio("a/f_w_cpu", "(a)/(f+w) in CPU time (what the build does besides the per-blob work)",
-                  m["a"]["cpu"] / m["f_a"]["worker_cpu_s"])
+            ratio(
+                "a/f_w_par",
+                f"(a)/((f+w)/{jobs}), the build's per-blob work on {jobs} cores",
+                value,
+                "<= 1.3",
+                value <= 1.3,
+            )
+            ratio(
+                "a/f_w_cpu",
+                "(a)/(f+w) in CPU time (what the build does besides the per-blob work)",
+                m["a"]["cpu"] / m["f_a"]["worker_cpu_s"],
+            )
     if "d" in m and "f_d" in m:
         ratio("d/f_par", f"(d)/(f/{jobs}), {jobs}-core floor", m["d"]["wall"] / (m["f_d"]["parse_s"] / jobs))
         ratio("d/f", "(d)/(f), 1-core floor", m["d"]["wall"] / m["f_d"]["parse_s"])
@@ -550,12 +773,17 @@ def summary(rows: list[dict], jobs: int) -> list[dict]:
         return None if not found else all(found)
 
     def grep_vs_git(key):
-        pat = key[len("h_"):-len("_d/git")]
+        pat = key[len("h_") : -len("_d/git")]
         ours, git, same = by[f"h_{pat}_d"], by[f"h_git_{pat}_d"], by.get(f"h_same_{pat}_d")
-        result = (f"{ours['wall']:.2f} s vs {git['wall']:.2f} s = {by[key]['ratio']:.1f}x"
-                  f" (CPU {by[key + '_cpu']['ratio']:.1f}x); " + (same["value"] if same else "results not compared"))
-        return result, f"{by[key]['target']}x faster, identical results", verdict([key] + ([same["key"]] if same else
-                                                                                           ["missing"]))
+        result = (
+            f"{ours['wall']:.2f} s vs {git['wall']:.2f} s = {by[key]['ratio']:.1f}x"
+            f" (CPU {by[key + '_cpu']['ratio']:.1f}x); " + (same["value"] if same else "results not compared")
+        )
+        return (
+            result,
+            f"{by[key]['target']}x faster, identical results",
+            verdict([key] + ([same["key"]] if same else ["missing"])),
+        )
 
     for n, what, key in TARGETS:
         unmeasured = {"n": n, "what": what, "result": "not measured in this run", "target": "", "met": None}
@@ -563,28 +791,44 @@ def summary(rows: list[dict], jobs: int) -> list[dict]:
             result, target, met = grep_vs_git(key)
         elif key == "a/f_w_par" and key in by:
             a = by["a"]
-            result = (f"{a['wall']:.2f} s ({a['cpu']:.2f} CPU-s) = {by[key]['ratio']:.2f}x the per-blob work on {jobs}"
-                      f" cores; {by['a/f_w_cpu']['ratio']:.2f}x it in CPU time")
+            result = (
+                f"{a['wall']:.2f} s ({a['cpu']:.2f} CPU-s) = {by[key]['ratio']:.2f}x the per-blob work on {jobs}"
+                f" cores; {by['a/f_w_cpu']['ratio']:.2f}x it in CPU time"
+            )
             target, met = "<= 1.3x the per-blob work (f+w) on N cores", by[key]["met"]
         elif key == "d" and key in by:
             d = by[key]
-            result = (f"{d['wall']:.1f} s ({d['cpu']:.0f} CPU-s), tree RSS {d['tree_rss_mb']:.0f} MB (largest process"
-                      f" {d['maxrss_mb']:.0f} MB)")
+            result = (
+                f"{d['wall']:.1f} s ({d['cpu']:.0f} CPU-s), tree RSS {d['tree_rss_mb']:.0f} MB (largest process"
+                f" {d['maxrss_mb']:.0f} MB)"
+            )
             target, met = "<= 40 s, <= 400 MB", d["met"]
         elif key in ("b", "c", "j", "k") and key in by:
-            result, target, met = f"{by[key]['wall']:.2f} s ({by[key]['cpu']:.2f} CPU-s)", by[key]["target"], by[key]["met"]
+            result, target, met = (
+                f"{by[key]['wall']:.2f} s ({by[key]['cpu']:.2f} CPU-s)",
+                by[key]["target"],
+                by[key]["met"],
+            )
         elif key == "s" and key in by:
-            result, target, met = by[key]["value"] + "; " + by[key]["what"].split(": ", 1)[1], by[key]["target"], \
-                by[key]["met"]
+            result, target, met = (
+                by[key]["value"] + "; " + by[key]["what"].split(": ", 1)[1],
+                by[key]["target"],
+                by[key]["met"],
+            )
         elif key == "h":
             keys = [f"h_{k}" for k in GREP_PATTERNS]
             if not any(k in by for k in keys):
                 out.append(unmeasured)
                 continue
             same = [by[k] for k in by if k.startswith("h_same_")]
-            result = ("default scope " + " / ".join(f"{by[k]['wall']:.2f}" for k in keys if k in by) + " s; "
-                      + ("identical" if all(r["met"] for r in same) else "DIFFERENT") + f" results ({len(same)}"
-                      " comparisons, both scopes)")
+            result = (
+                "default scope "
+                + " / ".join(f"{by[k]['wall']:.2f}" for k in keys if k in by)
+                + " s; "
+                + ("identical" if all(r["met"] for r in same) else "DIFFERENT")
+                + f" results ({len(same)}"
+                " comparisons, both scopes)"
+            )
             target = "default scope <= 0.2 s each; identical results"
             met = verdict(keys + [r["key"] for r in same])
         elif key == "g":
@@ -599,8 +843,11 @@ def summary(rows: list[dict], jobs: int) -> list[dict]:
             if not keys:
                 out.append(unmeasured)
                 continue
-            result = ", ".join(f"{label} {by[k]['wall']:.2f} s (CPU {by[k]['cpu']:.1f} s)" for k, label in (
-                ("r_warm", "warm"), ("r_one", "one version warm"), ("r_cold", "cold")) if k in by)
+            result = ", ".join(
+                f"{label} {by[k]['wall']:.2f} s (CPU {by[k]['cpu']:.1f} s)"
+                for k, label in (("r_warm", "warm"), ("r_one", "one version warm"), ("r_cold", "cold"))
+                if k in by
+            )
             target, met = "warm <= 15 s; one version warm <= 2 s", verdict(keys)
         elif key == "e/a" and key in by:
             result, target, met = f"{by[key]['ratio']:.2f}x", ">= 3x", by[key]["met"]
@@ -620,11 +867,17 @@ def _verdict(met) -> str:
 
 
 def markdown(head: list[str], lines: list[list[str]], left: tuple[int, ...]) -> str:
-    lines = [[str(c).replace("|", "\\|") for c in cells] for cells in lines]  # a pattern's | is no cell border
+    lines = [
+        [str(c).replace("|", "\\|") for c in cells] for cells in lines
+    ]  # a pattern's | is no cell border
     widths = [max(len(str(c)) for c in col) for col in zip(head, *lines, strict=True)]
     fmt = "| " + " | ".join(f"{{:{'<' if i in left else '>'}{w}}}" for i, w in enumerate(widths)) + " |"
-    out = [fmt.format(*head), "|" + "|".join(("-" * (w + 2)) if i in left else ("-" * (w + 1) + ":")
-                                             for i, w in enumerate(widths)) + "|"]
+    out = [
+        fmt.format(*head),
+        "|"
+        + "|".join(("-" * (w + 2)) if i in left else ("-" * (w + 1) + ":") for i, w in enumerate(widths))
+        + "|",
+    ]
     out += [fmt.format(*cells) for cells in lines]
     return "\n".join(out)
 
@@ -641,16 +894,25 @@ def table(rows: list[dict]) -> str:
         elif "value" in r:
             cells = [r["what"], r["value"], "", "", "", r["target"] or "", verdict]
         else:
-            cells = [r["what"], _n(r["wall"]), _n(r.get("cpu")), _n(r.get("maxrss_mb"), "{:.0f}"),
-                     _n(r.get("tree_rss_mb"), "{:.0f}"), r["target"] or "", verdict]
+            cells = [
+                r["what"],
+                _n(r["wall"]),
+                _n(r.get("cpu")),
+                _n(r.get("maxrss_mb"), "{:.0f}"),
+                _n(r.get("tree_rss_mb"), "{:.0f}"),
+                r["target"] or "",
+                verdict,
+            ]
         lines.append(cells)
     return markdown(head, lines, left=(0, 5, 6))
 
 
 def summary_table(rows: list[dict]) -> str:
-    return markdown(["#", "figure", "result", "target", "verdict"],
-                    [[str(r["n"]), r["what"], r["result"], r["target"], _verdict(r["met"])] for r in rows],
-                    left=(1, 2, 3, 4))
+    return markdown(
+        ["#", "figure", "result", "target", "verdict"],
+        [[str(r["n"]), r["what"], r["result"], r["target"], _verdict(r["met"])] for r in rows],
+        left=(1, 2, 3, 4),
+    )
 
 
 def environment(repo: Path, labels: list[str]) -> dict:
@@ -662,22 +924,29 @@ def environment(repo: Path, labels: list[str]) -> dict:
 
     return {
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": platform.node(), "platform": platform.platform(), "python": platform.python_version(),
-        "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(),
-        "tree_sitter": version("tree-sitter"), "tree_sitter_python": version("tree-sitter-python"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+        "tree_sitter": version("tree-sitter"),
+        "tree_sitter_python": version("tree-sitter-python"),
         "project_commit": out("git", "rev-parse", "HEAD"),
         "project_dirty": bool(out("git", "status", "--porcelain", "--", "indexer", "queries")),
-        "repo": str(repo), "tags": labels,
+        "repo": str(repo),
+        "tags": labels,
     }
 
 
 def heading(results: dict) -> str:
     env, labels = results["environment"], results["environment"]["tags"]
-    return (f"{len(labels)} tags {labels[0]}..{labels[-1]}, median of {results['runs']} run(s), {env['cpus']} CPU(s),"
-            f" Python {env['python']}, tree-sitter {env['tree_sitter']}, load average"
-            f" {env['loadavg_start'][0]:.1f} at start, {env['loadavg_end'][0]:.1f} at end;"
-            f" commit {(env.get('project_commit') or '?')[:10]}{' (uncommitted changes)' if env.get('project_dirty') else ''}"
-            + ("; a run cut short (the figures it measured)" if results.get("partial") else ""))
+    return (
+        f"{len(labels)} tags {labels[0]}..{labels[-1]}, median of {results['runs']} run(s), {env['cpus']} CPU(s),"
+        f" Python {env['python']}, tree-sitter {env['tree_sitter']}, load average"
+        f" {env['loadavg_start'][0]:.1f} at start, {env['loadavg_end'][0]:.1f} at end;"
+        f" commit {(env.get('project_commit') or '?')[:10]}{' (uncommitted changes)' if env.get('project_dirty') else ''}"
+        + ("; a run cut short (the figures it measured)" if results.get("partial") else "")
+    )
 
 
 def markdown_text(path: Path) -> str:
@@ -760,19 +1029,33 @@ def main(argv=None) -> int:
     env["loadavg_end"] = os.getloadavg()
     path.parent.mkdir(parents=True, exist_ok=True)
     # the measurements first: whatever happens while they are summarised, a long run is never lost
-    path.write_text(json.dumps({"environment": env, "runs": args.runs, "checks": bench.checks,
-                                "samples": bench.samples}, indent=1, default=str))
+    path.write_text(
+        json.dumps(
+            {"environment": env, "runs": args.runs, "checks": bench.checks, "samples": bench.samples},
+            indent=1,
+            default=str,
+        )
+    )
     m = medians(bench.samples)
     rows = assess(m, jobs, bench.checks)
-    results = {"environment": env, "runs": args.runs, "medians": m, "checks": bench.checks, "figures": rows,
-               "targets": summary(rows, jobs), "samples": bench.samples}
+    results = {
+        "environment": env,
+        "runs": args.runs,
+        "medians": m,
+        "checks": bench.checks,
+        "figures": rows,
+        "targets": summary(rows, jobs),
+        "samples": bench.samples,
+    }
     text = table(rows)
     print(f"\ntpindex benchmark: {heading(results)}\n")
     print(summary_table(results["targets"]))
     print()
     print(text)
-    print(f"\nThe cold build's target is against the {jobs}-core parse floor (f/{jobs}) of the same run: the build"
-          f" parses in {jobs} worker processes, so that is the best it could reach.")
+    print(
+        f"\nThe cold build's target is against the {jobs}-core parse floor (f/{jobs}) of the same run: the build"
+        f" parses in {jobs} worker processes, so that is the best it could reach."
+    )
     results["table"] = text
     path.write_text(json.dumps(results, indent=1, default=str))
     print(f"\nresults: {path}")

@@ -45,7 +45,9 @@ def main(argv=None) -> None:
             files += 1
             if parsed(e.path):
                 readers.setdefault(e.blob_id, (e.path, e.read))
-                depth[e.blob_id] = max(depth.get(e.blob_id, 0), depth_needed(e.path))  # the deepest, as the build
+                depth[e.blob_id] = max(
+                    depth.get(e.blob_id, 0), depth_needed(e.path)
+                )  # the deepest, as the build
     paths = [path for path, _ in readers.values()]
     depths = [depth[blob_id] for blob_id in readers]
     blobs = [read() for _, read in readers.values()]
@@ -57,8 +59,15 @@ def main(argv=None) -> None:
         parser.parse(data)
     parse_wall, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
 
-    out = {"versions": len(labels), "files": files, "unique_blobs": len(blobs),
-           "bytes": sum(map(len, blobs)), "collect_s": collect, "parse_s": parse_wall, "parse_cpu_s": parse_cpu}
+    out = {
+        "versions": len(labels),
+        "files": files,
+        "unique_blobs": len(blobs),
+        "bytes": sum(map(len, blobs)),
+        "collect_s": collect,
+        "parse_s": parse_wall,
+        "parse_cpu_s": parse_cpu,
+    }
     if args.extract:
         from indexer.extract import parse
 

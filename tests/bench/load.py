@@ -17,7 +17,9 @@ import time
 TIMEOUT = 30.0  # seconds one request may take before it counts as an error
 
 
-def run(port: int, paths: list[str], clients: int = 20, seconds: float = 60.0, max_requests: int = 200_000) -> dict:
+def run(
+    port: int, paths: list[str], clients: int = 20, seconds: float = 60.0, max_requests: int = 200_000
+) -> dict:
     lock = threading.Lock()
     latencies: list[float] = []
     errors: dict[str, int] = {}
@@ -62,10 +64,18 @@ def run(port: int, paths: list[str], clients: int = 20, seconds: float = 60.0, m
     for t in threads:
         t.join(seconds + TIMEOUT + 5)
     wall = time.monotonic() - t0
-    return {"clients": clients, "seconds": wall, "requests": len(latencies), "errors": sum(errors.values()),
-            "error_kinds": errors, "p50_ms": _pct(latencies, 50), "p95_ms": _pct(latencies, 95),
-            "max_ms": max(latencies, default=0) * 1000, "rps": len(latencies) / wall if wall else 0,
-            "p95_ms_by_path": {p: _pct(v, 95) for p, v in by_path.items()}}
+    return {
+        "clients": clients,
+        "seconds": wall,
+        "requests": len(latencies),
+        "errors": sum(errors.values()),
+        "error_kinds": errors,
+        "p50_ms": _pct(latencies, 50),
+        "p95_ms": _pct(latencies, 95),
+        "max_ms": max(latencies, default=0) * 1000,
+        "rps": len(latencies) / wall if wall else 0,
+        "p95_ms_by_path": {p: _pct(v, 95) for p, v in by_path.items()},
+    }
 
 
 def _pct(values: list[float], q: int) -> float | None:

@@ -67,11 +67,19 @@ def run(cmd: list[str], ok: tuple[int, ...] = (0,), env: dict | None = None) -> 
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        sample = Sample(wall=wall, cpu=ru.ru_utime + ru.ru_stime, user=ru.ru_utime, sys=ru.ru_stime,
-                        maxrss_mb=ru.ru_maxrss / 1024, tree_rss_mb=sampler.peak_mb,
-                        rss_by_process={k: v / 1024 for k, v in sampler.by_name.items()},
-                        anon_by_process={k: v / 1024 for k, v in sampler.anon_by_name.items()}, rc=proc.returncode,
-                        stdout=out.read().decode(errors="replace"), stderr=err.read().decode(errors="replace"))
+        sample = Sample(
+            wall=wall,
+            cpu=ru.ru_utime + ru.ru_stime,
+            user=ru.ru_utime,
+            sys=ru.ru_stime,
+            maxrss_mb=ru.ru_maxrss / 1024,
+            tree_rss_mb=sampler.peak_mb,
+            rss_by_process={k: v / 1024 for k, v in sampler.by_name.items()},
+            anon_by_process={k: v / 1024 for k, v in sampler.anon_by_name.items()},
+            rc=proc.returncode,
+            stdout=out.read().decode(errors="replace"),
+            stderr=err.read().decode(errors="replace"),
+        )
     if sample.rc not in ok:
         raise CommandFailed(f"{' '.join(cmd)} exited with {sample.rc}:\n{sample.stderr[-3000:]}")
     return sample

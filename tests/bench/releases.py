@@ -46,8 +46,10 @@ def prepare(repo: Path, spec: str = SINCE, log=print) -> Path:
             subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
         missing = [label for label in wanted if label not in tags(repo)]
         if missing:
-            log(f"preparing {repo}: {len(missing)} of {len(wanted)} release(s) to add "
-                f"(archives from {source.index_url}, cached in {source.cache_dir})")
+            log(
+                f"preparing {repo}: {len(missing)} of {len(wanted)} release(s) to add "
+                f"(archives from {source.index_url}, cached in {source.cache_dir})"
+            )
         for i, label in enumerate(missing, 1):
             archive, sha256 = source.archive(label)
             log(f"  [{i}/{len(missing)}] {label}  {archive.name}")
@@ -57,14 +59,22 @@ def prepare(repo: Path, spec: str = SINCE, log=print) -> Path:
 
 def commit_archive(repo: Path, label: str, archive: Path, sha256: str) -> None:
     """One commit on refs/heads/main holding exactly the archive's tree, tagged `label`."""
-    has_main = subprocess.run(["git", "--git-dir", str(repo), "rev-parse", "-q", "--verify", "refs/heads/main"],
-                              capture_output=True).returncode == 0
-    proc = subprocess.Popen(["git", "--git-dir", str(repo), "fast-import", "--quiet", "--done"],
-                            stdin=subprocess.PIPE)
+    has_main = (
+        subprocess.run(
+            ["git", "--git-dir", str(repo), "rev-parse", "-q", "--verify", "refs/heads/main"],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
+    proc = subprocess.Popen(
+        ["git", "--git-dir", str(repo), "fast-import", "--quiet", "--done"], stdin=subprocess.PIPE
+    )
     out = proc.stdin
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            members = [m for m in tar.getmembers() if tree_path(m.name) and (m.isfile() or m.islnk() or m.issym())]
+            members = [
+                m for m in tar.getmembers() if tree_path(m.name) and (m.isfile() or m.islnk() or m.issym())
+            ]
             when = max((int(m.mtime) for m in members), default=0)
             message = f"vllm {label[1:]}: {archive.name} (sha256 {sha256})\n".encode()
             out.write(b"commit refs/heads/main\n")

@@ -114,8 +114,11 @@ def main(argv=None) -> int:
             items = pickle.load(f)
         base = work / "base"
         base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "indexer", "queries"],
-                                 check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", args.base, "indexer", "queries"],
+            check=True,
+            capture_output=True,
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         old, old_s = run_side(base, pickled, args.jobs, work, "base")
         new, new_s = run_side(ROOT, pickled, args.jobs, work, "new")
@@ -126,8 +129,10 @@ def main(argv=None) -> int:
             differ += 1
             which = ", ".join(p for p, x, y in zip(parts, a, b, strict=True) if x != y)
             print(f"DIFFERS {blob} {path} depth {depth}: {which}")
-    print(f"{len(items)} blobs ({sum(len(i[3]) for i in items)} bytes), {differ} differ; "
-          f"base {args.base} {old_s:.1f} s, working tree {new_s:.1f} s ({args.jobs} jobs each)")
+    print(
+        f"{len(items)} blobs ({sum(len(i[3]) for i in items)} bytes), {differ} differ; "
+        f"base {args.base} {old_s:.1f} s, working tree {new_s:.1f} s ({args.jobs} jobs each)"
+    )
     return 1 if differ else 0
 
 

@@ -38,7 +38,7 @@ TABLES = {
 
 # a tool parser plugin written here (not vLLM's code): it subclasses the abstract tool parser and
 # registers itself the way the plugin documentation's era does
-PLUGIN = '''\
+PLUGIN = """\
 from vllm.entrypoints.openai.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
 
@@ -53,10 +53,10 @@ class GoldenProbeToolParser(ToolParser):
     def extract_tool_calls_streaming(self, previous_text, current_text, delta_text,
                                      previous_token_ids, current_token_ids, delta_token_ids, request):
         return None
-'''
+"""
 
 # a pointer document written here: paths and symbols an operator's note would name, some wrong on purpose
-DOC = '''\
+DOC = """\
 # Notes on tool calling
 
 - The hermes parser is `vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py`.
@@ -64,13 +64,23 @@ DOC = '''\
 - `Hermes2ProToolParser` handles `<tool_call>` blocks; `ToolParserManager` registers it.
 - The reasoning parsers live in `vllm/reasoning/` and `DeepSeekR1ReasoningParser` is one.
 - `vllm/does/not/exist.py` is a path that is wrong on purpose, and so is `NoSuchParserClass`.
-'''
+"""
 
 
 def run(args: list[str]) -> str:
-    r = subprocess.run(TPINDEX + args, capture_output=True, text=True, cwd=ROOT,
-                       env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "HOME": str(Path.home()),
-                            "COLUMNS": "120", "LANG": "C.UTF-8"})
+    r = subprocess.run(
+        TPINDEX + args,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "NO_COLOR": "1",
+            "HOME": str(Path.home()),
+            "COLUMNS": "120",
+            "LANG": "C.UTF-8",
+        },
+    )
     return f"$ tpindex {' '.join(args)}\n[exit {r.returncode}]\n--- stdout\n{r.stdout}--- stderr\n{r.stderr}"
 
 
@@ -84,8 +94,10 @@ def md5s(db: str) -> str:
         order = ", ".join(["v.sort_key" if _has_sort_key(con) else "v.id", key or ", ".join(cols)])
         h = hashlib.md5()
         n = 0
-        for row in con.execute(f"select v.label, {', '.join('t.' + c for c in cols)} from {table} t "
-                               f"join versions v on v.id = t.version_id order by {order}"):
+        for row in con.execute(
+            f"select v.label, {', '.join('t.' + c for c in cols)} from {table} t "
+            f"join versions v on v.id = t.version_id order by {order}"
+        ):
             h.update(repr(row).encode())
             n += 1
         out.append(f"{table}\t{n}\t{h.hexdigest()}")
@@ -99,7 +111,8 @@ def _has_sort_key(con) -> bool:
 def questions(db: str, work: Path, newest: str, older: str, tree: bool) -> dict[str, list[str]]:
     d = ["--db", db]
     q = {
-        "versions": ["versions"], "versions-json": ["versions", "--format", "json"],
+        "versions": ["versions"],
+        "versions-json": ["versions", "--format", "json"],
         "check": ["check"],
     }
     if tree:
@@ -114,7 +127,16 @@ def questions(db: str, work: Path, newest: str, older: str, tree: bool) -> dict[
             "check-doc-md": ["check-doc", str(work / "doc.md"), "--format", "markdown"],
         }
         return {k: v + d for k, v in q.items()}
-    names = ["hermes", "mistral", "llama3_json", "qwen3_coder", "deepseek_r1", "qwen3", "pythonic", "nosuchname"]
+    names = [
+        "hermes",
+        "mistral",
+        "llama3_json",
+        "qwen3_coder",
+        "deepseek_r1",
+        "qwen3",
+        "pythonic",
+        "nosuchname",
+    ]
     for n in names:
         q[f"which-{n}"] = ["which", n]
         q[f"which-{n}-all"] = ["which", n, "--all"]
@@ -137,8 +159,15 @@ def questions(db: str, work: Path, newest: str, older: str, tree: bool) -> dict[
         q[f"export-{fmt}"] = ["export", "--at", older, "--format", fmt]
     q |= {
         "diff-code-path": ["diff", older, newest, "--code", "vllm/reasoning/abs_reasoning_parsers.py"],
-        "diff-code-path-json": ["diff", older, newest, "--code", "vllm/reasoning/abs_reasoning_parsers.py",
-                                "--format", "json"],
+        "diff-code-path-json": [
+            "diff",
+            older,
+            newest,
+            "--code",
+            "vllm/reasoning/abs_reasoning_parsers.py",
+            "--format",
+            "json",
+        ],
         "show-path": ["show", "vllm/reasoning/abs_reasoning_parsers.py:1-40", "--at", older],
         "show-path-json": ["show", "vllm/reasoning/abs_reasoning_parsers.py:10-20", "--format", "json"],
         "show-missing": ["show", "vllm/does/not/exist.py"],
@@ -161,7 +190,9 @@ def main() -> int:
     p.add_argument("out", type=Path)
     p.add_argument("--db64", required=True, help="a database of many releases (no --tree needed)")
     p.add_argument("--tree-db", help="a --tree database of a few releases (where, check-doc)")
-    p.add_argument("--fixture-db", action="append", default=[], help="NAME=PATH: more databases (which, card, ...)")
+    p.add_argument(
+        "--fixture-db", action="append", default=[], help="NAME=PATH: more databases (which, card, ...)"
+    )
     p.add_argument("--newest", default="v0.33.0")
     p.add_argument("--older", default="v0.30.0")
     a = p.parse_args()
@@ -192,9 +223,32 @@ def main() -> int:
     sdir.mkdir()
     for f in sorted((ROOT / "indexer" / "schemas").glob("*.json")):
         shutil.copy(f, sdir / f.name)
-    (out / "help.txt").write_text("".join(run([c, "--help"]) for c in [
-        "build", "card", "check", "check-doc", "check-plugin", "contains", "diff", "export", "grep", "log",
-        "mcp", "replay", "schema", "serve", "show", "versions", "where", "which"]) + run(["--help"]))
+    (out / "help.txt").write_text(
+        "".join(
+            run([c, "--help"])
+            for c in [
+                "build",
+                "card",
+                "check",
+                "check-doc",
+                "check-plugin",
+                "contains",
+                "diff",
+                "export",
+                "grep",
+                "log",
+                "mcp",
+                "replay",
+                "schema",
+                "serve",
+                "show",
+                "versions",
+                "where",
+                "which",
+            ]
+        )
+        + run(["--help"])
+    )
     print(f"recorded {sum(1 for _ in out.rglob('*.txt'))} answers in {out}")
     return 0
 

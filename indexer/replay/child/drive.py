@@ -98,14 +98,16 @@ def _call_of(tc) -> dict:
 
 # -- the tree's pieces ------------------------------------------------------------------------------------
 
+
 class Tree:
     def __init__(self, job: dict):
         self.job = job
         self.dir = job["tree"]
         self.name = job["name"]
         later = "vllm.entrypoints.openai.chat_completion.protocol"
-        self.protocol = importlib.import_module(later if _has_module(later, self.dir)
-                                                else "vllm.entrypoints.openai.protocol")
+        self.protocol = importlib.import_module(
+            later if _has_module(later, self.dir) else "vllm.entrypoints.openai.protocol"
+        )
         self.engine = None
         if _has_module("vllm.parser.parser_manager", self.dir):
             pm = importlib.import_module("vllm.parser.parser_manager")
@@ -129,7 +131,10 @@ class Tree:
 
     def request(self):
         job = self.job
-        kwargs = {"model": "replay", "messages": [{"role": "user", "content": job.get("prompt") or "What is the weather?"}]}
+        kwargs = {
+            "model": "replay",
+            "messages": [{"role": "user", "content": job.get("prompt") or "What is the weather?"}],
+        }
         if job.get("tools") is not None:
             kwargs["tools"] = job["tools"]
         choice = job.get("tool_choice") or "auto"
@@ -153,9 +158,14 @@ class Tree:
         return self.reasoning_manager.get_reasoning_parser(r)
 
     def engine_parser(self, tokenizer, request):
-        cls = call(self.engine.get_parser, tool_parser_name=self.name,
-                   reasoning_parser_name=self.job.get("reasoning_parser") or None, enable_auto_tools=True,
-                   model_name="replay", is_harmony=False)
+        cls = call(
+            self.engine.get_parser,
+            tool_parser_name=self.name,
+            reasoning_parser_name=self.job.get("reasoning_parser") or None,
+            enable_auto_tools=True,
+            model_name="replay",
+            is_harmony=False,
+        )
         if cls is None:
             return None, None
         return cls, construct(cls, tokenizer, request.tools, chat_template_kwargs={}, model_config=None)
@@ -171,17 +181,24 @@ def _qualname(cls) -> str | None:
 
 # -- modes -----------------------------------------------------------------------------------------------
 
+
 def non_streaming(tree: Tree, tokenizer, text: str, ids: list[int]) -> dict:
     request = tree.request()
     if tree.engine is not None:
         cls, parser = tree.engine_parser(tokenizer, request)
         if parser is not None and _real_method(parser, "parse"):
             request = _adjusted(parser, request)
-            reasoning, content, tool_calls = call(parser.parse, text, request, enable_auto_tools=True,
-                                                  model_output_token_ids=ids)
+            reasoning, content, tool_calls = call(
+                parser.parse, text, request, enable_auto_tools=True, model_output_token_ids=ids
+            )
             calls = [_call_of(t) for t in tool_calls or []]
-            return {"entry": f"{_qualname(type(parser))}.parse", "tools_called": bool(calls), "calls": calls,
-                    "content": content, "reasoning": reasoning}
+            return {
+                "entry": f"{_qualname(type(parser))}.parse",
+                "tools_called": bool(calls),
+                "calls": calls,
+                "content": content,
+                "reasoning": reasoning,
+            }
     cls, parser = tree.tool_parser(tokenizer, request)
     request = _adjusted(parser, request)
     reasoning = None
@@ -193,8 +210,13 @@ def non_streaming(tree: Tree, tokenizer, text: str, ids: list[int]) -> dict:
         text = text or ""
     info = call(parser.extract_tool_calls, text, request=request, token_ids=ids)
     calls = [_call_of(t) for t in info.tool_calls or []]
-    return {"entry": f"{_qualname(cls)}.extract_tool_calls", "tools_called": bool(info.tools_called),
-            "calls": calls, "content": info.content, "reasoning": reasoning}
+    return {
+        "entry": f"{_qualname(cls)}.extract_tool_calls",
+        "tools_called": bool(info.tools_called),
+        "calls": calls,
+        "content": info.content,
+        "reasoning": reasoning,
+    }
 
 
 def _real_method(obj, name: str) -> bool:
@@ -209,8 +231,10 @@ def _adjusted(parser, request):
     try:
         return adjust(request) or request
     except Exception as e:  # e.g. a structural tag that needs xgrammar: recorded, the replay goes on
-        note = (f"adjust_request failed ({type(e).__name__}: {str(e)[:200]} at {error_of(e, standins.STATE.get('tree', os.sep))['where']}); "
-                "the replay went on with the request as it was")
+        note = (
+            f"adjust_request failed ({type(e).__name__}: {str(e)[:200]} at {error_of(e, standins.STATE.get('tree', os.sep))['where']}); "
+            "the replay went on with the request as it was"
+        )
         notes = standins.STATE.setdefault("notes", [])
         if note not in notes:
             notes.append(note)
@@ -228,8 +252,9 @@ class Collector:
             return
         self.messages += 1
         if isinstance(msg, dict):
-            msg = types.SimpleNamespace(**{k: msg.get(k) for k in ("content", "reasoning", "reasoning_content",
-                                                                  "tool_calls")})
+            msg = types.SimpleNamespace(
+                **{k: msg.get(k) for k in ("content", "reasoning", "reasoning_content", "tool_calls")}
+            )
         if getattr(msg, "content", None):
             self.content.append(msg.content)
         r = getattr(msg, "reasoning", None) or getattr(msg, "reasoning_content", None)
@@ -245,7 +270,9 @@ class Collector:
                 continue
             fget = fn.get if isinstance(fn, dict) else (lambda k, _fn=fn: getattr(_fn, k, None))
             if fget("name"):
-                slot["name"] = (slot["name"] or "") + fget("name") if slot["name"] != fget("name") else slot["name"]
+                slot["name"] = (
+                    (slot["name"] or "") + fget("name") if slot["name"] != fget("name") else slot["name"]
+                )
             if fget("arguments"):
                 slot["chunks"] += 1
                 slot["arguments_raw"] += fget("arguments")
@@ -254,8 +281,12 @@ class Collector:
         calls = []
         for _, c in sorted(self.calls.items()):
             calls.append({**c, "arguments": _json_or_raw(c["arguments_raw"]) if c["arguments_raw"] else None})
-        return {"calls": calls, "content": "".join(self.content) or None,
-                "reasoning": "".join(self.reasoning) or None, "messages": self.messages}
+        return {
+            "calls": calls,
+            "content": "".join(self.content) or None,
+            "reasoning": "".join(self.reasoning) or None,
+            "messages": self.messages,
+        }
 
 
 def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
@@ -269,33 +300,60 @@ def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
             request = _adjusted(parser, request)
             for k, d in enumerate(deltas):
                 try:
-                    col.add(call(parser.parse_delta, delta_text=d["text"], delta_token_ids=d["ids"], request=request,
-                                 prompt_token_ids=[1], finished=k == len(deltas) - 1))
+                    col.add(
+                        call(
+                            parser.parse_delta,
+                            delta_text=d["text"],
+                            delta_token_ids=d["ids"],
+                            request=request,
+                            prompt_token_ids=[1],
+                            finished=k == len(deltas) - 1,
+                        )
+                    )
                 except Exception as e:
                     errors.append({"delta": k, **error_of(e, tree.dir)})
-            return {"entry": f"{_qualname(type(parser))}.parse_delta", "deltas": len(deltas), **col.result(),
-                    "errors": errors}
+            return {
+                "entry": f"{_qualname(type(parser))}.parse_delta",
+                "deltas": len(deltas),
+                **col.result(),
+                "errors": errors,
+            }
     cls, parser = tree.tool_parser(tokenizer, request)
     request = _adjusted(parser, request)
     prev_text, prev_ids = "", []
     for k, d in enumerate(deltas):
         cur_text, cur_ids = prev_text + d["text"], prev_ids + list(d["ids"])
         try:
-            col.add(parser.extract_tool_calls_streaming(
-                previous_text=prev_text, current_text=cur_text, delta_text=d["text"], previous_token_ids=prev_ids,
-                current_token_ids=cur_ids, delta_token_ids=list(d["ids"]), request=request))
+            col.add(
+                parser.extract_tool_calls_streaming(
+                    previous_text=prev_text,
+                    current_text=cur_text,
+                    delta_text=d["text"],
+                    previous_token_ids=prev_ids,
+                    current_token_ids=cur_ids,
+                    delta_token_ids=list(d["ids"]),
+                    request=request,
+                )
+            )
         except Exception as e:
             errors.append({"delta": k, **error_of(e, tree.dir)})
         prev_text, prev_ids = cur_text, cur_ids
-    out = {"entry": f"{_qualname(cls)}.extract_tool_calls_streaming", "deltas": len(deltas), **col.result(),
-           "errors": errors}
+    out = {
+        "entry": f"{_qualname(cls)}.extract_tool_calls_streaming",
+        "deltas": len(deltas),
+        **col.result(),
+        "errors": errors,
+    }
     if tree.job.get("reasoning_parser"):
-        out["note"] = ("stream: the tool parser alone (before the parser engine, serving composes the reasoning "
-                       "parser with it in its stream loop: see serving-stream)")
+        out["note"] = (
+            "stream: the tool parser alone (before the parser engine, serving composes the reasoning "
+            "parser with it in its stream loop: see serving-stream)"
+        )
     return out
 
 
 # -- through serving --------------------------------------------------------------------------------------
+
 
 class Fake:
     """A stand-in engine / model configuration: every attribute another Fake, falsy, callable, iterable."""
@@ -323,6 +381,7 @@ class Fake:
     def __await__(self):
         async def _none():
             return None
+
         return _none().__await__()
 
 
@@ -335,11 +394,25 @@ def serving_module(tree: Tree):
 def _serving_obj(tree: Tree, tokenizer):
     cls = serving_module(tree).OpenAIServingChat
     hf = Fake(model_type="replay", architectures=["ReplayForCausalLM"])
-    model_config = Fake(model="replay", served_model_name="replay", max_model_len=1 << 16, hf_config=hf,
-                        hf_text_config=hf, tokenizer="replay", logits_processor_pattern=None, runner_type="generate",
-                        generation_config="vllm", get_diff_sampling_param=lambda: {}, skip_tokenizer_init=False,
-                        allowed_local_media_path="", encoder_config=None, multimodal_config=None,
-                        is_multimodal_model=False, renderer_num_workers=1, io_processor_plugin=None)
+    model_config = Fake(
+        model="replay",
+        served_model_name="replay",
+        max_model_len=1 << 16,
+        hf_config=hf,
+        hf_text_config=hf,
+        tokenizer="replay",
+        logits_processor_pattern=None,
+        runner_type="generate",
+        generation_config="vllm",
+        get_diff_sampling_param=lambda: {},
+        skip_tokenizer_init=False,
+        allowed_local_media_path="",
+        encoder_config=None,
+        multimodal_config=None,
+        is_multimodal_model=False,
+        renderer_num_workers=1,
+        io_processor_plugin=None,
+    )
 
     async def get_tokenizer(*a, **k):
         return tokenizer
@@ -347,25 +420,57 @@ def _serving_obj(tree: Tree, tokenizer):
     async def get_model_config(*a, **k):
         return model_config
 
-    engine = Fake(model_config=model_config, get_tokenizer=get_tokenizer, get_model_config=get_model_config,
-                  errored=False, is_running=True, dead_error=None, renderer=Fake(tokenizer=tokenizer,
-                                                                                 get_tokenizer=lambda: tokenizer),
-                  io_processor=None, input_processor=Fake(tokenizer=tokenizer), vllm_config=Fake(
-                      model_config=model_config))
+    engine = Fake(
+        model_config=model_config,
+        get_tokenizer=get_tokenizer,
+        get_model_config=get_model_config,
+        errored=False,
+        is_running=True,
+        dead_error=None,
+        renderer=Fake(tokenizer=tokenizer, get_tokenizer=lambda: tokenizer),
+        io_processor=None,
+        input_processor=Fake(tokenizer=tokenizer),
+        vllm_config=Fake(model_config=model_config),
+    )
     base_path = types.SimpleNamespace(name="replay", model_path="replay")
-    models = Fake(base_model_paths=[base_path], model_config=model_config, engine_client=engine,
-                  lora_requests={}, is_base_model=lambda n: True, model_name=lambda lora=None: "replay",
-                  renderer=engine.renderer, input_processor=engine.input_processor, io_processor=None)
+    models = Fake(
+        base_model_paths=[base_path],
+        model_config=model_config,
+        engine_client=engine,
+        lora_requests={},
+        is_base_model=lambda n: True,
+        model_name=lambda lora=None: "replay",
+        renderer=engine.renderer,
+        input_processor=engine.input_processor,
+        io_processor=None,
+    )
     known = {
-        "engine_client": engine, "model_config": model_config, "models": models, "base_model_paths": [base_path],
-        "served_model_names": ["replay"], "response_role": "assistant", "request_logger": None,
-        "chat_template": None, "chat_template_content_format": "auto", "lora_modules": None,
-        "prompt_adapters": None, "return_tokens_as_token_ids": False, "enable_auto_tools": True,
-        "tool_parser": tree.name, "reasoning_parser": tree.job.get("reasoning_parser") or "",
-        "enable_reasoning": bool(tree.job.get("reasoning_parser")), "enable_prompt_tokens_details": False,
-        "enable_force_include_usage": False, "enable_log_outputs": False, "exclude_tools_when_tool_choice_none":
-        False, "tool_server": None, "log_error_stack": False, "trust_request_chat_template": False,
-        "default_chat_template_kwargs": None, "openai_serving_render": Fake(), "enable_log_deltas": False,
+        "engine_client": engine,
+        "model_config": model_config,
+        "models": models,
+        "base_model_paths": [base_path],
+        "served_model_names": ["replay"],
+        "response_role": "assistant",
+        "request_logger": None,
+        "chat_template": None,
+        "chat_template_content_format": "auto",
+        "lora_modules": None,
+        "prompt_adapters": None,
+        "return_tokens_as_token_ids": False,
+        "enable_auto_tools": True,
+        "tool_parser": tree.name,
+        "reasoning_parser": tree.job.get("reasoning_parser") or "",
+        "enable_reasoning": bool(tree.job.get("reasoning_parser")),
+        "enable_prompt_tokens_details": False,
+        "enable_force_include_usage": False,
+        "enable_log_outputs": False,
+        "exclude_tools_when_tool_choice_none": False,
+        "tool_server": None,
+        "log_error_stack": False,
+        "trust_request_chat_template": False,
+        "default_chat_template_kwargs": None,
+        "openai_serving_render": Fake(),
+        "enable_log_deltas": False,
     }
     params = inspect.signature(cls.__init__).parameters
     args, kwargs = [], {}
@@ -399,12 +504,30 @@ def _outputs(deltas: list[dict], eos: int, stream: bool):
     ids = [i for d in deltas for i in d["ids"]]
 
     def out(t, i, finish):
-        comp = _Record(index=0, text=t, token_ids=i, cumulative_logprob=None, logprobs=None,
-                                     finish_reason=finish, stop_reason=None, lora_request=None)
-        return _Record(request_id="replay", prompt="", prompt_token_ids=[1], prompt_logprobs=None,
-                                     outputs=[comp], finished=finish is not None, num_cached_tokens=0,
-                                     encoder_prompt=None, encoder_prompt_token_ids=None, metrics=None,
-                                     kv_transfer_params=None, lora_request=None)
+        comp = _Record(
+            index=0,
+            text=t,
+            token_ids=i,
+            cumulative_logprob=None,
+            logprobs=None,
+            finish_reason=finish,
+            stop_reason=None,
+            lora_request=None,
+        )
+        return _Record(
+            request_id="replay",
+            prompt="",
+            prompt_token_ids=[1],
+            prompt_logprobs=None,
+            outputs=[comp],
+            finished=finish is not None,
+            num_cached_tokens=0,
+            encoder_prompt=None,
+            encoder_prompt_token_ids=None,
+            metrics=None,
+            kv_transfer_params=None,
+            lora_request=None,
+        )
 
     async def gen():
         if stream:
@@ -433,15 +556,30 @@ def serving(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
         try:
             meta_cls = getattr(tree.protocol, "RequestResponseMetadata", None)
             meta = meta_cls(request_id="replay") if meta_cls else Fake()
-            kw = dict(request=request, result_generator=_outputs(deltas, tokenizer.eos_token_id, kind == "stream"),
-                      request_id="chatcmpl-replay", model_name="replay", conversation=[], tokenizer=tokenizer,
-                      request_metadata=meta, enable_force_include_usage=False, reasoning_parser=None)
-            gen = obj.chat_completion_full_generator if kind == "full" else obj.chat_completion_stream_generator
+            kw = dict(
+                request=request,
+                result_generator=_outputs(deltas, tokenizer.eos_token_id, kind == "stream"),
+                request_id="chatcmpl-replay",
+                model_name="replay",
+                conversation=[],
+                tokenizer=tokenizer,
+                request_metadata=meta,
+                enable_force_include_usage=False,
+                reasoning_parser=None,
+            )
+            gen = (
+                obj.chat_completion_full_generator if kind == "full" else obj.chat_completion_stream_generator
+            )
             if "parser" in inspect.signature(gen).parameters and getattr(obj, "parser_cls", None) is not None:
                 # later releases build the parser in create_chat_completion and hand it to the generators
                 make = getattr(obj, "_make_parser", None)
-                parser = call(make, request, tokenizer, chat_template_kwargs={}) if make else construct(
-                    obj.parser_cls, tokenizer, request.tools, chat_template_kwargs={}, model_config=None)
+                parser = (
+                    call(make, request, tokenizer, chat_template_kwargs={})
+                    if make
+                    else construct(
+                        obj.parser_cls, tokenizer, request.tools, chat_template_kwargs={}, model_config=None
+                    )
+                )
                 kw["request"] = request = _adjusted(parser, request)
                 kw["parser"] = parser
             if kind == "full":
@@ -470,8 +608,12 @@ def _full_result(res) -> dict:
     choice = d["choices"][0]
     msg = choice.get("message") or {}
     calls = [_call_of(tc) for tc in msg.get("tool_calls") or []]
-    return {"finish_reason": choice.get("finish_reason"), "calls": calls, "content": msg.get("content"),
-            "reasoning": msg.get("reasoning") or msg.get("reasoning_content")}
+    return {
+        "finish_reason": choice.get("finish_reason"),
+        "calls": calls,
+        "content": msg.get("content"),
+        "reasoning": msg.get("reasoning") or msg.get("reasoning_content"),
+    }
 
 
 def _stream_result(chunks: list[str]) -> dict:
@@ -492,6 +634,7 @@ def _stream_result(chunks: list[str]) -> dict:
 
 
 # -- one job ----------------------------------------------------------------------------------------------
+
 
 def _defer_schemas() -> None:
     """Pydantic models build their validators at first use instead of at class creation (pydantic's
@@ -522,12 +665,16 @@ def run(job: dict) -> dict:
             try:
                 tok = tk.FileTokenizer(job["tokenizer_file"], specials)
             except ImportError:
-                raise RuntimeError("--tokenizer needs the tokenizers package in the replay environment") from None
+                raise RuntimeError(
+                    "--tokenizer needs the tokenizers package in the replay environment"
+                ) from None
         else:
             tok = tk.SyntheticTokenizer(specials)
         if job.get("deltas") is not None:
-            deltas = [{"text": d["text"], "ids": d["ids"] if d.get("ids") is not None else tok.encode(d["text"])}
-                      for d in job["deltas"]]
+            deltas = [
+                {"text": d["text"], "ids": d["ids"] if d.get("ids") is not None else tok.encode(d["text"])}
+                for d in job["deltas"]
+            ]
             split_deltas = {"given": deltas}
             text = "".join(d["text"] for d in deltas)
         else:
@@ -544,11 +691,22 @@ def run(job: dict) -> dict:
     modes = job["modes"]
     # Import what the modes will run before the replay starts, so that `touched` means used by the replay,
     # not by some module's top level; a failure here shows again, in its mode.
-    for prepare in (tree.tool_parser_cls, tree.reasoning_parser_cls,
-                    lambda: tree.engine and call(tree.engine.get_parser, tool_parser_name=tree.name,
-                                                 reasoning_parser_name=job.get("reasoning_parser") or None,
-                                                 enable_auto_tools=True, model_name="replay", is_harmony=False),
-                    (lambda: serving_module(tree)) if "serving" in modes else (lambda: None)):
+    for prepare in (
+        tree.tool_parser_cls,
+        tree.reasoning_parser_cls,
+        lambda: (
+            tree.engine
+            and call(
+                tree.engine.get_parser,
+                tool_parser_name=tree.name,
+                reasoning_parser_name=job.get("reasoning_parser") or None,
+                enable_auto_tools=True,
+                model_name="replay",
+                is_harmony=False,
+            )
+        ),
+        (lambda: serving_module(tree)) if "serving" in modes else (lambda: None),
+    ):
         try:
             prepare()
         except Exception:  # noqa: S110 - the mode that needs it reports it
@@ -557,8 +715,9 @@ def run(job: dict) -> dict:
     if "nonstream" in modes:
         out["modes"]["nonstream"] = _guard(lambda: non_streaming(tree, tok, text, ids), job["tree"])
     if "stream" in modes:
-        out["modes"]["stream"] = {s: _guard(lambda d=d: streaming(tree, tok, d), job["tree"])
-                                  for s, d in split_deltas.items()}
+        out["modes"]["stream"] = {
+            s: _guard(lambda d=d: streaming(tree, tok, d), job["tree"]) for s, d in split_deltas.items()
+        }
     if "serving" in modes:
         first = next(iter(split_deltas.values()))
         out["modes"]["serving"] = _guard(lambda: serving(tree, tok, first), job["tree"])

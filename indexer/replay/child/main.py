@@ -59,8 +59,11 @@ def worker(job: dict, parent: int) -> None:
     try:
         result = drive.run(job)
     except BaseException as e:  # noqa: B036 - the worker reports whatever ended it
-        result = {"version": job.get("version"), "error": {"type": type(e).__name__, "message": str(e)[:400],
-                                                            "where": None}, "modes": {}}
+        result = {
+            "version": job.get("version"),
+            "error": {"type": type(e).__name__, "message": str(e)[:400], "where": None},
+            "modes": {},
+        }
     result["preload"] = _third_party()
     result["dataclass_code"] = speed.DATACLASS.new()
     ru = resource.getrusage(resource.RUSAGE_SELF)  # a forked worker's own usage starts at zero
@@ -78,7 +81,11 @@ def _third_party() -> list[str]:
     out = []
     for name, mod in list(sys.modules.items()):
         f = getattr(mod, "__file__", None)
-        if not f or name.startswith(("vllm", "__main__")) or name in ("drive", "standins", "tokenizer", "main", "speed"):
+        if (
+            not f
+            or name.startswith(("vllm", "__main__"))
+            or name in ("drive", "standins", "tokenizer", "main", "speed")
+        ):
             continue
         if f.startswith(roots) and "tpindex/replay/trees" not in f:
             out.append(name)
@@ -285,7 +292,11 @@ def serve(config: dict) -> None:
                 break
             sessions.discard(pid)
             last = time.monotonic()
-        if not sessions and ((idle <= 0 and info["sessions"]) or time.monotonic() - last > idle > 0) or not mine():
+        if (
+            not sessions
+            and ((idle <= 0 and info["sessions"]) or time.monotonic() - last > idle > 0)
+            or not mine()
+        ):
             leave()
         try:
             conn, _ = listener.accept()

@@ -66,8 +66,10 @@ def class_lines() -> bool:
                     walk(child, (*stack, child.name, "<locals>"))
                 elif isinstance(child, ast.ClassDef):
                     inner = (*stack, child.name)
-                    found.setdefault(".".join(inner), (child.decorator_list[0].lineno if child.decorator_list
-                                                       else child.lineno) - 1)
+                    found.setdefault(
+                        ".".join(inner),
+                        (child.decorator_list[0].lineno if child.decorator_list else child.lineno) - 1,
+                    )
                     walk(child, inner)
                 elif isinstance(child, nested):
                     walk(child, stack)
@@ -104,6 +106,7 @@ def class_lines() -> bool:
 
 
 # -- dataclasses' generated methods ------------------------------------------------------------------------
+
 
 class DataclassCode:
     """The code of dataclasses' generated methods, compiled once from texts learnt by earlier workers.
@@ -189,7 +192,9 @@ class DataclassCode:
         code, met = self.code, self.met
 
         def exec_(source, globals=None, locals=None, /):
-            if globals is None:  # exec's defaults: the calling frame's namespaces (dataclasses', not this one's)
+            if (
+                globals is None
+            ):  # exec's defaults: the calling frame's namespaces (dataclasses', not this one's)
                 frame = sys._getframe(1)
                 globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
             if isinstance(source, str):
@@ -224,14 +229,20 @@ def defer_rebuilds() -> bool:
         return False
     current = BaseModel.__dict__.get("model_rebuild")
     original = getattr(current, "__func__", None)
-    if original is None or getattr(original, "_tpindex", False) or not hasattr(_mock_val_ser, "MockValSer") \
-            or not hasattr(_typing_extra, "parent_frame_namespace"):
+    if (
+        original is None
+        or getattr(original, "_tpindex", False)
+        or not hasattr(_mock_val_ser, "MockValSer")
+        or not hasattr(_typing_extra, "parent_frame_namespace")
+    ):
         return False
     MockValSer, ConfigWrapper = _mock_val_ser.MockValSer, _config.ConfigWrapper
     frame_namespace = _typing_extra.parent_frame_namespace
     mock_module = _mock_val_ser.__name__
 
-    def model_rebuild(cls, *, force=False, raise_errors=True, _parent_namespace_depth=2, _types_namespace=None):
+    def model_rebuild(
+        cls, *, force=False, raise_errors=True, _parent_namespace_depth=2, _types_namespace=None
+    ):
         if cls.__pydantic_complete__ and not force:
             return None
         # the namespace exactly as the original computes it (this frame stands where the original's would)
@@ -257,7 +268,8 @@ def defer_rebuilds() -> bool:
     def _deferrable(cls) -> bool:
         try:
             return bool(ConfigWrapper(cls.model_config, check=False).defer_build) and isinstance(
-                cls.__dict__.get("__pydantic_validator__"), MockValSer)
+                cls.__dict__.get("__pydantic_validator__"), MockValSer
+            )
         except Exception:
             return False
 

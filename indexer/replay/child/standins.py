@@ -24,16 +24,79 @@ import types
 
 # Top-level packages (or dotted prefixes) that are native or heavy: never installed in the replay environment.
 HEAVY = (
-    "torch", "torchvision", "torchaudio", "transformers", "xgrammar", "llguidance", "outlines", "outlines_core",
-    "lm_format_enforcer", "cv2", "zmq", "triton", "numba", "ray", "flashinfer", "xformers", "vllm_flash_attn",
-    "vllm._C", "vllm._moe_C", "vllm._rocm_C", "vllm.vllm_flash_attn", "vllm._flashmla_C", "vllm.cumem_allocator",
-    "compressed_tensors", "safetensors", "sentencepiece", "accelerate",
-    "bitsandbytes", "deep_gemm", "deep_ep", "pplx_kernels", "flash_attn", "amdsmi", "pynvml", "nvidia",
-    "cupy", "intel_extension_for_pytorch", "habana_frameworks", "tpu_info", "torch_xla", "jax", "mamba_ssm",
-    "librosa", "soundfile", "av", "decord", "timm", "scipy", "sklearn", "datasets", "tensorizer",
-    "cuda", "pyarrow", "pandas", "uvloop", "numexpr", "opencv", "aiter", "quack", "cutlass",
-    "nixl", "lmcache", "mooncake", "helion", "tilelang", "fastsafetensors", "runai_model_streamer",
-    "modelopt", "qutlass", "flash_mla", "gpt_oss", "vllm_xpu_kernels", "ixformer",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "transformers",
+    "xgrammar",
+    "llguidance",
+    "outlines",
+    "outlines_core",
+    "lm_format_enforcer",
+    "cv2",
+    "zmq",
+    "triton",
+    "numba",
+    "ray",
+    "flashinfer",
+    "xformers",
+    "vllm_flash_attn",
+    "vllm._C",
+    "vllm._moe_C",
+    "vllm._rocm_C",
+    "vllm.vllm_flash_attn",
+    "vllm._flashmla_C",
+    "vllm.cumem_allocator",
+    "compressed_tensors",
+    "safetensors",
+    "sentencepiece",
+    "accelerate",
+    "bitsandbytes",
+    "deep_gemm",
+    "deep_ep",
+    "pplx_kernels",
+    "flash_attn",
+    "amdsmi",
+    "pynvml",
+    "nvidia",
+    "cupy",
+    "intel_extension_for_pytorch",
+    "habana_frameworks",
+    "tpu_info",
+    "torch_xla",
+    "jax",
+    "mamba_ssm",
+    "librosa",
+    "soundfile",
+    "av",
+    "decord",
+    "timm",
+    "scipy",
+    "sklearn",
+    "datasets",
+    "tensorizer",
+    "cuda",
+    "pyarrow",
+    "pandas",
+    "uvloop",
+    "numexpr",
+    "opencv",
+    "aiter",
+    "quack",
+    "cutlass",
+    "nixl",
+    "lmcache",
+    "mooncake",
+    "helion",
+    "tilelang",
+    "fastsafetensors",
+    "runai_model_streamer",
+    "modelopt",
+    "qutlass",
+    "flash_mla",
+    "gpt_oss",
+    "vllm_xpu_kernels",
+    "ixformer",
 )
 
 STATE = {"phase": "import", "imported": {}, "touched": {}}
@@ -182,8 +245,13 @@ def _iinfo(dtype=None):
 
 
 def _finfo(dtype=None):
-    return types.SimpleNamespace(min=-3.4028234663852886e38, max=3.4028234663852886e38, eps=1.1920928955078125e-07,
-                                 tiny=1.1754943508222875e-38, bits=32)
+    return types.SimpleNamespace(
+        min=-3.4028234663852886e38,
+        max=3.4028234663852886e38,
+        eps=1.1920928955078125e-07,
+        tiny=1.1754943508222875e-38,
+        bits=32,
+    )
 
 
 def _infer_schema(fn, *args, **kwargs):
@@ -222,12 +290,26 @@ def _dtypes() -> dict[str, _DType]:
     """torch's dtypes by every name torch gives them (torch.float and torch.float32 are one dtype)."""
     out: dict[str, _DType] = {}
     for names, size, floating in (
-            (("float32", "float"), 4, True), (("float64", "double"), 8, True), (("float16", "half"), 2, True),
-            (("bfloat16",), 2, True), (("float8_e4m3fn",), 1, True), (("float8_e5m2",), 1, True),
-            (("float8_e4m3fnuz",), 1, True), (("float8_e5m2fnuz",), 1, True), (("complex64", "cfloat"), 8, False),
-            (("complex128", "cdouble"), 16, False), (("uint8",), 1, False), (("int8",), 1, False),
-            (("int16", "short"), 2, False), (("int32", "int"), 4, False), (("int64", "long"), 8, False),
-            (("uint16",), 2, False), (("uint32",), 4, False), (("uint64",), 8, False), (("bool",), 1, False)):
+        (("float32", "float"), 4, True),
+        (("float64", "double"), 8, True),
+        (("float16", "half"), 2, True),
+        (("bfloat16",), 2, True),
+        (("float8_e4m3fn",), 1, True),
+        (("float8_e5m2",), 1, True),
+        (("float8_e4m3fnuz",), 1, True),
+        (("float8_e5m2fnuz",), 1, True),
+        (("complex64", "cfloat"), 8, False),
+        (("complex128", "cdouble"), 16, False),
+        (("uint8",), 1, False),
+        (("int8",), 1, False),
+        (("int16", "short"), 2, False),
+        (("int32", "int"), 4, False),
+        (("int64", "long"), 8, False),
+        (("uint16",), 2, False),
+        (("uint32",), 4, False),
+        (("uint64",), 8, False),
+        (("bool",), 1, False),
+    ):
         dtype = _DType(names[0], size, floating)
         out.update(dict.fromkeys(names, dtype))
     return out
@@ -303,7 +385,8 @@ def required_versions(tree: str) -> dict[str, str]:
 
     out: dict[str, str] = {}
     files = sorted(glob.glob(os.path.join(tree, "requirements*.txt"))) + sorted(
-        glob.glob(os.path.join(tree, "requirements", "*.txt")))
+        glob.glob(os.path.join(tree, "requirements", "*.txt"))
+    )
     for f in files:
         try:
             text = open(f, encoding="utf-8", errors="replace").read()
@@ -326,13 +409,22 @@ def _init_names(tree: str) -> dict[str, str]:
         return {}
     out = {}
     for node in ast.walk(module):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("vllm."):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.startswith("vllm.")
+        ):
             for a in node.names:
                 out.setdefault(a.asname or a.name, f"{node.module}:{a.name}")
         elif isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values, strict=False):
-                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant) and isinstance(v.value, str) \
-                        and ":" in v.value:
+                if (
+                    isinstance(k, ast.Constant)
+                    and isinstance(v, ast.Constant)
+                    and isinstance(v.value, str)
+                    and ":" in v.value
+                ):
                     mod, _, attr = v.value.partition(":")
                     out.setdefault(k.value, f"vllm{mod}:{attr}" if mod.startswith(".") else f"{mod}:{attr}")
     return out
@@ -383,8 +475,8 @@ def install(tree: str, version: str) -> TreeRecorder:
     return recorder
 
 
-
-
 def report() -> dict:
-    return {"imported": sorted(STATE["imported"]),
-            "touched": {k: sorted(v) for k, v in sorted(STATE["touched"].items())}}
+    return {
+        "imported": sorted(STATE["imported"]),
+        "touched": {k: sorted(v) for k, v in sorted(STATE["touched"].items())},
+    }

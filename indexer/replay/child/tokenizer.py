@@ -31,7 +31,9 @@ class SyntheticTokenizer:
         self.chat_template = None
         self.truncation_side = "left"
         self.is_fast = True
-        self._special = re.compile("|".join(re.escape(s) for s in sorted(self.special_tokens, key=len, reverse=True)))
+        self._special = re.compile(
+            "|".join(re.escape(s) for s in sorted(self.special_tokens, key=len, reverse=True))
+        )
 
     def _add(self, piece: str) -> int:
         if piece not in self._vocab:
@@ -76,7 +78,7 @@ class SyntheticTokenizer:
         out: list[str] = []
         pos = 0
         for m in self._special.finditer(text):
-            out += _PIECE.findall(text[pos:m.start()])
+            out += _PIECE.findall(text[pos : m.start()])
             out.append(m.group())
             pos = m.end()
         out += _PIECE.findall(text[pos:])
@@ -102,7 +104,9 @@ class SyntheticTokenizer:
         inverse = {i: s for s, i in self._vocab.items()}
         if isinstance(ids, int):
             return inverse.get(ids)
-        return [inverse.get(i) for i in ids if not (skip_special_tokens and inverse.get(i) in self.special_tokens)]
+        return [
+            inverse.get(i) for i in ids if not (skip_special_tokens and inverse.get(i) in self.special_tokens)
+        ]
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
         return "".join(tokens)
@@ -128,8 +132,11 @@ class FileTokenizer(SyntheticTokenizer):
         self._tk = tokenizers.Tokenizer.from_file(path)
         super().__init__([])
         self._vocab = dict(self._tk.get_vocab(with_added_tokens=True))
-        added = [t.content for t in self._tk.get_added_tokens_decoder().values()] if hasattr(
-            self._tk, "get_added_tokens_decoder") else []
+        added = (
+            [t.content for t in self._tk.get_added_tokens_decoder().values()]
+            if hasattr(self._tk, "get_added_tokens_decoder")
+            else []
+        )
         self.special_tokens = [s for s in dict.fromkeys(added + specials) if s in self._vocab]
         self.eos_token_id = max(self._vocab.values()) + 1
         self._vocab[EOS] = self.eos_token_id
@@ -144,7 +151,9 @@ class FileTokenizer(SyntheticTokenizer):
     def decode(self, ids, skip_special_tokens: bool = False, **kwargs) -> str:
         if isinstance(ids, int):
             ids = [ids]
-        return self._tk.decode([i for i in ids if i != self.eos_token_id], skip_special_tokens=skip_special_tokens)
+        return self._tk.decode(
+            [i for i in ids if i != self.eos_token_id], skip_special_tokens=skip_special_tokens
+        )
 
 
 def tokens(tokenizer: SyntheticTokenizer, text: str) -> list[tuple[str, int]]:
@@ -197,7 +206,7 @@ def split(toks: list[tuple[str, int]], how: str, specials: frozenset[str] = froz
         raise ValueError(f"unknown split {how!r}")
     out, pos = [], 0
     for n in sizes:
-        group = toks[pos:pos + n]
+        group = toks[pos : pos + n]
         if group:
             out.append({"text": "".join(t for t, _ in group), "ids": [i for _, i in group]})
         pos += n
