@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..core.scope import DOCS as DOC_PATHS
+from ..core.scope import TOOL_DOCS as DOC_PATHS
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
 _FAMILY = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])|.*[a-z][A-Z]")
