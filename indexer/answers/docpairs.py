@@ -195,6 +195,14 @@ def common(a: list[str], b: list[str]) -> int:
     return n
 
 
+_MODEL_ID = re.compile(r"[\w.-]+/[\w.*-]+")
+
+
+def is_model_id(text: str) -> bool:
+    """A Hugging Face id, `org/Name` (no spaces: `Step-3.5 / Step-3.7 Flash` is a family's name)."""
+    return bool(_MODEL_ID.fullmatch(text.strip()))
+
+
 def model_words(model: str) -> list[str]:
     return words(model.rsplit("/", 1)[-1])
 
@@ -445,7 +453,7 @@ def _entry_is(entry: Entry, query: str, qwords: list[str]) -> int:
     if q in (e, name) or qname == name:
         return 3
     ew = model_words(entry.model)
-    return 1 if len(ew) >= 2 and qwords[: len(ew)] == ew and "/" in query else 0
+    return 1 if len(ew) >= 2 and qwords[: len(ew)] == ew and is_model_id(query) else 0
 
 
 def _holding(sections: list[Section], query: str, qwords: list[str]) -> tuple[list, str, int]:
@@ -535,7 +543,7 @@ def resolve(db, version: str, query: str) -> Documented | None:
     if got is None:
         return None
     query = query.strip()
-    qwords = model_words(query) if "/" in query else words(query)
+    qwords = model_words(query) if is_model_id(query) else words(query)
     if not qwords:
         return None
     rows, row_len, row_how = _row_for(got.rows, query, qwords)

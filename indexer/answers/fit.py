@@ -1234,7 +1234,21 @@ def fit_model(
             proof = Proof(version, None, best.name, think.name if think else None, [], [], made)
         else:
             notes.append(made)
+            composed = "think block" in made  # not the model's own output: a failure proves nothing
             tried = pairing.prove(prove, version, tool[:3], reasoning[:3] if think else None, outputs)
+            if composed and not any(r.ok for r in tried):
+                proof = Proof(
+                    version,
+                    None,
+                    tried[0].tool,
+                    tried[0].reasoning,
+                    tried[0].outputs,
+                    tried,
+                    f"the output composed from its parsers' tokens does not pass ({tried[0].failure()}); the"
+                    " model's own format may differ: give fit the model's chat template or tokenizer_config.json",
+                )
+                tried = []
+        if outputs and tried:
             pairing.weigh(tried, tool, reasoning)
             tool, reasoning = pairing.rerank(tool), pairing.rerank(reasoning)
             passed = next((r for r in tried if r.ok), None)
@@ -1254,7 +1268,7 @@ def fit_model(
             )
     from .serveline import command
 
-    line_model = model if "/" in model else None
+    line_model = model if docpairs.is_model_id(model) else None
     serve = command(best.name if best else None, think.name if think else None, chat, line_model)
     pair = _pair(tool, reasoning, best, think, chat) if best else Pair(None, think.name, [], {}, None)
     if documented:
@@ -1344,43 +1358,48 @@ def _code_reasoning(db, version: str, tool: str) -> list[str]:
 
 
 def _model_outputs(db, version, best, think, documented, chat) -> tuple[list, str]:
-    """(outputs, what they were made from) for a model named: the documentation's chat template rendered, else
-    its tool parser's shipped template's call markup after a think block of its reasoning parser's tokens (when
-    thinking is not off by default for it)."""
+    """(outputs, what they were made from) for a model named: the turns of the documentation's chat template for
+    it, else of the templates vLLM ships for its tool parser (those that render reasoning when a reasoning
+    parser is paired and thinking is not off by default), else such a template's call markup after a think block
+    of the reasoning parser's start and end tokens. Thinking off by default (the table's notes): the outputs
+    without reasoning; on: those with it."""
     from ..store import code
     from .proof import Output, outputs_of
 
     thinking = documented.thinking if documented else None
-    if chat:
-        blob = code.blob_at(db, version, chat)
+    wants_reasoning = think is not None and thinking != "off"
+
+    def fitting(turns: list[dict]) -> list[dict]:
+        if thinking == "off" or think is None:
+            return [t for t in turns if t["what"] == markup.WITH_CALL and not t["state"]]
+        if thinking == "on":
+            return [t for t in turns if t["what"] != markup.WITH_CALL]
+        return turns
+
+    calls: list[tuple[str, str]] = []  # (path, call markup) of the shipped templates rendering a call
+    for path, why in [(chat, "the template the documentation gives")] * bool(chat) + [
+        (t, f"a template vLLM ships for {best.name}") for t in best.chat_templates
+    ]:
+        blob = code.blob_at(db, version, path)
         text = code.read_text(db, blob) if blob else None
-        if text:
-            turns = markup.render(text).turns
-            if thinking == "off":
-                turns = [t for t in turns if t["what"] == markup.WITH_CALL and not t["state"]] or turns
-            elif think and thinking == "on":
-                turns = [t for t in turns if t["what"] != markup.WITH_CALL] or turns
-            if turns:
-                return outputs_of(
-                    turns
-                ), f"proven on the outputs of {chat}, the template the documentation gives"
-    call, path = None, None
-    for t in best.chat_templates:
-        _, r = markup.shipped(db, version, t)
-        if r is not None and r.call:
-            call, path = r.call.strip(), t
-            break
-    if call is None:
+        if not text:
+            continue
+        rendered = markup.render(text)
+        turns = fitting(rendered.turns)
+        if turns and (not wants_reasoning or any(t["what"] != markup.WITH_CALL for t in turns)):
+            return outputs_of(turns), f"proven on the outputs of {path}, {why}"
+        if rendered.call:
+            calls.append((path, rendered.call.strip()))
+    if not calls:
         return [], (
-            f"{best.name} ships no chat template to render a call from: give fit the model's chat template or"
-            " tokenizer_config.json to prove the pair"
+            f"no chat template to render what the model emits ({best.name} ships none that renders a call): give"
+            " fit the model's chat template or tokenizer_config.json to prove the pair"
         )
-    if think is None or thinking == "off":
-        return [Output(markup.WITH_CALL, "", call, True)], f"proven on the call markup of {path}"
-    start, end = _think_tokens(db, version, think.name)
+    path, call = calls[0]
+    start, end = _think_tokens(db, version, think.name) if wants_reasoning else (None, None)
     if end is None:
         return [Output(markup.WITH_CALL, "", call, True)], f"proven on the call markup of {path}"
-    text = (f"{start}\n" if start else "") + f"{markup.THOUGHT}\n{end}\n\n{call}"
+    text = (f"{start}" if start else "") + f"{markup.THOUGHT}{end}{call}"
     return [Output(markup.WITH_REASONING, "", text, True)], (
         f"proven on the call markup of {path} after a think block of {think.name}'s tokens"
         f" ({start or ''} ... {end}): the model's own template was not given"
@@ -1396,11 +1415,24 @@ def _think_tokens(db, version: str, name: str) -> tuple[str | None, str | None]:
     start = end = None
     for s in name_sentinels(db, name, version, "reasoning"):
         attrs = [a.strip("_").lower() for a in s["attributes"]]
+        value = _unescaped(s["value"])
         if end is None and any(_ends(a) for a in attrs):
-            end = s["value"]
+            end = value
         elif start is None and any(("start" in a or "begin" in a) for a in attrs):
-            start = s["value"]
+            start = value
+    if start and not start.endswith("\n"):
+        start += "\n"
+    if end and not end.startswith("\n"):
+        end = "\n" + end
+    if end and not end.endswith("\n"):
+        end += "\n\n"
     return start, end
+
+
+def _unescaped(value: str) -> str:
+    """A sentinel as the text holds it: a raw string's escapes (r"<think>\\n", written for a regular expression)
+    read as the characters they stand for."""
+    return re.sub(r"\\([ntr])", lambda m: {"n": "\n", "t": "\t", "r": "\r"}[m.group(1)], value)
 
 
 def _card(profs: dict, kind: str, name: str):
