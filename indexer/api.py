@@ -355,8 +355,9 @@ class Index:
         )
 
     def serve_line(self, card) -> object:
-        """The `vllm serve ... --tool-call-parser NAME [--reasoning-parser R] [--chat-template T]` line of a
-        tool parser's card, R from the pairing the code shows (answers/serveline.py); None for another kind."""
+        """The `vllm serve ...` line of a tool or reasoning parser's card: the other parser from the pairing the
+        version's documentation gives, else the code's; --chat-template only where the documentation's flags give
+        it (answers/serveline.py); None for another kind."""
         from .answers.serveline import serve_line
 
         return serve_line(self.db, card)
