@@ -276,6 +276,16 @@ def test_parser_pages_add_a_chat_template_only_where_the_docs_flags_do(client):
     assert "--chat-template" not in serve_cmd(client.html("/-/parser/tool/zeta"))  # {see_above}: per model
 
 
+def test_a_cross_in_the_table_keeps_a_pair_off_the_line_unless_a_note_says_tool_calling_works(client):
+    # Zeta R2 -> eager is marked without tool calling: listed, not in the line
+    page = client.html("/-/parser/tool/zeta")
+    assert "--reasoning-parser" not in serve_cmd(page) and "tool calling not supported" in page
+    # Kappa-2.1 -> musing is marked too, but its note says tool calling works in non-thinking mode
+    assert serve_cmd(client.html("/-/parser/tool/kappa21")).endswith(
+        "--tool-call-parser kappa21 --reasoning-parser musing"
+    )
+
+
 def test_reasoning_pages_list_the_tool_parsers_they_pair_with(client):
     page = client.html("/-/parser/reasoning/patient")
     assert serve_cmd(page) == (

@@ -722,6 +722,21 @@ def pairs(db, version: str) -> list[DocPair]:
     return out
 
 
+_SUPPORTED = re.compile(r"\bsupported\b|\bworks?\b", re.I)
+_NOT = re.compile(r"\bnot\b|n't\b|\bno\b", re.I)
+
+
+def with_tool_calling(p: DocPair) -> bool:
+    """Whether a pairing holds for tool calling: the reasoning table does not mark the row without it, or a note
+    on the family says tool calling is supported in some mode (`... tool calling is supported in non-thinking
+    mode`)."""
+    if p.tool_calling is not False:
+        return True
+    return any(
+        _TOOL_WORDS.search(n.text) and _SUPPORTED.search(n.text) and not _NOT.search(n.text) for n in p.notes
+    )
+
+
 def for_tool(db, version: str, tool: str) -> list[DocPair]:
     return [p for p in pairs(db, version) if p.tool == tool]
 

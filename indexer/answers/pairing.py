@@ -107,11 +107,12 @@ def docs_for_model(cands: list, names: list[str], documented, kind: str) -> None
 
 def docs_for_tool(cands: list, pairs: list, tool: str) -> None:
     """+DOCS_PAIR to each reasoning candidate the documentation pairs with the tool parser (for some family)."""
+    from .docpairs import with_tool_calling
     from .fit_model import Evidence
 
     by: dict[str, list] = {}
     for p in pairs:
-        if p.reasoning and p.tool_calling is not False:
+        if p.reasoning and with_tool_calling(p):
             by.setdefault(p.reasoning, []).append(p)
     for c in cands:
         for p in by.get(c.name, [])[:1]:

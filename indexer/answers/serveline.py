@@ -128,8 +128,10 @@ def _closest(name: str, candidates: list[str]) -> list[str]:
 
 
 def _with_tool_calling(pairs: list) -> list:
-    """The documented pairings the reasoning table does not mark as without tool calling."""
-    return [p for p in pairs if p.tool_calling is not False]
+    """The documented pairings that hold for tool calling (answers/docpairs.py `with_tool_calling`)."""
+    from .docpairs import with_tool_calling
+
+    return [p for p in pairs if with_tool_calling(p)]
 
 
 def code_pairing(db, card) -> tuple[str | None, str | None, list[str], tuple]:
