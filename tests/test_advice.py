@@ -143,6 +143,17 @@ def test_a_tie_the_docs_leave_is_reported_not_broken_silently(advice_db):
     assert "a tie no evidence breaks between duo_a, duo_b" in ans["verdict"]
 
 
+def test_a_database_without_the_reasoning_page_says_so(tmp_path):
+    from fixtures.advice import tree
+    from fixtures.helpers import build_tags, make_repo
+
+    files = {k: v for k, v in tree("new").items() if not k.endswith("reasoning_outputs.md")}
+    build_tags(make_repo(tmp_path / "repo", {"v0.11.1": files}), tmp_path / "t.db", "v0.11.1")
+    ans = model(tmp_path / "t.db", "orca-labs/Orca-2.5-7B", NEW, "--no-proof")  # from the tool-calling page
+    assert ans["pair"]["tool"] == "tagjson"
+    assert any("reasoning page of v0.11.1 is not stored" in n for n in ans["observed"]["notes"])
+
+
 def test_an_unknown_model_is_refused_with_a_hint(advice_db):
     r = tpindex("fit", "--model", "acme/Nothing-1B", "--db", advice_db, ok=False)
     assert r.exit_code == 2 and "nothing in" in r.output and "Hint:" in r.output

@@ -1172,10 +1172,11 @@ def fit_model(
         raise AnswerError("--model is empty", "give a Hugging Face id (Qwen/Qwen3-8B) or a family (Qwen3)")
     documented = docpairs.resolve(db, version, model)
     notes: list[str] = []
-    if docpairs.pages(db, version) is None:
+    got = docpairs.pages(db, version)
+    if got is None or (got.reasoning_path is None and docpairs.registered(db, version)["reasoning"]):
         notes.append(
-            f"the documentation of {version} is not stored in this database (built before tpindex read it): only"
-            " the parser names are read; build the version again into a new --db to read it"
+            f"the {'documentation' if got is None else 'reasoning page'} of {version} is not stored in this"
+            " database (built before tpindex read it): build the version again into a new --db to read it"
         )
     by_kind: dict[str, list[Candidate]] = {"tool": [], "reasoning": []}
 
