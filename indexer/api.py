@@ -355,8 +355,9 @@ class Index:
         )
 
     def serve_line(self, card) -> object:
-        """The `vllm serve ... --tool-call-parser NAME [--reasoning-parser R] [--chat-template T]` line of a
-        tool parser's card, R from the pairing the code shows (answers/serveline.py); None for another kind."""
+        """The `vllm serve ...` line of a tool or reasoning parser's card: the other parser from the pairing the
+        version's documentation gives, else the code's; --chat-template only where the documentation's flags give
+        it (answers/serveline.py); None for another kind."""
         from .answers.serveline import serve_line
 
         return serve_line(self.db, card)
@@ -413,20 +414,27 @@ class Index:
 
     def fit(
         self,
-        text: str,
+        text: str | None = None,
         at: str | None = None,
         kind: str | None = None,
         name: str = "FILE",
         replay: bool = False,
         notice=None,
+        model: str | None = None,
+        proof: bool = True,
+        template_path: str | None = "FILE",
     ) -> Fit:
         """Which parser fits a model: the tool and reasoning parsers of a version (default: the newest) ranked by
-        the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, with
-        the `vllm serve` line (schema `fit`). `name` is how the file is called in the answer (and in
-        --chat-template). `replay` (a raw output): the top tool candidates are also run on it by the version's own
-        code (`replay()`, non-streaming and one token per delta), their results weighed in; `notice(message)`: the
-        replay's slow first-use steps."""
-        from .answers.fit import fit
+        the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, or, with
+        `model` (a Hugging Face id or a family name) instead of a text, what the version's documentation and parser
+        names give it; with the `vllm serve` line, the pair it names and the evidence that decided it (schema
+        `fit`). `name` is how the file is called in the answer, `template_path` how --chat-template names the given
+        template (default `name`; None: not named). `replay` (a raw output): the top tool candidates are also run
+        on it by the version's own code (`replay()`, non-streaming and one token per delta), their results weighed
+        in. `proof`: the pair is replayed on the model's outputs (its template's turns, the raw output) by the
+        version's own code, non-streaming, streamed and through serving, and a pair that fails is not recommended
+        (answers/pairing.py). `notice(message)`: the replay's slow first-use steps."""
+        from .answers.fit import fit, fit_model
 
         def run(candidate: str, version: str, output: str):
             return self.replay(
@@ -438,7 +446,44 @@ class Index:
                 notice=notice,
             )
 
-        return fit(self.db, text, at, kind, name, run if replay else None)
+        def prove(tool: str, version: str, output: str, reasoning: str | None):
+            from .answers.proof import MODES
+
+            return self.replay(
+                tool,
+                at=version,
+                text=output,
+                reasoning_parser=reasoning,
+                modes=MODES,
+                splits=["token"],
+                notice=notice,
+            )
+
+        if model is not None:
+            if text is not None:
+                from .core.problems import Problem
+
+                raise Problem(
+                    "give fit a FILE or --model NAME, not both", "tpindex fit --model Qwen/Qwen3-8B"
+                )
+            return fit_model(self.db, model, at, kind, prove if proof else None)
+        if text is None:
+            from .core.problems import Problem
+
+            raise Problem(
+                "fit needs a FILE (a chat template, tokenizer file or raw output) or --model NAME",
+                "tpindex fit tokenizer_config.json, or tpindex fit --model Qwen/Qwen3-8B",
+            )
+        return fit(
+            self.db,
+            text,
+            at,
+            kind,
+            name,
+            run if replay else None,
+            prove=prove if proof else None,
+            template_path=template_path,
+        )
 
     def log(
         self,

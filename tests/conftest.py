@@ -7,6 +7,7 @@ import pytest
 pytest.register_assert_rewrite("fixtures")
 
 pytest_plugins = [
+    "fixtures.advice",
     "fixtures.browser",
     "fixtures.build",
     "fixtures.card",

@@ -102,12 +102,10 @@ def test_a_tool_parsers_page_shows_its_serve_line(client):
         serve_line(page)
         == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser glm45 --reasoning-parser glm45"
     )
-    page = client.html("/-/parser/tool/qwen3_coder")  # no reasoning parser of its name or class; its template
-    assert serve_line(page) == (
-        "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser qwen3_coder"
-        " --chat-template examples/tool_chat_template_qwen3coder.jinja"
-    )
-    assert "No reasoning parser pairs with it" in page
-    assert (
-        serve_line(client.html("/-/parser/reasoning/qwen3")) == ""
-    )  # a reasoning parser is not served alone
+    # no reasoning parser of its name or class; vLLM ships a template for it, which no documentation's flags
+    # give: not in the line (issue 39: it would replace the model's own template), said beside it
+    page = client.html("/-/parser/tool/qwen3_coder")
+    assert serve_line(page) == "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser qwen3_coder"
+    assert "No reasoning parser pairs with it" in page and "tool_chat_template_qwen3coder.jinja" in page
+    # a reasoning parser's page has its line too (issue 39), with the tool parser it pairs with, if any
+    assert serve_line(client.html("/-/parser/reasoning/qwen3")).endswith("--reasoning-parser qwen3")

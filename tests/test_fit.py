@@ -239,9 +239,11 @@ def template(call_markup: str, header: str = "<<{role}>>\n", end: str = "<<end>>
 
 
 def fit(db, tmp_path, text: str, *args: str, fmt: str = "json", name: str = "model.txt"):
+    """`tpindex fit` on a text (without the proof: these fixture trees are not runnable; tests/test_advice.py
+    proves pairs on runnable ones)."""
     path = tmp_path / name  # a neutral file name: the content decides what the file is
     path.write_text(text, encoding="utf-8")
-    r = tpindex("fit", path, "--db", db, "--format", fmt, *args, ok=False)
+    r = tpindex("fit", path, "--db", db, "--format", fmt, "--no-proof", *args, ok=False)
     assert r.exit_code == 0, r.output
     return json.loads(r.output) if fmt == "json" else r.output
 

@@ -111,7 +111,7 @@ def ranks(f):
 def test_the_facts_alone_cannot_tell_the_three_apart(fit_replay_db):
     from indexer.api import Index
 
-    f = Index(fit_replay_db).fit(OUTPUT)
+    f = Index(fit_replay_db).fit(OUTPUT, proof=False)
     r = ranks(f)
     assert r["a_silent"] == r["b_leaky"] == r["fixture_json"]
     assert f.replay is None
@@ -120,7 +120,7 @@ def test_the_facts_alone_cannot_tell_the_three_apart(fit_replay_db):
 def test_replay_ranks_the_parser_whose_code_makes_the_call_first(fit_replay_db):
     from indexer.api import Index
 
-    f = Index(fit_replay_db).fit(OUTPUT, replay=True)
+    f = Index(fit_replay_db).fit(OUTPUT, replay=True, proof=False)
     runs = {r.name: r for r in f.replay}
     assert set(runs) == {"a_silent", "b_leaky", "fixture_json"}
     assert all(r.status == "ok" and r.version == "v0.6.3" for r in runs.values())
@@ -146,8 +146,8 @@ def test_a_parser_whose_code_makes_no_call_does_not_fit(silent_db):
     from indexer.api import Index
 
     ix = Index(silent_db)
-    assert ix.fit(OUTPUT).fits
-    f = ix.fit(OUTPUT, replay=True)
+    assert ix.fit(OUTPUT, proof=False).fits
+    f = ix.fit(OUTPUT, replay=True, proof=False)
     assert f.tool[0].name == "a_silent"
     assert not f.fits and f.serve is None and "no tool call" in f.verdict
 
@@ -161,12 +161,14 @@ def test_cli_text_json_and_markdown(fit_replay_db, tmp_path):
 
     out = tmp_path / "out.txt"
     out.write_text(OUTPUT)
-    text = tpindex("fit", out, "--replay", "--db", fit_replay_db).output
+    text = tpindex("fit", out, "--replay", "--no-proof", "--db", fit_replay_db).output
     assert "replayed at v0.6.3" in text and "fixture_json" in text.split("replayed")[1]
-    data = json.loads(tpindex("fit", out, "--replay", "--format", "json", "--db", fit_replay_db).output)
+    data = json.loads(
+        tpindex("fit", out, "--replay", "--no-proof", "--format", "json", "--db", fit_replay_db).output
+    )
     jsonschema.validate(data, load("fit"))
     assert {r["name"] for r in data["replay"]} == {"a_silent", "b_leaky", "fixture_json"}
-    md = tpindex("fit", out, "--replay", "--format", "markdown", "--db", fit_replay_db).output
+    md = tpindex("fit", out, "--replay", "--no-proof", "--format", "markdown", "--db", fit_replay_db).output
     assert "## Replay" in md
 
 

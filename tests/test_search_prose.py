@@ -120,14 +120,27 @@ def client(tmp_path_factory):
     [
         ("Orca-3", "/-/parser/tool/omega"),  # only in OmegaToolParser's docstring (a header of two lines)
         ("orcamax", "/-/parser/tool/omega"),
-        ("Kappa-7B-Chat", "/-/parser/tool/kappa"),  # only in the documentation: a model id of kappa's section
-        ("kappa-mini", "/-/parser/tool/kappa"),  # a model id with a wildcard
     ],
 )
-def test_a_model_named_only_in_a_docstring_or_the_docs_goes_to_its_parser(client, q, where):
+def test_a_model_named_only_in_a_docstring_goes_to_its_parser(client, q, where):
     r = find(client, q)
     assert r.status_code == 302, (q, r.text[-600:])
     assert r.headers["location"] == where
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "Kappa-7B-Chat",  # only in the documentation: a model id of kappa's section
+        "kappa-mini",  # a model id with a wildcard
+    ],
+)
+def test_a_model_the_docs_name_is_answered_with_its_serve_line_and_its_parser(client, q):
+    # (issue 39: the search box's answer for a model name is fit --model's: the serve line, linked to the parser)
+    r = find(client, q)
+    assert r.status_code == 200, (q, r.text[-600:])
+    assert "--tool-call-parser kappa --reasoning-parser musing" in r.text
+    assert 'href="/-/parser/tool/kappa?v=v0.30.0"' in r.text
 
 
 def test_a_model_the_docs_give_several_parsers_lists_them_with_where_it_was_read(client):
@@ -142,8 +155,12 @@ def test_a_model_the_docs_give_several_parsers_lists_them_with_where_it_was_read
 def test_the_name_s_own_match_comes_before_the_prose(client):
     r = find(
         client, "Zeta-2.5-Instruct"
-    )  # zeta by its name (more specific), and by the docs' model id (exact)
-    assert r.status_code == 302 and r.headers["location"] == "/-/parser/tool/zeta"
+    )  # the docs' model id: its answer names zeta, not the Widgets' parsers
+    assert (
+        r.status_code == 200
+        and "--tool-call-parser zeta" in r.text
+        and "--tool-call-parser kappa" not in r.text
+    )
     r = find(client, "Zeta")  # the name exactly; the documentation also lists zeta under Widgets: one name
     assert r.status_code == 302 and r.headers["location"] == "/-/parser/tool/zeta"
 

@@ -121,9 +121,10 @@ def test_what_a_command_may_need_is_imported_where_it_is_needed(tree_db, tmp_pat
 
 
 # the modules of data classes each short command builds: `card` has its own classes (answers/card.py), `diff`
-# the commits it lists under a name whose code changed (answers/commit_model.py)
+# the commits it lists under a name whose code changed (answers/commit_model.py), `which` the documentation's
+# pairings with the name (answers/docpairs_model.py)
 MODELS = {
-    "which": {"which_model"},
+    "which": {"which_model", "docpairs_model"},
     "card": set(),
     "diff": {"diff_model", "commit_model"},
     "where": {"where_model"},

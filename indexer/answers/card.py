@@ -41,7 +41,7 @@ from .matching import for_version
 from .plain import Model
 from .successors import Maps, links
 from .versions import AnswerError, newest, require, upstream_refs
-from .which import check_name, gone_after
+from .which import check_name, gone_after, registered_name
 
 KIND_ORDER = {"tool": 0, "reasoning": 1, "engine": 2}
 
@@ -127,6 +127,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
     """The cards of a name (each kind it is registered as, or `kind`) at a version (default: the newest),
     or of every name of the version when `name` is None."""
     if name is not None:
+        name = registered_name(db, name)
         check_name(db, name)
     version = require(db, at) if at else newest(db)
     where, params = "version = ?", [version]

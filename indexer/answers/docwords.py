@@ -1,6 +1,6 @@
 """What a version's prose says about its parser names: the model-family words of the parser classes' docstrings
-and of the tool-calling documentation, for the search box (answers/search.py), and the documentation's
-`--tool-call-parser T --reasoning-parser R` pairs, for the serve line (answers/serveline.py). Both are read from
+and of the tool-calling documentation, for the search box (answers/search.py; the pairings the documentation
+gives, for the serve line and fit, are answers/docpairs.py's). Both are read from
 the code store (the parsed modules' text, and the documentation's, recorded by the build: core/scope.py DOCS),
 once per blob and process: a blob id names its content.
 
@@ -12,9 +12,7 @@ once per blob and process: a blob id names its content.
   (`` `org/Model-Name-*` ``: one slash, no file extension; the part after the slash, without a trailing `*`)
   goes to the names of the next line from it that names `--tool-call-parser NAME` (one or more); the ones no
   such line follows, and the heading's text (without its code spans, parentheses and the word models), go to
-  every name the section's lines give. A line naming both `--tool-call-parser T` and `--reasoning-parser R`
-  pairs T with R when T is the section's own parser (the first its lines name): an aside in another model's
-  section (`--tool-call-parser hermes --reasoning-parser qwen3 also works`, under another model) pairs nothing.
+  every name the section's lines give.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..core.scope import DOCS as DOC_PATHS
+from ..core.scope import TOOL_DOCS as DOC_PATHS
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
 _FAMILY = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])|.*[a-z][A-Z]")
@@ -31,7 +29,6 @@ _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _MODEL = re.compile(r"`([A-Za-z0-9][\w.-]*)/([A-Za-z0-9][\w.*-]*)`")
 _FILE_EXT = re.compile(r"\.(jinja|j2|py|md|json|ya?ml|txt|sh|toml)$")
 _TOOL_FLAG = re.compile(r"--tool-call-parser[ =]+`?([A-Za-z0-9][\w.-]*)")
-_REASONING_FLAG = re.compile(r"--reasoning-parser[ =]+`?([A-Za-z0-9][\w.-]*)")
 _MAX = 4_000  # blobs remembered per cache
 
 
@@ -45,7 +42,6 @@ class Said:
 class DocClaims:
     path: str
     names: dict[str, list[Said]] = field(default_factory=dict)  # tool parser name -> the model words given it
-    pairs: list[tuple[str, str, int]] = field(default_factory=list)  # (tool, reasoning, line)
 
 
 def family_words(text: str) -> list[str]:
@@ -83,9 +79,6 @@ def read_doc(text: str, path: str) -> DocClaims:
                 for t in tools:
                     out.names.setdefault(t, []).extend(pending)
                 pending = []
-                for r in dict.fromkeys(_REASONING_FLAG.findall(line)):
-                    if tools[0] == every[0]:  # the section's own parser (not an aside in another's section)
-                        out.pairs.append((tools[0], r, n))
         for t in every:
             out.names.setdefault(t, []).extend(pending + ([heading] if heading else []))
     return out
@@ -112,7 +105,7 @@ def doc_claims(db, version: str) -> DocClaims | None:
                 _DOCS.clear()
             _DOCS[blob] = read_doc(text, path)
         claims = _DOCS[blob]
-        return claims if claims.path == path else DocClaims(path, claims.names, claims.pairs)
+        return claims if claims.path == path else DocClaims(path, claims.names)
     return None
 
 

@@ -54,7 +54,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import markup
+from .docpairs_model import Documented
+from .fit_model import Evidence
+from .pairing import Pair
 from .plain import Model
+from .proof import Proof
 from .versions import AnswerError, newest, require
 
 FIT_SCORE = 5  # the least score of a tool parser that fits
@@ -66,24 +70,6 @@ REPLAY_WEIGHT = 4  # a call made by the parser's own code (for), or none (agains
 
 
 # -- the answer ------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Evidence(Model):
-    """One fact for or against a candidate: `kind` sentinel, look-alike, regex, shape, markup, template,
-    vocabulary or stripped; `stance` for, against or note; `weight` what it adds to the score."""
-
-    kind: str
-    stance: str
-    weight: int
-    text: str
-    token: str | None = None  # the parser's token string concerned
-    found: str | None = None  # what the input has instead (a look-alike)
-    code_points: list[str] = field(
-        default_factory=list
-    )  # the differing characters, named: "A where the parser has B"
-    file: str | None = None  # where the parser's code has it
-    line: int | None = None
 
 
 @dataclass
@@ -170,6 +156,12 @@ class Fit(Model):
     serve: str | None  # the vllm serve line, when a tool parser fits
     verdict: str
     replay: list[ReplayRun] | None = None  # --replay: the top candidates run on the output; null: not run
+    model: str | None = (
+        None  # the model asked (--model) or named by the file (a tokenizer_config's name_or_path)
+    )
+    documented: Documented | None = None  # what the version's documentation pairs with that model
+    pair: Pair | None = None  # the serve line's pair and the evidence that decided it
+    proof: Proof | None = None  # the pair replayed on the model's outputs (null: not asked)
 
 
 # -- the input --------------------------------------------------------------------------------------------
@@ -993,10 +985,10 @@ def rank(ps: list[Profile], ob: Observation, kind: str) -> list[Candidate]:
         scored.append((total, exact, exact / listed, p, ev))
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2], x[3].name))
     out, last, place = [], None, 0
-    for i, (total, exact, _, p, ev) in enumerate(scored, 1):
-        if (total, exact) != last:  # ties share a rank; the next rank counts those before it (1, 1, 3)
+    for i, (total, _exact, _, p, ev) in enumerate(scored, 1):
+        if total != last:  # equal scores share a rank; the next rank counts those before it (1, 1, 3)
             place = i
-            last = (total, exact)
+            last = total
         c = p.card
         ev.sort(key=lambda e: ({"for": 0, "note": 1, "against": 2}[e.stance], -abs(e.weight)))
         out.append(
@@ -1028,9 +1020,14 @@ def fit(
     name: str = "FILE",
     replay: Callable | None = None,
     templates_too: bool = True,
+    prove: Callable | None = None,
+    template_path: str | None = "FILE",
 ) -> Fit:
     """Rank the parsers of a version by the evidence a file's text gives (see the module). `replay(name, version,
-    text)` -> a `Replay` answer (Index.replay): given, the top tool candidates are run on a raw output."""
+    text)` -> a `Replay` answer (Index.replay): given, the top tool candidates are run on a raw output.
+    `prove(tool, version, text, reasoning)` -> a `Replay` answer: given, the pair is proven on the model's
+    outputs (answers/pairing.py). `template_path`: how the serve line names the given template in --chat-template
+    (default `name`; None: not named, as the browser's pasted text has no path)."""
     version = require(db, at) if at else newest(db)
     inp = read_input(text[:MAX_INPUT])
     if replay and inp.kind != "output":
@@ -1056,31 +1053,68 @@ def fit(
             for c in [c for c in tool if c.score > 0][:REPLAYED]
         ]
         tool = _fold(tool, runs)
+    from . import docpairs, pairing
+
+    documented = docpairs.resolve(db, version, inp.model) if inp.model else None
+    if documented:
+        pairing.docs_for_model(tool, documented.tool, documented, "tool")
+        tool = pairing.rerank(tool)
     best = tool[0] if tool and tool[0].score > 0 else None
     fits = bool(best and best.score >= FIT_SCORE and not _blocked(best))
+    # the reasoning parsers the input shows think markup for (their sentinels found in it)
+    thinking = [c for c in reasoning if any(e.kind == "sentinel" and e.stance == "for" for e in c.evidence)]
+    if best and thinking:
+        pairing.docs_for_tool(thinking, docpairs.for_tool(db, version, best.name), best.name)
+        if documented:
+            pairing.docs_for_model(thinking, documented.reasoning, documented, "reasoning")
+        pairing.code_for_tool(db, thinking, _card(profs, "tool", best.name))
+        reasoning = pairing.rerank(reasoning)
+        thinking = [c for c in reasoning if c in thinking]
+    think = thinking[0] if thinking and thinking[0].score >= 3 else None
+    if think is None and kind == "reasoning" and reasoning and reasoning[0].score >= 3:
+        think = reasoning[0] if any(e.kind == "sentinel" for e in reasoning[0].evidence) else None
+    proof = None
+    if fits and kind != "reasoning":
+        outputs = _outputs(ob)
+        if prove is None:
+            proof = None
+        elif not outputs:
+            proof = Proof(version, None, best.name, think.name if think else None, [], [], _no_outputs(inp))
+        else:
+            tools_try = _best_two(tool, lambda c: c.score > 0 and not _blocked(c))
+            think_try = _best_two(thinking, lambda c: c.score >= 3) if think else None
+            tried = pairing.prove(prove, version, tools_try, think_try, outputs)
+            pairing.weigh(tried, tool, reasoning)
+            tool, reasoning = pairing.rerank(tool), pairing.rerank(reasoning)
+            thinking = [c for c in reasoning if c in thinking]
+            passed = next((r for r in tried if r.ok), None)
+            if passed:
+                best = next(c for c in tool if c.name == passed.tool)
+                think = next((c for c in reasoning if c.name == passed.reasoning), None)
+            chosen = passed or next((r for r in tried if r.tool == best.name), tried[0])
+            proof = Proof(
+                version,
+                (passed is not None) if any(r.status == "ok" for r in tried) else None,
+                chosen.tool,
+                chosen.reasoning,
+                chosen.outputs,
+                tried,
+                None if any(r.status == "ok" for r in tried) else f"the replay {tried[0].failure()}",
+            )
     winner_profile = next((p for p in profs.get("tool", []) if best and p.name == best.name), None)
     tdiff = _template_diff(winner_profile, ob) if winner_profile else None
     shipped = tdiff.template if tdiff else (best.chat_templates[0] if best and best.chat_templates else None)
-    think = (
-        reasoning[0]
-        if reasoning and reasoning[0].score >= 3 and any(e.kind == "sentinel" for e in reasoning[0].evidence)
-        else None
-    )
-    equals = [c for c in reasoning if think and c.rank == think.rank]
-    paired = None
-    if think and best:  # among equals, the reasoning parser that goes with the tool parser
-        paired = next((c for c in equals if c.name == best.name), None) or next(
-            (c for c in equals if c.real_class and c.real_class == best.real_class), None
-        )
-        think = paired or think
-    serve = None
+    serve, pair = None, None
     if fits:
-        serve = f"vllm serve {inp.model or 'MODEL'} --enable-auto-tool-choice --tool-call-parser {best.name}"
-        if think:
-            serve += f" --reasoning-parser {think.name}"
-        chat = _chat_template(inp, ob, tdiff, name)
-        if chat:
-            serve += f" --chat-template {chat}"
+        chat = _chat_template(inp, tdiff, name if template_path == "FILE" else template_path)
+        if chat is None:
+            chat = docpairs.documented_template(db, version, best.name)
+        if documented and documented.chat_template and best.name in documented.tool:
+            chat = chat if inp.kind == "template" else documented.chat_template
+        from .serveline import command
+
+        serve = command(best.name, think.name if think else None, chat, inp.model)
+        pair = _pair(tool, thinking, best, think, chat)
     verdict = _verdict(
         kind,
         tool,
@@ -1091,11 +1125,7 @@ def fit(
         shipped,
         _alike(profs["tool"], tool, ob) if not fits and not _any_for(tool) else None,
     )
-    if think and not paired and len(equals) > 1:
-        verdict += (
-            f"; reasoning: {think.name} is one of {len(equals)} reasoning parsers with the same evidence "
-            f"({', '.join(c.name for c in equals[1:6])}{', ...' if len(equals) > 6 else ''})"
-        )
+    verdict += _pair_said(pair, proof, documented, ob)
     shown = [c for c in tool if c.score > 0] or [
         c for c in tool if any(e.stance == "for" for e in c.evidence)
     ][:3]
@@ -1114,7 +1144,371 @@ def fit(
         serve=serve,
         verdict=verdict,
         replay=runs,
+        model=inp.model,
+        documented=documented,
+        pair=pair,
+        proof=proof,
     )
+
+
+def fit_model(
+    db,
+    model: str,
+    at: str | None = None,
+    kind: str | None = None,
+    prove: Callable | None = None,
+) -> Fit:
+    """`fit --model NAME`: the pair for a model named by its Hugging Face id or its family (any case), from the
+    version's documentation (answers/docpairs.py `resolve`), else the parser names of the version that match it
+    (answers/search.py, the search box's levels), with the code's pairing for a tool parser the docs give no
+    reasoning parser for; proven on the outputs of the chat template the docs give it, else of its tool parser's
+    shipped template with a think block of its reasoning parser's tokens (answers/pairing.py)."""
+    from . import docpairs, pairing
+    from .card import cards
+
+    version = require(db, at) if at else newest(db)
+    model = model.strip()
+    if not model:
+        raise AnswerError("--model is empty", "give a Hugging Face id (Qwen/Qwen3-8B) or a family (Qwen3)")
+    documented = docpairs.resolve(db, version, model)
+    notes: list[str] = []
+    got = docpairs.pages(db, version)
+    if got is None or (got.reasoning_path is None and docpairs.registered(db, version)["reasoning"]):
+        notes.append(
+            f"the {'documentation' if got is None else 'reasoning page'} of {version} is not stored in this"
+            " database (built before tpindex read it): build the version again into a new --db to read it"
+        )
+    by_kind: dict[str, list[Candidate]] = {"tool": [], "reasoning": []}
+
+    def candidate(k: str, name: str, evidence: list[Evidence]) -> None:
+        if any(c.name == name for c in by_kind[k]):
+            return
+        (card,) = cards(db, name, version, k)
+        c = _candidate(card, k, evidence)
+        by_kind[k].append(c)
+
+    for k in ("tool", "reasoning"):
+        for n in (
+            documented.tool if (documented and k == "tool") else documented.reasoning if documented else []
+        ):
+            candidate(k, n, [])
+        pairing.docs_for_model(
+            by_kind[k], [c.name for c in by_kind[k]], documented, k
+        ) if documented else None
+    for k in ("tool", "reasoning"):
+        if not by_kind[k] and not (k == "reasoning" and documented and documented.family):
+            for hit in _named(db, model, k, version):
+                candidate(
+                    k,
+                    hit.name,
+                    [
+                        Evidence(
+                            "name",
+                            "for",
+                            3,
+                            f"registered under a name matching {model!r} ({hit.level} {hit.via}"
+                            + (f" {hit.key}" if hit.via != "name" else "")
+                            + ")",
+                        )
+                    ],
+                )
+    tool = pairing.rerank([c for c in by_kind["tool"] if c.score > 0])
+    best = tool[0] if tool else None
+    if best and not by_kind["reasoning"]:
+        code_cands = _code_reasoning(db, version, best.name)
+        for n in code_cands:
+            candidate("reasoning", n, [])
+        pairing.code_for_tool(db, by_kind["reasoning"], cards(db, best.name, version, "tool")[0])
+    reasoning = pairing.rerank([c for c in by_kind["reasoning"] if c.score > 0])
+    if not tool and not reasoning:
+        raise AnswerError(
+            f"nothing in {version}'s documentation or parser names matches the model {model!r}",
+            "give a Hugging Face id (Qwen/Qwen3-8B) or a family the documentation names (tpindex fit --model"
+            " Qwen3); or give fit the model's chat template or tokenizer_config.json",
+        )
+    think = reasoning[0] if reasoning else None
+    proof = None
+    chat = documented.chat_template if documented and best and best.name in documented.tool else None
+    if prove is not None and best and kind != "reasoning":
+        outputs, made = _model_outputs(db, version, best, think, documented, chat)
+        if not outputs:
+            proof = Proof(version, None, best.name, think.name if think else None, [], [], made)
+        else:
+            notes.append(made)
+            composed = "think block" in made  # not the model's own output: a failure proves nothing
+            tried = pairing.prove(prove, version, tool[:3], reasoning[:3] if think else None, outputs)
+            if composed and not any(r.ok for r in tried):
+                proof = Proof(
+                    version,
+                    None,
+                    tried[0].tool,
+                    tried[0].reasoning,
+                    tried[0].outputs,
+                    tried,
+                    f"the output composed from its parsers' tokens does not pass ({tried[0].failure()}); the"
+                    " model's own format may differ: give fit the model's chat template or tokenizer_config.json",
+                )
+                tried = []
+        if outputs and tried:
+            pairing.weigh(tried, tool, reasoning)
+            tool, reasoning = pairing.rerank(tool), pairing.rerank(reasoning)
+            passed = next((r for r in tried if r.ok), None)
+            if passed:
+                best = next(c for c in tool if c.name == passed.tool)
+                think = next((c for c in reasoning if c.name == passed.reasoning), None)
+            chosen = passed or tried[0]
+            ran = any(r.status == "ok" for r in tried)
+            proof = Proof(
+                version,
+                (passed is not None) if ran else None,
+                chosen.tool,
+                chosen.reasoning,
+                chosen.outputs,
+                tried,
+                None if ran else f"the replay {tried[0].failure()}",
+            )
+    from .serveline import command
+
+    line_model = model if docpairs.is_model_id(model) else None
+    serve = command(best.name if best else None, think.name if think else None, chat, line_model)
+    pair = _pair(tool, reasoning, best, think, chat) if best else Pair(None, think.name, [], {}, None)
+    if documented:
+        said = f"{model} is {documented.family} in {version}'s documentation ({documented.match})"
+        if documented.tool_calling is False:
+            said += "; its reasoning table marks tool calling with that reasoning parser as not supported"
+        if len(documented.templates_named) > 1:
+            said += "; the docs give several chat templates: " + ", ".join(documented.templates_named)
+        if documented.unregistered:
+            said += f"; the docs name {', '.join(documented.unregistered)}, not registered at {version}"
+    else:
+        said = f"{version}'s documentation names no family {model!r} belongs to: read from the parser names"
+    if best is None:
+        said += "; no tool parser is documented or named for it"
+    verdict = said + _pair_said(pair if best else None, proof, documented, Observation(Input("model", "")))
+    observed = Observed(
+        input="model",
+        why=f"a model name, read against {version}'s documentation and parser names",
+        call=None,
+        shapes=[],
+        tokens=[],
+        prompt_tokens=[],
+        vocabulary=None,
+        special=[],
+        notes=notes,
+    )
+    return Fit(
+        version=version,
+        file=model,
+        kind=kind,
+        observed=observed,
+        tool=tool if kind != "reasoning" else [],
+        reasoning=reasoning if kind != "tool" else [],
+        fits=best is not None,
+        template=chat,
+        template_diff=None,
+        serve=serve,
+        verdict=verdict,
+        model=model,
+        documented=documented,
+        pair=pair,
+        proof=proof,
+    )
+
+
+def _candidate(card, kind: str, evidence: list[Evidence]) -> Candidate:
+    return Candidate(
+        kind=kind,
+        name=card.name,
+        rank=1,
+        score=sum(e.weight for e in evidence),
+        impl=card.impl,
+        real_class=card.real.class_,
+        real_file=card.real.file,
+        aliases=list(card.aliases),
+        expects="",
+        chat_templates=[m["file"] for m in card.chat_templates],
+        evidence=list(evidence),
+    )
+
+
+def _named(db, model: str, kind: str, version: str) -> list:
+    """The parser names of a kind registered at the version that a model's name matches at the best level of the
+    search box (answers/search.py), its family level included; prose hits left out (the docs were read)."""
+    from .search import find_names
+
+    query = model.rsplit("/", 1)[-1]
+    registered = {
+        r[0]
+        for r in db.execute("select name from parser_map_v where version = ? and kind = ?", [version, kind])
+    }
+    hits = [
+        h
+        for h in find_names(db, query)
+        if h.kind == kind and h.name in registered and h.via not in ("docs", "docstring")
+    ]
+    levels = [h.level for h in hits]
+    return [h for h in hits if h.level == levels[0]] if hits and levels[0] != "contains" else []
+
+
+def _code_reasoning(db, version: str, tool: str) -> list[str]:
+    from .card import cards
+    from .serveline import code_pairing
+
+    name, _by, others, _ = code_pairing(db, cards(db, tool, version, "tool")[0])
+    return ([name] if name else []) + others
+
+
+def _model_outputs(db, version, best, think, documented, chat) -> tuple[list, str]:
+    """(outputs, what they were made from) for a model named: the turns of the documentation's chat template for
+    it, else of the templates vLLM ships for its tool parser (those that render reasoning when a reasoning
+    parser is paired and thinking is not off by default), else such a template's call markup after a think block
+    of the reasoning parser's start and end tokens. Thinking off by default (the table's notes): the outputs
+    without reasoning; on: those with it."""
+    from ..store import code
+    from .proof import Output, outputs_of
+
+    thinking = documented.thinking if documented else None
+    wants_reasoning = think is not None and thinking != "off"
+
+    def fitting(turns: list[dict]) -> list[dict]:
+        if thinking == "off" or think is None:
+            return [t for t in turns if t["what"] == markup.WITH_CALL and not t["state"]]
+        if thinking == "on":
+            return [t for t in turns if t["what"] != markup.WITH_CALL]
+        return turns
+
+    calls: list[tuple[str, str]] = []  # (path, call markup) of the shipped templates rendering a call
+    for path, why in [(chat, "the template the documentation gives")] * bool(chat) + [
+        (t, f"a template vLLM ships for {best.name}") for t in best.chat_templates
+    ]:
+        blob = code.blob_at(db, version, path)
+        text = code.read_text(db, blob) if blob else None
+        if not text:
+            continue
+        rendered = markup.render(text)
+        turns = fitting(rendered.turns)
+        if turns and (not wants_reasoning or any(t["what"] != markup.WITH_CALL for t in turns)):
+            return outputs_of(turns), f"proven on the outputs of {path}, {why}"
+        if rendered.call:
+            calls.append((path, rendered.call.strip()))
+    if not calls:
+        return [], (
+            f"no chat template to render what the model emits ({best.name} ships none that renders a call): give"
+            " fit the model's chat template or tokenizer_config.json to prove the pair"
+        )
+    path, call = calls[0]
+    start, end = _think_tokens(db, version, think.name) if wants_reasoning else (None, None)
+    if end is None:
+        return [Output(markup.WITH_CALL, "", call, True)], f"proven on the call markup of {path}"
+    text = (f"{start}" if start else "") + f"{markup.THOUGHT}{end}{call}"
+    return [Output(markup.WITH_REASONING, "", text, True)], (
+        f"proven on the call markup of {path} after a think block of {think.name}'s tokens"
+        f" ({start or ''} ... {end}): the model's own template was not given"
+    )
+
+
+def _think_tokens(db, version: str, name: str) -> tuple[str | None, str | None]:
+    """A reasoning parser's start and end tokens: its sentinels held by attributes naming a start (start, begin)
+    or an end of thinking (answers/serveline.py's rule)."""
+    from .card import name_sentinels
+    from .serveline import _ends
+
+    start = end = None
+    for s in name_sentinels(db, name, version, "reasoning"):
+        attrs = [a.strip("_").lower() for a in s["attributes"]]
+        value = _unescaped(s["value"])
+        if end is None and any(_ends(a) for a in attrs):
+            end = value
+        elif start is None and any(("start" in a or "begin" in a) for a in attrs):
+            start = value
+    if start and not start.endswith("\n"):
+        start += "\n"
+    if end and not end.startswith("\n"):
+        end = "\n" + end
+    if end and not end.endswith("\n"):
+        end += "\n\n"
+    return start, end
+
+
+def _unescaped(value: str) -> str:
+    """A sentinel as the text holds it: a raw string's escapes (r"<think>\\n", written for a regular expression)
+    read as the characters they stand for."""
+    return re.sub(r"\\([ntr])", lambda m: {"n": "\n", "t": "\t", "r": "\r"}[m.group(1)], value)
+
+
+def _card(profs: dict, kind: str, name: str):
+    return next(p.card for p in profs.get(kind, []) if p.name == name)
+
+
+def _best_two(cands: list[Candidate], ok) -> list[Candidate]:
+    """The candidates of the best two ranks that `ok` admits (what the proof tries), at most three."""
+    admitted = [c for c in cands if ok(c)]
+    ranks = sorted({c.rank for c in admitted})[:2]
+    return [c for c in admitted if c.rank in ranks][:3]
+
+
+def _outputs(ob: Observation) -> list:
+    """What the model emits, to prove a pair on: its template's turns, or the raw output given."""
+    from .proof import Output, outputs_of
+
+    if ob.input.kind == "output":
+        return [Output("the raw output", "", ob.input.output or "", False)]
+    return outputs_of(ob.rendered.turns) if ob.rendered is not None else []
+
+
+def _no_outputs(inp: Input) -> str:
+    if inp.kind == "tokenizer":
+        return (
+            "a tokenizer.json has no chat template to render what the model emits: give fit its chat template"
+        )
+    return "its chat template renders no assistant turn with a tool call to replay"
+
+
+def _pair(tool, thinking, best, think, chat) -> Pair:
+    from .pairing import decisive, tie_of
+
+    evidence = decisive(best) + (decisive(think) if think else [])
+    tie = {}
+    if tie_of(tool, best):
+        tie["tool"] = tie_of(tool, best)
+    if think and tie_of(thinking, think):
+        tie["reasoning"] = tie_of(thinking, think)
+    return Pair(best.name, think.name if think else None, evidence, tie, chat)
+
+
+def _pair_said(pair: Pair | None, proof: Proof | None, documented, ob: Observation) -> str:
+    """The pair's part of the verdict: a tie, the proof, the documentation's notes on thinking."""
+    out = ""
+    if pair:
+        for k, names in pair.tie.items():
+            out += (
+                f"; {k}: a tie no evidence breaks between {', '.join(names)}"
+                f" (the line names {names[0]}, the first by name)"
+            )
+    if ob.generation and any(t in ob.generation for t in ob.reasoning_tokens):
+        out += "; its generation prompt opens a think block (the output starts inside the reasoning)"
+        said = "its generation prompt opens a think block: the model's output starts inside the reasoning"
+        if said not in ob.notes:
+            ob.notes.append(said)
+    if proof is not None:
+        failed = [r for r in proof.tried if not r.ok and r.status == "ok"]
+        if proof.ok:
+            out += f"; proven at {proof.version}: " + (
+                f"--tool-call-parser {proof.tool}"
+                + (f" --reasoning-parser {proof.reasoning}" if proof.reasoning else "")
+                + f" returns the call intact on {len(proof.outputs)} output(s) of the model, in every mode"
+            )
+        elif proof.ok is False:
+            out += f"; the proof fails at {proof.version}: no pair tried passes"
+        elif proof.skipped:
+            out += f"; not proven: {proof.skipped}"
+        for r in failed[:3]:
+            who = f"{r.tool}" + (f" + {r.reasoning}" if r.reasoning else "")
+            out += f"; {who} fails {r.failure()}"
+    if documented:
+        for n in documented.notes[:3]:
+            out += f"; the docs: {n.text} ({n.file}:{n.line})"
+    return out
 
 
 def _replayed(answer, name: str, version: str, ob: Observation) -> ReplayRun:
@@ -1203,18 +1597,9 @@ def _fold(cands: list[Candidate], runs: list[ReplayRun]) -> list[Candidate]:
 
 
 def _rerank(cands: list[Candidate]) -> list[Candidate]:
-    """Ranked again by score, then sentinels found (stable: equals keep the order they had)."""
-    out = sorted(
-        cands,
-        key=lambda c: (-c.score, -sum(1 for e in c.evidence if e.kind == "sentinel" and e.stance == "for")),
-    )
-    last, place = None, 0
-    for i, c in enumerate(out, 1):
-        key = (c.score, sum(1 for e in c.evidence if e.kind == "sentinel" and e.stance == "for"))
-        if key != last:
-            place, last = i, key
-        c.rank = place
-    return out
+    from .pairing import rerank
+
+    return rerank(cands)
 
 
 def think_tokens(profs: dict[str, list[Profile]]) -> set[str]:
@@ -1244,11 +1629,11 @@ def _blocked(c: Candidate) -> list[Evidence]:
     return out
 
 
-def _chat_template(inp: Input, ob: Observation, tdiff: TemplateDiff | None, name: str) -> str | None:
+def _chat_template(inp: Input, tdiff: TemplateDiff | None, path: str | None) -> str | None:
+    """The user's own template given to fit (a template file, named by its path; the shipped file itself by the
+    shipped path); a tokenizer_config's template is the model's own, used without the flag."""
     if inp.kind == "template":
-        return tdiff.template if tdiff and tdiff.same_file else name
-    if inp.kind == "tokenizer_config" and inp.templates and not ob.call and tdiff:
-        return tdiff.template  # the model's own template renders no call: the shipped one does
+        return tdiff.template if tdiff and tdiff.same_file else path
     return None
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .commit_model import Commit, CommitFile
 from .versions import AnswerError, indexed, require, upstream_refs
-from .which import check_name, span_text, spans
+from .which import check_name, registered_name, span_text, spans
 
 if TYPE_CHECKING:  # built by log and contains, not by the commits diff lists
     from .history_model import Contains, Log
@@ -238,6 +238,7 @@ def log(
     missing = [v for v in (a, b) if v not in g.tips]
     if missing:
         raise _no_history(db, missing, g)
+    name = registered_name(db, name)
     kinds = check_name(db, name, kind)
     registered = {
         (k, v)

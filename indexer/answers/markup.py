@@ -20,7 +20,18 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..extract.templates import ARG, TOOL_NAME, VALUE, Rendered, from_row, render, render_call  # noqa: F401
+from ..extract.templates import (  # noqa: F401
+    ARG,
+    THOUGHT,
+    TOOL_NAME,
+    VALUE,
+    WITH_CALL,
+    WITH_REASONING,
+    Rendered,
+    from_row,
+    render,
+    render_call,
+)
 from ..extract.tokens import TOKEN, is_token
 
 

@@ -9,7 +9,7 @@ import json
 
 from .source import diff_paths, show_span
 from .versions import AnswerError, newest, require
-from .which import check_name, parsers_at
+from .which import check_name, parsers_at, registered_name
 
 # whose resolution answers `--method` first: the class whose code does the parsing, then the others
 ROLE_ORDER = ("engine", "composed", "registered", "wrapper")
@@ -28,6 +28,7 @@ def name_spans(
 ) -> list[dict]:
     """For each kind of NAME at a version (one when the kinds share it): the span of the class that really
     implements it, or of `method` as the name resolves it, with the code of that span."""
+    name = registered_name(db, name)
     check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
     parsers = parsers_at(db, name, version, kind)
@@ -110,6 +111,7 @@ def _own_files(db, version: str, name: str, kind: str) -> dict[str, frozenset]:
 def _name_code_pairs(db, a: str, b: str, name: str, kind: str | None) -> tuple[str, str, list, list[tuple]]:
     """(a, b, kinds, [(path at A or None, path at B or None)]) of the name's own code: its real files, then
     its other own files whose code in them changed."""
+    name = registered_name(db, name)
     kinds = check_name(db, name, kind)
     a, b = require(db, a), require(db, b)
     return a, b, kinds, _pairs(db, a, b, name, kinds)
@@ -152,6 +154,7 @@ def name_code_diff(db, a: str, b: str, name: str, kind: str | None = None) -> di
     """The name's own code from A to B, file by file: the real file of A against the real file of B (a
     move is followed), the other files path by path when the name's code in them changed (a file changed
     elsewhere, in code the name does not run, is left out); unchanged files are left out."""
+    name = registered_name(db, name)
     a, b, kinds, pairs = _name_code_pairs(db, a, b, name, kind)
     files = []
     for pa, pb in pairs:

@@ -27,7 +27,7 @@ from .history import range_commits
 from .search import find_names
 from .serveline import serve_line
 from .versions import AnswerError, indexed, nearest, require, resolve
-from .which import check_name, history, parsers_at
+from .which import check_name, history, parsers_at, registered_name
 
 KIND_ORDER = ("tool", "reasoning", "engine")
 IMPL_ORDER = ("standalone", "unified", "name-check", "dispatch", "unresolved")
@@ -88,6 +88,7 @@ class ParserPage:
 
 
 def parser_page(db, kind: str, name: str, at: str | None = None) -> ParserPage:
+    name = registered_name(db, name)
     check_name(db, name)
     registered = set(queries.column(db, "name_kinds", name=name))
     kinds = [k for k in KIND_ORDER if k in registered]
@@ -349,6 +350,7 @@ class Found:
     target: str | None = None  # ("parser", kind, name) or ("version", label) as a path
     matches: list = field(default_factory=list)  # answers.search.NameHit, best first
     suggestions: list[str] = field(default_factory=list)
+    model: object | None = None  # answers.fit.Fit: a model name the documentation knows, answered (no proof)
 
 
 def find(db, q: str) -> tuple[str, tuple] | Found:
@@ -362,12 +364,31 @@ def find(db, q: str) -> tuple[str, tuple] | Found:
         if len(found) == 1:
             return ("version", found[0])
     hits = find_names(db, q)
+    exact = [h for h in hits if h.level == "exact" and h.via == "name"]
+    if not exact:  # a model the newest version's documentation knows: its answer, as `fit --model` gives it
+        answer = _model_answer(db, q)
+        if answer is not None:
+            return Found(q, matches=hits, model=answer)
     if len({(h.kind, h.name) for h in hits}) == 1:
         return ("parser", hits[0].kind, hits[0].name)
     if hits:
         return Found(q, matches=hits)
     close = close_names(q, queries.column(db, "parser_names"), n=6, cutoff=0.5)
     return Found(q, suggestions=close)
+
+
+def _model_answer(db, q: str):
+    """`fit --model q` at the newest version, without the proof (a GET runs no code), when the documentation
+    knows the model; None otherwise."""
+    from .docpairs import resolve
+    from .fit import fit_model
+
+    if resolve(db, indexed(db)[-1], q) is None:
+        return None
+    try:
+        return fit_model(db, q)
+    except AnswerError:
+        return None
 
 
 # ---- why the `which` canned query has no rows -------------------------------------------------------

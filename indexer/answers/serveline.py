@@ -1,23 +1,25 @@
-"""The `vllm serve` line of a tool parser at a version: `vllm serve MODEL --enable-auto-tool-choice
---tool-call-parser NAME [--reasoning-parser R] [--chat-template T]`.
+"""The `vllm serve` line: one function forms it everywhere (`command`: fit, the model answer, the parser pages of
+both kinds, MCP), and `serve_line` gives a parser's own line at a version, with what paired it.
 
-R is the reasoning parser that goes with the tool parser, from what the version shows, the first evidence that
-gives one:
+`vllm serve MODEL --enable-auto-tool-choice --tool-call-parser T [--reasoning-parser R] [--chat-template C]`:
 
-1. **same name and real class**: one registered under the same name whose real class is the tool parser's (the
-   unified engine's pairs); 2. **same name**; 3. **same real class**: the reasoning parsers whose real class is
-   the tool parser's real class;
-4. **end token**: the reasoning parsers whose end-of-thinking token (a sentinel of their own code held by a
-   token-named attribute with the word end and think, thinking or reasoning, or by end_token / end_token_id, the
-   reasoning parser's own properties) the tool parser's code looks for (one of its sentinels): the only one, or
-   the ones whose name matches the tool parser's as chat templates are matched (answers/matching.py); several
-   without a match pair with none, and are said;
-5. **docs**: the version's tool-calling documentation pairs them on one line (`--tool-call-parser NAME
-   --reasoning-parser R`, answers/docwords.py).
+- **C** only where the version's documentation gives the parser that template in its flags (every flags line naming
+  T names the same one: answers/docpairs.py `documented_template`), or, in `fit`, the user's own template given
+  to it: never the template vLLM ships merely because one matches the name (it would replace a model's own
+  tool-capable template).
+- **R for a tool parser's page**, the first evidence that gives one, in this order:
+  1. **docs**: the reasoning parsers the documentation pairs with T (answers/docpairs.py `pairs`: a row of the
+     reasoning table whose family the tool-calling page gives T, or a flags line naming both), those rows the
+     table does not mark as without tool calling; one: it; several: none in the line, each listed with its family;
+  2. the code, as the version shows it: **same name and real class** (one registered under the same name whose
+     real class is T's: the unified engine's pairs), **same name**, **same real class**, **end token** (the
+     reasoning parsers whose end-of-thinking token, a sentinel of their own code held by a token-named attribute
+     with the word end and think, thinking or reasoning, or by end_token / end_token_id, T's code looks for: the
+     only one, or the ones whose name matches T's as chat templates are matched, answers/matching.py).
+- **T for a reasoning parser's page**: the tool parsers the documentation pairs with it (one: in the line), else
+  one registered under the same name, else those with the same real class.
 
-The other evidences that agree with the one chosen are said too (the end token, the documentation's line). T is
-the chat template vLLM ships for the name (examples/, matched exactly by name or file: answers/matching.py).
-Several equally good reasoning parsers: the first, and the others said.
+The evidence that agrees with the one chosen is said too (the end token, the documentation's lines).
 """
 
 from __future__ import annotations
@@ -27,6 +29,20 @@ from dataclasses import dataclass, field
 from .plain import Model
 
 
+def command(
+    tool: str | None, reasoning: str | None = None, chat_template: str | None = None, model: str | None = None
+) -> str:
+    """The one `vllm serve` line (a reasoning parser alone when there is no tool parser)."""
+    out = f"vllm serve {model or 'MODEL'}"
+    if tool:
+        out += f" --enable-auto-tool-choice --tool-call-parser {tool}"
+    if reasoning:
+        out += f" --reasoning-parser {reasoning}"
+    if chat_template:
+        out += f" --chat-template {chat_template}"
+    return out
+
+
 @dataclass
 class ServeLine(Model):
     version: str
@@ -34,17 +50,26 @@ class ServeLine(Model):
     command: str
     reasoning: str | None = None  # --reasoning-parser
     reasoning_by: str | None = (
-        None  # same name and real class | same name | same real class | end token | docs
+        None  # docs | same name and real class | same name | same real class | end token
     )
     reasoning_others: list[str] = field(default_factory=list)  # as good as `reasoning`, not chosen
-    chat_template: str | None = None  # --chat-template
-    templates_not_exact: list[str] = field(default_factory=list)  # matched only by family or prefix
+    chat_template: str | None = None  # --chat-template: the documentation's
+    templates_not_exact: list[str] = field(
+        default_factory=list
+    )  # templates vLLM ships for the name, not in the line
     # the end-of-thinking token the tool parser's code looks for, where it does, and the reasoning parsers
     # ending at it (when it paired them, or agrees with the pairing; or, several without a match, pairs none)
     end_token: str | None = None
     end_token_place: dict | None = None  # {file, line}: in the tool parser's code
     end_token_parsers: list[str] = field(default_factory=list)
-    docs: dict | None = None  # {file, line}: the documentation's line pairing them (chosen, or agreeing)
+    docs: dict | None = None  # {file, line}: a documentation line pairing them (chosen, or agreeing)
+    kind: str = "tool"  # the parser's kind (a reasoning parser's line names the tool parser it pairs with)
+    tool: str | None = None  # --tool-call-parser
+    tool_by: str | None = None  # docs | same name | same real class (a reasoning parser's line)
+    tool_others: list[str] = field(default_factory=list)
+    documented: list = field(
+        default_factory=list
+    )  # answers.docpairs.DocPair: the docs' pairings with the name
 
 
 END_WORDS = ("think", "thinking", "reasoning")
@@ -102,31 +127,16 @@ def _closest(name: str, candidates: list[str]) -> list[str]:
     ]
 
 
-def _docs_pair(db, card) -> dict[str, dict]:
-    """The reasoning parsers the documentation pairs the name with (registered at the version), in its order,
-    each with its line."""
-    from .docwords import doc_claims
+def _with_tool_calling(pairs: list) -> list:
+    """The documented pairings that hold for tool calling (answers/docpairs.py `with_tool_calling`)."""
+    from .docpairs import with_tool_calling
 
-    claims = doc_claims(db, card.version)
-    if claims is None:
-        return {}
-    registered = {
-        r[0]
-        for r in db.execute(
-            "select name from parser_map_v where version = ? and kind = 'reasoning'", [card.version]
-        )
-    }
-    out: dict[str, dict] = {}
-    for tool, reasoning, line in claims.pairs:
-        if tool == card.name and reasoning in registered and reasoning not in out:
-            out[reasoning] = {"file": claims.path, "line": line}
-    return out
+    return [p for p in pairs if with_tool_calling(p)]
 
 
-def serve_line(db, card) -> ServeLine | None:
-    """The serve line of a tool parser's card (None for another kind)."""
-    if card.kind != "tool":
-        return None
+def code_pairing(db, card) -> tuple[str | None, str | None, list[str], tuple]:
+    """(reasoning parser, by, as good, (end token, place, parsers ending at it)) from the code alone (steps 2 of
+    the module docstring) for a tool parser's card."""
     same_name = [p for p in card.pairs if p["kind"] == "reasoning"]
     reasoning, by, others = None, None, []
     both = [p["name"] for p in same_name if p["shares_real_class"]]
@@ -150,31 +160,99 @@ def serve_line(db, card) -> ServeLine | None:
         chosen = ending if len(ending) == 1 else _closest(card.name, ending)
         if chosen:
             reasoning, by, others = chosen[0], "end token", chosen[1:]
-    doc_lines = _docs_pair(db, card)
-    if reasoning is None and doc_lines:
-        documented = list(doc_lines)
-        reasoning, by, others = documented[0], "docs", documented[1:]
-    agrees = (
-        reasoning is None or reasoning in ending
-    )  # the token is said when it paired them, agrees, or none paired
-    exact = [t["file"] for t in card.chat_templates if t["level"] == "exact"]
-    template = exact[0] if exact else None
-    command = f"vllm serve MODEL --enable-auto-tool-choice --tool-call-parser {card.name}"
-    if reasoning:
-        command += f" --reasoning-parser {reasoning}"
-    if template:
-        command += f" --chat-template {template}"
+    return reasoning, by, others, (token, place, ending)
+
+
+def serve_line(db, card) -> ServeLine | None:
+    """A parser's own serve line at its card's version (the module docstring's rules)."""
+    from . import docpairs
+
+    if card.kind == "reasoning":
+        return _reasoning_line(db, card)
+    if card.kind != "tool":
+        return None
+    documented = docpairs.for_tool(db, card.version, card.name)
+    paired = list(dict.fromkeys(p.reasoning for p in _with_tool_calling(documented) if p.reasoning))
+    reasoning, by, others, (token, place, ending) = code_pairing(db, card)
+    docs = None
+    if paired:
+        chosen = paired[0] if len(paired) == 1 else None
+        code_choice = reasoning
+        reasoning, by, others = chosen, "docs" if chosen else None, [] if chosen else paired
+        if chosen is None:
+            by = None
+        first = next(p for p in documented if p.reasoning == (chosen or paired[0]))
+        line = next((e for e in first.evidence if "--reasoning-parser" in e.text), first.evidence[0])
+        docs = {"file": line.file, "line": line.line}
+        if code_choice and code_choice != chosen:
+            others = [o for o in others if o != code_choice]
+    elif reasoning:
+        first = next((p for p in documented if p.reasoning == reasoning), None)
+        if first:
+            docs = {"file": first.evidence[0].file, "line": first.evidence[0].line}
+    agrees = reasoning is None or reasoning in ending
+    template = docpairs.documented_template(db, card.version, card.name)
     return ServeLine(
         card.version,
         card.name,
-        command,
+        command(card.name, reasoning, template),
         reasoning,
         by,
         others,
         template,
-        [t["file"] for t in card.chat_templates if t["level"] != "exact"],
+        [t["file"] for t in card.chat_templates if t["file"] != template],
         token if agrees else None,
         place if agrees else None,
         ending if agrees else [],
-        doc_lines.get(reasoning) if reasoning else None,
+        docs,
+        documented=documented,
+    )
+
+
+def _reasoning_line(db, card) -> ServeLine:
+    from . import docpairs
+
+    documented = docpairs.for_reasoning(db, card.version, card.name)
+    tools = list(dict.fromkeys(p.tool for p in _with_tool_calling(documented) if p.tool))
+    tool, by, others = None, None, []
+    if tools:
+        tool, by, others = (tools[0], "docs", []) if len(tools) == 1 else (None, None, tools)
+    else:
+        same = [p["name"] for p in card.pairs if p["kind"] == "tool"]
+        if same:
+            tool, by = same[0], "same name"
+        elif card.real.class_:
+            shared = [
+                r[0]
+                for r in db.execute(
+                    "select name from parser_map_v where version = ? and kind = 'tool' and real_class = ?"
+                    " and real_file is ? order by name",
+                    [card.version, card.real.class_, card.real.file],
+                )
+            ]
+            if shared:
+                tool, by, others = shared[0], "same real class", shared[1:]
+    docs = None
+    first = next((p for p in documented if p.tool == (tool or (tools[0] if tools else None))), None)
+    if first:
+        docs = {"file": first.evidence[0].file, "line": first.evidence[0].line}
+    template = docpairs.documented_template(db, card.version, tool) if tool else None
+    return ServeLine(
+        card.version,
+        card.name,
+        command(tool, card.name, template),
+        card.name,
+        None,
+        [],
+        template,
+        [],
+        None,
+        None,
+        [],
+        docs,
+        kind="reasoning",
+        tool=tool,
+        tool_by=by,
+        tool_others=others,
+        documented=documented,
     )

@@ -15,13 +15,7 @@ from .versions import AnswerError, require
 CONTEXT = 3  # lines of context around each change, as diff -u and git diff
 
 
-def _blob_at(db, version: str, path: str) -> str | None:
-    row = db.execute(
-        "select u.blob_id from files f join versions v on v.id = f.version_id"
-        " join units u on u.id = f.unit_id where v.label = ? and f.path = ?",
-        [version, path],
-    ).fetchone()
-    return row[0] if row else None
+_blob_at = code.blob_at
 
 
 def present_in(db, path: str) -> list[str]:

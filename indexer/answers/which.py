@@ -53,6 +53,22 @@ def _encodable(text: str) -> bool:
     return True
 
 
+def registered_name(db, name: str) -> str:
+    """The name as registered, for a name given in any case (`Qwen3` is qwen3); the name itself when it is
+    registered as given or nothing matches it (check_name then says so). Names that differ only in case are
+    refused with both listed."""
+    if kinds_of(db, name) or not _encodable(name):
+        return name
+    found = [
+        r[0] for r in db.execute("select distinct name from parser_map where lower(name) = lower(?)", [name])
+    ]
+    if len(found) > 1:
+        raise AnswerError(
+            f"{name!r} is several names that differ only in case: {', '.join(found)}", "give one as written"
+        )
+    return found[0] if found else name
+
+
 def check_name(db, name: str, kind: str | None = None) -> list[str]:
     """The kinds the name is registered as in some indexed version (only `kind`, when given). Every name is
     listed only for a name not found (pages check a name per version range: 26 listings for one page)."""
@@ -63,6 +79,9 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
         hint = (
             f"did you mean: {', '.join(close)}?" if close else "tpindex export lists the names of a version"
         )
+        model = _documented_model(db, name)
+        if model:
+            hint = f"{name} is {model} in the documentation: tpindex fit --model {name}"
         raise AnswerError(f"no parser named {name!r} in any indexed version", hint).offering(names=close)
     if kind and kind not in kinds:
         are = " and ".join(KIND_WORDS.get(k, k) for k in kinds)
@@ -70,6 +89,17 @@ def check_name(db, name: str, kind: str | None = None) -> list[str]:
             f"{name!r} is {are}, not {KIND_WORDS.get(kind, kind)}", f"drop --kind, or use --kind {kinds[0]}"
         )
     return [kind] if kind else kinds
+
+
+def _documented_model(db, name: str) -> str | None:
+    """The family the newest version's documentation gives a model name (for a hint), None when none."""
+    from .docpairs import resolve
+
+    try:
+        got = resolve(db, newest(db), name)
+    except AnswerError:
+        return None
+    return got.family if got else None
 
 
 def spans(versions: list[str], present: set[str]) -> list[tuple[str, str]]:
@@ -122,6 +152,7 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
 def which(db, name: str, at: str | None = None, kind: str | None = None) -> Which:
     from .which_model import Which
 
+    name = registered_name(db, name)
     check_name(db, name, kind)
     version = require(db, at) if at else newest(db)
     found = parsers_at(db, name, version, kind)
@@ -144,7 +175,40 @@ def which(db, name: str, at: str | None = None, kind: str | None = None) -> Whic
         if after and "renamed to " in after:
             hint = f"ask tpindex which {after.split('renamed to ', 1)[1].split()[0]}, or " + hint
         raise AnswerError(f"{what} is not registered at {version}; it is in {span_text(runs)}{after}", hint)
-    return Which(name=name, version=version, parsers=found)
+    return Which(name=name, version=version, parsers=found, models=documented_with(db, name, version, kind))
+
+
+def documented_with(db, name: str, version: str, kind: str | None = None) -> list:
+    """The pairings the version's documentation gives that name this parser (as a tool or a reasoning parser),
+    and, when the name is also a model family's, that family's (`which qwen3`: the Qwen3 series, and the tool
+    parser its models use)."""
+    from .docpairs import for_reasoning, for_tool, resolve
+    from .docpairs_model import DocPair
+
+    out = []
+    kinds = [kind] if kind else ["tool", "reasoning"]
+    if "tool" in kinds:
+        out += for_tool(db, version, name)
+    if "reasoning" in kinds:
+        out += [p for p in for_reasoning(db, version, name) if p not in out]
+    fam = resolve(db, version, name)
+    if fam and fam.match == "family" and (fam.tool or fam.reasoning):
+        t, r = (fam.tool or [None])[0], (fam.reasoning or [None])[0]
+        if not any(p.family == fam.family and p.tool == t and p.reasoning == r for p in out):
+            out.insert(
+                0,
+                DocPair(
+                    fam.family,
+                    t,
+                    r,
+                    fam.chat_template,
+                    fam.tool_calling,
+                    fam.thinking,
+                    fam.evidence,
+                    fam.notes,
+                ),
+            )
+    return out
 
 
 def gone_after(db, name: str, kind: str | None, version: str) -> str:
@@ -165,6 +229,7 @@ def history(db, name: str, kind: str | None = None) -> History:
     from .lifecycle_model import History, KindHistory, Range
     from .which_model import Parser
 
+    name = registered_name(db, name)
     kinds = check_name(db, name, kind)
     versions = indexed(db)
     out = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .docpairs_model import DocPair
 from .plain import Model
 
 
@@ -130,6 +131,10 @@ def _notes(text: str | None) -> list[str]:
 
 @dataclass
 class Which(Model):
+    """A name's parsers at one version, and the pairings the version's documentation gives with it (`models`:
+    the model families it is documented for, with the other parser of each pair; answers/docpairs.py)."""
+
     name: str
     version: str
     parsers: list[Parser]
+    models: list[DocPair] = field(default_factory=list)

@@ -87,6 +87,8 @@ def which(name, at, all_, kind, fmt, db_path):
         return
     width = textfmt.output_width()
     click.echo("\n\n".join("\n".join(rw.format_chain(p, width)) for p in ans.parsers))
+    if ans.models:
+        click.echo("\n" + "\n".join(rw.format_models(ans)))
 
 
 @click.command(short_help="What changed between two versions (exit 1 when something did).")

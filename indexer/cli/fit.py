@@ -9,8 +9,15 @@ from .commands import dumps, index
 from .main import FILE_OR_DASH, db_option
 
 
-@click.command(short_help="Which parser fits a model: from its chat template, tokenizer or output.")
-@click.argument("file", type=FILE_OR_DASH)
+@click.command(short_help="Which parser fits a model: from its name, chat template, tokenizer or output.")
+@click.argument("file", type=FILE_OR_DASH, required=False)
+@click.option(
+    "--model",
+    metavar="NAME",
+    help="Start from a model instead of a FILE: a Hugging Face id (Qwen/Qwen3-8B) or a family name (Qwen3), any "
+    "case, read against the version's own documentation (the reasoning page's model table and its notes, the "
+    "tool-calling page's sections and flags) and its parser names.",
+)
 @click.option(
     "--at", "at", metavar="VERSION", help="The version whose parsers to rank (default: the newest indexed)."
 )
@@ -35,10 +42,24 @@ from .main import FILE_OR_DASH, db_option
     "(as tpindex replay does: non-streaming, then one token per delta) and weigh what each made of "
     "it (a call or none, call markup left in the content) into the ranking.",
 )
+@click.option(
+    "--no-proof",
+    "no_proof",
+    is_flag=True,
+    help="Skip the proof: by default the recommended pair is replayed by the version's own code (in a child "
+    "process, as tpindex replay does) on what the model emits (its template's assistant turn with the tool call, "
+    "with and without reasoning; a raw output as is), non-streaming, streamed and through serving; a pair whose "
+    "call does not come back intact with finish_reason tool_calls and the reasoning separated is not recommended.",
+)
 @db_option
-def fit(file, at, kind, fmt, replay, db_path):
+def fit(file, model, at, kind, fmt, replay, no_proof, db_path):
     """Which parser fits a model: rank the tool and reasoning parsers of a version by the evidence FILE gives,
     each with the evidence for and against it, and end with the vllm serve line.
+
+    The pair comes from what vLLM says and does, in this order: the version's documentation (the model
+    family's tool and reasoning parsers, or the reasoning parsers it pairs with the tool parser chosen), the
+    model's template (its think markup, its generation prompt), the code's evidence below, then the proof. Each
+    answer names the evidence that decided it; equal scores share a rank, and a tie no evidence breaks is said.
 
     \b
     FILE (read by its content, not its name; - for standard input) is one of:
@@ -55,8 +76,21 @@ def fit(file, at, kind, fmt, replay, db_path):
     character diff of the call markup when FILE is a template.
     """
     from ..api import FIT_MAX_INPUT
-    from ..render import fit as f
 
+    if model is not None or file is None:
+        if file is not None:
+            raise click.UsageError("give a FILE or --model NAME, not both")
+        if model is None:
+            raise click.UsageError(
+                "give a FILE (a chat template, tokenizer file or raw output) or --model NAME"
+            )
+        if replay:
+            raise click.UsageError("--replay runs parsers on a raw output FILE; --model has none")
+        answer = index(db_path).fit(
+            at=at, kind=kind, model=model, proof=not no_proof, notice=lambda m: click.echo(m, err=True)
+        )
+        _show(answer, fmt)
+        return
     try:
         with click.open_file(file, "rb") as fh:
             data = fh.read(FIT_MAX_INPUT + 1)
@@ -74,7 +108,14 @@ def fit(file, at, kind, fmt, replay, db_path):
         name="-" if file == "-" else file,
         replay=replay,
         notice=lambda m: click.echo(m, err=True),
+        proof=not no_proof,
     )
+    _show(answer, fmt)
+
+
+def _show(answer, fmt: str) -> None:
+    from ..render import fit as f
+
     if fmt == "json":
         click.echo(dumps(answer))
     elif fmt == "markdown":

@@ -41,10 +41,13 @@ PRESENCE = (
     "tests/parser/*test_*.py",
     "tests/tool_use/*test_*.py",
 )
-# The tool-calling documentation (docs/source/features/ until the docs moved in v0.9.0), recorded and stored like
-# the templates: the search box reads the model families it names, the serve line its flag pairs
-# (answers/docwords.py)
-DOCS = ("docs/features/tool_calling.md", "docs/source/features/tool_calling.md")
+# The tool-calling and reasoning documentation (docs/source/features/ until the docs moved in v0.9.0), recorded and
+# stored like the templates: the search box reads the model families the tool-calling page names
+# (answers/docwords.py); the advice (fit, the serve line) reads the reasoning page's model table and its notes and
+# the tool-calling page's sections with their flags (answers/docpairs.py)
+TOOL_DOCS = ("docs/features/tool_calling.md", "docs/source/features/tool_calling.md")
+REASONING_DOCS = ("docs/features/reasoning_outputs.md", "docs/source/features/reasoning_outputs.md")
+DOCS = TOOL_DOCS + REASONING_DOCS
 PRESENCE += DOCS
 TOOL_CALLING += FRAMEWORK + PRESENCE
 ALL = ("vllm/*.py",)

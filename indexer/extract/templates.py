@@ -55,6 +55,10 @@ class Rendered:
     reasoning: str = ""  # what a reply with reasoning renders beyond the plain reply (think markup)
     error: str | None = None  # why it could not be rendered
     notes: list[str] = field(default_factory=list)
+    # what the model emits for an assistant turn with the tool call, continuing from the generation prompt (the
+    # turn's end token left out, as vLLM stops before it): {what, state, text}, with and without reasoning,
+    # under the template's own switches of the generation prompt too (`turns`)
+    turns: list[dict] = field(default_factory=list)
 
 
 @functools.cache
@@ -204,6 +208,96 @@ def _render(source: str, prompts: bool = True) -> Rendered:
         out.generation = plain[p:]
     except Exception as e:  # noqa: BLE001
         out.notes.append(f"its prompt does not render: {type(e).__name__}: {e}"[:200])
+    if TOOL_NAME in out.call:
+        try:
+            out.turns = turns(template, source)
+        except Exception as e:  # noqa: BLE001 - a template that renders no turn: the proof says so
+            out.notes.append(
+                f"its assistant turn does not render as an output: {type(e).__name__}: {e}"[:200]
+            )
+    return out
+
+
+WITH_CALL = "a tool call"
+WITH_REASONING = "reasoning and a tool call"
+_BOUNDARY = "\n>]"  # where a generation prompt may be cut: after a newline or a token's closing bracket
+
+
+def _switches(template, source: str, run) -> list[tuple[str, bool]]:
+    """The template's own variables (beyond what is passed to it) whose value, True or False, changes the end of
+    its generation prompt after the user's turn: its thinking switches, found by rendering, not by name."""
+    from jinja2 import meta
+
+    passed = {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}
+    names = sorted(meta.find_undeclared_variables(environment().parse(source)) - passed)
+    base = run(None)
+    tail = base[base.rfind(QUESTION) :] if QUESTION in base else base
+    out = []
+    for name in names[:16]:
+        for value in (False, True):
+            got = run({name: value})
+            if (got[got.rfind(QUESTION) :] if QUESTION in got else got) != tail:
+                out.append((name, value))
+    return out
+
+
+def _continuation(full: str, generation: str) -> str:
+    """What follows the generation prompt in a rendered conversation: after their common start, cut back to a
+    boundary (a newline or a token's end) when the prompt is not all of it (`<think>` is no `<tool_call>`)."""
+    p = 0
+    n = min(len(full), len(generation))
+    while p < n and full[p] == generation[p]:
+        p += 1
+    if p < len(generation):
+        cut = max(generation.rfind(c, 0, p) for c in _BOUNDARY)
+        p = cut + 1 if cut >= 0 else 0
+    return full[p:]
+
+
+def turns(template, source: str) -> list[dict]:
+    """The outputs a template shows the model emitting for the tool call (see Rendered.turns): the assistant turn
+    rendered after the user's, from where its generation prompt ends; the plain reply's ending (its end-of-turn
+    token) cut off. Each under the default and under each switch that changes the generation prompt."""
+    user = {"role": "user", "content": QUESTION}
+    base = {"bos_token": "<s>", "eos_token": "</s>"}
+    call = [{"id": CALL_ID, "type": "function", "function": {"name": TOOL_NAME, "arguments": {ARG: VALUE}}}]
+
+    def run(messages, extra=None, generation=False) -> str:
+        return template.render(
+            messages=messages, tools=[TOOL], add_generation_prompt=generation, **base, **(extra or {})
+        )
+
+    states: list[tuple[str, dict | None]] = [("", None)]
+    states += [(f"{k}={v}", {k: v}) for k, v in _switches(template, source, lambda x: run([user], x, True))]
+    out: list[dict] = []
+    seen = set()
+    for state, extra in states:
+        gen = run([user], extra, True)
+        plain = run([user, {"role": "assistant", "content": REPLY}], extra)
+        after = _continuation(plain, gen)
+        ending = after[after.find(REPLY) + len(REPLY) :].strip() if REPLY in after else ""
+        for what, msg in (
+            (WITH_CALL, {"role": "assistant", "content": "", "tool_calls": call}),
+            (
+                WITH_REASONING,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": call,
+                    "reasoning_content": THOUGHT,
+                    "reasoning": THOUGHT,
+                },
+            ),
+        ):
+            text = _continuation(run([user, msg], extra), gen)
+            if what == WITH_REASONING and THOUGHT not in text:
+                continue  # it renders no reasoning (in this state)
+            if ending and ending in text:
+                text = text[: text.rindex(ending)]
+            text = text.rstrip()
+            if TOOL_NAME in text and (what, text) not in seen:
+                seen.add((what, text))
+                out.append({"what": what, "state": state, "text": text, "generation": gen[-80:]})
     return out
 
 

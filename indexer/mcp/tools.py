@@ -207,12 +207,13 @@ def _code_diff(ix, a):
 def _fit(ix, a):
     from ..api import FIT_MAX_INPUT as MAX_INPUT
 
-    _too_long(
-        a.text,
-        MAX_INPUT,
-        f"the text is over {MAX_INPUT // (1 << 20)} MB; for a tokenizer.json, send its added_tokens",
-    )
-    return ix.fit(a.text, a.version, a.kind)
+    if a.text is not None:
+        _too_long(
+            a.text,
+            MAX_INPUT,
+            f"the text is over {MAX_INPUT // (1 << 20)} MB; for a tokenizer.json, send its added_tokens",
+        )
+    return ix.fit(a.text, a.version, a.kind, model=a.model, proof=a.proof, template_path=None)
 
 
 def _replay(ix, a):
@@ -387,13 +388,24 @@ TOOLS: tuple[ToolSpec, ...] = (
         (
             "Which vLLM parser fits a model: `text` is the content of a Jinja chat template, a tokenizer_config.json, "
             "a tokenizer.json or a raw model output (captured with skip_special_tokens false), told apart by its "
-            "content. Ranks the tool parsers and the reasoning parsers of `version` (default: the newest indexed; "
-            "`kind` tool or reasoning for one kind) by evidence from their own code: sentinels found (or look-alikes, "
-            "code points named), the call markup's shape against each parser's regexes and shipped templates, tokens "
-            "missing from the vocabulary, special tokens stripped unless adjust_request keeps them; names the shipped "
-            "chat template, and gives the `vllm serve ... --tool-call-parser X` line (serve) or says nothing fits."
+            "content; or, instead of `text`, `model`: a Hugging Face id (Qwen/Qwen3-8B) or a family name, any case. "
+            "The pair comes from the version's documentation first (the reasoning page's model table and notes, the "
+            "tool-calling page's sections and flags), then the model's template, then the evidence of the parsers' "
+            "own code: sentinels found (or look-alikes, code points named), the call markup's shape against each "
+            "parser's regexes and shipped templates, tokens missing from the vocabulary, special tokens stripped "
+            "unless adjust_request keeps them. Ranks the tool and reasoning parsers of `version` (default: the "
+            "newest indexed; `kind` tool or reasoning for one kind), equal scores sharing a rank; `pair` names the "
+            "evidence that decided each parser and any tie; with `proof` (default true) the pair is replayed by the "
+            "version's own code on the model's outputs (non-streaming, streamed, through serving) and a pair that "
+            "fails is not recommended (`proof`). Gives the `vllm serve ...` line (serve) or says nothing fits."
         ),
-        (TEXT, VERSION, Arg("kind", Literal["tool", "reasoning"] | None, None)),
+        (
+            Arg("text", str | None, None),
+            VERSION,
+            Arg("kind", Literal["tool", "reasoning"] | None, None),
+            Arg("model", str | None, None),
+            Arg("proof", bool, True),
+        ),
         _fit,
     ),
     ToolSpec(

@@ -18,7 +18,11 @@ def format_text(f: Fit) -> str:
     lines = [f"fit {f.file} at {f.version}: {o.why}"]
     if o.call:
         lines.append(f"  call markup   {_one_line(o.call.strip())}")
-    lines.append(f"  shape         {markup.describe(o.shapes)}")
+    if o.input != "model":
+        lines.append(f"  shape         {markup.describe(o.shapes)}")
+    if f.documented:
+        d = f.documented
+        lines.append(f"  documented    {d.family} ({d.match}){'; section ' + d.section if d.section else ''}")
     if o.tokens:
         lines.append(f"  tokens        {' '.join(o.tokens)}")
     if o.vocabulary is not None:
@@ -62,10 +66,56 @@ def format_text(f: Fit) -> str:
         )
         for r in f.replay:
             lines.append(f"  {r.name:<16} {_replay_line(r)}")
+    lines += _pair_text(f)
     lines.append("")
     lines.append(f.verdict)
     lines.append(f"=> {f.serve}" if f.serve else "=> no vllm serve line: nothing fits as written")
     return "\n".join(lines)
+
+
+def _pair_text(f: Fit) -> list[str]:
+    """The pair, the evidence that decided it, a tie, the proof and the documentation's notes."""
+    lines = []
+    if f.pair:
+        p = f.pair
+        lines += ["", "pair"]
+        for kind, name in (("tool", p.tool), ("reasoning", p.reasoning)):
+            if not name:
+                continue
+            lines.append(f"  {kind:<11} {name}")
+            for e in [e for e in p.evidence if e.parser == name][:4]:
+                lines.append(f"       {'+' if e.stance == 'for' else '='} {e.text}")
+        for kind, names in p.tie.items():
+            lines.append(
+                f"  tie         {kind}: {', '.join(names)} (no evidence separates them; the line names {names[0]})"
+            )
+    if f.proof:
+        pr = f.proof
+        lines += ["", f"proof at {pr.version}: " + _proof_head(pr)]
+        for run in pr.tried:
+            who = run.tool + (f" + {run.reasoning}" if run.reasoning else "")
+            lines.append(f"  {who:<28} {'passes' if run.ok else 'FAILS ' + run.failure()}")
+            if run.ok:
+                for o in run.outputs:
+                    where = f" (its switch {o.state})" if o.state else ""
+                    lines.append(f"       on {o.what}{where}: {', '.join(m.mode for m in o.modes)}")
+    if f.documented and f.documented.notes:
+        lines += ["", "the documentation says"]
+        for n in f.documented.notes:
+            lines.append(f"  {n.text} ({n.file}:{n.line})")
+    return lines
+
+
+def _proof_head(pr) -> str:
+    if pr.ok is None:
+        return f"not run: {pr.skipped}"
+    if pr.ok:
+        return (
+            f"--tool-call-parser {pr.tool}"
+            + (f" --reasoning-parser {pr.reasoning}" if pr.reasoning else "")
+            + f" returns the call intact on {len(pr.outputs)} output(s), in every mode"
+        )
+    return "no pair tried passes"
 
 
 def _replay_line(r: ReplayRun) -> str:
@@ -127,6 +177,21 @@ def format_markdown(f: Fit) -> str:
                 f"{_md(' '.join(r.leaked)) or 'none'} |"
             )
         lines.append("")
+    if f.pair or f.proof:
+        lines += ["## Pair", ""]
+        if f.pair:
+            lines += ["| parser | evidence |", "|---|---|"]
+            for e in f.pair.evidence:
+                lines.append(f"| {e.parser} | {_md(e.text)} |")
+            for kind, names in f.pair.tie.items():
+                lines.append(f"| tie ({kind}) | {_md(', '.join(names))}: no evidence separates them |")
+            lines.append("")
+        if f.proof:
+            lines += [f"Proof at {f.proof.version}: {_md(_proof_head(f.proof))}.", ""]
+            for run in f.proof.tried:
+                who = run.tool + (f" + {run.reasoning}" if run.reasoning else "")
+                lines.append(f"- `{who}`: {'passes' if run.ok else 'fails ' + _md(run.failure())}")
+            lines.append("")
     lines += [f.verdict, ""]
     lines += ["```sh", f.serve, "```"] if f.serve else ["No `vllm serve` line: nothing fits as written."]
     return "\n".join(lines) + "\n"

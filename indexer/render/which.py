@@ -56,3 +56,18 @@ def format_history(h: History, width: int | None = None) -> list[str]:
         if k.lifecycle:
             lines += textfmt.hanging("  lifecycle: ", "; ".join(lifecycle_facts(k.lifecycle)), width)
     return lines
+
+
+def format_models(w) -> list[str]:
+    """The documentation's pairings with the name (`which qwen3`: the Qwen3 series uses --tool-call-parser
+    hermes), each with the serve line's flags and the lines that say it."""
+    from ..answers.serveline import command
+
+    out = [f"documented at {w.version} (the model families vLLM's documentation pairs with {w.name}):"]
+    for p in w.models:
+        flags = command(p.tool, p.reasoning, p.chat_template).removeprefix("vllm serve MODEL").strip()
+        where = ", ".join(f"{e.file}:{e.line}" for e in p.evidence[:3])
+        extra = "; tool calling with this reasoning parser: not supported" if p.tool_calling is False else ""
+        extra += "; no tool-calling section names it" if not p.tool else ""
+        out.append(f"  {p.family}: {flags}{extra} ({where})")
+    return out

@@ -67,6 +67,11 @@ class Urls:
     def find(self, q: str) -> str:
         return self.ds.urls.path("-/find") + "?" + urlencode(self._db({"q": q}))
 
+    def fit(self) -> str:
+        """/-/fit (a form posts to it)."""
+        q = urlencode(self._db({}))
+        return self.ds.urls.path("-/fit") + (f"?{q}" if q else "")
+
     def source(self, version: str, path: str, line: int | None = None) -> str:
         q = urlencode(self._db({}))
         return (

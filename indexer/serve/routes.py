@@ -74,5 +74,5 @@ async def find_route(datasette, request):
             },
             request=request,
         ),
-        status=200 if found.matches or not q else 404,
+        status=200 if found.matches or found.model or not q else 404,
     )

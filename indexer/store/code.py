@@ -430,6 +430,16 @@ def read_lines(conn, blob_id: str) -> list[str] | None:
     return None if code is None else code.lines
 
 
+def blob_at(conn, version: str, path: str) -> str | None:
+    """The blob of a path at a version (its label), None when the version has no such file."""
+    row = conn.execute(
+        "select u.blob_id from files f join versions v on v.id = f.version_id"
+        " join units u on u.id = f.unit_id where v.label = ? and f.path = ?",
+        [version, path],
+    ).fetchone()
+    return row[0] if row else None
+
+
 def read_text(conn, blob_id: str) -> str | None:
     """The text of a blob (bytes that are not UTF-8 as U+FFFD; "" for a binary blob), None if not stored."""
     code = load(conn, blob_id)
