@@ -19,7 +19,8 @@ The rule (README, "Where the parsing code is"):
   overrides that call `super()`, it is a `wrapper` hop and the registered side is real.
 - an `__init__` that runs for the registered class, defined by a class more derived than the real one, and
   that binds (after its super() call) attributes the parsing methods read (the real class's methods and those
-  of the classes between; not a framework base's) is part of where the logic is: an `init` hop with its lines
+  of the parser classes above it; not a framework base's, not the more derived classes' own) is part of where
+  the logic is: an `init` hop with its lines
   and the attributes, its file a role of the name's code (`init`), its code the name's extraction, and the
   sentinels and regular expressions its bindings replace are not the name's (`overridden`).
 """
@@ -204,12 +205,15 @@ def init_chain(v: Version, order: list[Cls]) -> list[tuple[Cls, dict]]:
 def rebinding_inits(v: Version, c: Cls, real: Cls, parser_keys: set) -> list[Rebind]:
     """The `__init__`s that run for `c`, of classes more derived than `real` in its resolution order, that
     bind attributes the parsing methods read: the methods Python resolves for `c` (other than `__init__`)
-    defined by `real`, by a class between, or by another parser class further up (not a framework base)."""
+    defined by `real` or by another parser class further up (not a framework base). What only a method of the
+    more derived classes reads is their own code, not a rebinding of the real class's."""
     order = mro(v, c)
     if real not in order or real == c:
         return []
     at = order.index(real)
-    parsing = {k for i, k in enumerate(order) if not k.binding and (i <= at or k.key in parser_keys)}
+    parsing = {
+        k for i, k in enumerate(order) if not k.binding and (i == at or (i > at and k.key in parser_keys))
+    }
     read: set[str] = set()
     for name in dict.fromkeys(n for k in parsing for n in methods(v, k)):
         if name == "__init__":
