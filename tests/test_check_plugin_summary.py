@@ -68,13 +68,18 @@ def test_the_text_leads_with_the_changes_and_gives_each_finding_once(eras_tree_d
     head = next(i for i, x in enumerate(lines) if x.startswith("to work at v0.20.0, change"))
     detail = next(i for i, x in enumerate(lines) if x.startswith("each finding once"))
     assert head < detail
-    assert f"{plugin}:2  from vllm.entrypoints.openai.tool_parsers import ToolParser, ToolParserManager" in out
+    assert (
+        f"{plugin}:2  from vllm.entrypoints.openai.tool_parsers import ToolParser, ToolParserManager" in out
+    )
     assert "-> from vllm.tool_parsers import ToolParser, ToolParserManager" in out
     assert "then it works at v0.19.0 - v0.20.0" in out
     moved = [x for x in lines if "import ToolParser (plugin line 2)" in x]
     assert len(moved) == 1 and moved[0].lstrip().startswith("v0.14.0 - v0.20.0")
     md = tpindex("check-plugin", plugin, "--format", "markdown", "--db", eras_tree_db, ok=False).output
-    assert "To work at v0.20.0, change 5 place(s):" in md and "| 2 | `from vllm.entrypoints.openai.tool_parsers" in md
+    assert (
+        "To work at v0.20.0, change 5 place(s):" in md
+        and "| 2 | `from vllm.entrypoints.openai.tool_parsers" in md
+    )
     assert "Then it works at v0.19.0 - v0.20.0" in md
 
 

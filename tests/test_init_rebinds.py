@@ -111,3 +111,16 @@ def test_a_change_of_the_rebinding_init_alone_is_a_change_of_the_names_code(rebi
     assert ["extraction", "method", "Tag7ToolParser.__init__"] in json.loads(pieces[0][0])
     out = tpindex("diff", "v0.14.0", "v0.15.0", "--db", rebind_db, ok=False).output
     assert "Tag7ToolParser.__init__" in out
+
+
+def test_the_canned_which_question_says_what_the_init_hop_is(rebind_db):
+    from fixtures.serve import canned, serve
+
+    client = serve(rebind_db)
+    try:
+        rows = canned(client, "which", name="tag7", version="v0.14.0")
+    finally:
+        client.close()
+    (init,) = [r for r in rows if r["hop"] == "init"]
+    assert init["file"] == TAG7_FILE and init["line"] == INIT_LINE
+    assert f"lines {INIT_LINE}-{INIT_END}" in init["note"] and "detail_regex, arg_regex" in init["note"]

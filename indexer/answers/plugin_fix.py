@@ -41,7 +41,10 @@ def summary(plugin: Plugin, report: PluginReport, ats: dict[str, At], recheck) -
     target = report.versions[-1] if report.versions else None
     if target is None or target.compatible:
         return PluginSummary(
-            target=target.version if target else "", works_as_written=True, changes=[], works_after=report.compatible
+            target=target.version if target else "",
+            works_as_written=True,
+            changes=[],
+            works_after=report.compatible,
         )
     fixer = _Fixer(plugin, ats[target.version], target.findings)
     changes = fixer.changes()
@@ -77,7 +80,9 @@ class _Fixer:
             elif f.what == "super-call":
                 change = self._super(f)
             if change is None:
-                change = Change(f.plugin_line, f.plugin_line, self._written(f.plugin_line, f.plugin_line), None, f.message)
+                change = Change(
+                    f.plugin_line, f.plugin_line, self._written(f.plugin_line, f.plugin_line), None, f.message
+                )
             if change.line not in out:
                 out[change.line] = change
         return [out[k] for k in sorted(out)]
@@ -112,7 +117,9 @@ class _Fixer:
             if swap is not None:
                 module, name, where = swap
                 placed.setdefault(module, []).append(f"{name} as {imp.alias or imp.name}")
-                why.append(f"{imp.name} is defined nowhere at {self.at.version}; {where} annotates it as {name}")
+                why.append(
+                    f"{imp.name} is defined nowhere at {self.at.version}; {where} annotates it as {name}"
+                )
                 continue
             missing.append(imp.name)
         written = self._written(line, end)
@@ -202,7 +209,9 @@ class _Fixer:
             return None
         header = f"{' ' * span['indent']}def {name}{signature_text(params, None)}{span['tail']}:"
         why = f"{hit[0].name}.{name}{sig.text} at {self.at.version} ({sig.file}:{sig.line})" + note
-        return Change(span["line"], span["header_end"], self._written(span["line"], span["header_end"]), header, why)
+        return Change(
+            span["line"], span["header_end"], self._written(span["line"], span["header_end"]), header, why
+        )
 
     def _params(self, mine: list[Param], theirs: list[Param], method: str) -> tuple[list[Param], str]:
         """The plugin method's parameters made to accept what the base's accept, and a note on what else the
@@ -220,7 +229,9 @@ class _Fixer:
                 note += f"; rename {p.name} to {b.name} in its body too (vLLM passes {b.name}= by keyword)"
                 p.name = b.name
         if not any(p.kind == "var-positional" for p in own):
-            at = max((out.index(p) + 1 for p in pos_p), default=1 if out and out[0].name in ("self", "cls") else 0)
+            at = max(
+                (out.index(p) + 1 for p in pos_p), default=1 if out and out[0].name in ("self", "cls") else 0
+            )
             for b in pos_b[len(pos_p) :]:
                 if b.name not in {q.name for q in out}:
                     out.insert(at, Param(b.name, "positional-or-keyword", None, b.default or "None"))
@@ -264,7 +275,11 @@ class _Fixer:
 
 def _callable_params(params: list[Param]) -> list[Param]:
     """Without self / cls (the same objects, so a change to one is a change to the list's)."""
-    return params[1:] if params and params[0].name in ("self", "cls") and params[0].kind in POSITIONAL else params
+    return (
+        params[1:]
+        if params and params[0].name in ("self", "cls") and params[0].kind in POSITIONAL
+        else params
+    )
 
 
 def _closing(text: str, at: int) -> int:
@@ -278,4 +293,3 @@ def _closing(text: str, at: int) -> int:
             if depth == 0:
                 return i
     return -1
-

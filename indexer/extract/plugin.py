@@ -32,7 +32,12 @@ def read(data: bytes) -> dict:
     if b"\0" in data:
         return {**out, "alternatives": {}, "manager_calls": [], "spans": {"imports": {}, "defs": {}}}
     root = parser().parse(data.decode("utf-8", errors="replace").encode("utf-8")).root_node
-    return {**out, "alternatives": alternatives(root), "manager_calls": manager_calls(root), "spans": spans(root)}
+    return {
+        **out,
+        "alternatives": alternatives(root),
+        "manager_calls": manager_calls(root),
+        "spans": spans(root),
+    }
 
 
 def spans(root: Node) -> dict:
@@ -50,7 +55,11 @@ def spans(root: Node) -> dict:
             colon = next((c for c in node.children if c.type == ":"), None)
             if params is None or colon is None:
                 continue
-            outer = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+            outer = (
+                node.parent
+                if node.parent is not None and node.parent.type == "decorated_definition"
+                else node
+            )
             defs[qualname(node)] = {
                 "line": line(node),
                 "start": line(outer),

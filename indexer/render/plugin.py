@@ -131,7 +131,9 @@ def format_markdown(r: PluginReport) -> str:
             "|---|---|---|---|",
         ]
         for c in s.changes:
-            instead = "(delete)" if c.instead == "" else cell(c.instead) if c.instead else "no replacement known"
+            instead = (
+                "(delete)" if c.instead == "" else cell(c.instead) if c.instead else "no replacement known"
+            )
             out.append(
                 f"| {c.line}{'-' + str(c.end_line) if c.end_line != c.line else ''} | {cell(_one_line(c.written))}"
                 f" | {instead} | {c.why.replace('|', '/')} |"
