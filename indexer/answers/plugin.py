@@ -513,11 +513,16 @@ def check_plugin(
     if summarize:
         from .plugin_fix import summary
 
+        def base_of(at: At, cls: str) -> Cls | None:
+            found = _vllm_base(plugin, cls)
+            return at.first(found[0]) if found else None
+
         report.summary = summary(
             plugin,
             report,
             ats,
             lambda changed: check_plugin(db, changed, path, tags=tags, since=since, summarize=False),
+            base_of,
         )
     return report
 

@@ -33,11 +33,13 @@ from .contract_model import Change, Finding, Param, PluginSummary
 
 if TYPE_CHECKING:
     from .contract_model import PluginReport
-    from .plugin import At, Plugin
 
 
-def summary(plugin: Plugin, report: PluginReport, ats: dict[str, At], recheck) -> PluginSummary:
-    """`recheck(bytes)`: the report of a changed file over the same versions (its own summary not made)."""
+def summary(plugin, report: PluginReport, ats: dict, recheck, base_of) -> PluginSummary:
+    """The summary of `report`, a check of `plugin` (answers/plugin.py's Plugin) at the versions of `ats` (each
+    version's At); `recheck(bytes)`: the report of a changed file over the same versions (its own summary not
+    made); `base_of(at, plugin class name)`: the vLLM class it derives from at that version, or None. (plugin.py
+    hands these in: this module imports nothing of it.)"""
     target = report.versions[-1] if report.versions else None
     if target is None or target.compatible:
         return PluginSummary(
@@ -46,7 +48,7 @@ def summary(plugin: Plugin, report: PluginReport, ats: dict[str, At], recheck) -
             changes=[],
             works_after=report.compatible,
         )
-    fixer = _Fixer(plugin, ats[target.version], target.findings)
+    fixer = _Fixer(plugin, ats[target.version], target.findings, base_of)
     changes = fixer.changes()
     patched = fixer.apply(changes)
     works = recheck(patched).compatible if any(c.instead is not None for c in changes) else report.compatible
@@ -54,8 +56,8 @@ def summary(plugin: Plugin, report: PluginReport, ats: dict[str, At], recheck) -
 
 
 class _Fixer:
-    def __init__(self, plugin: Plugin, at: At, findings: list[Finding]):
-        self.plugin, self.at = plugin, at
+    def __init__(self, plugin, at, findings: list[Finding], base_of):
+        self.plugin, self.at, self.base_of = plugin, at, base_of
         self.lines = plugin.data.decode("utf-8", "replace").splitlines()
         self.broken = [f for f in findings if f.status == "broken"]
         self.by_subject = {f.subject: f for f in findings if f.what == "import"}
@@ -178,10 +180,7 @@ class _Fixer:
         return None
 
     def _base(self, cls: str):
-        from .plugin import _vllm_base
-
-        found = _vllm_base(self.plugin, cls)
-        return self.at.first(found[0]) if found else None
+        return self.base_of(self.at, cls)
 
     def _method(self, f: Finding) -> Change | None:
         owner, _, name = f.subject.rpartition(".")
