@@ -289,6 +289,21 @@ class Index:
 
         return indexed(self.db)
 
+    def version_range(self, first: str | None = None, last: str | None = None) -> list[str]:
+        """The complete versions from `first` to `last` inclusive, in version order; each end read by the one
+        resolver (`v0.31` is v0.31.0; one not indexed is an AnswerError naming the nearest), None: open."""
+        from .answers.versions import AnswerError, indexed, require
+
+        labels = indexed(self.db)
+        lo = labels.index(require(self.db, first)) if first else 0
+        hi = labels.index(require(self.db, last)) if last else len(labels) - 1
+        if lo > hi:
+            raise AnswerError(
+                f"the range {labels[lo]} .. {labels[hi]} is empty: {labels[lo]} comes after {labels[hi]}",
+                "swap the two versions",
+            ).offering(versions=(labels[hi], labels[lo]))
+        return labels[lo : hi + 1]
+
     def refs(self) -> dict[str, str]:
         """Each version's ref as upstream links name it (its tag, or its commit)."""
         from .answers.versions import upstream_refs

@@ -21,6 +21,7 @@ pytest_plugins = [
     "fixtures.pypi",
     "fixtures.real_logic",
     "fixtures.real_releases",
+    "fixtures.rebind",
     "fixtures.registry_eras",
     "fixtures.replay_trees",
     "fixtures.sentinels",

@@ -388,7 +388,11 @@ def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_w
     stats = build_tags(repo, db, "v0.1.0..")
     assert not stats.versions_reindexed
     assert rows(db, "select name from sqlite_master where name like 'code_index%'") == []
-    assert rows(db, "select value from meta where key in ('code_block_shift', 'schema_version')") == [("12",)]
+    from indexer.store.database import SCHEMA_VERSION
+
+    assert rows(db, "select value from meta where key in ('code_block_shift', 'schema_version')") == [
+        (str(SCHEMA_VERSION),)
+    ]
     for pattern, flags in (("extract_tool_calls", []), ("(HACK|FIXME|TODO)", []), ("^$", [])):
         assert ours(db, pattern, flags) == git_grep(repo, pattern, flags, TAGS)
 

@@ -1122,7 +1122,7 @@ def test_search_page_answers_as_tpindex_grep(client, fixture_db):
     page = client.html("/-/grep?q=" + quote("[{") + "&F=1")
     assert len(grep_rows(page)) == 1
     page = client.html("/-/grep?q=nothing+like+this")
-    assert "0 matching lines in 4 versions" in page
+    assert "0 matching lines in the 4 versions searched" in page
 
 
 def test_search_page_reports_errors_and_runs_patterns_that_can_take_exponential_time_under_its_limit(client):

@@ -4,8 +4,9 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
 (`/-/parser/<kind>/<name>`), rendered as text, JSON or Markdown. What it holds and where it comes from:
 
 - the name, its aliases (other names registered to the same class), impl and how it is registered;
-- the registered, real, engine and wrapper classes with file and line, and every file holding the name's
-  code with its roles (parser_map, parser_code; README "Where the parsing code is");
+- the registered, real, engine and wrapper classes with file and line, an overriding `__init__` whose bindings
+  the real class's parsing methods read (`rebinds`, the `init` hops), and every file holding the name's code
+  with its roles (parser_map, parser_hops, parser_code; README "Where the parsing code is");
 - streaming as resolved through the class hierarchy, the contract methods with the class that defines
   each, the behaviour attributes with the class that sets them, as class creation leaves them in vLLM's
   default configuration, with what set them and the condition that changes them (parser_methods,
@@ -17,8 +18,8 @@ One `Card` per (version, kind, name), built by `cards()` for the CLI (`tpindex c
   registered, real, engine, wrapper and composed classes, and of the non-framework classes defining its
   contract methods) that sit in one of those classes, in a class of those files no other name has (a helper
   the parser uses), or at module level (module constants); a sentinel held by a class attribute or property
-  that a more derived class of the name overrides is not the name's (parser_overridden), and an f-string
-  is a pattern;
+  that a more derived class of the name overrides, or bound in an `__init__` that a more derived class's
+  `__init__` binds again, is not the name's (parser_overridden), and an f-string is a pattern;
 - the parser of the same name in the other registry (tool <-> reasoning, and the engine registry), and
   whether they share one real (engine) class;
 - chat templates and tests matched by indexer/answers/matching.py (level and what matched: name,
@@ -81,6 +82,9 @@ class Card(Model):
     streaming: str | None = None
     streaming_method: dict | None = None
     streaming_from: list[str] = field(default_factory=list)  # other names whose registered class streams
+    # overriding __init__s whose bindings the real class's parsing methods read: class, file, line, end_line,
+    # attributes, url (the `init` hops)
+    rebinds: list[dict] = field(default_factory=list)
     code_files: list[dict] = field(default_factory=list)
     methods: list[dict] = field(default_factory=list)
     attributes: list[dict] = field(default_factory=list)
@@ -93,6 +97,8 @@ class Card(Model):
     markers: list[dict] = field(default_factory=list)
     lifecycle: dict | None = None
     notes: list[str] = field(default_factory=list)
+    # internal: (class, attribute) -> how a more derived class overrides it (hidden_by), for fit's regexes
+    _hidden: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -175,6 +181,9 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         if any(r["form"] == "cli-choices" for r in rows)
         else {}
     )
+    inits = _by_key(
+        _rows(db, f"select * from parser_hops_v where {where} and hop = 'init' order by step", params)
+    )
     out = []
     for r in rows:
         key = (r["kind"], r["name"])
@@ -182,6 +191,17 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         if key in picked:
             h = picked[key][0]
             c.dispatch = Place(h["class"], h["file"], h["line"], link(h["file"], h["line"]))
+        c.rebinds = [
+            {
+                "class": h["class"],
+                "file": h["file"],
+                "line": h["line"],
+                "end_line": h["end_line"],
+                "attributes": (h["detail"] or "").split(),
+                "url": link(h["file"], h["line"]),
+            }
+            for h in inits.get(key, [])
+        ]
         ms, files = methods.get(key, []), code.get(key, [])
         c.code_files = [
             {
@@ -223,7 +243,7 @@ def cards(db, name: str | None = None, at: str | None = None, kind: str | None =
         ]
         c.adjust_request = _adjust_request(ms, settings, link)
         mine = {f["file"] for f in files if not f["shared"]}
-        hidden = {(o["class"], o["attribute"]) for o in over.get(key, [])}
+        hidden = c._hidden = hidden_by(over.get(key, []))
         c.sentinels = _sentinels(
             r, ms, mine, [s for s in sentinels if not _overridden(s, hidden)], owned, link
         )
@@ -430,12 +450,9 @@ def name_sentinels(db, name: str, version: str, kind: str) -> list[dict]:
         )
         if not r["shared"]
     }
-    hidden = {
-        (o["class"], o["attribute"])
-        for o in _rows(
-            db, "select * from parser_overridden_v where version = ? and kind = ? and name = ?", where
-        )
-    }
+    hidden = hidden_by(
+        _rows(db, "select * from parser_overridden_v where version = ? and kind = ? and name = ?", where)
+    )
     found = _rows(
         db,
         f"select * from sentinels_v where version = ? and file in ({', '.join('?' * len(mine))})"
@@ -452,14 +469,21 @@ def name_sentinels(db, name: str, version: str, kind: str) -> list[dict]:
     )
 
 
-def _overridden(s: dict, hidden: set[tuple[str, str]]) -> bool:
-    """Whether a sentinel is held by a class attribute or property that a more derived class of the name
-    overrides (parser_overridden)."""
-    return (
-        bool(s["class"] and s["attribute"])
-        and (s["class"], s["attribute"]) in hidden
-        and s["function"] in (None, f"{s['class']}.{s['attribute']}")
-    )
+def hidden_by(over: list[dict]) -> dict[tuple[str, str], str | None]:
+    """(class, attribute) -> how a more derived class of the name overrides it (parser_overridden.by_method:
+    `__init__`, or None for a class attribute, property or method)."""
+    return {(o["class"], o["attribute"]): o.get("by_method") for o in over}
+
+
+def _overridden(s: dict, hidden: dict[tuple[str, str], str | None]) -> bool:
+    """Whether a sentinel (or a regular expression: the same columns) is held by a class attribute or property
+    that a more derived class of the name overrides, or bound in its class's `__init__` that a more derived
+    class's `__init__` binds again (parser_overridden)."""
+    key = (s["class"], s["attribute"])
+    if not (s["class"] and s["attribute"]) or key not in hidden:
+        return False
+    where = (None, f"{s['class']}.{s['attribute']}")
+    return s["function"] in (where if hidden[key] is None else (*where, f"{s['class']}.__init__"))
 
 
 _TOKEN_SHAPED = re.compile(r"\s*[<\[].*[>\]=]\s*", re.S)  # a helper class's sentinels: token-shaped ones only

@@ -213,6 +213,28 @@ class PluginVersion(Model):
 
 
 @dataclass
+class Change(Model):
+    """Lines of the plugin to change for it to work at the summary's target version."""
+
+    line: int
+    end_line: int
+    written: str  # the lines as written
+    instead: str | None  # what to write in their place ("": delete them; null: no replacement is known)
+    why: str  # what breaks at the target version, and anything the change asks of the rest of the file
+
+
+@dataclass
+class PluginSummary(Model):
+    """check-plugin's lead: what to change for the plugin to work at the newest checked version (`target`), and
+    the versions where the file so changed is compatible (the changed file checked again, not guessed)."""
+
+    target: str
+    works_as_written: bool
+    changes: list[Change]
+    works_after: list[str]
+
+
+@dataclass
 class PluginReport(Model):
     plugin: PluginFile
     since: (
@@ -224,3 +246,4 @@ class PluginReport(Model):
     first_compatible: str | None
     last_compatible: str | None
     notes: list[str]
+    summary: PluginSummary | None = None

@@ -414,6 +414,7 @@ def profiles(db, version: str, kinds: list[str], templates_too: bool = True) -> 
             r
             for r in regex_rows
             if r["file"] in mine
+            and not cards_mod._overridden(r, c._hidden)  # rebound by a more derived class
             and (
                 r["class"] is None
                 or r["class"].split(".")[0] in classes

@@ -70,6 +70,12 @@ class Result:
     def _runs(self) -> dict[tuple[str, ...], str]:
         return {}
 
+    def matching_versions(self) -> list[str]:
+        """The versions searched that hold a matching line (of the matches found: all of them, unless truncated),
+        in version order: a count of those is not the count of versions searched."""
+        held = {v for m in self.matches for v in m.versions}
+        return [v for v in self.versions if v in held]
+
     def ranges(self, m: Match) -> str:
         """The match's versions as ranges (each set of versions written once per result: many matches share one)."""
         key = tuple(m.versions)

@@ -67,8 +67,9 @@ class Plugin:
     def __init__(self, data: bytes, path: str):
         from ..extract.plugin import read
 
-        self.path = path
+        self.path, self.data = path, data
         raw = read(data)
+        self.spans = raw.get("spans") or {}
         self.status, self.error = raw["status"], raw["error"]
         facts = raw.get("facts") or {}
         self.facts = facts
@@ -201,8 +202,9 @@ class At:
         return "unknown", None
 
     def name_in(self, module: str, path: str, name: str) -> tuple[str, int | None, str | None]:
-        """How `module` (its file `path`) provides `name`: (defined | re-export | getattr | submodule | star |
-        mentioned | missing | unknown, line, detail)."""
+        """How `module` (its file `path`) provides `name`: (defined | re-export | tree-re-export | getattr |
+        submodule | star | mentioned | missing | unknown, line, detail). `tree-re-export` (a --tree version): the
+        file names it and a module of its package defines it at top level (detail: that file, line: where)."""
         sub = self.module_file(f"{module}.{name}")
         if sub[0] in ("file", "package"):
             return "submodule", None, sub[1]
@@ -214,9 +216,29 @@ class At:
                 if d.qualname == name:
                     return "defined", d.line, d.kind
             if self.index.mentioned_in(self.version, name, path):
+                home = self.defined_in_package(module, path, name)
+                if home is not None:
+                    return "tree-re-export", home[1], home[0]
                 return "mentioned", None, None
             return "missing", None, None
         return "unknown", None, None
+
+    def defined_in_package(self, module: str, path: str, name: str) -> tuple[str, int] | None:
+        """At a --tree version: (file, line) of a top-level definition of `name` in a module of the package
+        `path` belongs to (a package __init__.py: its own directory), other than `path` itself, the shortest path
+        first; what a file that names it but does not define it most likely re-exports (its imports are not
+        recorded for modules outside the scope)."""
+        folder = path.rpartition("/")[0] + "/"
+        found = sorted(
+            (d.path, d.line)
+            for d in self.index.defs(name)
+            if d.version == self.version
+            and d.qualname == name
+            and d.path != path
+            and d.path.startswith(folder)
+            and d.path.endswith(".py")
+        )
+        return min(found, key=lambda f: (f[0].count("/"), f)) if found else None
 
     def _in_parsed(self, module: str, unit: int, name: str) -> tuple[str, int | None, str | None]:
         m = self.v.module(module)
@@ -433,7 +455,10 @@ def check_plugin(
     tags: str | None = None,
     since: str | None = None,
     replay: Callable[[PluginVersion, At], list[Finding]] | None = None,
+    summarize: bool = True,
 ) -> PluginReport:
+    """The plugin checked at each version; with `summarize`, led by what to change for it to work at the newest
+    checked version (plugin_fix.py: the changed file is checked again to say where it then works)."""
     plugin = Plugin(data, path)
     versions = _versions(db, tags)
     if since is not None:
@@ -475,7 +500,7 @@ def check_plugin(
             f"{', '.join(dict.fromkeys(missing))}: the constructor is checked against the base's __init__ only "
             "there (build with --include 'vllm/entrypoints/*serving*.py' to record serving's calls)"
         )
-    return PluginReport(
+    report = PluginReport(
         plugin=plugin.model(),
         since=base,
         versions=reports,
@@ -485,6 +510,21 @@ def check_plugin(
         last_compatible=compatible[-1] if compatible else None,
         notes=notes,
     )
+    if summarize:
+        from .plugin_fix import summary
+
+        def base_of(at: At, cls: str) -> Cls | None:
+            found = _vllm_base(plugin, cls)
+            return at.first(found[0]) if found else None
+
+        report.summary = summary(
+            plugin,
+            report,
+            ats,
+            lambda changed: check_plugin(db, changed, path, tags=tags, since=since, summarize=False),
+            base_of,
+        )
+    return report
 
 
 def _versions(db, tags: str | None) -> list[str]:
@@ -642,11 +682,12 @@ def _import(at: At, imp: PluginImport) -> Finding:
         "getattr": f"{imp.module} hands {imp.name} out through its module __getattr__, a compatibility shim that "
         f"imports it from {(detail or '').rpartition('.')[0]} ({path}:{line}); import it from there",
         "submodule": f"{imp.name} is the module {detail}",
+        "tree-re-export": f"{path} names {imp.name} and {detail}:{line} defines it at top level: a re-export, as"
+        f" the whole tree of {where} shows",
     }
     if how in messages:
-        return Finding(
-            "import", subject, "ok", messages[how], imp.line, path if how != "submodule" else detail, line
-        )
+        file = path if how not in ("submodule", "tree-re-export") else detail
+        return Finding("import", subject, "ok", messages[how], imp.line, file, line)
     if how in ("star", "mentioned", "unknown"):
         why = {
             "star": f"{path} imports * at line {line}",

@@ -64,28 +64,14 @@ def newest(db) -> str:
 def nearest(label: str, labels: list[str], n: int = 3) -> list[str]:
     """The indexed versions closest to `label` in version order (the one below, the one above, ...; a label no
     version equals, so none is left out as equal)."""
-    from ..core.specs import parse_version, sort_key
+    from ..core.specs import nearest_versions
     from ..core.suggest import close_names
 
-    v = parse_version(label)
-    ordered = sorted((x for x in labels if parse_version(x) is not None), key=sort_key)
-    if v is None or not ordered:
-        return close_names(label, labels, n=n, cutoff=0.4) or labels[-n:]
-    below = [x for x in ordered if parse_version(x) < v]
-    above = [x for x in ordered if parse_version(x) > v]
-    out: list[str] = []
-    while len(out) < n and (below or above):
-        if below:
-            out.append(below.pop())
-        if above and len(out) < n:
-            out.append(above.pop(0))
-    return sorted(out, key=sort_key)
+    return nearest_versions(label, labels, n) or close_names(label, labels, n=n, cutoff=0.4) or labels[-n:]
 
 
-def build_hint(db, spec: str) -> str:
-    """`tpindex build ... --tags SPEC --db DB` from the source the database's newest build used."""
-    import shlex
-
+def _newest_source(db) -> tuple[str, str | None]:
+    """(source, origin) of the database's newest build."""
     row = (
         db.execute(
             "select source, origin from versions order by indexed_at desc, ord desc limit 1"
@@ -93,13 +79,45 @@ def build_hint(db, spec: str) -> str:
         if _has_origin(db)
         else None
     )
-    source, origin = row or ("pypi", None)
+    return row or ("pypi", None)
+
+
+def listing(db) -> dict | None:
+    """What the source of the newest build listed when it ran (stored by the build): its `names` (releases
+    with a source archive, or tags) and, for the package index, the versions `without_archive` (wheels only).
+    None for a database built before tpindex stored it, or from a directory."""
+    import json
+
+    source, _ = _newest_source(db)
+    row = db.execute("select value from meta where key = ?", [f"listing:{source}"]).fetchone()
+    try:
+        return json.loads(row[0]) if row else None
+    except ValueError:
+        return None
+
+
+def build_hint(db, spec: str) -> str:
+    """`tpindex build ... --tags SPEC --db DB` from the source the database's newest build used."""
+    return "index it first: " + build_command(db, spec)
+
+
+def versions_command(db) -> str:
+    import shlex
+
+    path = getattr(db, "path", None)
+    return "tpindex versions" + (f" --db {shlex.quote(str(path))}" if path else "")
+
+
+def build_command(db, spec: str) -> str:
+    import shlex
+
+    source, origin = _newest_source(db)
     where = {"git": f"--repo {shlex.quote(origin)}" if origin else "--repo PATH/TO/vllm"}.get(
         source, "--from-pypi"
     )
     path = getattr(db, "path", None)
     dbarg = f" --db {shlex.quote(str(path))}" if path else ""
-    return f"index it first: tpindex build {where} --tags {shlex.quote(spec)}{dbarg}"
+    return f"tpindex build {where} --tags {shlex.quote(spec)}{dbarg}"
 
 
 def _has_origin(db) -> bool:
@@ -135,9 +153,42 @@ def require(db, label: str) -> str:
     labels = indexed(db)
     if len(named(label, labels)) == 1:
         return resolve(label, labels)
-    return resolve(
-        label, labels, build_hint(db, label.strip()) + "  (tpindex versions lists what is indexed)"
+    try:
+        return resolve(
+            label, labels, build_hint(db, label.strip()) + "  (tpindex versions lists what is indexed)"
+        )
+    except AnswerError as e:
+        raise _unreleased(db, label.strip(), labels, e) from None
+
+
+def _unreleased(db, label: str, labels: list[str], e: AnswerError) -> AnswerError:
+    """A version not indexed, told against what the source listed when the database was built: one it has is
+    offered to index as written; one it has no release of (no source archive: vllm 0.15.x) says so, and offers
+    the nearest indexed versions, or the build of the nearest releases when those are not indexed."""
+    from ..core.specs import closest, named, parse_version
+
+    listed = listing(db)
+    if not listed or parse_version(label) is None or len(found := named(label, listed["names"])) > 1:
+        return e
+    if found:
+        if found[0] != label:  # the source's own spelling of it (0.25 -> v0.25.0)
+            return AnswerError(
+                e.message, build_hint(db, found[0]) + "  (tpindex versions lists what is indexed)"
+            ).offering(e.asked, e.versions)
+        return e
+    shown = f"v{label[1:] if label[:1] in 'vV' else label}"
+    why = (
+        f"vllm {shown} has wheels but no source archive on {listed['origin']}, so no build can index it"
+        if named(label, listed.get("without_archive", []))
+        else f"{listed['origin']} has no release {shown}"
     )
+    beside = [n for n in closest(label, listed["names"]) if n not in labels]
+    hint = (
+        f"index the releases beside it instead: {build_command(db, ','.join(beside))}"
+        if beside
+        else f"ask one of the nearest indexed versions with --at; all are listed by: {versions_command(db)}"
+    )
+    return AnswerError(f"{e.message}; {why}", hint).offering(e.asked, e.versions)
 
 
 def sql_resolver(conn) -> None:

@@ -121,9 +121,20 @@ def parsers_at(db, name: str, version: str, kind: str | None = None) -> list[Par
     for r in db.query(sql + " order by kind", [name, version] + ([kind] if kind else [])):
         hops = [
             Hop(h["step"], h["hop"], h["class"], h["module"], h["file"], h["line"])
+            if h["hop"] != "init"
+            else Hop(
+                h["step"],
+                h["hop"],
+                h["class"],
+                h["module"],
+                h["file"],
+                h["line"],
+                h["end_line"],
+                (h["detail"] or "").split(),
+            )
             for h in db.query(
-                "select step, hop, class, module, file, line from parser_hops_v where version = ? and kind = ?"
-                " and name = ? order by step",
+                "select step, hop, class, module, file, line, end_line, detail from parser_hops_v"
+                " where version = ? and kind = ? and name = ? order by step",
                 [version, r["kind"], name],
             )
         ]
@@ -319,6 +330,21 @@ def registered_text(p: Parser, h: Hop) -> str:
             f" ({p.form})"
         )
     return f"{p.name!r}: the registration names no class ({p.form})"
+
+
+def init_text(h: Hop) -> str:
+    """An init hop: `Cls.__init__ rebinds a, b`."""
+    return f"{h.class_}.__init__ rebinds {', '.join(h.rebinds)}"
+
+
+def rebinding_elsewhere(p: Parser) -> str:
+    """`, with the attributes Cls.__init__ rebinds (FILE:A-B)` when an overriding __init__ is part of where the
+    logic is: the real class's methods read what it binds."""
+    inits = [h for h in p.hops if h.hop == "init"]
+    return "".join(
+        f", reading what {h.class_}.__init__ rebinds ({', '.join(h.rebinds)}; {h.file}:{h.line}-{h.end_line})"
+        for h in inits
+    )
 
 
 def _streaming_elsewhere(p: Parser) -> str:

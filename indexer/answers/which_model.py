@@ -6,17 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .docpairs_model import DocPair
-from .plain import Model
+from .plain import Model, omittable
 
 
 @dataclass
 class Hop(Model):
     step: int
-    hop: str  # registered, reexport, alias, class, base, adapter, engine attribute, name-check, wrapper, real ...
+    hop: str  # registered, reexport, alias, class, base, adapter, engine attribute, name-check, wrapper, init, real
     class_: str | None
     module: str | None
     file: str | None
     line: int | None
+    end_line: int | None = omittable()  # init: the __init__'s last line
+    rebinds: list[str] = omittable()  # init: the attributes it rebinds that the parsing methods read
 
 
 @dataclass

@@ -5,8 +5,10 @@ says that nothing was indexed; the source says what is wrong, and its own hint w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.problems import BuildError
-from ..core.specs import select
+from ..core.specs import SpecError, select
 from ..sources import VersionRef
 
 SPEC_HINT = "see tpindex build --help for the spec grammar"
@@ -15,23 +17,34 @@ OFFLINE_HINT = "reconnect to the package index, or choose among the cached versi
 NOTHING_INDEXED = "nothing was indexed; run the build again once this is fixed"
 
 
-def choose(source, spec: str | None, pre: bool = False) -> tuple[list[VersionRef], list[str]]:
+def choose(
+    source, spec: str | None, pre: bool = False, again: Callable[[str], str] | None = None
+) -> tuple[list[VersionRef], list[str]]:
     """(the versions `spec` selects among the source's names, with the other refs it names; the names that
     ranges and globs ignored because they are not versions). Without a spec: every name of the source (a
-    directory's one version)."""
+    directory's one version). `again(spec)`: the build command with another spec, offered with the nearest
+    versions when the spec names one version the source does not have."""
     try:
         if spec is None:
             return [source.ref(n) for n in source.names()], []
         names = source.names()
         offline = getattr(source, "offline", None)  # only the cached archives could be listed
-        chosen = select(
-            spec,
-            names,
-            pre=pre,
-            is_ref=source.is_ref,
-            note=OFFLINE_NOTE if offline else "",
-            hint=OFFLINE_HINT if offline else SPEC_HINT,
-        )
+        try:
+            chosen = select(
+                spec,
+                names,
+                pre=pre,
+                is_ref=source.is_ref,
+                note=OFFLINE_NOTE if offline else "",
+                hint=OFFLINE_HINT if offline else SPEC_HINT,
+                missing=getattr(source, "missing", None),
+            )
+        except SpecError as e:
+            if e.nearest and again is not None and not offline:
+                raise SpecError(
+                    e.message, f"index the nearest instead: {again(','.join(e.nearest))}"
+                ) from None
+            raise
         return [source.ref(n) for n in chosen.names + chosen.refs], chosen.ignored
     except OSError as e:  # a source's error (SourceError), or the disk under it
         raise BuildError(str(e), getattr(e, "hint", None) or NOTHING_INDEXED) from None

@@ -177,9 +177,14 @@ def _build(
             if walk is not None:
                 stats.commits = walk.finish(db.conn)
             _repair(db, stats)
-            if upstream:
-                with db.conn:
+            listing = getattr(source, "listing", lambda: None)()
+            with db.conn:
+                if upstream:
                     store.set_meta(db, "upstream", upstream)
+                if (
+                    listing
+                ):  # what the source has, for the hints of a version not indexed (answers/versions.py)
+                    store.set_meta(db, f"listing:{listing['source']}", json.dumps(listing))
         finally:
             db.conn.close()
     stats.seconds = time.perf_counter() - t0

@@ -356,7 +356,15 @@ def build(
         from ..sources.git import GitSource
 
         source = GitSource(repo)
-    versions, ignored = choose(source, spec if not dirs else None, pre=pre)
+
+    def again(other: str) -> str:  # this build with another --tags, as a command that runs as written
+        import shlex
+
+        where = ["--from-pypi"] if from_pypi else ["--repo", str(repo)]
+        cache = ["--cache-dir", str(cache_dir)] if from_pypi and cache_dir else []
+        return shlex.join(["tpindex", "build", *where, *cache, "--tags", other, "--db", str(db_path)])
+
+    versions, ignored = choose(source, spec if not dirs else None, pre=pre, again=again)
     if verbose and ignored:
         click.echo(f"ignored (not versions): {', '.join(ignored)}", err=True)
 

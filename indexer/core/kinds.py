@@ -25,6 +25,10 @@ class HopKind(StrEnum):
     """A base class the chain goes through on its way to an adapter."""
     ADAPTER = "adapter"
     """The adapter class the registered class subclasses (the engine era's make_adapters bindings)."""
+    INIT = "init"
+    """An `__init__` of a class more derived than the real one (the registered class, or a class between) that
+    rebinds attributes the real class's parsing methods read (its regular expressions, its tokens): part of
+    where the logic is, with its lines (parser_hops.end_line) and the attributes (parser_hops.detail)."""
     REAL = "real"
     """The class whose code really runs for the name."""
     WRAPPER = "wrapper"

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 class SpecError(Problem, ValueError):
     """A spec that is malformed or selects nothing; the message says what exists instead, the hint (given
-    by the caller of select(), who knows where the spec came from) what to read."""
+    by the caller of select(), who knows where the spec came from) what to read. `nearest`: the names nearest
+    to a spec of one unknown name (a caller may offer them as a spec that works)."""
+
+    nearest: tuple[str, ...] = ()
 
 
 def parse_version(name: str) -> Version | None:
@@ -84,19 +87,39 @@ class Selection:
     ignored: list[str] = field(default_factory=list)  # names that do not parse as versions
 
 
+def nearest_versions(label: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """The names nearest to a version label in version order, alternately below and above it (the one below,
+    the one above, ...), in version order; [] when the label is no version or no name is one."""
+    v = parse_version(label)
+    ordered = sorted((x for x in names if parse_version(x) is not None), key=sort_key)
+    if v is None:
+        return []
+    below = [x for x in ordered if parse_version(x) < v]
+    above = [x for x in ordered if parse_version(x) > v]
+    out: list[str] = []
+    while len(out) < n and (below or above):
+        if below:
+            out.append(below.pop())
+        if above and len(out) < n:
+            out.append(above.pop(0))
+    return sorted(out, key=sort_key)
+
+
 def closest(word: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """The names to offer for one that is not there: a version's nearest in version order on both sides (one
+    below, one above: `v0.15.0` -> v0.14.1, v0.16.0, not the string-close v0.5.0), else the names spelled
+    closest, else the newest."""
     names = list(names)
+    v = parse_version(word)
+    if v is not None:
+        ordered = sorted((x for x in names if parse_version(x) is not None), key=sort_key)
+        found = [x for x in ordered if parse_version(x) < v][-1:] + [
+            x for x in ordered if parse_version(x) > v
+        ][:1]
+        if found:
+            return found
     close = close_names(word, names, n=n, cutoff=0.5)
-    if not close:
-        v = parse_version(word)
-        versions = sorted((x for x in names if parse_version(x)), key=sort_key)
-        if v is not None and versions:
-            below = [x for x in versions if parse_version(x) <= v]
-            above = [x for x in versions if parse_version(x) > v]
-            close = below[-1:] + above[:1]
-        else:
-            close = versions[-n:]
-    return close
+    return close or sorted((x for x in names if parse_version(x)), key=sort_key)[-n:]
 
 
 def _bound(text: str, spec: str, fail) -> Version | None:
@@ -117,12 +140,16 @@ def select(
     is_ref: Callable[[str], bool] = lambda name: False,
     hint: str | None = None,
     note: str = "",
+    missing: Callable[[str], str | None] | None = None,
 ) -> Selection:
     """The names `spec` selects; a SpecError (its message followed by `note`, with `hint`) when it is
-    malformed or selects nothing."""
+    malformed or selects nothing. `missing(name)`: why the source has no such name, when it knows (the package
+    index lists wheels of a release but no source archive), said in place of `unknown tag or ref`."""
 
-    def fail(message: str) -> SpecError:
-        return SpecError(message + note, hint)
+    def fail(message: str, nearest: list[str] | None = None) -> SpecError:
+        e = SpecError(message + note, hint)
+        e.nearest = tuple(nearest or ())
+        return e
 
     names = list(dict.fromkeys(names))
     known = set(names)
@@ -170,8 +197,10 @@ def select(
             if item not in refs:
                 refs.append(item)
         else:
-            close = ", ".join(closest(item, names)) or "none"
-            raise fail(f"unknown tag or ref {_shown(item)}; closest existing tags: {close}")
+            close = closest(item, names)
+            what = (missing(item) if missing else None) or f"unknown tag or ref {_shown(item)}"
+            near = "nearest in version order" if parse_version(item) is not None else "closest existing tags"
+            raise fail(f"{what}; {near}: {', '.join(close) or 'none'}", close if len(items) == 1 else None)
     if not chosen and not refs:
         if left_out:
             raise fail(

@@ -21,6 +21,7 @@ from . import (
     regexes,
     registry,
     request_settings,
+    self_attrs,
     sentinels,
     signatures,
     uses,
@@ -39,6 +40,7 @@ KINDS = {
     "sentinels": sentinels.extract,
     "request_settings": request_settings.extract,
     "regexes": regexes.extract,
+    "self_attrs": self_attrs.extract,  # what each method binds on the instance and reads
     "class_sets": class_sets.extract,
     "env_defaults": env_defaults.extract,
     "module_defs": definitions.module_level,  # with classes: the blob's definitions (definitions.from_facts)
@@ -48,15 +50,16 @@ KINDS = {
 # Kinds read from the tree, the blob's bytes and the facts of the kinds above (KINDS run first)
 DERIVED = {"uses": uses.extract}
 # Kinds only the parser packages get (scope.FULL): a parser's token strings, request settings, regular
-# expressions and plants;
+# expressions, what its methods bind and read on the instance, and plants;
 # a module elsewhere (scope.MODULE) gets every other kind, registrations and name checks included (the
 # serving code outside the parser packages checks parser classes, `--reasoning-parser` choices were once
 # in vllm/engine/arg_utils.py), with the pattern files those read
-PARSER_KINDS = ("sentinels", "request_settings", "regexes", "plants", "uses")
+PARSER_KINDS = ("sentinels", "request_settings", "regexes", "self_attrs", "plants", "uses")
 PARSER_PATTERNS = (
     "patterns/sentinels.scm",
     "patterns/request_settings.scm",
     "patterns/regexes.scm",
+    "patterns/self_attrs.scm",
     "plants/",
 )
 # A pattern whose matches can give its kind a row only in a blob holding one of some words (each kind's module

@@ -11,7 +11,7 @@ import json
 from ..core.scope import FULL, depth_needed, module_of, package_of
 
 # The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
-PARSER_TABLES = frozenset({"sentinels", "request_settings", "regexes", "plants", "uses"})
+PARSER_TABLES = frozenset({"sentinels", "request_settings", "regexes", "self_attrs", "plants", "uses"})
 
 
 def absolute(module: str, level: int, path: str) -> str:
@@ -91,6 +91,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
             "sentinels",
             "request_settings",
             "regexes",
+            "self_attrs",
             "class_sets",
             "env_defaults",
             "signatures",
@@ -170,6 +171,7 @@ def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:
     rows["sentinels"] = list(raw_facts.get("sentinels", []))
     rows["request_settings"] = list(raw_facts.get("request_settings", []))
     rows["regexes"] = list(raw_facts.get("regexes", []))
+    rows["self_attrs"] = list(raw_facts.get("self_attrs", []))
     rows["signatures"] = [
         {
             **s,

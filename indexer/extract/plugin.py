@@ -6,7 +6,10 @@ plus what only a plugin check needs:
   Exception, or everything) and the imports in those handlers are alternatives of one group, so a plugin
   that imports from the new package and falls back to the old one is checked as Python runs it;
 - registration calls: the shape of each `Manager.register_module(...)` / `register_lazy_module(...)` call
-  (decorator or statement), to check against the manager's signature at each version.
+  (decorator or statement), to check against the manager's signature at each version;
+- spans, for the lines a check suggests to change: each import statement's first and last line, and each
+  function's header (its `def` line, the line its `:` ends, the text after its parameters, its indentation)
+  and its whole span, decorators included.
 """
 
 from __future__ import annotations
@@ -27,9 +30,45 @@ def read(data: bytes) -> dict:
 
     out = parse(data)
     if b"\0" in data:
-        return {**out, "alternatives": {}, "manager_calls": []}
+        return {**out, "alternatives": {}, "manager_calls": [], "spans": {"imports": {}, "defs": {}}}
     root = parser().parse(data.decode("utf-8", errors="replace").encode("utf-8")).root_node
-    return {**out, "alternatives": alternatives(root), "manager_calls": manager_calls(root)}
+    return {
+        **out,
+        "alternatives": alternatives(root),
+        "manager_calls": manager_calls(root),
+        "spans": spans(root),
+    }
+
+
+def spans(root: Node) -> dict:
+    """{imports: {first line: last line} of every import statement, defs: {qualname: {line (of `def`),
+    start (its first decorator's line), end_line, header_end (the line of the header's `:`), tail (the text
+    from the parameters' `)` to that `:`, exclusive), indent}}}."""
+    imports, defs = {}, {}
+    for node in _walk(root):
+        if node.type in ("import_statement", "import_from_statement"):
+            imports[line(node)] = node.end_point.row + 1
+        elif node.type == "function_definition":
+            from .ts import qualname
+
+            params = node.child_by_field_name("parameters")
+            colon = next((c for c in node.children if c.type == ":"), None)
+            if params is None or colon is None:
+                continue
+            outer = (
+                node.parent
+                if node.parent is not None and node.parent.type == "decorated_definition"
+                else node
+            )
+            defs[qualname(node)] = {
+                "line": line(node),
+                "start": line(outer),
+                "end_line": node.end_point.row + 1,
+                "header_end": colon.end_point.row + 1,
+                "tail": root.text[params.end_byte : colon.start_byte].decode("utf-8", "replace"),
+                "indent": node.start_point.column,
+            }
+    return {"imports": imports, "defs": defs}
 
 
 def _walk(node: Node):

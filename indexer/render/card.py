@@ -130,6 +130,17 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
     out.append(
         ("real class", [f"{c.real.class_}  {_at(c.real.file, c.real.line)}" if c.real.class_ else "-"])
     )
+    if c.rebinds:  # an overriding __init__ whose bindings the real class's methods read
+        out.append(
+            (
+                "rebinds",
+                [
+                    f"{r['class']}.__init__  {r['file']}:{r['line']}-{r['end_line']}  {', '.join(r['attributes'])}"
+                    f" (read by {c.real.class_}'s methods)"
+                    for r in c.rebinds
+                ],
+            )
+        )
     if c.parent_class:
         out.append(("subclasses parser", [c.parent_class]))
     out.append(

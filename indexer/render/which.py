@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..answers.which import _streaming_elsewhere, describe, lifecycle_facts, registered_text
+from ..answers.which import (
+    _streaming_elsewhere,
+    describe,
+    init_text,
+    lifecycle_facts,
+    rebinding_elsewhere,
+    registered_text,
+)
 from . import text as textfmt
 
 if (
@@ -22,13 +29,17 @@ def format_chain(p: Parser, width: int | None = None) -> list[str]:
         what = h.class_ or ""
         if h.hop == "registered":
             what = registered_text(p, h)
+        elif h.hop == "init":
+            where, what = f"{where}-{h.end_line}", init_text(h)
         rows.append((h.hop, where, what))
     lines += textfmt.table(rows, width)
     if p.impl == "unresolved":
         lines += textfmt.hanging("  unresolved: ", p.reason or "?", width)
     else:
         lines += textfmt.hanging(
-            "  => really implemented in ", f"{p.real_file} ({p.real_class}){_streaming_elsewhere(p)}", width
+            "  => really implemented in ",
+            f"{p.real_file} ({p.real_class}){rebinding_elsewhere(p)}{_streaming_elsewhere(p)}",
+            width,
         )
     notes = list(p.notes)
     if p.stub:

@@ -38,6 +38,7 @@ from .logic import (
     notes_json,
     overridden,
     own_paths,
+    rebinding_inits,
     standalone,
     streaming_of,
     where,
@@ -356,7 +357,7 @@ class _Rows:
         )
         hops = [Hop(HopKind.REGISTERED, n.cls, n.module, n.registry_file, n.registry_line)] + res.hops
         self.hops.extend(
-            (self.version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line)
+            (self.version_id, n.kind, n.name, i, h.hop, h.cls, h.module, h.file, h.line, h.end_line, h.detail)
             for i, h in enumerate(hops)
         )
         key = (self.version_id, n.kind, n.name)
@@ -374,8 +375,8 @@ class _Rows:
             [(version_id, *[r.get(c) for c in MAP_COLS]) for r in self.map],
         )
         conn.executemany(
-            "insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "insert into parser_hops(version_id, kind, name, step, hop, class, module, file, line, end_line,"
+            " detail) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self.hops,
         )
         conn.executemany(
@@ -441,7 +442,7 @@ METHOD_COLS = (
     "delegates",
 )
 ATTR_COLS = ("role", "attribute", "value", "defining_class", "file", "line", "own", "set_by", "condition")
-OVER_COLS = ("role", "class", "attribute", "by_class", "by_file", "by_line")
+OVER_COLS = ("role", "class", "attribute", "by_class", "by_file", "by_line", "by_method")
 
 
 def _compositions(v: Version, names: list[Named], checks: dict, class_checks: list) -> None:
@@ -486,6 +487,9 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
         if picked is not None:
             logic.roles["registered"] = picked
             standalone(v, n.kind, picked, registered, logic, n.name)
+            if logic.inherited_from is not None:
+                logic.rebinds = rebinding_inits(v, picked, logic.inherited_from, parser_keys)
+                res.hops[len(res.hops) - 1 : len(res.hops) - 1] = _init_hops(logic)  # before the real hop
     elif composed is not None and comp.impl != ImplKind.UNRESOLVED and not delegates(v, composed, n.kind):
         n.res = res = _registered_then(res, comp)  # the composed class does the work itself
         if n.reg is not None:
@@ -514,6 +518,8 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
         standalone(v, n.kind, n.reg, registered, logic, n.name)
         if logic.inherited_from is not None:
             d = logic.inherited_from
+            logic.rebinds = rebinding_inits(v, n.reg, d, parser_keys)
+            res.hops.extend(_init_hops(logic))
             res.hops.append(Hop(HopKind.REAL, d.name, d.module, d.path, d.line))
         if composed is not None:
             logic.roles["wrapper"] = composed
@@ -530,6 +536,14 @@ def _decide(v: Version, n: Named, registered: dict, parser_keys: set) -> None:
             logic.attrs.extend(behaviour(v, role, c, parser_keys))
             logic.overridden.extend(overridden(v, role, c))
     logic.roles = {r: c for r, c in logic.roles.items() if c is not None}
+
+
+def _init_hops(logic: Logic) -> list[Hop]:
+    """An `init` hop for each overriding __init__ that is part of where the logic is, with its lines."""
+    return [
+        Hop(HopKind.INIT, r.cls.name, r.cls.module, r.cls.path, r.line, r.end_line, " ".join(r.attributes))
+        for r in logic.rebinds
+    ]
 
 
 def _registered_then(reg: Resolution, comp: Resolution) -> Resolution:

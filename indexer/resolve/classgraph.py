@@ -22,6 +22,8 @@ class Hop:
     module: str | None
     file: str | None
     line: int | None
+    end_line: int | None = None  # init: the __init__'s last line
+    detail: str | None = None  # init: the attributes it rebinds, space-separated
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,9 @@ class Module:
     sets: dict[tuple[str, str], list[dict]]  # (via, owner) -> what runs at class creation (class_sets rows)
     envs: dict[str, dict]  # environment flag -> how, value, line of its default
     held: dict[str, set[str]]  # class -> the attributes / properties of its own holding a sentinel
+    init_held: dict[str, set[str]]  # class -> the attributes its __init__ binds to a sentinel or a regex
+    binds: dict[tuple[str, str], dict[str, int]]  # (class, method) -> attribute -> line it stands bound at
+    reads: dict[tuple[str, str], set[str]]  # (class, method) -> the instance attributes it reads
     uses: dict[tuple[str, str], tuple]  # (what, qualname) -> (line, end_line, digest, names)
 
 
@@ -226,6 +231,24 @@ class Version:
         ):
             if fn is None or fn == f"{cls}.{attr}":
                 held.setdefault(cls, set()).add(attr)
+        init_held: dict[str, set[str]] = {}  # class -> what its __init__ binds to a sentinel or a regex
+        for cls, attr in c.execute(
+            "select class, attribute from sentinels where unit_id = ? and attribute is not null"
+            " and function = class || '.__init__' union select class, attribute from regexes where unit_id = ?"
+            " and attribute is not null and function = class || '.__init__'",
+            [unit, unit],
+        ):
+            init_held.setdefault(cls, set()).add(attr)
+        binds: dict[tuple[str, str], dict[str, int]] = {}
+        reads: dict[tuple[str, str], set[str]] = {}
+        for cls, meth, attr, how, ln in c.execute(
+            "select class, method, attribute, how, line from self_attrs where unit_id = ? order by line",
+            [unit],
+        ):
+            if how == "binds":
+                binds.setdefault((cls, meth), {})[attr] = ln
+            else:
+                reads.setdefault((cls, meth), set()).add(attr)
         n_methods = sum(len(ms) for ms in methods.values())
         uses: dict[tuple[str, str], tuple] = {}  # (what, qualname) -> (line, end_line, digest, names)
         for what, q, ln, end, digest, names in c.execute(
@@ -248,6 +271,9 @@ class Version:
             sets=sets,
             envs=envs,
             held=held,
+            init_held=init_held,
+            binds=binds,
+            reads=reads,
             uses=uses,
         )
 
@@ -465,6 +491,21 @@ def attrs(v: Version, c: Cls) -> dict[str, dict]:
 def held(v: Version, c: Cls) -> set[str]:
     """The class attributes and properties (or methods) of a class's own that hold a sentinel."""
     return set() if c.binding else v.module(c.module).held.get(c.name, set())
+
+
+def init_held(v: Version, c: Cls) -> set[str]:
+    """The attributes a class's own __init__ binds to a sentinel or a regular expression."""
+    return set() if c.binding else v.module(c.module).init_held.get(c.name, set())
+
+
+def binds(v: Version, c: Cls, method: str) -> dict[str, int]:
+    """The instance attributes a method of a class binds and that stand once it returns (attribute -> line)."""
+    return {} if c.binding else v.module(c.module).binds.get((c.name, method), {})
+
+
+def reads(v: Version, c: Cls, method: str) -> set[str]:
+    """The instance attributes a method of a class reads."""
+    return set() if c.binding else v.module(c.module).reads.get((c.name, method), set())
 
 
 def resolve_method(v: Version, order: list[Cls], method: str, start: int = 0) -> tuple[Cls, dict] | None:

@@ -17,6 +17,12 @@ The rule (README, "Where the parsing code is"):
   class is real when its own `parse` / `parse_delta` do the work; when they end in a class that hands
   extraction to the registered parser (`self._tool_parser.extract_tool_calls(...)`), possibly through
   overrides that call `super()`, it is a `wrapper` hop and the registered side is real.
+- an `__init__` that runs for the registered class, defined by a class more derived than the real one, and
+  that binds (after its super() call) attributes the parsing methods read (the real class's methods and those
+  of the parser classes above it; not a framework base's, not the more derived classes' own) is part of where
+  the logic is: an `init` hop with its lines
+  and the attributes, its file a role of the name's code (`init`), its code the name's extraction, and the
+  sentinels and regular expressions its bindings replace are not the name's (`overridden`).
 """
 
 from __future__ import annotations
@@ -33,10 +39,13 @@ from .classgraph import (
     Module,
     Version,
     attrs,
+    binds,
     class_at,
     held,
+    init_held,
     methods,
     mro,
+    reads,
     resolve_attr,
     resolve_method,
 )
@@ -47,6 +56,19 @@ NOT_WORKING = {
     "raises-not-implemented": "raises NotImplementedError",
     "abstract": "is abstract",
 }
+
+
+@dataclass(frozen=True)
+class Rebind:
+    """An `__init__` more derived than the real class that rebinds attributes its parsing methods read."""
+
+    cls: Cls
+    line: int
+    end_line: int
+    attributes: tuple[str, ...]  # in the order it binds them
+
+    def place(self) -> str:
+        return f"{self.cls.path}:{self.line}-{self.end_line}"
 
 
 @dataclass
@@ -64,6 +86,7 @@ class Logic:
     methods: list[dict] = field(default_factory=list)  # rows of parser_methods
     attrs: list[dict] = field(default_factory=list)  # rows of parser_attrs
     overridden: list[dict] = field(default_factory=list)  # rows of parser_overridden
+    rebinds: list[Rebind] = field(default_factory=list)  # overriding __init__s that are part of the logic
 
 
 def where(c: Cls, line: int | None = None) -> str:
@@ -131,26 +154,87 @@ def behaviour(v: Version, role: str, c: Cls, parser_keys: set) -> list[dict]:
 
 def overridden(v: Version, role: str, c: Cls) -> list[dict]:
     """The attributes and properties holding a sentinel in a class of `c`'s resolution order that a more
-    derived class of that order defines again (a class attribute, a method or a property): `c` uses the
-    more derived one, so the sentinel the overridden one holds is not the name's."""
+    derived class of that order defines again (a class attribute, a method or a property), and those a
+    class's `__init__` binds to a sentinel or a regular expression that the `__init__` of a more derived class
+    that runs binds again after its super() call (`by_method` __init__: that hides both): `c` uses the more
+    derived one, so the sentinel the overridden one holds is not the name's. An instance attribute wins over a
+    class attribute, and a class attribute does not override what a base's `__init__` binds."""
     order = mro(v, c)
+    inits = {k for k, _ in init_chain(v, order)}
     rows = []
     for i, k in enumerate(order[1:], 1):
-        for a in sorted(held(v, k)):
-            d = next((x for x in order[:i] if a in attrs(v, x) or a in methods(v, x)), None)
-            if d is not None:
-                line = (attrs(v, d).get(a) or methods(v, d)[a])["line"]
-                rows.append(
-                    {
-                        "role": role,
-                        "class": k.name,
-                        "attribute": a,
-                        "by_class": d.name,
-                        "by_file": d.path,
-                        "by_line": line,
-                    }
-                )
+        for a in sorted(held(v, k) | init_held(v, k)):
+            by_init = next((x for x in order[:i] if x in inits and a in binds(v, x, "__init__")), None)
+            d = (
+                next((x for x in order[:i] if a in attrs(v, x) or a in methods(v, x)), None)
+                if a in held(v, k)
+                else None
+            )
+            if by_init is not None:
+                d, line, how = by_init, binds(v, by_init, "__init__")[a], "__init__"
+            elif d is not None:
+                line, how = (attrs(v, d).get(a) or methods(v, d)[a])["line"], None
+            else:
+                continue
+            rows.append(
+                {
+                    "role": role,
+                    "class": k.name,
+                    "attribute": a,
+                    "by_class": d.name,
+                    "by_file": d.path,
+                    "by_line": line,
+                    "by_method": how,
+                }
+            )
     return rows
+
+
+def init_chain(v: Version, order: list[Cls]) -> list[tuple[Cls, dict]]:
+    """The `__init__`s that run for the first class of `order`: the first definer, then the next one for as
+    long as each calls super().__init__()."""
+    out, start = [], 0
+    while (found := resolve_method(v, order, "__init__", start)) is not None:
+        out.append(found)
+        if not found[1]["calls_super"]:
+            break
+        start = order.index(found[0]) + 1
+    return out
+
+
+def rebinding_inits(v: Version, c: Cls, real: Cls, parser_keys: set) -> list[Rebind]:
+    """The `__init__`s that run for `c`, of classes more derived than `real` in its resolution order, that
+    bind attributes the parsing methods read: the methods Python resolves for `c` (other than `__init__`)
+    defined by `real` or by another parser class further up (not a framework base). What only a method of the
+    more derived classes reads is their own code, not a rebinding of the real class's."""
+    order = mro(v, c)
+    if real not in order or real == c:
+        return []
+    at = order.index(real)
+    parsing = {
+        k for i, k in enumerate(order) if not k.binding and (i == at or (i > at and k.key in parser_keys))
+    }
+    read: set[str] = set()
+    for name in dict.fromkeys(n for k in parsing for n in methods(v, k)):
+        if name == "__init__":
+            continue
+        start = 0
+        while (found := resolve_method(v, order, name, start)) is not None:
+            d, meth = found
+            if d in parsing:
+                read |= reads(v, d, name)
+            if not meth["calls_super"]:
+                break
+            start = order.index(d) + 1
+    out = []
+    for k, meth in init_chain(v, order):
+        if order.index(k) >= at:
+            break
+        bound = binds(v, k, "__init__")
+        rebound = tuple(a for a in sorted(bound, key=bound.get) if a in read)
+        if rebound:
+            out.append(Rebind(k, meth["line"], meth["end_line"], rebound))
+    return out
 
 
 def _first(v: Version, order: list[Cls], names: tuple[str, ...]) -> tuple[Cls, dict, str] | None:
@@ -394,6 +478,9 @@ def code_pieces(
         if m is not None and (what, qualname) in m.uses:
             pieces.setdefault((module, what, qualname), part)
 
+    for r in logic.rebinds:  # part of where the logic is, wherever its class is
+        take(r.cls.module, "method", f"{r.cls.name}.__init__", "extraction")
+        take(r.cls.module, "class", r.cls.name, "methods")
     for c in dict.fromkeys(c for c in (*logic.roles.values(), logic.real) if c is not None):
         order = mro(v, c)
         own = [k for k in order if not k.binding and k.path in parsers]
@@ -459,13 +546,19 @@ def _code_files(
         add(c, role)
     if logic.real is not None:
         add(logic.real, "real")
+    for r in logic.rebinds:
+        add(r.cls, "init")
     defining = {(r["module"], r["defining_class"]) for r in logic.methods if r["defining_class"]}
     pieces = code_pieces(v, logic, kind, own_keys, parsers, reach)
     running = {(m, q) for (m, what, q) in pieces if what == "class"}
+    roles_of: dict[Cls, list[str]] = {}
     for role, c in logic.roles.items():
+        roles_of.setdefault(c, []).append(role)
+    for c in logic.roles.values():
         for k in mro(v, c):
-            if k.key in defining or k.key in running:
-                add(k, "base" if k not in logic.roles.values() and k != logic.real else role)
+            if k.key in defining or k.key in running:  # labelled as what it is, not as whose order holds it
+                for role in ["real"] if k == logic.real else roles_of.get(k, ["base"]):
+                    add(k, role)
     listed: dict[str, list] = {}
     own = []
     mods: dict[str, Module] = {}

@@ -51,6 +51,25 @@ class Matrix:
     def n_rows(self) -> int:
         return sum(len(rows) for _, rows in self.sections)
 
+    def window(self, keep: list[str]) -> Matrix:
+        """Only the versions of `keep` (a range of them), and only the names registered in one of those. A cell
+        keeps what it was told against the previous version that has the name, shown or not."""
+        wanted = set(keep)
+        counts = dict.fromkeys(IMPLS, 0)
+        sections = []
+        for kind, rows in self.sections:
+            out = []
+            for row in rows:
+                cells = [c for c in row.cells if c.version in wanted]
+                if any(c.impl for c in cells):
+                    out.append(Row(row.kind, row.name, cells))
+                    for c in cells:
+                        if c.impl:
+                            counts[c.impl] = counts.get(c.impl, 0) + 1
+            if out:
+                sections.append((kind, out))
+        return Matrix([v for v in self.versions if v in wanted], sections, counts)
+
 
 def short(label: str) -> str:
     return label[1:] if label[:1] == "v" and label[1:2].isdigit() else label
@@ -113,13 +132,28 @@ def build(versions: list[str], rows: list[dict], which_url, diff_url=None) -> Ma
     return Matrix(versions, sections, counts)
 
 
-async def load(datasette, database: str, kind: str, prefix: str, which_url, diff_url=None) -> Matrix:
+async def load(
+    datasette,
+    database: str,
+    kind: str,
+    prefix: str,
+    which_url,
+    diff_url=None,
+    first: str = "",
+    last: str = "",
+) -> tuple[Matrix, list[str]]:
+    """The matrix of the versions `first` .. `last` (each read by the one resolver; blank: open), and every
+    indexed version (the range's choices)."""
     from .state import ask
 
-    versions, rows = await ask(
-        datasette, database, lambda ix: (ix.labels(), ix.matrix_rows(kind, prefix)), time_limit=True
+    versions, rows, shown = await ask(
+        datasette,
+        database,
+        lambda ix: (ix.labels(), ix.matrix_rows(kind, prefix), ix.version_range(first or None, last or None)),
+        time_limit=True,
     )  # under serve's --time-limit: QueryInterrupted past it
-    return build(versions, rows, which_url, diff_url)
+    m = build(versions, rows, which_url, diff_url)
+    return (m if len(shown) == len(versions) else m.window(shown)), versions
 
 
 def which_link(base: str):

@@ -117,6 +117,8 @@ TABLES: dict[str, dict] = {
             "class": "the class whose definition is overridden",
             "attribute": "the attribute or property",
             "by_class": "the class whose definition the name uses (by_file / by_line: where)",
+            "by_method": "__init__: a binding in by_class's __init__, which hides the class's own __init__ binding "
+            "too; blank: a class attribute, property or method of by_class",
             "version_ord": VERSION_ORD,
         },
         **PER_VERSION_VIEW,
@@ -177,7 +179,9 @@ TABLES: dict[str, dict] = {
         "columns": {
             "step": "0 = the registration, then each hop in order",
             "hop": "registered, reexport, alias, class, base, adapter, engine attribute, unified_parser_cls, "
-            "name-check, dispatch, real",
+            "name-check, dispatch, init, real",
+            "end_line": "init: the last line of the __init__",
+            "detail": "init: the attributes the __init__ rebinds that the real class's methods read",
             "version": VERSION,
             "version_ord": VERSION_ORD,
         },
@@ -339,6 +343,21 @@ TABLES: dict[str, dict] = {
             "value": "the value as written",
             "guard": "the condition of the innermost if / elif around it (not (...) in an else)",
             "function": "the enclosing method (Class.adjust_request)",
+            "version_ord": VERSION_ORD,
+        },
+        **PER_VERSION_VIEW,
+    },
+    "self_attrs_v": {
+        "description": "What each method of the parser code binds on the instance (self.x = ..., standing after "
+        "its super() call) and reads (self.x): how an overriding __init__ that rebinds what the parsing methods "
+        "read is found (README, Where the parsing code is).",
+        "facets": ["how", "method", "version"],
+        "columns": {
+            "class": "the class defining the method",
+            "method": "the method",
+            "attribute": "the instance attribute",
+            "how": "binds: assigned after the method's last super() call (or anywhere, without one); reads: used",
+            "line": "binds: the last binding; reads: the first use",
             "version_ord": VERSION_ORD,
         },
         **PER_VERSION_VIEW,
@@ -579,6 +598,11 @@ TABLES: dict[str, dict] = {
     },
     "regexes": {
         "description": "Regular expressions per unit (see regexes_v).",
+        "facets": ["how"],
+        "columns": {"unit_id": UNIT},
+    },
+    "self_attrs": {
+        "description": "Instance attributes each method binds and reads, per unit (see self_attrs_v).",
         "facets": ["how"],
         "columns": {"unit_id": UNIT},
     },

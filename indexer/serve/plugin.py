@@ -299,6 +299,7 @@ async def matrix_page(datasette, request):
     kind = request.args.get("kind", "").strip()
     kind = kind if kind in matrix.KINDS else ""
     prefix = request.args.get("prefix", "").strip()[:100]
+    first, last = request.args.get("from", "").strip()[:100], request.args.get("to", "").strip()[:100]
     which = datasette.urls.query(wanted, "which")
     from datasette.database import QueryInterrupted
 
@@ -308,7 +309,9 @@ async def matrix_page(datasette, request):
         return code_pages.diff_href(datasette, a, b, path_a, path_b, db_arg, name=name, kind=kind_)
 
     try:
-        m = await matrix.load(datasette, wanted, kind, prefix, matrix.which_link(which), diff_link)
+        m, every = await matrix.load(
+            datasette, wanted, kind, prefix, matrix.which_link(which), diff_link, first, last
+        )
     except QueryInterrupted:
         from .errors import PageError
 
@@ -326,6 +329,9 @@ async def matrix_page(datasette, request):
                 "matrix": m,
                 "kind": kind,
                 "prefix": prefix,
+                "every": every,
+                "first": m.versions[0] if m.versions and first else "",
+                "last": m.versions[-1] if m.versions and last else "",
                 "database": wanted,
                 "databases": names,
                 "impls": matrix.IMPLS,

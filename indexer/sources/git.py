@@ -104,6 +104,14 @@ class GitSource:
     def is_ref(self, name: str) -> bool:
         return self._commit_of(name) is not None
 
+    def listing(self) -> dict | None:
+        """The repository's tags, for the hints of later questions (stored by the build)."""
+        return {
+            "source": "git",
+            "origin": str(Path(self.work_tree or self.git_dir).resolve()),
+            "names": self.names(),
+        }
+
     def ref(self, name: str) -> VersionRef:
         from ..core.specs import sort_key
 

@@ -140,6 +140,25 @@ def sdist_version(filename: str) -> str | None:
     return version if parse_version(version) is not None else None
 
 
+def file_version(filename: str) -> str | None:
+    """The vllm version of any file of the listing (a wheel's too): "0.15.0" for
+    "vllm-0.15.0-cp38-abi3-manylinux_2_31_x86_64.whl"; None for other projects."""
+    from ..core.specs import parse_version
+
+    if filename.endswith(".whl") and filename.lower().startswith(PROJECT + "-"):
+        version = filename[len(PROJECT) + 1 :].split("-", 1)[0]
+        return version if parse_version(version) is not None else None
+    return sdist_version(filename)
+
+
+def without_archive(filenames: list[str], releases: dict) -> list[str]:
+    """The labels of the versions the listing has files of (wheels) but no source archive of."""
+    from ..core.specs import sort_key
+
+    found = {f"v{v}" for f in filenames if (v := file_version(f)) is not None}
+    return sorted(found - set(releases), key=sort_key)
+
+
 def _yanked(value) -> bool:
     return value is not None and value is not False  # PEP 691: true, or a reason string
 
@@ -228,6 +247,7 @@ class PypiSource:
         self.progress = progress
         self._opener = opener or _default_opener()
         self._releases: dict[str, Release] | None = None
+        self._without_archive: list[str] = []  # versions the listing has wheels of, no source archive
         self._verified: dict[str, tuple[Path, str]] = {}  # label -> (archive, sha256), checked this run
         self._parts_cleaned = False
 
@@ -264,6 +284,34 @@ class PypiSource:
 
     def is_ref(self, name: str) -> bool:
         return False
+
+    def missing(self, name: str) -> str | None:
+        """Why the index has no release `name` (core.specs.select's `missing`): wheels but no source archive
+        (vllm 0.15.x), or nothing at all; None when `name` is no version or the index could not be read."""
+        from ..core.specs import parse_version
+
+        v = parse_version(name)
+        if v is None or self.offline:
+            return None
+        label = f"v{name[1:] if name[:1] in 'vV' else name}"
+        if label in self._without_archive:
+            return (
+                f"vllm {label} has wheels but no source archive on {redact(self.index_url)} (tpindex reads"
+                " source archives), so no build can index it"
+            )
+        return f"the package index {redact(self.index_url)} lists no release {label} of {PROJECT}"
+
+    def listing(self) -> dict | None:
+        """What the index lists, for the hints of later questions (stored by the build): the releases with a
+        source archive and the versions with wheels only; None when working offline from the cache."""
+        if self.offline or self._releases is None:
+            return None
+        return {
+            "source": self.kind,
+            "origin": redact(self.index_url),
+            "names": list(self._releases),
+            "without_archive": list(self._without_archive),
+        }
 
     def ref(self, name: str) -> VersionRef:
         """The version, with its archive downloaded (or found in the cache) and verified."""
@@ -338,8 +386,11 @@ class PypiSource:
         if label not in releases:
             hint = ", ".join(closest(name, releases)) or "none"
             raise PackageIndexError(
-                f"{name} is not a released source archive of {PROJECT} on {redact(self.index_url)}"
-                f" (closest: {hint})"
+                (
+                    self.missing(name)
+                    or f"{name} is not a released source archive of {PROJECT} on {redact(self.index_url)}"
+                )
+                + f" (nearest: {hint})"
             )
         return releases[label]
 
@@ -429,8 +480,20 @@ class PypiSource:
             ) from e
         try:
             if "json" in ctype or body.lstrip()[:1] == b"{":
-                return releases_from_json(json.loads(body), page_url)
-            return releases_from_html(body.decode("utf-8", "replace"), page_url)
+                data = json.loads(body)
+                found = releases_from_json(data, page_url)
+                files = [f.get("filename", "") for f in data.get("files", [])]
+            else:
+                text = body.decode("utf-8", "replace")
+                found = releases_from_html(text, page_url)
+                parser = _Anchors()
+                parser.feed(text)
+                files = [
+                    name or urllib.parse.unquote((a.get("href") or "").rsplit("/", 1)[-1])
+                    for a, name in parser.links
+                ]
+            self._without_archive = without_archive(files, found)
+            return found
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise PackageIndexError(
                 f"the package index at {redact(url)} sent a listing tpindex cannot read "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.problems import Problem
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -125,8 +125,10 @@ create table if not exists parser_map (
 create table if not exists parser_hops (
     version_id integer not null references versions(id) on delete cascade,
     kind text not null, name text not null, step integer not null,
-    hop text not null,             -- registered | reexport | base | adapter | binding | name-check | dispatch | real
+    hop text not null,             -- registered | reexport | base | adapter | binding | name-check | dispatch | init | real
     class text, module text, file text, line integer,
+    end_line integer,              -- init: the last line of the __init__
+    detail text,                   -- init: the attributes it rebinds that the parsing methods read, space-separated
     primary key (version_id, kind, name, step)
 );
 create table if not exists name_checks (
@@ -157,6 +159,8 @@ create table if not exists parser_overridden (
     kind text not null, name text not null, role text not null,
     class text not null, attribute text not null,  -- a class of the role's resolution order and an attribute it defines
     by_class text, by_file text, by_line integer,  -- the more derived class whose definition the name uses
+    by_method text,                -- __init__: a binding in by_class's __init__ (it hides the class's __init__
+                                   -- binding too); null: a class attribute, property or method of by_class
     primary key (version_id, kind, name, role, class, attribute)
 ) without rowid;
 create table if not exists sentinels (
@@ -179,6 +183,10 @@ create table if not exists regexes (
     attribute text,                -- the name it is assigned to (blank: used in place)
     pattern text, flags text,      -- flags: DOTALL|MULTILINE ..., '' none passed, null unknown (an assigned pattern)
     how text,                      -- compile | search | ... (the function called) | assigned
+    line integer);
+create table if not exists self_attrs (  -- what each method of a parser's code binds on the instance and reads
+    unit_id integer not null references units(id), class text, method text, attribute text,
+    how text,                      -- binds (assigned, standing after the method's super() call) | reads
     line integer);
 create table if not exists class_sets (
     unit_id integer not null references units(id),
@@ -286,6 +294,7 @@ FACT_TABLES = (
     "sentinels",
     "request_settings",
     "regexes",
+    "self_attrs",
     "class_sets",
     "env_defaults",
     "signatures",
@@ -392,6 +401,9 @@ VIEWS = {
     "request_settings_v": """
         select vf.version, vf.file, r.class, r.function, r.field, r.value, r.guard, r.line, vf.version_ord
         from request_settings r join version_files vf on vf.unit_id = r.unit_id""",
+    "self_attrs_v": """
+        select vf.version, vf.file, vf.module, s.class, s.method, s.attribute, s.how, s.line, vf.version_ord
+        from self_attrs s join version_files vf on vf.unit_id = s.unit_id""",
     "regexes_v": """
         select vf.version, vf.file, r.class, r.function, r.attribute, r.pattern, r.flags, r.how, r.line,
                vf.version_ord
@@ -440,7 +452,7 @@ VIEWS = {
         from parser_attrs a join versions v on v.id = a.version_id and v.status = 'complete'""",
     "parser_overridden_v": """
         select v.label as version, o.kind, o.name, o.role, o.class, o.attribute, o.by_class, o.by_file, o.by_line,
-               v.ord as version_ord
+               o.by_method, v.ord as version_ord
         from parser_overridden o join versions v on v.id = o.version_id and v.status = 'complete'""",
     "parser_code_v": """
         select v.label as version, c.kind, c.name, c.path as file, c.roles, c.shared, c.pieces, u.blob_id,
@@ -449,7 +461,7 @@ VIEWS = {
         join files f on f.version_id = c.version_id and f.path = c.path join units u on u.id = f.unit_id""",
     "parser_hops_v": """
         select v.label as version, h.kind, h.name, h.step, h.hop, h.class, h.module, h.file, h.line,
-               v.ord as version_ord
+               h.end_line, h.detail, v.ord as version_ord
         from parser_hops h join versions v on v.id = h.version_id and v.status = 'complete'""",
     "lifecycle": LIFECYCLE.format(one=""),  # lifecycle_of: one name's rows
     "tree_files_v": """
@@ -773,6 +785,9 @@ MIGRATIONS: dict[int, str] = {
     # the code's inverted index of blocks of line ids gives way to code_postings, the places of each line
     # (filled from the stored arrays: FILLED_BY)
     11: "drop table if exists code_index; delete from meta where key = 'code_block_shift';",
+    # self_attrs (a new fact table; the extractor bump re-indexes to fill it), parser_hops.end_line and detail,
+    # parser_overridden.by_method (ADDED_COLUMNS): an overriding __init__ as part of where the logic is
+    12: "",
 }
 
 
@@ -798,6 +813,11 @@ ADDED_COLUMNS = {
         ("parser_map", "streaming_from", "text"),
     ],
     10: [("parser_code", "pieces", "text")],
+    13: [
+        ("parser_hops", "end_line", "integer"),
+        ("parser_hops", "detail", "text"),
+        ("parser_overridden", "by_method", "text"),
+    ],
 }
 
 

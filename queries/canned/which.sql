@@ -6,7 +6,8 @@
 -- class in vllm/parser/), name-check (the manager picks the class by comparing the name), dispatch (the
 -- hard-coded era) or unresolved (see note). The row marked real is the class whose code does the parsing; a
 -- wrapper hop is a class the parser manager composes around it that only hands extraction on. The note
--- says what else an operator needs: inherited methods, streaming that returns None, selector stubs.
+-- says what else an operator needs: inherited methods, streaming that returns None, selector stubs; an init
+-- hop is an overriding __init__ that rebinds what the real class's parsing methods read.
 with at(version) as (
   select label from versions where status = 'complete' and case
     when trim(:version) = '' then ord = (select max(ord) from versions where status = 'complete')
@@ -14,7 +15,9 @@ with at(version) as (
 )
 select p.version, p.kind, p.name, p.impl, h.step, h.hop, h.class, h.file, h.line,
   case when h.class = p.real_class and h.file = p.real_file and h.line = p.real_line then 'real' end as real,
-  case when coalesce(h.step, 0) = 0 then nullif(rtrim(
+  case when h.hop = 'init' then 'Its __init__ (lines ' || h.line || '-' || h.end_line || ') rebinds ' ||
+    replace(h.detail, ' ', ', ') || ', which the real class''s parsing methods read: part of the logic.'
+  when coalesce(h.step, 0) = 0 then nullif(rtrim(
     case when p.impl = 'unresolved' then 'unresolved: ' || coalesce(p.reason, '?') || '. ' else '' end ||
     case when p.stub then 'The registered file is a stub (no methods of its own). ' else '' end ||
     case when p.reexport then 'The registered module only re-exports the class. ' else '' end ||

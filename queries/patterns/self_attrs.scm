@@ -1,0 +1,5 @@
+; Every `self.NAME` of a parser's code: what each method binds on the instance and what it reads
+; (indexer/extract/self_attrs.py tells the two apart and keeps the bindings that stand).
+
+((attribute object: (identifier) @_self attribute: (identifier) @attr) @use
+  (#eq? @_self "self"))
