@@ -28,6 +28,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from ..core.paths import has_file_suffix, names_a_path
+from .docpredicates import REGISTERED_GAP, Reading
 from .trees import PLACEHOLDER
 
 VERSION = r"(?:v\d+\.\d+(?:\.\d+)*|0\.\d+\.\d+)(?:\.post\d+)?"  # v0.29.0, v0.21, 0.29.0 (not "ROCm 7.0")
@@ -94,12 +95,6 @@ NAME_AFTER_AT = re.compile(
 FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<name>[A-Za-z0-9_.\-]+|<[^>]+>)")
 DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
 PLUGIN = re.compile(r"--(?:tool|reasoning)-parser-plugin\b")
-HISTORICAL = re.compile(
-    r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
-    r"legacy|was removed|were removed|moved from|renamed from|old (?:location|path)|"
-    r"historically|once lived|back then)\b",
-    re.I,
-)
 ALIAS = [
     re.compile(
         r"^\s*(?:is|are)\s+(?:registered\s+(?:to|as)\s+|implemented\s+by\s+)?(?:the\s+)?same\s+class\s+as\s*$",
@@ -336,8 +331,9 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
         text += s + " "
     out, begin = [], 0
     masked = re.sub(r"`[^`]*`", lambda m: "`" + " " * (len(m.group(0)) - 2) + "`", text)  # keep the ticks
-    for m in re.finditer(r"[.!?](?=\s+(?:[A-Z`(\[*_]|v\d))", masked):
-        if ABBREV.search(masked[max(0, m.start() - 8) : m.end()]):
+    # a sentence ends at . ! ? and the emphasis, parenthesis or quote closing on it ("**... v0.32.0+.** Next")
+    for m in re.finditer(r"[.!?][*_)\"']{0,4}(?=\s+(?:[A-Z`(\[*_\"]|v\d))", masked):
+        if ABBREV.search(masked[max(0, m.start() - 8) : m.start() + 1]):
             continue
         out.append((begin, m.end()))
         begin = m.end()
@@ -421,7 +417,11 @@ def _prose_greps(toks: list[Token], masked: str) -> None:
             and group
             and not t.extra.get("link")
             and paths < MAX_PROSE_GREP
-            and re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap)
+            and re.fullmatch(
+                r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*"
+                r"(?:(?:the\s+)?(?:file|module|directory|folder)s?\s*)?",
+                gap,
+            )
         ):
             paths += 1
             for o in group:
@@ -629,6 +629,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
     scan.parser_names(known)
     scan.alias_claims()
     scan.row_alias_claims()
+    scan.registration_claims(known)
     row_from = scan.version_claims()
     scan.unversioned_parsers()
     first = len(scan.out)
@@ -648,7 +649,7 @@ class _UnitScan:
         self.u, self.toks = u, toks
         self.out: list[Claim] = []
         self.masked = _mask_code(u.text)
-        self.historical = bool(HISTORICAL.search(self.masked))
+        self.reading = Reading(self.masked, PREDICATE)
         self.used: set[int] = set()  # tokens a version phrase or an alias claim is about
         self.names: dict[int, tuple[str, str]] = {}  # token index -> (name, kind)
         self.files = [i for i, t in enumerate(toks) if t.kind in ("path", "bare-file")]
@@ -722,6 +723,39 @@ class _UnitScan:
                 )
                 self.used.add(i)
 
+    def registration_claims(self, known: Knowledge) -> None:
+        """A parser name and the file it is registered from ("the `x` parser is registered from `f.py`"): a claim
+        about the registry, not about `x` being a symbol defined in f.py."""
+        toks, masked, names = self.toks, self.masked, self.names
+        for i, t in enumerate(toks[:-1]):
+            nxt = toks[i + 1]
+            if i in self.used or t.kind not in ("symbol", "flag") or nxt.kind not in ("path", "bare-file"):
+                continue
+            if nxt.start - t.end > 80 or not REGISTERED_GAP.fullmatch(masked, t.end, nxt.start):
+                continue
+            gap = masked[t.end : nxt.start].lower()
+            named = i in names or t.kind == "flag" or t.value in known.parser_names
+            if not (named or "parser" in gap or "name" in gap or _parser_before(masked, t.start)):
+                continue
+            kind = names[i][1] if i in names else next((k for k in ("reasoning", "tool") if k in gap), "any")
+            name = names[i][0] if i in names else t.value
+            self.out.append(
+                Claim(
+                    t.line,
+                    "parser",
+                    f"`{name}` registered from `{nxt.value}`",
+                    {
+                        "name": name,
+                        "kind": kind,
+                        "file": nxt.value,
+                        "bare": nxt.kind == "bare-file",
+                        "historical": self.reading.past(t.start),
+                    },
+                )
+            )
+            self.used.add(i)
+            names.pop(i, None)
+
     def version_claims(self) -> str | None:
         """Version phrases, each about the name or path it qualifies; -> the version a row is "since"."""
         u, toks, names, masked, used, out = self.u, self.toks, self.names, self.masked, self.used, self.out
@@ -729,7 +763,6 @@ class _UnitScan:
         cand = _Candidates(u, toks)
         files, plain = self.files, self.plain
         aliased = set(used)  # the names of a "same class" claim
-        preds = _Predicates(masked)
         for m in VERSION_RE.finditer(masked):
             idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
             kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
@@ -747,7 +780,11 @@ class _UnitScan:
                 )
                 continue
             j, t = subject
-            predicate = "same class" if j in aliased else preds.of(u, m)
+            predicate, about_code = (
+                ("same class", False)
+                if j in aliased
+                else self.reading.of_phrase(m.start(), m.end(), t.start, t.end)
+            )
             if (
                 predicate
             ):  # about the predicate, not about the name's or path's existence: its other claims stand
@@ -805,6 +842,7 @@ class _UnitScan:
                         "version": version,
                         "subject": subj,
                         "to": moved_to.group(1) if moved_to else None,
+                        **({"about": "code"} if about_code and subj["type"] == "path" else {}),
                     },
                 )
             )
@@ -819,41 +857,39 @@ class _UnitScan:
                         self.toks[i].line,
                         "parser",
                         f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
-                        {"name": name, "kind": kind, "historical": self.historical},
+                        {"name": name, "kind": kind, "historical": self.reading.past(self.toks[i].start)},
                     )
                 )
 
+    def _said(self, t: Token) -> tuple[str | None, bool]:
+        """(predicate, past) of the clause holding a token (docpredicates.Reading.of_path); a line of code
+        says neither."""
+        if self.u.where == "code":
+            return None, False
+        return self.reading.of_path(t.start, t.end)
+
     def path_and_symbol_claims(self) -> None:
-        """Paths, and symbols paired with a file."""
-        u, toks, historical, out = self.u, self.toks, self.historical, self.out
+        """Paths, and symbols paired with a file, each read in its own clause (tense, negation, predicate)."""
+        u, toks, out = self.u, self.toks, self.out
         files, plain = self.files, self.plain
         for i, t in enumerate(toks):
             if i in self.used or i in self.names:
                 continue
             if t.kind == "path" and t.extra.get("reference"):
                 continue  # the file of the unit before: claimed there
+            predicate, historical = self._said(t)
+            said = {"historical": historical, **({"predicate": predicate} if predicate else {})}
             if t.kind == "path":
                 out.append(
                     Claim(
                         t.line,
                         "path",
                         f"`{t.value}`",
-                        {
-                            "path": t.value,
-                            "historical": historical,
-                            "in_code": u.where == "code" or bool(t.extra.get("code")),
-                        },
+                        {"path": t.value, **said, "in_code": u.where == "code" or bool(t.extra.get("code"))},
                     )
                 )
             elif t.kind == "bare-file":
-                out.append(
-                    Claim(
-                        t.line,
-                        "path",
-                        f"`{t.value}`",
-                        {"path": t.value, "bare": True, "historical": historical},
-                    )
-                )
+                out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "bare": True, **said}))
             elif t.kind == "qualified":
                 out.append(
                     Claim(
@@ -887,34 +923,6 @@ class _UnitScan:
         versions = _UnitVersions(self.masked)
         for m in COUNT_NOUNS.finditer(self.masked):
             self.out.append(_count_claim(self.u, self.masked, m, versions))
-
-
-class _Predicates:
-    """The PREDICATE words of a unit, found once; per version phrase, the one it may qualify is looked up
-    by bisection (a scan of the sentence per phrase made reading quadratic)."""
-
-    def __init__(self, masked: str):
-        self.found = list(PREDICATE.finditer(masked))
-        self.starts = [p.start() for p in self.found]
-        self.ends = [p.end() for p in self.found]
-
-    def of(self, u: Unit, m: re.Match) -> str | None:
-        """A predicate word in the phrase's sentence, or its cell of a table row, outside the phrase."""
-        lo, hi = 0, None
-        if u.where == "row":
-            c = u.cell_of(m.start())
-            if c is not None:
-                lo, hi = u.cells[c]
-        k = bisect_left(self.starts, lo)  # the first starting in the cell
-        if k < len(self.found) and self.ends[k] <= m.start():
-            return self._word(k)
-        k = bisect_left(self.starts, m.end())  # the first after the phrase
-        if k < len(self.found) and (hi is None or self.ends[k] <= hi):
-            return self._word(k)
-        return None
-
-    def _word(self, k: int) -> str:
-        return " ".join(self.found[k].group(0).lower().split())
 
 
 def _parser_before(masked: str, end: int) -> bool:
