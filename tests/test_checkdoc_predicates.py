@@ -130,6 +130,15 @@ def test_a_shim_that_only_re_exports_is_not_where_the_parsers_live(eras_db, tmp_
     assert "(code there last at v0.11.1)" in message
 
 
+def test_a_name_said_to_live_in_a_shim_is_not_there_a_name_said_to_be_in_it_is(eras_db, tmp_path):
+    text = f"`ToolParserManager` lives in `{OLD}/`.\n\n`ToolParserManager` is in `{OLD}/`.\n"
+    [res] = check(eras_db, tmp_path, text, "v0.13.0")
+    lives, is_in = [(s, m) for k, _, s, m in res if k == "symbol"]
+    assert lives[0] == "stale" and "only re-exported there at v0.13.0 by a shim" in lives[1], res
+    assert "at v0.13.0 defined at vllm/tool_parsers/abstract_tool_parser.py" in lives[1]
+    assert is_in == ("ok", f"mentioned in {OLD}/__init__.py"), res
+
+
 def test_advice_after_a_past_clause_is_in_the_present_tense(eras_db, tmp_path):
     text = f"The old package `{OLD}/` was removed at v0.14.0; import from `vllm/tool_parsers/` instead.\n"
     [res] = check(eras_db, tmp_path, text, NEWEST)
@@ -222,10 +231,10 @@ def test_there_is_no_path_is_true_where_the_path_is_absent(eras_db, tmp_path):
 
 
 def test_a_path_the_sentence_advises_against_is_not_stale_where_it_is_gone(eras_db, tmp_path):
-    text = f"Use `{NEW_HERMES}` instead of `{OLD_HERMES}`.\n"
+    text = f"Use `{NEW_HERMES}` instead of `{OLD_HERMES}`.\n\nReplace imports of `{OLD}/` with `vllm/tool_parsers/`.\n"
     [res] = check(eras_db, tmp_path, text, NEWEST)
-    assert [s for _, _, s, _ in res] == ["ok", "ok"], res
-    assert "the sentence advises against it" in res[1][3]
+    assert [s for _, _, s, _ in res] == ["ok"] * 4, res
+    assert "the sentence advises against it" in res[1][3] and "the sentence advises against it" in res[2][3]
 
 
 def test_the_past_tense_is_read_in_the_clause_of_the_path(eras_db, tmp_path):

@@ -351,7 +351,12 @@ class Checker:
                 if defs:
                     return "defined", defs
             hit = ix.mentioning(v, words, files)
+            if hit and data.get("lives") and ix.holds_code(v, where) is False:
+                shimmed.add(v)  # "`X` is defined in `p`", where p only re-exports X: not where X lives
+                return None
             return ("mentioned", hit) if hit else None
+
+        shimmed: set[str] = set()
 
         here = found(version)
         if not here and not any(ix.presence(where).values()):
@@ -396,6 +401,11 @@ class Checker:
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"in {where} in {_runs(true_in, self.versions)}", []
+        if version in shimmed:
+            elsewhere = (
+                f"; only re-exported there at {version} by a shim with no class or function of its own"
+                + elsewhere
+            )
         if earlier:
             nxt = tree_vs[tree_vs.index(earlier[-1]) + 1]
             return (

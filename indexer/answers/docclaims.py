@@ -910,12 +910,19 @@ class _UnitScan:
                 f = _pair(u, toks, i, files, self.masked, plain)
                 if f is not None:
                     path, pairing = f
+                    lives = i + 1 < len(toks) and self.reading.lives(t.end, toks[i + 1].start)
                     out.append(
                         Claim(
                             t.line,
                             "symbol",
                             f"`{t.value}` in `{path}`",
-                            {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical},
+                            {
+                                "symbol": t.value,
+                                "file": path,
+                                "pairing": pairing,
+                                "historical": historical,
+                                **({"lives": True} if lives else {}),
+                            },
                         )
                     )
 

@@ -32,6 +32,13 @@ STRONG = re.compile(
     re.I,
 )
 WEAK = re.compile(STRONG.pattern + r"|,", re.I)
+# the tense is a clause's own: a subordinate clause after a comma has its own ("from `f`, skipping x as it was
+# installed before": the path is in the present tense)
+TENSE = re.compile(
+    STRONG.pattern
+    + r"|,\s+(?=(?:as|because|which|who|when|where|if|unless|after|so|although|though|skipping)\b)",
+    re.I,
+)
 
 GONE_VERB = (
     r"(?:(?:is|are|has\s+been|have\s+been|was|were|got)\s+(?:now\s+|since\s+|long\s+|also\s+)?"
@@ -39,7 +46,7 @@ GONE_VERB = (
     r"(?:is|are)\s+no\s+longer\s+(?:there|present|shipped|in\s+the\s+tree)\b|"
     r"(?:has\s+|have\s+|was\s+|were\s+)?(?:moved|renamed|relocated)\s+(?:to|into|under)\b)"
 )
-GONE_AFTER = re.compile(r"^\s*" + GONE_VERB, re.I)
+GONE_AFTER = re.compile(r"^\s*(?:,\s*(?:which|that)\s+)?" + GONE_VERB, re.I)
 PRONOUN_GONE = re.compile(  # matched from a position: no ^
     r"\s*(?:it|this|that|they|these|those|the\s+(?:old\s+|former\s+|legacy\s+)?"
     r"(?:package|module|file|directory|folder|path)s?)\s+" + GONE_VERB,
@@ -53,7 +60,8 @@ NOT_THERE_AFTER = re.compile(
     re.I,
 )
 AVOID_BEFORE = re.compile(
-    r"(?:\bnot|\bnever|n't|\bno\s+longer|\bavoid|\binstead\s+of|\brather\s+than|\bstop\s+\w+ing|\bwithout)"
+    r"(?:\bnot|\bnever|n't|\bno\s+longer|\bavoid|\binstead\s+of|\brather\s+than|\bstop\s+\w+ing|\bwithout|"
+    r"\breplace|\b(?:migrate|switch|move)\s+(?:away\s+|off\s+)?from)"
     r"\s+(?:\w+\s+){0,2}$",
     re.I,
 )
@@ -76,6 +84,12 @@ LIVES_AFTER = re.compile(
     r"(?:lives?|(?:is|are)\s+(?:defined|implemented))\b|"
     r"(?:holds?|contains?)\s+(?:the\s+|all\s+the\s+|its\s+|their\s+)?(?:\w+\s+)?"
     r"(?:parsers?|classes|code|implementations?)\b)",
+    re.I,
+)
+# right after a name: the file after it is where the name's code is ("`X` is defined in `p`", "`X` lives in `p`")
+LIVES_NAME = re.compile(
+    r"\s*(?:now\s+|still\s+)?(?:lives?|resides?|(?:is|are)\s+(?:now\s+|still\s+)?(?:defined|implemented|declared))"
+    r"\s+(?:in|inside|under|within)\s*",
     re.I,
 )
 # in a version phrase's clause: the phrase is about where the code is ("before v0.13.0 the parsers lived in `p`")
@@ -102,6 +116,8 @@ class Reading:
         self._strong = [(m.start(), m.end()) for m in STRONG.finditer(masked)]
         self._weak = [(m.start(), m.end()) for m in WEAK.finditer(masked)]
         self._strong_starts = [s for s, _ in self._strong]
+        self._tense = [(m.start(), m.end()) for m in TENSE.finditer(masked)]
+        self._tense_starts = [s for s, _ in self._tense]
         self._weak_starts = [s for s, _ in self._weak]
         self._past = [m.start() for m in PAST.finditer(masked)]
         self._anaphors = [m.start() for m in ANAPHOR.finditer(masked)]
@@ -114,9 +130,16 @@ class Reading:
         self._bars = [i for i, c in enumerate(masked) if c == "|"]
 
     # -- clauses ------------------------------------------------------------------------------------------
-    def clause(self, pos: int, weak: bool = False) -> tuple[int, int]:
-        """The clause holding offset `pos`: from the end of the separator before it to the start of the one after."""
-        seps, starts = (self._weak, self._weak_starts) if weak else (self._strong, self._strong_starts)
+    def clause(self, pos: int, weak: bool = False, tense: bool = False) -> tuple[int, int]:
+        """The clause holding offset `pos`: from the end of the separator before it to the start of the one after
+        (`weak`: commas cut too; `tense`: a comma before a subordinate clause cuts too)."""
+        seps, starts = (
+            (self._weak, self._weak_starts)
+            if weak
+            else (self._tense, self._tense_starts)
+            if tense
+            else (self._strong, self._strong_starts)
+        )
         k = bisect_right(starts, pos) - 1
         while k >= 0 and seps[k][1] > pos:  # pos inside a separator: the clause starts before it
             k -= 1
@@ -151,15 +174,22 @@ class Reading:
             return "gone", False
         if AVOID_BEFORE.search(before) or AVOID_AFTER.match(after):
             return "avoid", False
-        if PAST_BEFORE.search(before) or self._any(self._past, a, b):
+        if PAST_BEFORE.search(before) or self._any(self._past, *self.clause(start, tense=True)):
             return None, True
         if LIVES_BEFORE.search(before) or LIVES_AFTER.match(after):
             return "lives", False
         return None, False
 
+    def lives(self, end: int, file_start: int) -> bool:
+        """Whether the words between a name (ending at `end`) and the file after it say the file is where the
+        name's code is."""
+        return (
+            0 <= file_start - end <= LOOK and LIVES_NAME.fullmatch(self.masked, end, file_start) is not None
+        )
+
     def past(self, start: int) -> bool:
         """Whether the clause of the token at `start` speaks of the past."""
-        a, b = self.clause(start)
+        a, b = self.clause(start, tense=True)
         return self._any(self._past, a, b) or bool(
             PAST_BEFORE.search(self.masked[max(a, start - LOOK) : start])
         )

@@ -189,10 +189,12 @@ class TreeIndex:
         return [Def(version, path, k, q, ln, e) for k, q, ln, e in rows]
 
     def modules(self, version: str, path: str) -> list[str]:
-        """The Python modules a path is (a file) or holds (a directory) at a version, whose definitions the
-        tree tier has."""
+        """The Python modules a path is (a file) or holds (a directory) at a version whose definitions the
+        tree tier reads (those under vllm/: core.scope.parsed)."""
+        from ..core.scope import parsed
+
         files = [path] if path in self.paths(version) else self.files_under(version, path)
-        return [f for f in files if f.endswith(".py")]
+        return [f for f in files if parsed(f)]
 
     def holds_code(self, version: str, path: str) -> bool | None:
         """Whether the modules of `path` define a class or a function of their own at a --tree version. A
