@@ -212,7 +212,7 @@ class Checker:
             return "unchecked", f"{version} was indexed without --tree and {path} is outside its scope", []
         present = [v for v, here in ix.presence(path).items() if here]
         if ix.exists(version, path):
-            if data.get("historical") and present and present[-1] == self.versions[-1]:
+            if data.get("former") and present and present[-1] == self.versions[-1]:
                 return (
                     "unchecked",
                     f"still present at {version}, but the sentence speaks of the past",

@@ -749,7 +749,7 @@ class _UnitScan:
                         "kind": kind,
                         "file": nxt.value,
                         "bare": nxt.kind == "bare-file",
-                        "historical": self.reading.past(t.start),
+                        **_tense(self.reading.tense(t.start)),
                     },
                 )
             )
@@ -857,15 +857,15 @@ class _UnitScan:
                         self.toks[i].line,
                         "parser",
                         f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
-                        {"name": name, "kind": kind, "historical": self.reading.past(self.toks[i].start)},
+                        {"name": name, "kind": kind, **_tense(self.reading.tense(self.toks[i].start))},
                     )
                 )
 
-    def _said(self, t: Token) -> tuple[str | None, bool]:
-        """(predicate, past) of the clause holding a token (docpredicates.Reading.of_path); a line of code
+    def _said(self, t: Token) -> tuple[str | None, str | None]:
+        """(predicate, tense) of the clause holding a token (docpredicates.Reading.of_path); a line of code
         says neither."""
         if self.u.where == "code":
-            return None, False
+            return None, None
         return self.reading.of_path(t.start, t.end)
 
     def path_and_symbol_claims(self) -> None:
@@ -877,8 +877,9 @@ class _UnitScan:
                 continue
             if t.kind == "path" and t.extra.get("reference"):
                 continue  # the file of the unit before: claimed there
-            predicate, historical = self._said(t)
-            said = {"historical": historical, **({"predicate": predicate} if predicate else {})}
+            predicate, tense = self._said(t)
+            said = {**_tense(tense), **({"predicate": predicate} if predicate else {})}
+            historical = said["historical"]
             if t.kind == "path":
                 out.append(
                     Claim(
@@ -930,6 +931,11 @@ class _UnitScan:
         versions = _UnitVersions(self.masked)
         for m in COUNT_NOUNS.finditer(self.masked):
             self.out.append(_count_claim(self.u, self.masked, m, versions))
+
+
+def _tense(tense: str | None) -> dict:
+    """A claim's tense as its data says it: historical (the past), former (and not so now)."""
+    return {"historical": tense is not None, **({"former": True} if tense == "former" else {})}
 
 
 def _parser_before(masked: str, end: int) -> bool:

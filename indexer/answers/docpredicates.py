@@ -8,7 +8,8 @@ of a sentence, ", but"); commas cut weak clauses inside them. What a clause says
     gone     "`p` is gone", "`p` was removed", "`p` moved to ...", "...`p`...: it is gone"  p was there, is not now
     avoid    "do not import from `p`", "instead of `p`", "`p` is deprecated"          nothing of p being there
     lives    "the parsers live in `p`", "`p` is where the parsers are defined"        p holds code of its own
-    (past)   "used to", "formerly", "previously", "was", "lived", "moved from `p`"    true once
+    (former) "used to", "formerly", "previously", "moved from `p`"                    true once, not now
+    (past)   "was", "were", "lived"                                                  true once
     (none)   the present tense: "is what the server loads", "import from `p`", "see `p`"   true now
 
 Words such as "legacy" or "old" say nothing of the tense ("the legacy parser at `p` is what the server loads"
@@ -27,8 +28,8 @@ from bisect import bisect_left, bisect_right
 
 LOOK = 96  # characters looked at before and after a token for the words that govern it
 
-STRONG = re.compile(
-    r"[;()|]|:(?=\s|$)|[.!?](?=\s|$)|\s[—–-]\s|—|,?\s+(?:but|whereas)\s|,\s+(?:while|and\s+(?:now|today))\s",
+STRONG = re.compile(  # one space before a word: "\s+but" tried at every space of a long run is quadratic
+    r"[;()|]|:(?=\s|$)|[.!?](?=\s|$)|\s[—–-]\s|—|,?\s(?:but|whereas)\s|,\s(?:while|and\s(?:now|today))\s",
     re.I,
 )
 WEAK = re.compile(STRONG.pattern + r"|,", re.I)
@@ -66,11 +67,15 @@ AVOID_BEFORE = re.compile(
     re.I,
 )
 AVOID_AFTER = re.compile(r"^\s*(?:(?:is|are)\s+(?:now\s+)?(?:an?\s+)?)?deprecated\b", re.I)
-PAST = re.compile(
-    r"\b(?:used\s+to|formerly|previously|historically|back\s+then|in\s+older\s+(?:versions|releases)|"
-    r"older\s+releases|once\s+(?:lived|was|were|held|had)|was|were|had\s+been|lived|resided)\b",
+# the past, said as over: the sentence implies it is not so now ("the parsers used to live in `p`"; not the
+# passive "`p` can be used to ...")
+FORMER = re.compile(
+    r"\b(?:(?<!\bbe\s)(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bget\s)(?<!\bbeen\s)used\s+to|formerly|previously|historically|back\s+then|in\s+older\s+(?:versions|releases)|"
+    r"older\s+releases|once\s+(?:lived|was|were|held|had))\b",
     re.I,
 )
+# the simple past: true once, and perhaps still ("before v0.33.0 `f` was defined in `p`": p may still be there)
+PAST = re.compile(r"\b(?:was|were|had\s+been|lived|resided)\b", re.I)
 PAST_BEFORE = re.compile(
     r"\b(?:moved|renamed|migrated|relocated|came)\s+(?:away\s+)?from\s+(?:the\s+)?$", re.I
 )
@@ -120,6 +125,7 @@ class Reading:
         self._tense_starts = [s for s, _ in self._tense]
         self._weak_starts = [s for s, _ in self._weak]
         self._past = [m.start() for m in PAST.finditer(masked)]
+        self._former = [m.start() for m in FORMER.finditer(masked)]
         self._anaphors = [m.start() for m in ANAPHOR.finditer(masked)]
         self._preds = [
             (m.start(), m.end(), " ".join(m.group(0).lower().split())) for m in predicate.finditer(masked)
@@ -160,25 +166,27 @@ class Reading:
         return bisect_left(starts, a) < bisect_left(starts, b)
 
     # -- what a clause says of a path --------------------------------------------------------------------
-    def of_path(self, start: int, end: int) -> tuple[str | None, bool]:
-        """(predicate, past) for the path at masked[start:end]: predicate absent | gone | avoid | lives | None."""
+    def of_path(self, start: int, end: int) -> tuple[str | None, str | None]:
+        """(predicate, tense) for the path at masked[start:end]: predicate absent | gone | avoid | lives | None,
+        tense former | past | None (the present)."""
         a, b = self.clause(start)
         before = self.masked[max(a, start - LOOK) : start]
         after = self.masked[end : min(b, end + LOOK)]
         if NO_BEFORE.search(before) or NOT_THERE_AFTER.match(after):
-            return "absent", False
+            return "absent", None
         if GONE_AFTER.match(after):
-            return "gone", False
+            return "gone", None
         nxt = self.next_clause(b)
         if nxt is not None and PRONOUN_GONE.match(self.masked, nxt[0], min(nxt[1], nxt[0] + LOOK)):
-            return "gone", False
+            return "gone", None
         if AVOID_BEFORE.search(before) or AVOID_AFTER.match(after):
-            return "avoid", False
-        if PAST_BEFORE.search(before) or self._any(self._past, *self.clause(start, tense=True)):
-            return None, True
+            return "avoid", None
+        tense = self.tense(start)
+        if tense:
+            return None, tense
         if LIVES_BEFORE.search(before) or LIVES_AFTER.match(after):
-            return "lives", False
-        return None, False
+            return "lives", None
+        return None, None
 
     def lives(self, end: int, file_start: int) -> bool:
         """Whether the words between a name (ending at `end`) and the file after it say the file is where the
@@ -187,12 +195,13 @@ class Reading:
             0 <= file_start - end <= LOOK and LIVES_NAME.fullmatch(self.masked, end, file_start) is not None
         )
 
-    def past(self, start: int) -> bool:
-        """Whether the clause of the token at `start` speaks of the past."""
+    def tense(self, start: int) -> str | None:
+        """The tense of the clause of the token at `start`: "former" (it was so, and is not now: "used to",
+        "previously", "moved from `p`"), "past" ("was", "lived"), None (the present)."""
         a, b = self.clause(start, tense=True)
-        return self._any(self._past, a, b) or bool(
-            PAST_BEFORE.search(self.masked[max(a, start - LOOK) : start])
-        )
+        if self._any(self._former, a, b) or PAST_BEFORE.search(self.masked[max(a, start - LOOK) : start]):
+            return "former"
+        return "past" if self._any(self._past, a, b) else None
 
     # -- what a version phrase is about -------------------------------------------------------------------
     def of_phrase(self, m_start: int, m_end: int, t_start: int, t_end: int) -> tuple[str | None, bool]:
