@@ -172,6 +172,7 @@ def test_a_version_claim_in_a_long_cell_is_found_as_in_a_short_one(eras_db, tmp_
         "| `glm` | `vllm/parser/glm_parser.py` | (v0.16.0+) |\n"
         "| `glm` | `vllm/parser/glm_parser.py` | GLM models; the default engine for GLM checkpoints, XML calls "
         "(v0.16.0+; needs its chat template) |\n"
+        "| `glm` | `vllm/parser/glm_parser.py` | GLM models, v0.16.0 and later; the default engine |\n"
         "| `mistral` | `vllm/tool_parsers/mistral_tool_parser.py` | Mistral models, tokenizer-based calls since "
         "v0.13.0 (the default template, through v0.14.0) |\n"
     )
@@ -180,6 +181,7 @@ def test_a_version_claim_in_a_long_cell_is_found_as_in_a_short_one(eras_db, tmp_
     assert versions == [
         ("`glm` (v0.16.0+)", "ok", "first at v0.16.0 (absent at v0.14.0)"),
         ("`glm` v0.16.0+", "ok", "first at v0.16.0 (absent at v0.14.0)"),
+        ("`glm` v0.16.0 and later", "ok", "first at v0.16.0 (absent at v0.14.0)"),
         (
             "`mistral` since v0.13.0",
             "wrong",

@@ -2,16 +2,21 @@
 
 The document is cut into units: a table row (with its table's header), a sentence of prose (a list item
 or heading is its own unit), a line of a fenced code block. In each unit we find tokens: code spans,
-link targets, version phrases ("(v0.29.0+)", "since v0.30.0", "removed at v0.25.1", "moved at v0.33.0",
-"before v0.13.0") and counts ("54 tool parser names at v0.32.0"). Claims come from tokens:
+link targets, version phrases ("(v0.29.0+)", "since v0.30.0", "v0.30.0 and later", "removed at v0.25.1",
+"moved at v0.33.0", "before v0.13.0") and counts ("54 tool parser names at v0.32.0"). Claims come from tokens:
 
     path     a path in a code span or link, placeholders (<name>, {x}, *) matched as patterns
     symbol   a name paired with a file: in the same table row, "`X` in `path`", `path.py:X`,
              `grep X path`, or the one file of the sentence
-    parser   a --tool-call-parser / --reasoning-parser value, or a name in a parser-names column
+    parser   a --tool-call-parser / --reasoning-parser value, or a name in a parser-names column; a name
+             beside the file it is "registered from" (a registration claim)
     alias    "`a` is the same class as `b`", "`a` is an alias of `b`"
     version  a version phrase about the name or path before it (or right after it at the start)
     count    a number of names, adapter-importing files, unified names, or files under a path
+
+Each claim carries what its clause says of it (docpredicates.py): the tense (historical, former), and for a
+path whether it is said to be absent, gone, advised against or where code lives; a version phrase whether
+its clause says what changed (a predicate: unchecked) or where code is (about: code).
 
 What cannot be read confidently is kept as `unchecked` with the reason, never guessed.
 
@@ -37,6 +42,7 @@ VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
     ("since", rf"(?<![\w.])(?P<v>{VERSION})\+"),
     ("since", rf"\b(?:since|added (?:in|at)|new in|introduced (?:in|at))\s+(?P<v>{VERSION})"),
     ("since", rf"\bfrom\s+(?P<v>{VERSION})\s+on\b"),
+    ("since", rf"(?<![\w.])(?P<v>{VERSION})\s+(?:and|or)\s+(?:later|newer|above)\b"),
     ("removed", rf"\b(?:removed|dropped|deleted|gone)\s+(?:in|at|from|since)\s+(?P<v>{VERSION})"),
     ("moved", rf"\b(?:moved|relocated|renamed)(?:\s+to)?\s+(?:in|at)\s+(?P<v>{VERSION})"),
     ("before", rf"\b(?:before|prior to)\s+(?P<v>{VERSION})"),
