@@ -232,6 +232,35 @@ def test_there_is_no_path_is_true_where_the_path_is_absent(eras_db, tmp_path):
     assert res[3][3].startswith("absent until v0.11.1, there at v0.16.0"), res
 
 
+def test_a_bare_no_before_a_path_is_a_negation_only_where_it_qualifies_nothing_else(eras_db, tmp_path):
+    text = "No `vllm/tool_parsers/__init__.py` changes are needed, and no `vllm/parser/registry.py` either.\n"
+    [res] = check(eras_db, tmp_path, text, NEWEST)
+    assert [(c, s, m) for _, c, s, m in res] == [
+        ("`vllm/tool_parsers/__init__.py`", "ok", "exists"),
+        ("`vllm/parser/registry.py`", "ok", "in no indexed version (v0.6.0 - v0.16.0), as the sentence says"),
+    ], res
+
+
+def test_a_parser_name_said_to_be_gone_is_true_where_it_is_not_registered(eras_db, tmp_path):
+    # mistral_v2 is registered by a decorator from v0.6.3 and no longer from v0.11.1
+    text = (
+        "Use `--tool-call-parser mistral` instead: `--tool-call-parser mistral_v2` is no longer registered.\n\n"
+        "The `--tool-call-parser hermes` name is not registered.\n"
+    )
+    v8, v16 = check(eras_db, tmp_path, text, "v0.8.3", NEWEST)
+    assert [(c, s) for _, c, s, _ in v16] == [
+        ("`mistral` (tool parser)", "ok"),
+        ("`mistral_v2` (tool parser)", "ok"),
+        ("`hermes` (tool parser)", "wrong"),
+    ], v16
+    assert v16[1][3] == "not at v0.16.0: removed at v0.11.1 (last at v0.8.3)"
+    assert v16[2][3].startswith("registered at v0.16.0 and in every indexed version")
+    assert v8[1][2:] == (
+        "too-new",
+        "still registered at v0.8.3 (parser name mistral_v2); absent from v0.11.1",
+    )
+
+
 def test_a_path_the_sentence_advises_against_is_not_stale_where_it_is_gone(eras_db, tmp_path):
     text = f"Use `{NEW_HERMES}` instead of `{OLD_HERMES}`.\n\nReplace imports of `{OLD}/` with `vllm/tool_parsers/`.\n"
     [res] = check(eras_db, tmp_path, text, NEWEST)

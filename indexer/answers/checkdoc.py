@@ -148,15 +148,27 @@ class Checker:
             return "too-new", f"{shim}; code there from {held[0]}", [_src(held[0], mods[0])]
         return "unchecked", f"{shim}, nor in any indexed --tree version", [_src(version, mods[0])]
 
-    def _not_there(self, data: dict, version: str):
-        """A path the sentence says is not there ("there is no `p`", "`p` is gone"): true where it is absent."""
-        path, gone = data["path"], data.get("predicate") == "gone"
-        pres, what = self._presence({"type": "path", "path": path, "bare": data.get("bare")})
+    def _not_there(self, data: dict, version: str, subject: dict | None = None):
+        """A path (or a parser name: `subject`) the sentence says is not there ("there is no `p`", "`p` is gone",
+        "`x` is no longer registered"): true where it is absent."""
+        gone = data.get("predicate") == "gone"
+        subject = subject or {"type": "path", "path": data["path"], "bare": data.get("bare")}
+        path = subject.get("path")
+        plain = (
+            path is not None and not subject.get("bare") and not PLACEHOLDER.search(path) and "*" not in path
+        )
+        pres, what = self._presence(subject)
         at = pres(version)
         if at is None:
             return "unchecked", f"{version} cannot tell whether {path} is there (indexed without --tree)", []
         known = [(v, p) for v in self.versions if (p := pres(v)) is not None]
         had = [v for v, p in known if p]
+
+        def proof(v: str) -> list:
+            if subject["type"] == "parser":
+                return [_parser(v, subject["name"])]
+            return [_src(v, path)] if plain else []
+
         if not at:
             if not had:
                 if gone:
@@ -168,23 +180,27 @@ class Checker:
                 return "ok", f"in no indexed version ({_span(self.versions)}), as the sentence says", []
             earlier = [v for v in had if self._before(v, version)]
             if not earlier:
-                return "ok", f"not at {version} (first at {had[0]})", []
-            how = (
-                self._gone(self.index.path_history(path), earlier[-1], version)
-                if not data.get("bare") and not PLACEHOLDER.search(path) and "*" not in path
-                else f"last at {earlier[-1]}"
-            )
-            return "ok", f"not at {version}: {how}", [_hist(path)] if not data.get("bare") else []
-        evidence = [_src(version, path)] if not data.get("bare") and "*" not in path else []
+                return "ok", f"not at {version} (first at {had[0]})", proof(had[0])
+            if plain:
+                how = self._gone(self.index.path_history(path), earlier[-1], version)
+            else:
+                how = f"removed at {_first_absent_after(known, earlier[-1])} (last at {earlier[-1]})"
+            return "ok", f"not at {version}: {how}", [_hist(path)] if plain else proof(earlier[-1])
+        there = "registered" if subject["type"] == "parser" else "there"
         later = [v for v, p in known if not p and self._before(version, v)]
         if later:
-            return "too-new", f"still there at {version} ({what}); absent from {later[0]}", evidence
+            return "too-new", f"still {there} at {version} ({what}); absent from {later[0]}", proof(version)
         earlier = [v for v, p in known if not p and self._before(v, version)]
         if earlier:
-            return "stale", f"absent until {earlier[-1]}, there at {version} ({what})", evidence
-        if PLACEHOLDER.search(path):  # a placeholder is the reader's to fill: never wrong
-            return "unchecked", f"matches at {version} and in every indexed version ({what})", evidence
-        return "wrong", f"there at {version} and in every indexed version ({_span(self.versions)})", evidence
+            return "stale", f"absent until {earlier[-1]}, {there} at {version} ({what})", proof(version)
+        if path is not None and PLACEHOLDER.search(path):
+            # a placeholder is the reader's to fill: never wrong
+            return "unchecked", f"matches at {version} and in every indexed version ({what})", proof(version)
+        return (
+            "wrong",
+            f"{there} at {version} and in every indexed version ({_span(self.versions)}; {what})",
+            proof(version),
+        )
 
     def _there(self, data: dict, version: str):
         path = data["path"]
@@ -496,6 +512,8 @@ class Checker:
     # parser names
     def _parser(self, data: dict, version: str):
         name, kind = data["name"], data["kind"]
+        if data.get("predicate") in ("absent", "gone"):  # "`x` is no longer registered"
+            return self._not_there(data, version, {"type": "parser", "name": name, "kind": kind})
         rows = self.registered(version, name, kind)
         if rows and data.get("file"):
             return self._registered_from(data, version, rows)

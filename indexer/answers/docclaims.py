@@ -42,7 +42,8 @@ VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
     ("since", rf"(?<![\w.])(?P<v>{VERSION})\+"),
     ("since", rf"\b(?:since|added (?:in|at)|new in|introduced (?:in|at))\s+(?P<v>{VERSION})"),
     ("since", rf"\bfrom\s+(?P<v>{VERSION})\s+on\b"),
-    ("since", rf"(?<![\w.])(?P<v>{VERSION})\s+(?:and|or)\s+(?:later|newer|above)\b"),
+    # "v0.13.0 and later" (with its v: "uv 0.3.12 or later" is another program's version)
+    ("since", r"(?<![\w.])(?P<v>v\d+\.\d+(?:\.\d+)*)\s+(?:and|or)\s+(?:later|newer|above)\b"),
     ("removed", rf"\b(?:removed|dropped|deleted|gone)\s+(?:in|at|from|since)\s+(?P<v>{VERSION})"),
     ("moved", rf"\b(?:moved|relocated|renamed)(?:\s+to)?\s+(?:in|at)\s+(?P<v>{VERSION})"),
     ("before", rf"\b(?:before|prior to)\s+(?P<v>{VERSION})"),
@@ -863,9 +864,14 @@ class _UnitScan:
                         self.toks[i].line,
                         "parser",
                         f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
-                        {"name": name, "kind": kind, **_tense(self.reading.tense(self.toks[i].start))},
+                        {"name": name, "kind": kind, **self._name_said(self.toks[i])},
                     )
                 )
+
+    def _name_said(self, t: Token) -> dict:
+        """A parser name's tense, and whether its clause says it is not (or no longer) registered."""
+        predicate, tense = self._said(t)
+        return {**_tense(tense), **({"predicate": predicate} if predicate in ("absent", "gone") else {})}
 
     def _said(self, t: Token) -> tuple[str | None, str | None]:
         """(predicate, tense) of the clause holding a token (docpredicates.Reading.of_path); a line of code

@@ -41,23 +41,33 @@ TENSE = re.compile(
     re.I,
 )
 
+# the noun a sentence may put between a name or path and its verb ("the `x` parser name is not registered")
+NOUN = r"^\s*(?:(?:tool|reasoning)\s+)?(?:(?:parser|name|file|module|package|directory|folder)\s+){0,2}"
 GONE_VERB = (
     r"(?:(?:is|are|has\s+been|have\s+been|was|were|got)\s+(?:now\s+|since\s+|long\s+|also\s+)?"
     r"(?:gone|removed|deleted|dropped)\b|(?:has|have)\s+gone\b|went\s+away\b|no\s+longer\s+exists?\b|"
-    r"(?:is|are)\s+no\s+longer\s+(?:there|present|shipped|in\s+the\s+tree)\b|"
+    r"(?:is|are)\s+no\s+longer\s+(?:there|present|shipped|in\s+the\s+tree|registered|available)\b|"
     r"(?:has\s+|have\s+|was\s+|were\s+)?(?:moved|renamed|relocated)\s+(?:to|into|under)\b)"
 )
-GONE_AFTER = re.compile(r"^\s*(?:,\s*(?:which|that)\s+)?" + GONE_VERB, re.I)
+GONE_AFTER = re.compile(NOUN + r"(?:,\s*(?:which|that)\s+)?" + GONE_VERB, re.I)
 PRONOUN_GONE = re.compile(  # matched from a position: no ^
     r"\s*(?:it|this|that|they|these|those|the\s+(?:old\s+|former\s+|legacy\s+)?"
     r"(?:package|module|file|directory|folder|path)s?)\s+" + GONE_VERB,
     re.I,
 )
-NO_BEFORE = re.compile(
-    r"(?:\bthere\s+(?:is|are)\s+no(?:\s+longer\s+(?:an?|any))?|\bno\s+such|(?:^|\band|\bor|,)\s*no)\s*$", re.I
+NO_BEFORE = re.compile(r"\bthere\s+(?:is|are)\s+no(?:\s+longer\s+(?:an?|any))?\s*$|\bno\s+such\s*$", re.I)
+# a bare "no `p`" only where nothing follows that it qualifies ("no `p` and no `q`", not "no `p` changes")
+NO_ALONE_BEFORE = re.compile(r"(?:^|\band|\bor|,)\s*no\s*$", re.I)
+NO_ALONE_AFTER = re.compile(
+    r"\s*(?:$|[,.;:)]|(?:and|or|any\s*more|in|under|at|either|too|as\s+well)\b|"
+    r"(?:file|module|package|directory|folder)s?\b)",
+    re.I,
 )
 NOT_THERE_AFTER = re.compile(
-    r"^\s*(?:(?:does|do)\s+not|doesn't|don't|never)\s+exists?\b|^\s*(?:is|are)\s+not\s+(?:there|present|shipped)\b",
+    NOUN
+    + r"(?:(?:does|do)\s+not|doesn't|don't|never)\s+exists?\b|"
+    + NOUN
+    + r"(?:is|are)\s+not\s+(?:there|present|shipped|registered|available)\b",
     re.I,
 )
 AVOID_BEFORE = re.compile(
@@ -172,7 +182,11 @@ class Reading:
         a, b = self.clause(start)
         before = self.masked[max(a, start - LOOK) : start]
         after = self.masked[end : min(b, end + LOOK)]
-        if NO_BEFORE.search(before) or NOT_THERE_AFTER.match(after):
+        if (
+            NO_BEFORE.search(before)
+            or NOT_THERE_AFTER.match(after)
+            or (NO_ALONE_BEFORE.search(before) and NO_ALONE_AFTER.match(after))
+        ):
             return "absent", None
         if GONE_AFTER.match(after):
             return "gone", None
