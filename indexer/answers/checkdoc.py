@@ -160,7 +160,11 @@ class Checker:
         pres, what = self._presence(subject)
         at = pres(version)
         if at is None:
-            return "unchecked", f"{version} cannot tell whether {path} is there (indexed without --tree)", []
+            return (
+                "unchecked",
+                f"{version} was indexed without --tree: whether {path} is there is unknown",
+                [],
+            )
         known = [(v, p) for v in self.versions if (p := pres(v)) is not None]
         had = [v for v, p in known if p]
 

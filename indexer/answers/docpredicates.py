@@ -33,11 +33,11 @@ STRONG = re.compile(  # one space before a word: "\s+but" tried at every space o
     re.I,
 )
 WEAK = re.compile(STRONG.pattern + r"|,", re.I)
-# the tense is a clause's own: a subordinate clause after a comma has its own ("from `f`, skipping x as it was
-# installed before": the path is in the present tense)
+# the tense is a clause's own: a subordinate or participial clause after a comma has its own ("from `f`,
+# skipping x as it was installed before": the path is in the present tense)
 TENSE = re.compile(
     STRONG.pattern
-    + r"|,\s+(?=(?:as|because|which|who|when|where|if|unless|after|so|although|though|skipping)\b)",
+    + r"|,\s+(?=(?:as|because|which|who|when|where|if|unless|after|so|although|though|\w+ing)\b)",
     re.I,
 )
 
