@@ -20,7 +20,7 @@ DOC = textwrap.dedent("""\
     Read `docs/guide.md` and `AGENTS.md` first.
     Run `grep -n parse_delta vllm/entrypoints/chat/serving.py` to find the streaming call.
     Parsers live in `vllm/tool_parsers/<name>_tool_parser.py`, templates in `examples/tool_chat_template_*.jinja`.
-    There is no `vllm/tool_parsers/registry.py` and no `vllm/plugins/*_hook.py`.
+    The registry module is `vllm/tool_parsers/registry.py`; hooks go in `vllm/plugins/*_hook.py`.
 
     | name | file | class |
     |---|---|---|

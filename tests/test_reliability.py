@@ -774,6 +774,10 @@ ADVERSARIAL_DOCS = {
     "links without an end": "[a](" * 45_000,
     "one long sentence of version phrases": "`hermes` since v0.30.0 " * 7_400,
     "a long gap of spaces": "`hermes`" + " " * 170_000 + "`vllm/tool_parsers/x.py` since v0.30.0",
+    # the clauses a predicate is read in (issue 40): "\s+but" tried at every space of a long run was quadratic
+    "a long gap of spaces after a comma": "`vllm/a.py`," + " " * 170_000 + "which was removed",
+    "one sentence of version phrases that refer back": "`hermes` too since v0.30.0 " * 7_000,
+    "one sentence of paths said not to be there": "There is no `vllm/a.py` and no `vllm/b.py`, " * 4_000,
     "one table row of tokens": "| name | file |\n|---|---|\n| " + "`hermes` `vllm/a.py` " * 8_000 + " |\n",
     "claims past the cap": "`hermes` is in `vllm/tool_parsers/hermes_tool_parser.py`.\n\n" * 2_600,
     # a grep written in prose over many names and paths (a scan of the unit's paths per grep was quadratic)

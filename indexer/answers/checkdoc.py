@@ -59,8 +59,8 @@ class Checker:
             self._maps[version] = {
                 (r["kind"], r["name"]): r
                 for r in self.db.query(
-                    "select kind, name, impl, real_file, real_line, real_class, alias_of, registry_file, registry_line"
-                    " from parser_map_v where version = ?",
+                    "select kind, name, impl, real_file, real_line, real_class, alias_of, registry_file, registry_line,"
+                    " reg_file, reg_line from parser_map_v where version = ?",
                     [version],
                 )
             }
@@ -113,13 +113,107 @@ class Checker:
 
     # paths
     def _path(self, data: dict, version: str):
+        """A path, by what its clause says of it (docpredicates): there (the present tense), there once (the
+        past), not there (absent, gone), not to be used (avoid: says nothing of it being there), where code
+        lives (a shim that only re-exports is not)."""
+        predicate = data.get("predicate")
+        if predicate in ("absent", "gone"):
+            return self._not_there(data, version)
+        status, message, evidence = self._there(data, version)
+        if predicate == "avoid" and status == "stale":
+            return "ok", f"not at {version}: {message}; the sentence advises against it", evidence
+        if predicate == "lives" and status == "ok" and not data.get("bare"):
+            return self._lives(data["path"], version, (status, message, evidence))
+        return status, message, evidence
+
+    def _lives(self, path: str, version: str, there: tuple):
+        """A path said to be where code lives, there at `version`: a shim that defines no code is not."""
+        ix = self.index
+        if ix.holds_code(version, path) is not False:
+            return there
+        mods = ix.modules(version, path)
+        shim = (
+            f"only a shim at {version}: {_some(mods)} "
+            f"{'defines' if len(mods) == 1 else 'define'} no class or function of its own"
+        )
+        held = [v for v in ix.tree_versions() if ix.holds_code(v, path)]
+        earlier = [v for v in held if self._before(v, version)]
+        if earlier:
+            return (
+                "stale",
+                f"{shim} (code there last at {earlier[-1]})",
+                [_src(version, mods[0]), _hist(path)],
+            )
+        if held:
+            return "too-new", f"{shim}; code there from {held[0]}", [_src(held[0], mods[0])]
+        return "unchecked", f"{shim}, nor in any indexed --tree version", [_src(version, mods[0])]
+
+    def _not_there(self, data: dict, version: str, subject: dict | None = None):
+        """A path (or a parser name: `subject`) the sentence says is not there ("there is no `p`", "`p` is gone",
+        "`x` is no longer registered"): true where it is absent."""
+        gone = data.get("predicate") == "gone"
+        subject = subject or {"type": "path", "path": data["path"], "bare": data.get("bare")}
+        path = subject.get("path")
+        plain = (
+            path is not None and not subject.get("bare") and not PLACEHOLDER.search(path) and "*" not in path
+        )
+        pres, what = self._presence(subject)
+        at = pres(version)
+        if at is None:
+            return (
+                "unchecked",
+                f"{version} was indexed without --tree: whether {path} is there is unknown",
+                [],
+            )
+        known = [(v, p) for v in self.versions if (p := pres(v)) is not None]
+        had = [v for v, p in known if p]
+
+        def proof(v: str) -> list:
+            if subject["type"] == "parser":
+                return [_parser(v, subject["name"])]
+            return [_src(v, path)] if plain else []
+
+        if not at:
+            if not had:
+                if gone:
+                    return (
+                        "unchecked",
+                        f"in no indexed version ({_span(self.versions)}): was it ever there?",
+                        [],
+                    )
+                return "ok", f"in no indexed version ({_span(self.versions)}), as the sentence says", []
+            earlier = [v for v in had if self._before(v, version)]
+            if not earlier:
+                return "ok", f"not at {version} (first at {had[0]})", proof(had[0])
+            if plain:
+                how = self._gone(self.index.path_history(path), earlier[-1], version)
+            else:
+                how = f"removed at {_first_absent_after(known, earlier[-1])} (last at {earlier[-1]})"
+            return "ok", f"not at {version}: {how}", [_hist(path)] if plain else proof(earlier[-1])
+        there = "registered" if subject["type"] == "parser" else "there"
+        later = [v for v, p in known if not p and self._before(version, v)]
+        if later:
+            return "too-new", f"still {there} at {version} ({what}); absent from {later[0]}", proof(version)
+        earlier = [v for v, p in known if not p and self._before(v, version)]
+        if earlier:
+            return "stale", f"absent until {earlier[-1]}, {there} at {version} ({what})", proof(version)
+        if path is not None and PLACEHOLDER.search(path):
+            # a placeholder is the reader's to fill: never wrong
+            return "unchecked", f"matches at {version} and in every indexed version ({what})", proof(version)
+        return (
+            "wrong",
+            f"{there} at {version} and in every indexed version ({_span(self.versions)}; {what})",
+            proof(version),
+        )
+
+    def _there(self, data: dict, version: str):
         path = data["path"]
         ix = self.index
         if data.get("bare"):
             if not ix.has_tree[version]:
                 return "unchecked", f"{version} was indexed without --tree", []
             if any(path in ix.paths(v) for v in ix.tree_versions()):  # a file at the top: a plain path
-                return self._path({**data, "bare": False}, version)
+                return self._there({**data, "bare": False}, version)
             hits = self._by_tail(version, path)
             if hits:
                 return (
@@ -138,7 +232,7 @@ class Checker:
             return "unchecked", f"{version} was indexed without --tree and {path} is outside its scope", []
         present = [v for v, here in ix.presence(path).items() if here]
         if ix.exists(version, path):
-            if data.get("historical") and present and present[-1] == self.versions[-1]:
+            if data.get("former") and present and present[-1] == self.versions[-1]:
                 return (
                     "unchecked",
                     f"still present at {version}, but the sentence speaks of the past",
@@ -277,7 +371,12 @@ class Checker:
                 if defs:
                     return "defined", defs
             hit = ix.mentioning(v, words, files)
+            if hit and data.get("lives") and ix.holds_code(v, where) is False:
+                shimmed.add(v)  # "`X` is defined in `p`", where p only re-exports X: not where X lives
+                return None
             return ("mentioned", hit) if hit else None
+
+        shimmed: set[str] = set()
 
         here = found(version)
         if not here and not any(ix.presence(where).values()):
@@ -309,7 +408,7 @@ class Checker:
         elsewhere, also = (
             self._defined_elsewhere(sym, version)
             if not data.get("grep")
-            else (self._mentioned_near(words, where, version), [])
+            else self._mentioned_near(words, where, version)
         )
         if not directory and where not in ix.paths(version) and not ix.exists(version, where):
             last = [v for v, there in ix.presence(where).items() if there and self._before(v, version)]
@@ -322,6 +421,11 @@ class Checker:
         earlier = [v for v in true_in if self._before(v, version)]
         if data.get("historical") and earlier:
             return "ok", f"in {where} in {_runs(true_in, self.versions)}", []
+        if version in shimmed:
+            elsewhere = (
+                f"; only re-exported there at {version} by a shim with no class or function of its own"
+                + elsewhere
+            )
         if earlier:
             nxt = tree_vs[tree_vs.index(earlier[-1]) + 1]
             return (
@@ -374,18 +478,23 @@ class Checker:
             return words or f"nothing to look for in {sym!r}"
         return [w for w in sym.split(".") if w]
 
-    def _mentioned_near(self, words: list[str], where: str, version: str) -> str:
-        """For a grep: the files of the same directory that have the words at this version."""
+    def _mentioned_near(self, words: list[str], where: str, version: str) -> tuple[str, list]:
+        """For a grep: where the words are at this version instead (text and evidence): the files of the same
+        directory that have them; else where the name is defined; else the modules of the tree using them."""
         folder = where.rstrip("/").rpartition("/")[0] if not where.endswith("/") else where.rstrip("/")
         ix = self.index
         hits = ix.mentioning(
             version, words, [f for f in ix.files_under(version, folder) if "/" not in f[len(folder) + 1 :]]
         )
+        if not hits and len(words) == 1:
+            text, evidence = self._defined_elsewhere(words[0], version)
+            if evidence:
+                return text, evidence
         if not hits:
-            return f"; no file of {folder}/ has it at {version}"
-        return f"; at {version} in {', '.join(hits[:3])}" + (
-            f" and {len(hits) - 3} more" if len(hits) > 3 else ""
-        )
+            hits = ix.mentioning(version, words, [p for p in ix.paths(version) if p.endswith(".py")])
+            if not hits:
+                return f"; no file of {folder}/ nor any module has it at {version}", []
+        return f"; at {version} in {_some(hits, 3)}", [_src(version, hits[0])]
 
     def _defined_elsewhere(self, sym: str, version: str) -> tuple[str, list]:
         """Where the symbol is defined at this version instead (text and evidence)."""
@@ -407,7 +516,11 @@ class Checker:
     # parser names
     def _parser(self, data: dict, version: str):
         name, kind = data["name"], data["kind"]
+        if data.get("predicate") in ("absent", "gone"):  # "`x` is no longer registered"
+            return self._not_there(data, version, {"type": "parser", "name": name, "kind": kind})
         rows = self.registered(version, name, kind)
+        if rows and data.get("file"):
+            return self._registered_from(data, version, rows)
         if rows:
             r = rows[0]
             return (
@@ -466,6 +579,62 @@ class Checker:
                 [_parser(earlier[-1], name)],
             )
         return "too-new", f"not registered at {version}: first at {present[0]}", [_parser(present[0], name)]
+
+    def _registered_from(self, data: dict, version: str, rows: list[dict]):
+        """ "the `x` parser is registered from `f.py`": the file of the module the registry points the name at
+        (or the registry's own file, "registered in `vllm/tool_parsers/__init__.py`")."""
+        name, kind, file = data["name"], data["kind"], data["file"].rstrip("/")
+
+        def names(path: str | None) -> bool:
+            if not path:
+                return False
+            if data.get("bare"):
+                return path.endswith(file[3:]) if file.startswith(".../") else path.rsplit("/", 1)[-1] == file
+            return path == file or path.startswith(file + "/")
+
+        def hits(rs: list[dict]) -> list[dict]:
+            return [r for r in rs if names(r["reg_file"]) or names(r["registry_file"])]
+
+        here = hits(rows)
+        if here:
+            r = here[0]
+            return (
+                "ok",
+                f"registered from {r['reg_file']} ({r['kind']}; listed in {r['registry_file']})",
+                [
+                    _parser(version, name),
+                    *([_src(version, r["reg_file"], r["reg_line"])] if r["reg_file"] else []),
+                ],
+            )
+        real = [r for r in rows if names(r["real_file"])]
+        if real:
+            r = real[0]
+            return (
+                "unchecked",
+                f"registered from {r['reg_file']}, whose class is defined in {r['real_file']}: "
+                "which of the two the sentence means cannot be told",
+                [_parser(version, name)],
+            )
+        if not any(r["reg_file"] for r in rows):
+            return (
+                "unchecked",
+                f"{name} is registered at {version}, from a module tpindex could not resolve",
+                [],
+            )
+        now = f"{name} is registered from {rows[0]['reg_file']} at {version}"
+        when = [v for v in self.versions if hits(self.registered(v, name, kind))]
+        earlier = [v for v in when if self._before(v, version)]
+        if earlier and data.get("historical"):
+            return (
+                "ok",
+                f"registered from {file} in {_runs(when, self.versions)}",
+                [_parser(earlier[-1], name)],
+            )
+        if earlier:
+            return "stale", f"{now}; from {file} in {_runs(when, self.versions)}", [_parser(version, name)]
+        if when:
+            return "too-new", f"{now}; from {file} from {when[0]}", [_parser(version, name)]
+        return "wrong", f"{now}; from {file} in no indexed version", [_parser(version, name)]
 
     def _alias(self, data: dict, version: str):
         a, b, kind = data["a"], data["b"], data["kind"]
@@ -568,7 +737,8 @@ class Checker:
                 [],
             )
         subject, claimed = data["subject"], data["version"]
-        pres, what = self._presence(subject)
+        code = data.get("about") == "code"  # "the parsers lived in `p`": where code is, not a shim
+        pres, what = self._presence(subject, code=code)
         if pres is None:
             return "unchecked", what, []
         known = [(v, p) for v in self.versions if (p := pres(v)) is not None]
@@ -644,6 +814,12 @@ class Checker:
             if gone is not None and parse_version(gone) < cv and phrase != "before":
                 return "wrong", f"removed at {gone} (last at {last}), before {claimed}", evidence
             if phrase == "before":
+                if code and gone and self.index.exists(gone, subject["path"]):
+                    return (
+                        "ok",
+                        f"code there last at {last}; from {gone} on only a shim with no class or function of its own",
+                        evidence,
+                    )
                 return "ok", f"last at {last}, absent from {gone or claimed} on", evidence
             if not indexed or early[-1] != last:
                 return (
@@ -691,11 +867,20 @@ class Checker:
             return "ok", f"moved at {at} to {m.describe()}{now}", evidence
         return "ok", f"gone from its file at {at} (last at {last})", evidence
 
-    def _presence(self, subject: dict):
-        """(version -> True / False / None (cannot tell), description) for a claim's subject."""
+    def _presence(self, subject: dict, code: bool = False):
+        """(version -> True / False / None (cannot tell), description) for a claim's subject; `code`: a path
+        counts where it holds code of its own (TreeIndex.holds_code), not where it is only a shim."""
         ix = self.index
         if subject["type"] == "path":
             path = subject["path"]
+            if code and not subject.get("bare") and not PLACEHOLDER.search(path) and "*" not in path:
+
+                def code_at(v: str) -> bool | None:
+                    there = ix.presence(path).get(v)
+                    held = ix.holds_code(v, path) if there else None
+                    return there if held is None else held
+
+                return code_at, f"code in {path}"
             if subject.get("bare") and not any(path in ix.paths(v) for v in ix.tree_versions()):
                 return (
                     lambda v: bool(self._by_tail(v, path)) if ix.has_tree[v] else None
@@ -745,6 +930,11 @@ class Checker:
 def _bare(path: str) -> bool:
     """A file name without its directory (`cli_args.py`) or with only the end of it (`.../serve/api_utils.py`)."""
     return "/" not in path or path.startswith(".../")
+
+
+def _some(paths: list[str], n: int = 2) -> str:
+    """ "a.py, b.py and 3 more" """
+    return ", ".join(paths[:n]) + (f" and {len(paths) - n} more" if len(paths) > n else "")
 
 
 def _first_absent_after(known: list[tuple[str, bool]], last: str) -> str | None:

@@ -2,16 +2,21 @@
 
 The document is cut into units: a table row (with its table's header), a sentence of prose (a list item
 or heading is its own unit), a line of a fenced code block. In each unit we find tokens: code spans,
-link targets, version phrases ("(v0.29.0+)", "since v0.30.0", "removed at v0.25.1", "moved at v0.33.0",
-"before v0.13.0") and counts ("54 tool parser names at v0.32.0"). Claims come from tokens:
+link targets, version phrases ("(v0.29.0+)", "since v0.30.0", "v0.30.0 and later", "removed at v0.25.1",
+"moved at v0.33.0", "before v0.13.0") and counts ("54 tool parser names at v0.32.0"). Claims come from tokens:
 
     path     a path in a code span or link, placeholders (<name>, {x}, *) matched as patterns
     symbol   a name paired with a file: in the same table row, "`X` in `path`", `path.py:X`,
              `grep X path`, or the one file of the sentence
-    parser   a --tool-call-parser / --reasoning-parser value, or a name in a parser-names column
+    parser   a --tool-call-parser / --reasoning-parser value, or a name in a parser-names column; a name
+             beside the file it is "registered from" (a registration claim)
     alias    "`a` is the same class as `b`", "`a` is an alias of `b`"
     version  a version phrase about the name or path before it (or right after it at the start)
     count    a number of names, adapter-importing files, unified names, or files under a path
+
+Each claim carries what its clause says of it (docpredicates.py): the tense (historical, former), and for a
+path whether it is said to be absent, gone, advised against or where code lives; a version phrase whether
+its clause says what changed (a predicate: unchecked) or where code is (about: code).
 
 What cannot be read confidently is kept as `unchecked` with the reason, never guessed.
 
@@ -28,6 +33,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from ..core.paths import has_file_suffix, names_a_path
+from .docpredicates import REGISTERED_GAP, Reading
 from .trees import PLACEHOLDER
 
 VERSION = r"(?:v\d+\.\d+(?:\.\d+)*|0\.\d+\.\d+)(?:\.post\d+)?"  # v0.29.0, v0.21, 0.29.0 (not "ROCm 7.0")
@@ -36,6 +42,8 @@ VERSION_PHRASES = [  # (kind, pattern); the version is group "v"
     ("since", rf"(?<![\w.])(?P<v>{VERSION})\+"),
     ("since", rf"\b(?:since|added (?:in|at)|new in|introduced (?:in|at))\s+(?P<v>{VERSION})"),
     ("since", rf"\bfrom\s+(?P<v>{VERSION})\s+on\b"),
+    # "v0.13.0 and later" (with its v: "uv 0.3.12 or later" is another program's version)
+    ("since", r"(?<![\w.])(?P<v>v\d+\.\d+(?:\.\d+)*)\s+(?:and|or)\s+(?:later|newer|above)\b"),
     ("removed", rf"\b(?:removed|dropped|deleted|gone)\s+(?:in|at|from|since)\s+(?P<v>{VERSION})"),
     ("moved", rf"\b(?:moved|relocated|renamed)(?:\s+to)?\s+(?:in|at)\s+(?P<v>{VERSION})"),
     ("before", rf"\b(?:before|prior to)\s+(?P<v>{VERSION})"),
@@ -94,12 +102,6 @@ NAME_AFTER_AT = re.compile(
 FLAG = re.compile(r"--(?P<flag>tool-call-parser|reasoning-parser)(?:=|\s+)(?P<name>[A-Za-z0-9_.\-]+|<[^>]+>)")
 DOC_REGISTERS = re.compile(r"""(?:\bname\s*=\s*|register(?:_lazy)?_module\(\s*\[?\s*)["']([\w.\-]+)["']""")
 PLUGIN = re.compile(r"--(?:tool|reasoning)-parser-plugin\b")
-HISTORICAL = re.compile(
-    r"\b(?:used to|formerly|previously|no longer|in older (?:versions|releases)|older releases|"
-    r"legacy|was removed|were removed|moved from|renamed from|old (?:location|path)|"
-    r"historically|once lived|back then)\b",
-    re.I,
-)
 ALIAS = [
     re.compile(
         r"^\s*(?:is|are)\s+(?:registered\s+(?:to|as)\s+|implemented\s+by\s+)?(?:the\s+)?same\s+class\s+as\s*$",
@@ -336,8 +338,9 @@ def _sentences(para: list[tuple[int, str]], heading: str) -> list[Unit]:
         text += s + " "
     out, begin = [], 0
     masked = re.sub(r"`[^`]*`", lambda m: "`" + " " * (len(m.group(0)) - 2) + "`", text)  # keep the ticks
-    for m in re.finditer(r"[.!?](?=\s+(?:[A-Z`(\[*_]|v\d))", masked):
-        if ABBREV.search(masked[max(0, m.start() - 8) : m.end()]):
+    # a sentence ends at . ! ? and the emphasis, parenthesis or quote closing on it ("**... v0.32.0+.** Next")
+    for m in re.finditer(r"[.!?][*_)\"']{0,4}(?=\s+(?:[A-Z`(\[*_\"]|v\d))", masked):
+        if ABBREV.search(masked[max(0, m.start() - 8) : m.start() + 1]):
             continue
         out.append((begin, m.end()))
         begin = m.end()
@@ -421,7 +424,11 @@ def _prose_greps(toks: list[Token], masked: str) -> None:
             and group
             and not t.extra.get("link")
             and paths < MAX_PROSE_GREP
-            and re.fullmatch(r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*", gap)
+            and re.fullmatch(
+                r"\s*(?:in|within|inside|under|across|of|,|and|or|,\s*and)?\s*"
+                r"(?:(?:the\s+)?(?:file|module|directory|folder)s?\s*)?",
+                gap,
+            )
         ):
             paths += 1
             for o in group:
@@ -629,6 +636,7 @@ def _unit_claims(u: Unit, toks: list[Token], known: Knowledge, tables: dict) -> 
     scan.parser_names(known)
     scan.alias_claims()
     scan.row_alias_claims()
+    scan.registration_claims(known)
     row_from = scan.version_claims()
     scan.unversioned_parsers()
     first = len(scan.out)
@@ -648,7 +656,7 @@ class _UnitScan:
         self.u, self.toks = u, toks
         self.out: list[Claim] = []
         self.masked = _mask_code(u.text)
-        self.historical = bool(HISTORICAL.search(self.masked))
+        self.reading = Reading(self.masked, PREDICATE)
         self.used: set[int] = set()  # tokens a version phrase or an alias claim is about
         self.names: dict[int, tuple[str, str]] = {}  # token index -> (name, kind)
         self.files = [i for i, t in enumerate(toks) if t.kind in ("path", "bare-file")]
@@ -722,6 +730,39 @@ class _UnitScan:
                 )
                 self.used.add(i)
 
+    def registration_claims(self, known: Knowledge) -> None:
+        """A parser name and the file it is registered from ("the `x` parser is registered from `f.py`"): a claim
+        about the registry, not about `x` being a symbol defined in f.py."""
+        toks, masked, names = self.toks, self.masked, self.names
+        for i, t in enumerate(toks[:-1]):
+            nxt = toks[i + 1]
+            if i in self.used or t.kind not in ("symbol", "flag") or nxt.kind not in ("path", "bare-file"):
+                continue
+            if nxt.start - t.end > 80 or not REGISTERED_GAP.fullmatch(masked, t.end, nxt.start):
+                continue
+            gap = masked[t.end : nxt.start].lower()
+            named = i in names or t.kind == "flag" or t.value in known.parser_names
+            if not (named or "parser" in gap or "name" in gap or _parser_before(masked, t.start)):
+                continue
+            kind = names[i][1] if i in names else next((k for k in ("reasoning", "tool") if k in gap), "any")
+            name = names[i][0] if i in names else t.value
+            self.out.append(
+                Claim(
+                    t.line,
+                    "parser",
+                    f"`{name}` registered from `{nxt.value}`",
+                    {
+                        "name": name,
+                        "kind": kind,
+                        "file": nxt.value,
+                        "bare": nxt.kind == "bare-file",
+                        **_tense(self.reading.tense(t.start)),
+                    },
+                )
+            )
+            self.used.add(i)
+            names.pop(i, None)
+
     def version_claims(self) -> str | None:
         """Version phrases, each about the name or path it qualifies; -> the version a row is "since"."""
         u, toks, names, masked, used, out = self.u, self.toks, self.names, self.masked, self.used, self.out
@@ -729,7 +770,6 @@ class _UnitScan:
         cand = _Candidates(u, toks)
         files, plain = self.files, self.plain
         aliased = set(used)  # the names of a "same class" claim
-        preds = _Predicates(masked)
         for m in VERSION_RE.finditer(masked):
             idx = next(int(k[1:]) for k, v in m.groupdict().items() if v is not None and k.startswith("k"))
             kind, version = VERSION_PHRASES[idx][0], m.group(f"v{idx}")
@@ -747,7 +787,11 @@ class _UnitScan:
                 )
                 continue
             j, t = subject
-            predicate = "same class" if j in aliased else preds.of(u, m)
+            predicate, about_code = (
+                ("same class", False)
+                if j in aliased
+                else self.reading.of_phrase(m.start(), m.end(), t.start, t.end)
+            )
             if (
                 predicate
             ):  # about the predicate, not about the name's or path's existence: its other claims stand
@@ -805,6 +849,7 @@ class _UnitScan:
                         "version": version,
                         "subject": subj,
                         "to": moved_to.group(1) if moved_to else None,
+                        **({"about": "code"} if about_code and subj["type"] == "path" else {}),
                     },
                 )
             )
@@ -819,41 +864,45 @@ class _UnitScan:
                         self.toks[i].line,
                         "parser",
                         f"`{name}`" + (f" ({kind} parser)" if kind != "any" else ""),
-                        {"name": name, "kind": kind, "historical": self.historical},
+                        {"name": name, "kind": kind, **self._name_said(self.toks[i])},
                     )
                 )
 
+    def _name_said(self, t: Token) -> dict:
+        """A parser name's tense, and whether its clause says it is not (or no longer) registered."""
+        predicate, tense = self._said(t)
+        return {**_tense(tense), **({"predicate": predicate} if predicate in ("absent", "gone") else {})}
+
+    def _said(self, t: Token) -> tuple[str | None, str | None]:
+        """(predicate, tense) of the clause holding a token (docpredicates.Reading.of_path); a line of code
+        says neither."""
+        if self.u.where == "code":
+            return None, None
+        return self.reading.of_path(t.start, t.end)
+
     def path_and_symbol_claims(self) -> None:
-        """Paths, and symbols paired with a file."""
-        u, toks, historical, out = self.u, self.toks, self.historical, self.out
+        """Paths, and symbols paired with a file, each read in its own clause (tense, negation, predicate)."""
+        u, toks, out = self.u, self.toks, self.out
         files, plain = self.files, self.plain
         for i, t in enumerate(toks):
             if i in self.used or i in self.names:
                 continue
             if t.kind == "path" and t.extra.get("reference"):
                 continue  # the file of the unit before: claimed there
+            predicate, tense = self._said(t)
+            said = {**_tense(tense), **({"predicate": predicate} if predicate else {})}
+            historical = said["historical"]
             if t.kind == "path":
                 out.append(
                     Claim(
                         t.line,
                         "path",
                         f"`{t.value}`",
-                        {
-                            "path": t.value,
-                            "historical": historical,
-                            "in_code": u.where == "code" or bool(t.extra.get("code")),
-                        },
+                        {"path": t.value, **said, "in_code": u.where == "code" or bool(t.extra.get("code"))},
                     )
                 )
             elif t.kind == "bare-file":
-                out.append(
-                    Claim(
-                        t.line,
-                        "path",
-                        f"`{t.value}`",
-                        {"path": t.value, "bare": True, "historical": historical},
-                    )
-                )
+                out.append(Claim(t.line, "path", f"`{t.value}`", {"path": t.value, "bare": True, **said}))
             elif t.kind == "qualified":
                 out.append(
                     Claim(
@@ -874,12 +923,19 @@ class _UnitScan:
                 f = _pair(u, toks, i, files, self.masked, plain)
                 if f is not None:
                     path, pairing = f
+                    lives = i + 1 < len(toks) and self.reading.lives(t.end, toks[i + 1].start)
                     out.append(
                         Claim(
                             t.line,
                             "symbol",
                             f"`{t.value}` in `{path}`",
-                            {"symbol": t.value, "file": path, "pairing": pairing, "historical": historical},
+                            {
+                                "symbol": t.value,
+                                "file": path,
+                                "pairing": pairing,
+                                "historical": historical,
+                                **({"lives": True} if lives else {}),
+                            },
                         )
                     )
 
@@ -889,32 +945,9 @@ class _UnitScan:
             self.out.append(_count_claim(self.u, self.masked, m, versions))
 
 
-class _Predicates:
-    """The PREDICATE words of a unit, found once; per version phrase, the one it may qualify is looked up
-    by bisection (a scan of the sentence per phrase made reading quadratic)."""
-
-    def __init__(self, masked: str):
-        self.found = list(PREDICATE.finditer(masked))
-        self.starts = [p.start() for p in self.found]
-        self.ends = [p.end() for p in self.found]
-
-    def of(self, u: Unit, m: re.Match) -> str | None:
-        """A predicate word in the phrase's sentence, or its cell of a table row, outside the phrase."""
-        lo, hi = 0, None
-        if u.where == "row":
-            c = u.cell_of(m.start())
-            if c is not None:
-                lo, hi = u.cells[c]
-        k = bisect_left(self.starts, lo)  # the first starting in the cell
-        if k < len(self.found) and self.ends[k] <= m.start():
-            return self._word(k)
-        k = bisect_left(self.starts, m.end())  # the first after the phrase
-        if k < len(self.found) and (hi is None or self.ends[k] <= hi):
-            return self._word(k)
-        return None
-
-    def _word(self, k: int) -> str:
-        return " ".join(self.found[k].group(0).lower().split())
+def _tense(tense: str | None) -> dict:
+    """A claim's tense as its data says it: historical (the past), former (and not so now)."""
+    return {"historical": tense is not None, **({"former": True} if tense == "former" else {})}
 
 
 def _parser_before(masked: str, end: int) -> bool:

@@ -188,6 +188,38 @@ class TreeIndex:
         ).fetchall()
         return [Def(version, path, k, q, ln, e) for k, q, ln, e in rows]
 
+    def modules(self, version: str, path: str) -> list[str]:
+        """The Python modules a path is (a file) or holds (a directory) at a version whose definitions the
+        tree tier reads (those under vllm/: core.scope.parsed)."""
+        from ..core.scope import parsed
+
+        files = [path] if path in self.paths(version) else self.files_under(version, path)
+        return [f for f in files if parsed(f)]
+
+    def holds_code(self, version: str, path: str) -> bool | None:
+        """Whether the modules of `path` define a class or a function of their own at a --tree version. A
+        module that only imports and re-exports, the shim a moved package leaves behind (imports, `__all__`,
+        a module `__getattr__` or `__dir__` handing out names from the new place, as resolve follows a
+        re-export to where the class is defined), does not. None: the version has no tree, or the path holds
+        no module (whether it is there is the only question)."""
+        if not self.has_tree[version]:
+            return None
+        mods = self.modules(version, path)
+        if not mods:
+            return None
+        keys = self._blob_keys(version)
+        blobs = sorted({keys[m] for m in mods if m in keys})
+        for i in range(0, len(blobs), 500):
+            chunk = blobs[i : i + 500]
+            row = self.db.execute(
+                f"select 1 from definitions where blob_key in ({','.join('?' * len(chunk))})"
+                " and kind in ('class', 'function') and qualname not in ('__getattr__', '__dir__') limit 1",
+                chunk,
+            ).fetchone()
+            if row:
+                return True
+        return False
+
     # -- mentions -------------------------------------------------------------------------------------
     def _mention_keys(self, word: str) -> set[int]:
         from ..extract.words import encode_word
