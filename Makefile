@@ -32,8 +32,11 @@ lint: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/tpindex serve --db $(DB)
 
+# A/B mode: every build and query figure also measured with tpindex at BENCH_BASE (a git revision), side by
+# side; BENCH_BASE= (empty) measures the working tree alone
+BENCH_BASE ?= 3bf2c40
 bench: $(STAMP)
-	$(BIN)/python tests/bench/bench.py $(BENCH_ARGS)
+	$(BIN)/python tests/bench/bench.py $(if $(BENCH_BASE),--base $(BENCH_BASE)) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
