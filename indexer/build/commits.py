@@ -19,7 +19,7 @@ at the tips already walked and at B, so adding the newest tag reads that tag's n
 older than B (a build of an older range) moves B down: the commits between the new B and the old one are
 walked then, and their listed rows get their graph. A scope wider than the walked one (`meta
 .history_roots`) reads the paths of the new directories for the stored graph. Nothing here runs, and
-gitpython is not imported, when every tip is walked and the scope is covered (a no-op build).
+no git command runs, when every tip is walked and the scope is covered (a no-op build).
 
 The walk runs in a thread from the start of the build, while the versions are parsed and written: most
 of its time is git's (`git log --numstat` computing line counts), on the other core; its rows are
