@@ -145,12 +145,11 @@ def _read(plan: Plan) -> None:
 
     h = GitHistory(plan.git_dir)
     try:
-        plan.new = new = [
-            t for t in plan.candidates if h.has_commit(t)
-        ]  # another clone's versions: no history
+        here = h.commits_here([*plan.candidates, *plan.walked])  # one git process for every tip
+        plan.new = new = [t for t in plan.candidates if t in here]  # another clone's versions: no history
         if not new and not plan.extra:
             return
-        walked = [t for t in plan.walked if h.has_commit(t)]  # walked in another clone: not a revision here
+        walked = [t for t in plan.walked if t in here]  # walked in another clone: not a revision here
         if not new and not walked:  # nothing of this clone to read the wider scope's paths for
             plan.extra = []
             return

@@ -47,15 +47,22 @@ class GitError(SourceError):
 
 
 def run_git(
-    git_dir: str, *args: str, ok: tuple[int, ...] = (0,), error: type[OSError] = GitError, what: str = ""
+    git_dir: str,
+    *args: str,
+    ok: tuple[int, ...] = (0,),
+    error: type[OSError] = GitError,
+    what: str = "",
+    input: bytes | None = None,
 ) -> subprocess.CompletedProcess:
-    """Run git on a repository (its git directory explicit, pathspecs literal, no standard input); an exit
-    status outside `ok` raises `error` (an OSError: GitError, or the history's HistoryError) with git's message.
-    Every git command of tpindex but the cat-file process below goes through here."""
+    """Run git on a repository (its git directory explicit, pathspecs literal, `input` or nothing on its
+    standard input); an exit status outside `ok` raises `error` (an OSError: GitError, or the history's
+    HistoryError) with git's message. Every git command of tpindex but the cat-file process below goes
+    through here."""
     r = subprocess.run(
         ["git", "--git-dir", git_dir, "--literal-pathspecs", *args],
         capture_output=True,
-        stdin=subprocess.DEVNULL,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
         cwd=git_dir,
     )
     if r.returncode not in ok:

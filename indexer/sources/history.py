@@ -70,17 +70,28 @@ class GitHistory:
     def close(self) -> None:
         pass
 
-    def _git(self, what: str, *args: str, ok: tuple[int, ...] = (0,)):
+    def _git(self, what: str, *args: str, ok: tuple[int, ...] = (0,), input: bytes | None = None):
         from .git import run_git
 
-        return run_git(self.git_dir, *args, ok=ok, error=HistoryError, what=f"reading the history ({what})")
+        return run_git(
+            self.git_dir, *args, ok=ok, error=HistoryError, what=f"reading the history ({what})", input=input
+        )
 
     def _text(self, what: str, *args: str) -> str:
         """git's output as text; bytes that are not UTF-8 kept (surrogateescape) for _clean to replace."""
         return self._git(what, *args).stdout.decode("utf-8", "surrogateescape")
 
-    def has_commit(self, sha: str) -> bool:
-        return self._git("cat-file", "cat-file", "-e", f"{sha}^{{commit}}", ok=(0, 1, 128)).returncode == 0
+    def commits_here(self, shas: list[str]) -> set[str]:
+        """Those of `shas` that are commits of this repository, in one git process (`cat-file --batch-check`)."""
+        if not shas:
+            return set()
+        request = "".join(f"{sha}^{{commit}}\n" for sha in shas).encode()
+        out = self._git("cat-file --batch-check", "cat-file", "--batch-check", input=request).stdout
+        return {
+            sha
+            for sha, line in zip(shas, out.decode().splitlines(), strict=True)
+            if not line.endswith(" missing")
+        }
 
     def base(self, tips: list[str]) -> str | None:
         """The commit every tip descends from, nearest the tips (a tip itself when there is one); None when
