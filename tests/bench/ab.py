@@ -123,6 +123,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ok", default="0", help="exit statuses that are not failures (default 0), e.g. 0,1")
     ap.add_argument("args", nargs="+", help="the tpindex command line (after --)")
     args = ap.parse_args(argv)
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("ab: terminated"))  # so the running child is ended
     from bench import cache_dir, tpindex_exe
 
     sides = [export(args.base, cache_dir()), new_side(tpindex_exe())]
