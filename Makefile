@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DB ?= db/tpindex.db
 TAGS ?= v0.30.0..v0.32.0
 
-.PHONY: install index test lint serve bench clean
+.PHONY: install index test test-fast lint serve bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,9 +22,16 @@ index: $(STAMP)
 	$(BIN)/tpindex versions --db $(DB)
 	@echo "Database: $(DB)   Browse it: make serve   Ask: $(BIN)/tpindex which NAME --db $(DB)"
 
+# The whole suite (network, browser, crash trials), in parallel workers (pytest-xdist, one per CPU); a test
+# module's tests stay in one worker (--dist loadfile), so its module fixtures are built once
+XDIST := -n auto --dist loadfile
 test: $(STAMP)
 	$(BIN)/ruff check indexer tests
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
+
+# The edit-test loop: no network, no browser, no crash trials (make test and CI run everything)
+test-fast: $(STAMP)
+	$(BIN)/pytest $(XDIST) -m 'not network and not slow and not browser and not crash'
 
 lint: $(STAMP)
 	$(BIN)/ruff check indexer tests
@@ -32,8 +39,11 @@ lint: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/tpindex serve --db $(DB)
 
+# A/B mode: every build and query figure also measured with tpindex at BENCH_BASE (a git revision), side by
+# side; BENCH_BASE= (empty) measures the working tree alone
+BENCH_BASE ?= 3bf2c40
 bench: $(STAMP)
-	$(BIN)/python tests/bench/bench.py $(BENCH_ARGS)
+	$(BIN)/python tests/bench/bench.py $(if $(BENCH_BASE),--base $(BENCH_BASE)) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -4,6 +4,10 @@ another test module (test_fixture_imports.py says so)."""
 
 import pytest
 
+# What `make test-fast` leaves out (pyproject's markers): a test that drives chromium is marked `browser` here, by
+# the fixture it asks for, so that no browser test can be missed by a marker forgotten on it
+BROWSER_FIXTURES = {"browser"}
+
 pytest.register_assert_rewrite("fixtures")
 
 pytest_plugins = [
@@ -31,3 +35,21 @@ pytest_plugins = [
     "fixtures.unified",
     "fixtures.where",
 ]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A run that collected no test fails loudly (a marker expression or a path that selects nothing is a
+    mistake, never a green suite)."""
+    if session.testscollected == 0 and not session.config.option.collectonly:
+        session.config.get_terminal_writer().line(
+            "pytest collected no test: check the -m expression or the paths (make test-fast selects"
+            " `not network and not slow and not browser and not crash`)",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED

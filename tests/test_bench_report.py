@@ -44,6 +44,11 @@ def samples() -> dict[str, list[dict]]:
                 "loadavg": 1.0,
             }
         ],
+        "a3": [proc(1.2)],
+        "base:a": [proc(2.5)],  # A/B mode: the base's samples
+        "base:a3": [proc(1.0)],
+        "t": [proc(420.0, failed=0)],
+        "t_fast": [proc(200.0, failed=0)],
         "i_a0": [proc(1.8)],
         "i_d0": [proc(45.0)],
         "r_cold": [proc(200.0)],
@@ -96,40 +101,64 @@ def test_every_target_of_the_issue_has_a_row_with_result_and_verdict():
     assert [t["n"] for t in targets] == [n for n, _, _ in bench.TARGETS]
     assert all(t["result"] and t["target"] and t["met"] in (True, False) for t in targets), targets
     by = {t["n"]: t for t in targets}
-    assert by[1]["met"] is True and "15.0x" in by[1]["result"]  # 3.0 / 0.2 against >= 5
-    assert by[2]["met"] is True  # 15x against >= 10
-    assert by[3]["met"] is False  # 2.0 s against 1.3 x (2.5 / 2)
-    assert by[5]["met"] is False  # 70 s against 60
-    assert by[7]["met"] is True and "p95 200 ms" in by[7]["result"]
-    assert by[6]["met"] is False  # card 0.2 s against 0.1
+    assert by[1]["met"] is True and "0.80x wall" in by[1]["result"]  # 2.0 s against the base's 2.5
+    assert by[2]["met"] is False and "1.20x wall" in by[2]["result"]  # 1.2 s against 1.0
+    assert by[3]["met"] is True  # 0.4 s against 0.7
+    assert by[4]["met"] is False  # 50 s against 1.3 x 40 / 2 = 26 s
+    assert by[5]["met"] is False  # 70 s against the same
+    assert by[6]["met"] is True and by[7]["met"] is False  # 7 min against 8; 3.3 min against 3
+    assert by[8]["met"] is True and "15.0x" in by[8]["result"]  # 3.0 / 0.2 against >= 5
+    assert by[9]["met"] is True  # 15x against >= 10
+    assert by[10]["met"] is False  # 2.0 s against 1.3 x (2.5 / 2)
+    assert by[12]["met"] is True and "p95 200 ms" in by[12]["result"]
+    assert by[11]["met"] is False  # card 0.2 s against 0.1
     assert "|" in bench.summary_table(targets) and "|" in bench.table(rows)
 
 
 def test_different_grep_results_miss_the_target():
     rows = bench.assess(bench.medians(samples()), 2, checks(same=False))
     targets = {t["n"]: t for t in bench.summary(rows, 2)}
-    assert targets[11]["met"] is False and "DIFFERENT" in targets[11]["result"]
-    assert targets[1]["met"] is False and "DIFFERENT" in targets[1]["result"]
+    assert targets[15]["met"] is False and "DIFFERENT" in targets[15]["result"]
+    assert targets[8]["met"] is False and "DIFFERENT" in targets[8]["result"]
 
 
 def test_serve_memory_that_grows_is_not_flat():
     s = samples()
     s["s"][0]["mem_end_mb"] = 180.0
     targets = {t["n"]: t for t in bench.summary(bench.assess(bench.medians(s), 2, checks()), 2)}
-    assert targets[7]["met"] is False
+    assert targets[12]["met"] is False
+
+
+def test_a_failing_suite_misses_its_target_whatever_its_time():
+    s = samples()
+    s["t"][0]["failed"] = 1
+    targets = {t["n"]: t for t in bench.summary(bench.assess(bench.medians(s), 2, checks()), 2)}
+    assert targets[6]["met"] is False and "FAILED" in targets[6]["result"]
+
+
+def test_the_side_by_side_table_states_both_sides_and_the_ratios():
+    rows = bench.assess(bench.medians(samples()), 2, checks())
+    text = bench.ab_table(rows, "3bf2c40")
+    assert "3bf2c40 wall s" in text and "0.80x" in text and "1.20x" in text
+    assert "0.80x" not in bench.table(rows)  # the ratios are in their own table
+    assert bench.ab_table(bench.assess(bench.medians({"a": [proc(2.0)]}), 2), "x") == ""
 
 
 def test_a_partial_run_reports_what_it_measured():
     partial = {
-        k: v for k, v in samples().items() if not k.endswith("_d") and k not in ("d", "f_d", "i_d", "k", "s")
+        k: v
+        for k, v in samples().items()
+        if not k.endswith("_d") and k not in ("d", "f_d", "i_d", "k", "s", "t", "t_fast", "base:a3")
     }
     rows = bench.assess(
         bench.medians(partial), 2, {k: v for k, v in checks().items() if not k.endswith("_d")}
     )
     targets = bench.summary(rows, 2)
     assert [t["n"] for t in targets] == [n for n, _, _ in bench.TARGETS]  # every target has its row
-    assert {t["n"] for t in targets if t["met"] is not None} == {3, 6, 8, 9, 10, 11, 12, 13}
-    assert all(t["result"] == "not measured in this run" for t in targets if t["n"] in (1, 2, 4, 5, 7))
+    assert {t["n"] for t in targets if t["met"] is not None} == {1, 3, 10, 11, 13, 14, 15, 16, 17}
+    assert all(
+        t["result"] == "not measured in this run" for t in targets if t["n"] in (2, 4, 5, 6, 7, 8, 9, 12)
+    )
 
 
 def test_markdown_from_a_file_holding_the_samples_alone(tmp_path, capsys):

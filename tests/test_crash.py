@@ -42,6 +42,8 @@ from fixtures.crash import (
 )
 from fixtures.helpers import as_schema_11, make_repo, remount, tmpfs
 
+pytestmark = pytest.mark.crash  # crash trials: make test and CI run them, make test-fast does not
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # -- a multi-era fixture (hand-written imitations of vLLM's layouts) ------------------------------------

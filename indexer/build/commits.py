@@ -19,7 +19,7 @@ at the tips already walked and at B, so adding the newest tag reads that tag's n
 older than B (a build of an older range) moves B down: the commits between the new B and the old one are
 walked then, and their listed rows get their graph. A scope wider than the walked one (`meta
 .history_roots`) reads the paths of the new directories for the stored graph. Nothing here runs, and
-gitpython is not imported, when every tip is walked and the scope is covered (a no-op build).
+no git command runs, when every tip is walked and the scope is covered (a no-op build).
 
 The walk runs in a thread from the start of the build, while the versions are parsed and written: most
 of its time is git's (`git log --numstat` computing line counts), on the other core; its rows are
@@ -145,12 +145,11 @@ def _read(plan: Plan) -> None:
 
     h = GitHistory(plan.git_dir)
     try:
-        plan.new = new = [
-            t for t in plan.candidates if h.has_commit(t)
-        ]  # another clone's versions: no history
+        here = h.commits_here([*plan.candidates, *plan.walked])  # one git process for every tip
+        plan.new = new = [t for t in plan.candidates if t in here]  # another clone's versions: no history
         if not new and not plan.extra:
             return
-        walked = [t for t in plan.walked if h.has_commit(t)]  # walked in another clone: not a revision here
+        walked = [t for t in plan.walked if t in here]  # walked in another clone: not a revision here
         if not new and not walked:  # nothing of this clone to read the wider scope's paths for
             plan.extra = []
             return

@@ -1,7 +1,7 @@
 """tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, fit, log, contains,
 check-plugin, replay, export, serve, check, mcp, schema.
 
-Imports of heavy modules (gitpython, tree-sitter, Datasette) happen inside the commands that need them,
+Imports of heavy modules (tree-sitter, jinja2, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
 """
 

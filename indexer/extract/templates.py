@@ -79,8 +79,11 @@ def environment():
             x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
         )
 
+    # optimized=False: Jinja's compile-time constant folding left out. The build compiles each template once
+    # and renders it a few times, so folding never pays: without it a compile takes 0.80 of the time (its code
+    # generation 0.65), and every template of the 64 releases renders the same (issue 45, measured)
     env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols, ext.do]
+        trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols, ext.do], optimized=False
     )
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception

@@ -6,10 +6,10 @@ a level of the tree per request; nothing is cached between versions) and the blo
 gets the repository's git directory explicitly, so the current directory and the environment's GIT_DIR
 play no part.
 
-Discovering the repository, its tags and commits is done with git itself, not gitpython's `Repo` (issue 24,
-measured): importing gitpython costs 0.11 CPU-s, and a build with nothing to do (every version indexed)
-took 0.19-0.21 CPU-s with these few git commands against 0.26-0.29 with `Repo` listing the tags. gitpython
-reads the history (sources/history.py), which only a build with new versions walks.
+This is the one module that runs git (issue 42): `run_git` for single commands (here, and for the history
+that sources/history.py reads) and the cat-file process. Not gitpython (issue 24, measured): importing it
+costs 0.11 CPU-s, and a build with nothing to do (every version indexed) took 0.19-0.21 CPU-s with these few
+git commands against 0.26-0.29 with `Repo` listing the tags.
 """
 
 from __future__ import annotations
@@ -46,6 +46,32 @@ class GitError(SourceError):
     """git failed, or answered what cat-file should not (the repository is damaged or changed meanwhile)."""
 
 
+def run_git(
+    git_dir: str,
+    *args: str,
+    ok: tuple[int, ...] = (0,),
+    error: type[OSError] = GitError,
+    what: str = "",
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess:
+    """Run git on a repository (its git directory explicit, pathspecs literal, `input` or nothing on its
+    standard input); an exit status outside `ok` raises `error` (an OSError: GitError, or the history's
+    HistoryError) with git's message. Every git command of tpindex but the cat-file process below goes
+    through here."""
+    r = subprocess.run(
+        ["git", "--git-dir", git_dir, "--literal-pathspecs", *args],
+        capture_output=True,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        cwd=git_dir,
+    )
+    if r.returncode not in ok:
+        message = r.stderr.decode(errors="replace").strip().splitlines()
+        doing = f" {what}" if what else ""
+        raise error(f"git {args[0]} failed{doing} in {git_dir}: {message[-1] if message else r.returncode}")
+    return r
+
+
 class GitSource:
     kind = "git"
 
@@ -55,19 +81,7 @@ class GitSource:
         self._catfile: CatFile | None = None
 
     def _git(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
-        """Run git on this repository; an exit status outside `ok` raises GitError (an OSError) with git's message."""
-        r = subprocess.run(
-            ["git", "--git-dir", self.git_dir, "--literal-pathspecs", *args],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            cwd=self.git_dir,
-        )
-        if r.returncode not in ok:
-            message = r.stderr.decode(errors="replace").strip().splitlines()
-            raise GitError(
-                f"git {args[0]} failed in {self.git_dir}: {message[-1] if message else r.returncode}"
-            )
-        return r
+        return run_git(self.git_dir, *args, ok=ok)
 
     # -- version names -------------------------------------------------------------------------
     def tags(self) -> dict[str, str]:

@@ -1,9 +1,9 @@
-"""Commits of a git repository, read through gitpython (`Repo`, its `git` command object, `merge_base`,
-`is_ancestor`, commit trees).
+"""Commits of a git repository, read with git itself through sources/git.py's runner (the one module that
+talks to git: this one says which commands the history needs and reads their output).
 
-What the build stores of a clone's history (indexer/commits.py) is read here; blob bytes still come from
-the pipelined `git cat-file --batch` of sources/git.py. Each read is one streaming git process through
-gitpython's `Repo.git`, whatever the number of commits:
+What the build stores of a clone's history (indexer/build/commits.py) is read here; blob bytes still come
+from the pipelined `git cat-file --batch` of sources/git.py. Each read is one streaming git process,
+whatever the number of commits:
 
 - the commit graph of a range (`commits`): `git log` printing each commit's id, parents, author date,
   author and message;
@@ -11,10 +11,10 @@ gitpython's `Repo.git`, whatever the number of commits:
   parent (`touched`): `git log --numstat`, limited to the scope's directories;
 - commits at and below the indexed tags' common base (`listed`): the same as `commits`, parents left out.
 
-Not `Repo.iter_commits`: it reads each commit object with its own round trip to a `git cat-file`
-process, 80 us a commit on an idle machine and 0.6 ms at a load of 10 (measured on a 20,000-commit
-repository: 1.2 s for 5,000 commits against 0.12 s streamed); nor `Commit.stats` for the line counts,
-which starts one `git diff` per commit (8 ms each).
+Not one read per commit (80 us a commit on an idle machine and 0.6 ms at a load of 10, measured on a
+20,000-commit repository: 1.2 s for 5,000 commits against 0.12 s streamed), nor one `git diff` per commit for
+the line counts (8 ms each). gitpython did this before (issue 42: one module talks to git); importing it cost a
+build with new versions 0.11-0.15 CPU-s, for commands that are git's own.
 """
 
 from __future__ import annotations
@@ -65,37 +65,46 @@ class HistoryError(SourceError):
 
 class GitHistory:
     def __init__(self, git_dir: str):
-        import git
-
-        self._git = git
-        self.repo = git.Repo(git_dir)
+        self.git_dir = git_dir
 
     def close(self) -> None:
-        self.repo.close()
+        pass
 
-    def _run(self, what: str, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except self._git.GitCommandError as e:
-            message = (e.stderr or "").strip().splitlines()
-            raise HistoryError(
-                f"git failed reading the history ({what}) in {self.repo.git_dir}:"
-                f" {message[-1] if message else e.status}"
-            ) from None
+    def _git(self, what: str, *args: str, ok: tuple[int, ...] = (0,), input: bytes | None = None):
+        from .git import run_git
 
-    def has_commit(self, sha: str) -> bool:
-        return self.repo.is_valid_object(sha, "commit")
+        return run_git(
+            self.git_dir, *args, ok=ok, error=HistoryError, what=f"reading the history ({what})", input=input
+        )
+
+    def _text(self, what: str, *args: str) -> str:
+        """git's output as text; bytes that are not UTF-8 kept (surrogateescape) for _clean to replace."""
+        return self._git(what, *args).stdout.decode("utf-8", "surrogateescape")
+
+    def commits_here(self, shas: list[str]) -> set[str]:
+        """Those of `shas` that are commits of this repository, in one git process (`cat-file --batch-check`)."""
+        if not shas:
+            return set()
+        request = "".join(f"{sha}^{{commit}}\n" for sha in shas).encode()
+        out = self._git("cat-file --batch-check", "cat-file", "--batch-check", input=request).stdout
+        return {
+            sha
+            for sha, line in zip(shas, out.decode().splitlines(), strict=True)
+            if not line.endswith(" missing")
+        }
 
     def base(self, tips: list[str]) -> str | None:
         """The commit every tip descends from, nearest the tips (a tip itself when there is one); None when
         the tips have no common ancestor."""
         if len(tips) == 1:
             return tips[0]
-        found = self._run("merge-base", self.repo.merge_base, *tips, octopus=True)
-        return found[0].hexsha if found else None
+        r = self._git("merge-base", "merge-base", "--octopus", *tips, ok=(0, 1))
+        found = r.stdout.decode().split()
+        return found[0] if r.returncode == 0 and found else None
 
     def is_ancestor(self, ancestor: str, commit: str) -> bool:
-        return self._run("merge-base --is-ancestor", self.repo.is_ancestor, ancestor, commit)
+        r = self._git("merge-base --is-ancestor", "merge-base", "--is-ancestor", ancestor, commit, ok=(0, 1))
+        return r.returncode == 0
 
     def commits(self, tips: list[str], stop: list[str]) -> Iterator[CommitInfo]:
         """Every commit reachable from `tips` and not from `stop`, with its parents."""
@@ -107,7 +116,7 @@ class GitHistory:
         yield from self._log([tip], parents=False)
 
     def _log(self, revs: list[str], parents: bool) -> Iterator[CommitInfo]:
-        out = self._run("log", self.repo.git.log, *revs, "--", format="%x1e%H%x00%P%x00%aI%x00%an%x00%B")
+        out = self._text("log", "log", "--format=%x1e%H%x00%P%x00%aI%x00%an%x00%B", *revs, "--")
         for record in out.split("\x1e")[1:]:
             sha, ps, date, author, message = record.split("\x00", 4)
             yield CommitInfo(
@@ -121,17 +130,17 @@ class GitHistory:
         if not tips or not roots:
             return {}
         revs = [*tips, *(f"^{s}" for s in stop)]
-        out = self._run(
+        out = self._text(
             "log --numstat",
-            self.repo.git.log,
+            "log",
+            "--numstat",
+            "--no-renames",
+            "--full-history",
+            "--diff-merges=first-parent",
+            "--format=%x00%H",
             *revs,
             "--",
             *roots,
-            numstat=True,
-            no_renames=True,
-            full_history=True,
-            diff_merges="first-parent",
-            format="%x00%H",
         )
         found: dict[str, list[tuple]] = {}
         rows: list[tuple] | None = None
@@ -152,26 +161,26 @@ class GitHistory:
     def own_paths(self, sha: str, paths: list[str]) -> set[str]:
         """Of the paths a merge commit changed against its first parent, those that also differ from every
         other parent: the merge's own change (a conflict resolved), not one brought from a side."""
-        c = self.repo.commit(sha)
-        own = set()
-        for path in paths:
-            mine = _blob(c.tree, path)
-            if all(_blob(p.tree, path) != mine for p in c.parents[1:]):
-                own.add(path)
-        return own
+        parents = self._text("rev-list", "rev-list", "--parents", "-n", "1", sha).split()[1:]
+        mine = self._blobs(sha, paths)
+        others = [self._blobs(p, paths) for p in parents[1:]]
+        return {path for path in paths if all(o.get(path) != mine.get(path) for o in others)}
+
+    def _blobs(self, commit: str, paths: list[str]) -> dict[str, str]:
+        """path -> blob id in a commit's tree, for those of `paths` it holds."""
+        out = self._git("ls-tree", "ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths).stdout
+        found = {}
+        for entry in out.split(b"\0"):
+            if entry:
+                meta, _, path = entry.partition(b"\t")
+                found[path.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+        return found
 
 
 def _clean(text: str) -> str:
-    """Text gitpython decoded with surrogateescape (a message or name that is not UTF-8): its invalid bytes as
+    """Text decoded with surrogateescape (a message or name that is not UTF-8): its invalid bytes as
     U+FFFD, so that it can be stored."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def _blob(tree, path: str) -> str | None:
-    try:
-        return (tree / path).hexsha
-    except KeyError:
-        return None
 
 
 def _unquote(path: str) -> str:

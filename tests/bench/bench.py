@@ -47,6 +47,7 @@ import threading
 import time
 from pathlib import Path
 
+import ab
 import measure
 import releases
 
@@ -70,6 +71,7 @@ LOAD_PAGES = [
 ]
 GIT_ENV = {**os.environ, "LC_ALL": "C.UTF-8"}  # the locale tpindex grep's translation assumes (README)
 INDEX_TAGS = "v0.30.0..v0.32.0"  # (j): what `make index` builds (Makefile TAGS)
+HEADLINE_TAGS = INDEX_TAGS  # (a3): the headline build, default scope, from the repository
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -106,7 +108,7 @@ def parse_args(argv):
     ap.add_argument(
         "--tags",
         default=releases.SINCE,
-        help=f"tag spec to benchmark (default {releases.SINCE}: every release since v0.6.0)",
+        help=f"tag spec to benchmark (default {releases.SINCE}: the 64 releases of issue 45)",
     )
     ap.add_argument("--skip-all-scope", action="store_true", help="skip (d) and its floor (the slowest part)")
     ap.add_argument(
@@ -144,6 +146,22 @@ def parse_args(argv):
         "--load-seconds", type=float, default=60.0, help="(s): how long the load lasts (default 60)"
     )
     ap.add_argument(
+        "--base",
+        metavar="REF",
+        help="A/B mode: measure the build and query figures with this git revision of tpindex too, side by"
+        " side (alternating runs, the same corpus), and report the ratios (make bench BENCH_BASE=REF)",
+    )
+    ap.add_argument(
+        "--headline-tags",
+        default=HEADLINE_TAGS,
+        help=f"the tags of (a3), the headline build (default {HEADLINE_TAGS})",
+    )
+    ap.add_argument(
+        "--skip-tests",
+        action="store_true",
+        help="skip (t), the test suite's wall time (make test, make test-fast; first run only)",
+    )
+    ap.add_argument(
         "--markdown",
         type=Path,
         metavar="RESULTS",
@@ -163,31 +181,67 @@ def parse_args(argv):
 
 
 class Bench:
-    def __init__(self, args, repo: Path, labels: list[str], work: Path, path: Path | None = None, env=None):
+    def __init__(
+        self,
+        args,
+        repo: Path,
+        labels: list[str],
+        work: Path,
+        path: Path | None = None,
+        env=None,
+        base: ab.Side | None = None,
+    ):
         self.args, self.repo, self.labels, self.work = args, repo, labels, work
         self.path, self.env = path, env or {}
-        self.exe = tpindex_exe()
+        self.new = ab.new_side(tpindex_exe())
+        self.exe = self.new.argv[0]
+        self.sides = [base, self.new] if base is not None else [self.new]
+        for side in self.sides:
+            (work / side.name).mkdir(exist_ok=True)
         self.samples: dict[str, list[dict]] = {}
         self.checks: dict[str, list[dict]] = {}  # (h): tpindex grep's results beside git grep's, per run
 
-    def build(self, db: Path, *extra: str, tags: str | None = None, fresh: bool = True) -> measure.Sample:
+    def db(self, side: ab.Side, name: str) -> Path:
+        """A database of one side (each side builds and reads its own: their schemas differ)."""
+        return self.work / side.name / f"{name}.db"
+
+    def each(self, run: int, fn) -> None:
+        """fn(side) for every side, base first in even runs, the working tree first in odd ones."""
+        for side in ab.order(run, self.sides):
+            fn(side)
+
+    def measure(self, side: ab.Side, key: str, args: list[str], ok=(0,)) -> measure.Sample | None:
+        """Run `tpindex ARGS` as one side and record it under its key (the base's prefixed `base:`); a base
+        that cannot run it (a command or option it lacks) is left out of that figure, said in the log."""
+        try:
+            sample = side.run(args, ok=ok)
+        except measure.CommandFailed as e:
+            if side is self.new:
+                raise
+            log(f"    base:{key} left out: {str(e).splitlines()[0][:200]}")
+            return None
+        self.record(side.key(key), sample)
+        return sample
+
+    def build_args(self, db: Path, *extra: str, tags: str | None = None, fresh: bool = True) -> list[str]:
+        """`tpindex build` of the corpus into `db` (removed first unless not `fresh`)."""
         if fresh:
             for p in db.parent.glob(db.name + "*"):
                 p.unlink()
-        return measure.run(
-            [
-                self.exe,
-                "build",
-                "--repo",
-                str(self.repo),
-                "--tags",
-                tags or self.args.tags,
-                "--db",
-                str(db),
-                "-q",
-                *extra,
-            ]
-        )
+        return [
+            "build",
+            "--repo",
+            str(self.repo),
+            "--tags",
+            tags or self.args.tags,
+            "--db",
+            str(db),
+            "-q",
+            *extra,
+        ]
+
+    def build(self, db: Path, *extra: str, tags: str | None = None, fresh: bool = True) -> measure.Sample:
+        return self.new.run(self.build_args(db, *extra, tags=tags, fresh=fresh))
 
     def record(self, key: str, sample: measure.Sample | dict) -> None:
         row = sample.row() if isinstance(sample, measure.Sample) else sample
@@ -233,17 +287,21 @@ class Bench:
         self.samples.setdefault(key, []).append({"size_mb": mb})
         log(f"    {key:<10} {mb:8.1f} MB")
 
-    def grep(self, scope: str, db: Path) -> None:
-        """(h): each pattern through tpindex grep, and through git grep over the same tags and paths; then
-        the two result sets, (version, path, line, text) each, compared (tpindex grep's through --format json,
-        untimed)."""
+    def grep(self, scope: str, name: str, run: int) -> None:
+        """(h): each pattern through tpindex grep (each side, on its own database `name`), and through git grep
+        over the same tags and paths; then the two result sets, (version, path, line, text) each, compared
+        (the working tree's tpindex grep through --format json, untimed)."""
         from indexer.core.scope import Scope
 
         specs = list(Scope.named(scope).patterns)  # every file in scope is stored: templates and tests too
         suffix = "" if scope == "default" else "_d"
+        db = self.db(self.new, name)
         for key, args in GREP_PATTERNS.items():
-            self.record(
-                f"h_{key}{suffix}", measure.run([self.exe, "grep", *args, "--db", str(db)], ok=(0, 1))
+            self.each(
+                run,
+                lambda side, args=args, key=key: self.measure(
+                    side, f"h_{key}{suffix}", ["grep", *args, "--db", str(self.db(side, name))], ok=(0, 1)
+                ),
             )
             git = [
                 "git",
@@ -397,80 +455,97 @@ class Bench:
         log(f"(j): {len(labels)} archive(s) in {source.cache_dir}")
         return labels
 
-    def index(self, db: Path) -> measure.Sample:
+    def index_args(self, db: Path) -> list[str]:
         for p in db.parent.glob(db.name + "*"):
             p.unlink()
-        return measure.run(
-            [
-                self.exe,
-                "build",
-                "--from-pypi",
-                "--tree",
-                "--tags",
-                self.args.index_tags,
-                "--db",
-                str(db),
-                "-q",
-            ]
-        )
+        return ["build", "--from-pypi", "--tree", "--tags", self.args.index_tags, "--db", str(db), "-q"]
+
+    def tests(self) -> None:
+        """(t): the test suite's wall time, `make test` (complete: network, browser, crash trials) and `make
+        test-fast`, once; a failing suite is recorded with its exit status (the row says so)."""
+        for key, target in (("t_fast", "test-fast"), ("t", "test")):
+            sample = measure.run(["make", "-C", str(ROOT), target], ok=tuple(range(256)))
+            row = sample.row()
+            row["stdout"], row["failed"] = row["stdout"][-600:], int(sample.rc != 0)
+            self.record(key, row)
 
     def run(self) -> None:
-        """Issue 30's figures first (a run cut short keeps them: see save)."""
+        """Issue 45's figures first (a run cut short keeps them: see save). With a base (A/B mode), each
+        build and query figure is measured for both sides in turn, the order alternating from run to run."""
         newest, others = self.labels[-1], self.labels[:-1]
-        a_db, c_base, c_db, j_db = (
-            self.work / "a.db",
-            self.work / "c-base.db",
-            self.work / "c.db",
-            self.work / "j.db",
-        )
+        new = self.new
         if others:
             log(
                 f"preparing (c): a database of {len(others)} tag(s) without {newest} (untimed, once; copied per run)"
             )
-            self.build(c_base, tags=",".join(others))
+            for side in self.sides:
+                try:
+                    side.run(self.build_args(self.db(side, "c-base"), tags=",".join(others)))
+                except measure.CommandFailed as e:
+                    if side is new:
+                        raise
+                    log(f"    base (c) left out: {str(e).splitlines()[0][:200]}")
         index_labels = None if self.args.skip_index else self.prepare_index()
+
+        def build(key, name, *extra, tags=None):
+            return lambda side: self.measure(
+                side, key, self.build_args(self.db(side, name), *extra, tags=tags)
+            )
+
+        def ask(key, name, *args, ok=(0,)):
+            return lambda side: self.measure(side, key, [*args, "--db", str(self.db(side, name))], ok=ok)
+
+        def add_newest(side):
+            c_base, c_db = self.db(side, "c-base"), self.db(side, "c")
+            if not c_base.exists():
+                return
+            for p in c_db.parent.glob(c_db.name + "*"):
+                p.unlink()
+            shutil.copyfile(c_base, c_db)
+            self.measure(side, "c", self.build_args(c_db, tags=newest, fresh=False))
+
         for i in range(1, self.args.runs + 1):
             log(f"run {i}/{self.args.runs}")
-            self.record("a", self.build(a_db))
-            self.size("i_a", a_db)
-            self.record("f_a", self.floor("default", extract=i == 1))
-            self.grep("default", a_db)
-            self.record("b", self.build(a_db, fresh=False))
-            self.record("g_which", measure.run([self.exe, "which", self.args.name, "--db", str(a_db)]))
-            self.record("g_card", measure.run([self.exe, "card", self.args.name, "--db", str(a_db)]))
+            self.each(i, build("a", "a"))
+            self.size("i_a", self.db(new, "a"))
+            self.each(i, build("a3", "a3", tags=self.args.headline_tags))
             if others:
-                diff = [self.exe, "diff", others[-1], newest, "--db", str(a_db)]
-                self.record("g_diff", measure.run(diff, ok=(0, 1)))  # 1: something changed, like diff(1)
-                for p in self.work.glob("c.db*"):
-                    p.unlink()
-                shutil.copyfile(c_base, c_db)
-                self.record("c", self.build(c_db, tags=newest, fresh=False))
+                self.each(i, add_newest)
+            self.each(
+                i, lambda side: self.measure(side, "b", self.build_args(self.db(side, "a"), fresh=False))
+            )
+            self.record("f_a", self.floor("default", extract=i == 1))
+            self.each(i, ask("g_which", "a", "which", self.args.name))
+            self.each(i, ask("g_card", "a", "card", self.args.name))
+            if others:  # 1: something changed, like diff(1)
+                self.each(i, ask("g_diff", "a", "diff", others[-1], newest, ok=(0, 1)))
+            self.grep("default", "a", i)
             if not self.args.skip_all_scope:
-                d_db = self.work / "d.db"
-                self.record("d", self.build(d_db, "--scope", "all"))
-                self.size("i_d", d_db)
-                self.grep("all", d_db)
+                self.each(i, build("d", "d", "--scope", "all"))
+                self.size("i_d", self.db(new, "d"))
+                self.grep("all", "d", i)
             if not self.args.skip_tree:
-                self.record("k", self.build(self.work / "k.db", "--tree"))
-            if not self.args.skip_serve:
-                self.serve(a_db)
+                self.each(i, build("k", "k", "--tree"))
+            if not (self.args.skip_all_scope and self.args.skip_tree):
+                # the parse floor of (d) and (k): every module under vllm/ (--tree parses the same blobs)
+                extra = i == 1 and not self.args.skip_extras and not self.args.skip_all_scope
+                self.record("f_d", self.floor("all", extract=extra))
             if index_labels:
-                self.record("j", self.index(j_db))
-                self.record(
-                    "g_where",
-                    measure.run([self.exe, "where", self.args.symbol, "--db", str(j_db)], ok=(0, 1)),
-                )
+                self.each(i, lambda side: self.measure(side, "j", self.index_args(self.db(side, "j"))))
+                self.each(i, ask("g_where", "j", "where", self.args.symbol, ok=(0, 1)))
+            if not self.args.skip_serve:
+                self.serve(self.db(new, "a"))
             if not self.args.skip_replay:
-                self.replay(a_db, first=i == 1)
+                self.replay(self.db(new, "a"), first=i == 1)
             if not self.args.skip_extras:
                 self.record("e", self.build(self.work / "e.db", "--no-dedup"))
                 self.record("i_a0", self.build(self.work / "a0.db", "--no-code"))
                 self.size("i_a0_size", self.work / "a0.db")
-            if not self.args.skip_all_scope:
-                self.record("f_d", self.floor("all", extract=i == 1 and not self.args.skip_extras))
-                if i == 1 and not self.args.skip_extras:  # once: the code's cost in the slowest build
+                if i == 1 and not self.args.skip_all_scope:  # once: the code's cost in the slowest build
                     self.record("i_d0", self.build(self.work / "d0.db", "--scope", "all", "--no-code"))
                     self.size("i_d0_size", self.work / "d0.db")
+            if i == 1 and not self.args.skip_tests:
+                self.tests()
 
 
 def _tree_anon_mb(pid: int) -> float:
@@ -536,6 +611,7 @@ FIELDS = (
     "mem_start_mb",
     "mem_peak_mb",
     "mem_end_mb",
+    "failed",
 )
 
 
@@ -553,25 +629,33 @@ def medians(samples: dict[str, list[dict]]) -> dict[str, dict]:
 # The targets, issue 30's table first, then those of issues 18 and 25 still measured: (number, what, key of the
 # row or rows whose verdict answers it)
 TARGETS = [
+    (1, "cold build, default scope, every tag, side by side with the base (issue 45)", "a/base"),
+    (2, "headline build (3 tags, default scope), side by side with the base (issue 45)", "a3/base"),
+    (3, "add the newest tag to a database of the others, default scope (issues 18, 45)", "c"),
+    (4, "cold build, --scope all, against its parse floor on N cores (issues 30, 45)", "d"),
+    (5, "cold build with --tree, every tag, against its parse floor on N cores (issue 45)", "k"),
+    (6, "`make test`: the whole suite (issue 45)", "t"),
+    (7, "`make test-fast`: no network, no browser, no crash trials (issue 45)", "t_fast"),
     (
-        1,
+        8,
         "`grep '(HACK|FIXME|TODO)'`, --scope all, whole process, vs `git grep -n -E` (issue 30)",
         "h_broad_d/git",
     ),
-    (2, "`grep structural_tag_model`, --scope all, vs `git grep` (issue 30)", "h_sel_d/git"),
-    (3, "cold build, default scope, against the build's per-blob work on N cores (issue 30)", "a/f_w_par"),
-    (4, "cold build, --scope all (issue 30)", "d"),
-    (5, "cold build with --tree, every tag (issue 30)", "k"),
-    (6, "`which`, `card`, `diff`, `where` as whole processes (issue 30)", "g"),
-    (7, "`serve` under load: concurrent clients on six kinds of page, loopback (issue 30)", "s"),
-    (8, "no-op re-run (issue 18)", "b"),
-    (9, "add the newest tag, default scope (issue 18)", "c"),
-    (10, "`make index` on a warm cache (3 tags, --tree, fresh database) (issue 18)", "j"),
-    (11, "`tpindex grep`, default scope, and the lines git grep finds (issue 18)", "h"),
-    (12, "no-dedup / dedup, default scope (issue 18)", "e/a"),
-    (13, "`tpindex replay` one name over every version from v0.6.3, and one version (issue 25)", "r"),
+    (9, "`grep structural_tag_model`, --scope all, vs `git grep` (issue 30)", "h_sel_d/git"),
+    (10, "cold build, default scope, against the build's per-blob work on N cores (issue 30)", "a/f_w_par"),
+    (11, "`which`, `card`, `diff`, `where` as whole processes (issue 30)", "g"),
+    (12, "`serve` under load: concurrent clients on six kinds of page, loopback (issue 30)", "s"),
+    (13, "no-op re-run (issue 18)", "b"),
+    (14, "`make index` on a warm cache (3 tags, --tree, fresh database) (issue 18)", "j"),
+    (15, "`tpindex grep`, default scope, and the lines git grep finds (issue 18)", "h"),
+    (16, "no-dedup / dedup, default scope (issue 18)", "e/a"),
+    (17, "`tpindex replay` one name over every version from v0.6.3, and one version (issue 25)", "r"),
 ]
 SERVE_P95_MS = 250
+AB_TARGETS = {"a": 1.0, "a3": 1.0}  # issue 45: working tree / base, wall and CPU, side by side
+FLOOR_RATIO = 1.3  # issue 45: (d) and (k) against the parse floor of their modules on N cores
+TREE_RSS_MB = 400  # issue 30: the --scope all build's memory, every process of it
+TEST_S, TEST_FAST_S = 8 * 60, 3 * 60  # issue 45: make test, make test-fast
 FLAT_MB = (
     10.0  # (s): "memory flat": the server's memory at the end within this many MB, or 10 %, of its start
 )
@@ -658,10 +742,35 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
         rows[-1]["met"] = m["a"]["wall"] <= 1.5 * par
     else:
         proc("a", "(a) cold build, default scope")
+    proc("a3", f"(a3) headline build: --tags {HEADLINE_TAGS}, default scope, fresh database")
     proc("b", "(b) no-op re-run", 0.3)
     proc("c", "(c) add the newest tag", 0.7)
-    proc("d", "(d) cold build, --scope all", 40, 400)
-    proc("k", "(k) cold build with --tree, every tag", 60)
+    proc("d", "(d) cold build, --scope all")
+    proc("k", "(k) cold build with --tree, every tag")
+    if "f_d" in m:  # issue 45: (d) and (k) against the parse floor of their modules on N cores
+        limit = FLOOR_RATIO * m["f_d"]["parse_s"] / jobs
+        for r in rows:
+            if r["key"] in ("d", "k"):
+                r["target"] = f"<= {FLOOR_RATIO} x (f_d/{jobs}) = {limit:.1f} s" + (
+                    f", tree RSS <= {TREE_RSS_MB} MB" if r["key"] == "d" else ""
+                )
+                r["met"] = r["wall"] <= limit and (
+                    r["key"] == "k" or (r.get("tree_rss_mb") or 0) <= TREE_RSS_MB
+                )
+    for key, label, limit in (("t", "make test", TEST_S), ("t_fast", "make test-fast", TEST_FAST_S)):
+        if key in m:
+            x = m[key]
+            passed = not x.get("failed")
+            add(
+                key,
+                f"(t) {label}: the test suite, wall time" + ("" if passed else " (FAILED: a non-zero exit)"),
+                f"<= {limit / 60:g} min",
+                x["wall"] <= limit and passed,
+                wall=x["wall"],
+                cpu=x["cpu"],
+                maxrss_mb=x.get("maxrss_mb"),
+                tree_rss_mb=None,
+            )
     proc(
         "j",
         f"(j) make index: build --from-pypi --tree --tags {INDEX_TAGS}, cached archives, fresh database",
@@ -669,7 +778,7 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
     )
     proc("e", "(e) cold build, --no-dedup")
     floor("f_a", "(f) parse floor of (a)", "(a)")
-    floor("f_d", "(f) parse floor of (d)", "(d)")
+    floor("f_d", "(f) parse floor of (d) and (k)", "(d)")
     proc("g_which", "(g) which NAME", 0.1)
     proc("g_diff", "(g) diff A B", 0.1)
     proc("g_card", "(g) card NAME", 0.1)
@@ -760,6 +869,28 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
     if "e" in m and "a" in m:
         value = m["e"]["wall"] / m["a"]["wall"]
         ratio("e/a", "(e)/(a), no-dedup / dedup", value, ">= 3", value >= 3)
+    # A/B mode: each figure measured with the base too, the ratio of the medians (working tree / base)
+    whats = {r["key"]: r["what"] for r in rows}
+    for key in [k for k in m if k.startswith("base:")]:
+        figure = key[len("base:") :]
+        if figure not in m or "cpu" not in m[figure] or "cpu" not in m[key]:
+            continue
+        new, old = m[figure], m[key]
+        wall, cpu = new["wall"] / old["wall"], new["cpu"] / old["cpu"]
+        limit = AB_TARGETS.get(figure)
+        add(
+            figure + "/base",
+            whats.get(figure, figure),
+            None if limit is None else f"<= {limit:.1f}x",
+            None if limit is None else (wall <= limit and cpu <= limit),
+            ab=True,
+            ratio=wall,
+            cpu_ratio=cpu,
+            base_wall=old["wall"],
+            base_cpu=old["cpu"],
+            wall=new["wall"],
+            cpu=new["cpu"],
+        )
     return rows
 
 
@@ -796,14 +927,28 @@ def summary(rows: list[dict], jobs: int) -> list[dict]:
                 f" cores; {by['a/f_w_cpu']['ratio']:.2f}x it in CPU time"
             )
             target, met = "<= 1.3x the per-blob work (f+w) on N cores", by[key]["met"]
-        elif key == "d" and key in by:
-            d = by[key]
+        elif key.endswith("/base") and key in by:
+            r = by[key]
             result = (
-                f"{d['wall']:.1f} s ({d['cpu']:.0f} CPU-s), tree RSS {d['tree_rss_mb']:.0f} MB (largest process"
-                f" {d['maxrss_mb']:.0f} MB)"
+                f"{r['ratio']:.2f}x wall, {r['cpu_ratio']:.2f}x CPU: {r['wall']:.2f} s ({r['cpu']:.2f} CPU-s)"
+                f" against {r['base_wall']:.2f} s ({r['base_cpu']:.2f} CPU-s)"
             )
-            target, met = "<= 40 s, <= 400 MB", d["met"]
-        elif key in ("b", "c", "j", "k") and key in by:
+            target, met = f"{r['target']} the base, wall and CPU", r["met"]
+        elif key in ("d", "k") and key in by:
+            d = by[key]
+            result = f"{d['wall']:.1f} s ({d['cpu']:.0f} CPU-s)"
+            if "f_d" in by:
+                result += f" = {d['wall'] / by['f_d/par']['wall']:.2f}x the floor"
+            if key == "d":
+                result += f", tree RSS {d['tree_rss_mb']:.0f} MB (largest process {d['maxrss_mb']:.0f} MB)"
+            target, met = d["target"] or "", d["met"]
+        elif key in ("t", "t_fast") and key in by:
+            t = by[key]
+            result = f"{t['wall'] / 60:.1f} min ({t['cpu'] / 60:.1f} CPU-min)" + (
+                "" if "FAILED" not in t["what"] else ", FAILED"
+            )
+            target, met = t["target"], t["met"]
+        elif key in ("b", "c", "j") and key in by:
             result, target, met = (
                 f"{by[key]['wall']:.2f} s ({by[key]['cpu']:.2f} CPU-s)",
                 by[key]["target"],
@@ -886,6 +1031,8 @@ def table(rows: list[dict]) -> str:
     head = ["figure", "wall s", "CPU s", "peak RSS MB", "tree RSS MB", "target", "result"]
     lines = []
     for r in rows:
+        if r.get("ab"):
+            continue  # in ab_table
         verdict = _verdict(r["met"])
         if "ratio" in r:
             cells = [r["what"], _n(r["ratio"], "{:.2f}x"), "", "", "", r["target"] or "", verdict]
@@ -905,6 +1052,27 @@ def table(rows: list[dict]) -> str:
             ]
         lines.append(cells)
     return markdown(head, lines, left=(0, 5, 6))
+
+
+def ab_table(rows: list[dict], base: str) -> str:
+    """The figures measured side by side: the base's medians, the working tree's, and their ratios."""
+    lines = [
+        [
+            r["what"],
+            _n(r["base_wall"]),
+            _n(r["base_cpu"]),
+            _n(r["wall"]),
+            _n(r["cpu"]),
+            _n(r["ratio"], "{:.2f}x"),
+            _n(r["cpu_ratio"], "{:.2f}x"),
+            r["target"] or "",
+            _verdict(r["met"]),
+        ]
+        for r in rows
+        if r.get("ab")
+    ]
+    head = ["figure", f"{base} wall s", f"{base} CPU s", "wall s", "CPU s", "wall ratio", "CPU ratio"]
+    return markdown([*head, "target", "result"], lines, left=(0, 7, 8)) if lines else ""
 
 
 def summary_table(rows: list[dict]) -> str:
@@ -945,6 +1113,7 @@ def heading(results: dict) -> str:
         f" Python {env['python']}, tree-sitter {env['tree_sitter']}, load average"
         f" {env['loadavg_start'][0]:.1f} at start, {env['loadavg_end'][0]:.1f} at end;"
         f" commit {(env.get('project_commit') or '?')[:10]}{' (uncommitted changes)' if env.get('project_dirty') else ''}"
+        + (f"; side by side with {env['base'][:10]} ({env.get('base_ref')})" if env.get("base") else "")
         + ("; a run cut short (the figures it measured)" if results.get("partial") else "")
     )
 
@@ -956,7 +1125,12 @@ def markdown_text(path: Path) -> str:
     # a file written before the summary (see main) holds the samples alone; the medians are taken again
     # from the samples, so a file keeps giving the tables of the code that reads it
     rows = assess(medians(results["samples"]), jobs, results.get("checks"))
-    return f"`{path.name}`: {heading(results)}.\n\n{summary_table(summary(rows, jobs))}\n\n{table(rows)}\n"
+    side = ab_table(rows, (results["environment"].get("base") or "base")[:7])
+    return (
+        f"`{path.name}`: {heading(results)}.\n\n{summary_table(summary(rows, jobs))}\n\n"
+        + (f"Side by side (medians; ratio = this code / the base):\n\n{side}\n\n" if side else "")
+        + f"{table(rows)}\n"
+    )
 
 
 def print_markdown(path: Path) -> int:
@@ -1020,8 +1194,16 @@ def main(argv=None) -> int:
     compileall.compile_dir(ROOT / "indexer", quiet=1)
     jobs = os.cpu_count() or 1
     path = args.json or cache_dir() / "results" / time.strftime("bench-%Y%m%d-%H%M%S.json")
+    base = None
+    if args.base:
+        try:
+            base = ab.export(args.base, cache_dir())
+        except subprocess.CalledProcessError as e:
+            sys.exit(f"bench: --base {args.base}: not a revision of this repository ({e.stderr.strip()})")
+        env["base"], env["base_ref"] = base.commit, args.base
+        log(f"A/B mode: the base is {args.base} ({base.commit[:10]}), exported to {base.cwd}")
     with tempfile.TemporaryDirectory(prefix="tpindex-bench-") as work:
-        bench = Bench(args, repo, labels, Path(work), path, env)
+        bench = Bench(args, repo, labels, Path(work), path, env, base)
         try:
             bench.run()
         except measure.CommandFailed as e:
@@ -1051,10 +1233,13 @@ def main(argv=None) -> int:
     print(f"\ntpindex benchmark: {heading(results)}\n")
     print(summary_table(results["targets"]))
     print()
+    side = ab_table(rows, (env.get("base") or "base")[:7])
+    if side:
+        print(f"Side by side with {env.get('base_ref')} (medians; ratio = this code / the base):\n\n{side}\n")
     print(text)
     print(
-        f"\nThe cold build's target is against the {jobs}-core parse floor (f/{jobs}) of the same run: the build"
-        f" parses in {jobs} worker processes, so that is the best it could reach."
+        f"\n(d) and (k) are against the {jobs}-core parse floor (f_d/{jobs}) of the same run: the build parses in"
+        f" {jobs} worker processes, so that is the best it could reach."
     )
     results["table"] = text
     path.write_text(json.dumps(results, indent=1, default=str))

@@ -48,11 +48,13 @@ class CommandFailed(RuntimeError):
     pass
 
 
-def run(cmd: list[str], ok: tuple[int, ...] = (0,), env: dict | None = None) -> Sample:
-    """Run and measure `cmd`; an exit status outside `ok` raises CommandFailed."""
+def run(
+    cmd: list[str], ok: tuple[int, ...] = (0,), env: dict | None = None, cwd: str | None = None
+) -> Sample:
+    """Run and measure `cmd` (in `cwd`); an exit status outside `ok` raises CommandFailed."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         sampler = _RssSampler(proc.pid)
         sampler.start()
         try:

@@ -20,7 +20,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-SINCE = "v0.6.0.."
+SINCE = "v0.6.0..v0.33.0"  # the corpus of issue 45: 64 releases (a fixed range, comparable from run to run)
 IDENTITY = "tpindex-bench <bench@localhost>"
 
 
