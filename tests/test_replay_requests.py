@@ -126,7 +126,7 @@ def test_stream_composes_reasoning_then_tools_before_the_engine(replay_db):
 
 
 def test_a_swallowed_exception_is_shown_as_logged(replay_db, tmp_path):
-    bad = '<call>{"name": "get_weather", "arguments": {"city": }</call>'
+    bad = '<try_call>{"name": "get_weather", "arguments": {"city": }</try_call>'
     (v,) = run(replay_db, "swallows", at="v0.6.3", text=bad, modes=["nonstream", "stream"]).versions
     non = mode(v, "nonstream")
     assert non.errors == [] and non.calls == [] and non.content == bad
@@ -135,7 +135,7 @@ def test_a_swallowed_exception_is_shown_as_logged(replay_db, tmp_path):
     assert rec.exception.startswith("JSONDecodeError: ")
     assert rec.where.startswith("vllm/entrypoints/openai/tool_parsers/swallows_tool_parser.py:")
     (warn,) = mode(v, "stream:token").logged
-    assert warn.level == "WARNING" and warn.count > 1  # the same record, once per delta after <call>
+    assert warn.level == "WARNING" and warn.count > 1  # the same record, once per delta after <try_call>
     out = tmp_path / "out.txt"
     out.write_text(bad)
     text = tpindex("replay", "swallows", "--at", "v0.6.3", "--text", out, "--db", replay_db).output
