@@ -805,8 +805,8 @@ def _tokenizer(job: dict, tree: Tree, specials: list[str]):
     else:
         tok = tk.SyntheticTokenizer(specials, eos)
         described = (
-            "synthetic: the special tokens as single tokens; other text as word-like pieces (a run of letters "
-            "or digits with its leading space, a run of spaces, each other character)"
+            "synthetic (special tokens whole; other text in word-like pieces, digits grouped: "
+            "--tokenizer gives the model's own splits)"
         )
     return tok, (lambda text: tk.tokens(tok, text)), list(tok.special_tokens), tok.eos_token_id, described
 
