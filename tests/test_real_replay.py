@@ -213,3 +213,90 @@ def test_mistral_formats(eras_db):
     (old,) = [m for m in v11[0].modes if m.mode == "nonstream"]
     assert not old.calls and old.content == 'get_weather[ARGS]{"city": "Paris"}'
     assert [calls(v, "nonstream") for v in v11[1:]] == [CALL, CALL]
+
+
+# -- issue 43: a thinking-mode request and a Mistral tokenizer file, on real releases ---------------------------
+
+THINKING = "I should check.</think>The answer is 4."
+
+
+def test_a_thinking_mode_request(eras_db):
+    """deepseek_v3's reasoning parser reads chat_template_kwargs (v0.11.1 on): with {"thinking": true} it splits
+    the reasoning off (as deepseek_r1's, whose <think> tokens the model's tokenizer has: given here as special
+    tokens); without the field the whole output is content. Seen at v0.11.1 and v0.33.0, every mode but
+    serving-stream, which from v0.20.0 on gives the whole text as content here (not checked further)."""
+    from indexer.api import Index
+
+    ix = Index(eras_db)
+    on = ix.replay(
+        "deepseek_v3",
+        kind="reasoning",
+        tags="v0.11.1,v0.33.0",
+        text=THINKING,
+        chat_template_kwargs={"thinking": True},
+        specials=["<think>", "</think>"],
+        modes=["nonstream", "stream"],
+    )
+    off = ix.replay("deepseek_v3", kind="reasoning", tags="v0.11.1,v0.33.0", text=THINKING,
+                    specials=["<think>", "</think>"], modes=["nonstream", "stream"])  # fmt: skip
+    for v in on.versions:
+        assert v.status == "ok", (v.version, v.error)
+        for m in v.modes:
+            assert (m.reasoning, m.content) == ("I should check.", "The answer is 4."), (v.version, m.mode)
+    for v in off.versions:
+        for m in v.modes:
+            assert (m.reasoning, m.content) == (None, THINKING), (v.version, m.mode)
+
+
+MAKE_TEKKEN = r"""
+import base64, json, sys
+from mistral_common.tokens.tokenizers.base import SpecialTokens
+
+first = ["<unk>", "<s>", "</s>"]
+specials = first + [t.value for t in SpecialTokens if t.value not in first]
+words = ["get", "_weather", "city", " Paris", '{"', '":', ' "', '"}', "Paris"]
+vocab = [bytes([b]) for b in range(256)] + [w.encode() for w in words]
+n = 100
+json.dump({
+    "config": {"pattern": r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s+",
+               "num_vocab_tokens": len(vocab), "default_vocab_size": len(vocab) + n,
+               "default_num_special_tokens": n, "version": "v11"},
+    "vocab": [{"rank": i, "token_bytes": base64.b64encode(b).decode(), "token_str": b.decode("utf-8", "replace")}
+              for i, b in enumerate(vocab)],
+    "special_tokens": [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(specials)]
+    + [{"rank": i, "token_str": f"<SPECIAL_{i}>", "is_control": True} for i in range(len(specials), n)],
+}, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_mistral_tokenizer_file(eras_db, tmp_path):
+    """A v11 tekken.json made here (mistral_common of the replay environment) loaded as --tokenizer-mode mistral:
+    the v11 output `[TOOL_CALLS]get_weather[ARGS]{...}` is content at v0.7.1, gives no call and no content at
+    v0.11.1 (the parser logs a JSONDecodeError while streaming), a call named "get_weather[ARGS]" at v0.13.0, and
+    the right call from v0.20.0 on."""
+    import subprocess
+
+    from indexer.api import Index
+    from indexer.replay import env
+
+    python = env.setup()
+    path = tmp_path / "tekken.json"
+    subprocess.run([str(python), "-c", MAKE_TEKKEN, str(path)], check=True)
+    r = Index(eras_db).replay(
+        "mistral",
+        tags="v0.7.1,v0.11.1,v0.13.0,v0.20.0,v0.33.0",
+        text='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+        tokenizer_file=str(path),
+        modes=["nonstream", "stream"],
+    )
+    got = {v.version: v for v in r.versions}
+    for v in r.versions:
+        assert v.status == "ok", (v.version, v.error)
+        assert v.tokenizer.startswith("mistral: tekken.json through mistral_common (Tekkenizer v11)")
+    old = [m for m in got["v0.7.1"].modes if m.mode == "nonstream"][0]
+    assert not old.calls and old.content == 'get_weather[ARGS]{"city": "Paris"}'
+    (stream,) = [m for m in got["v0.11.1"].modes if m.mode == "stream:token"]
+    assert not stream.calls and any("JSONDecodeError" in (x.exception or "") for x in stream.logged)
+    assert calls(got["v0.13.0"], "nonstream") == {"get_weather[ARGS]": {"city": "Paris"}}
+    for v in ("v0.20.0", "v0.33.0"):
+        assert calls(got[v], "nonstream") == calls(got[v], "stream:token") == CALL, v

@@ -153,7 +153,7 @@ class Tree:
         }
         if self.kind == "tool" and job.get("tools") is not None:
             kwargs["tools"] = job["tools"]
-        choice = job.get("tool_choice") or ("auto" if self.kind == "tool" else None)
+        choice = (job.get("tool_choice") or "auto") if self.kind == "tool" else None
         if choice and choice not in ("auto", "required", "none"):
             choice = {"type": "function", "function": {"name": choice}}
         if choice:
