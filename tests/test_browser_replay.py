@@ -39,7 +39,9 @@ def _labels_beside_fields(page: str) -> None:
             rf'<(?:input|select|textarea)[^>]*id="([^"]+)"[^>]*name="{field}"', page
         )
         assert m, f"no field {field}"
-        label = re.search(rf'<label for="{m.group(1)}"[^>]*>([^<]+)</label>\s*(?:<div class="pair">\s*)?<', page)
+        label = re.search(
+            rf'<label for="{m.group(1)}"[^>]*>([^<]+)</label>\s*(?:<div class="pair">\s*)?<', page
+        )
         assert label, f"the {field} field has no label right before it"
 
 

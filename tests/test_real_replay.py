@@ -248,33 +248,14 @@ def test_a_thinking_mode_request(eras_db):
             assert (m.reasoning, m.content) == (None, THINKING), (v.version, m.mode)
 
 
-MAKE_TEKKEN = r"""
-import base64, json, sys
-from mistral_common.tokens.tokenizers.base import SpecialTokens
-
-first = ["<unk>", "<s>", "</s>"]
-specials = first + [t.value for t in SpecialTokens if t.value not in first]
-words = ["get", "_weather", "city", " Paris", '{"', '":', ' "', '"}', "Paris"]
-vocab = [bytes([b]) for b in range(256)] + [w.encode() for w in words]
-n = 100
-json.dump({
-    "config": {"pattern": r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s+",
-               "num_vocab_tokens": len(vocab), "default_vocab_size": len(vocab) + n,
-               "default_num_special_tokens": n, "version": "v11"},
-    "vocab": [{"rank": i, "token_bytes": base64.b64encode(b).decode(), "token_str": b.decode("utf-8", "replace")}
-              for i, b in enumerate(vocab)],
-    "special_tokens": [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(specials)]
-    + [{"rank": i, "token_str": f"<SPECIAL_{i}>", "is_control": True} for i in range(len(specials), n)],
-}, open(sys.argv[1], "w"))
-"""
-
-
 def test_a_mistral_tokenizer_file(eras_db, tmp_path):
     """A v11 tekken.json made here (mistral_common of the replay environment) loaded as --tokenizer-mode mistral:
     the v11 output `[TOOL_CALLS]get_weather[ARGS]{...}` is content at v0.7.1, gives no call and no content at
     v0.11.1 (the parser logs a JSONDecodeError while streaming), a call named "get_weather[ARGS]" at v0.13.0, and
     the right call from v0.20.0 on."""
     import subprocess
+
+    from fixtures.replay_trees import MAKE_TEKKEN
 
     from indexer.api import Index
     from indexer.replay import env

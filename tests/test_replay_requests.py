@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.helpers import tpindex
-from fixtures.replay_trees import CALL
+from fixtures.replay_trees import CALL, MAKE_TEKKEN
 
 THOUGHT = "Let me see.</think>It is sunny."
 
@@ -139,7 +139,9 @@ def test_a_swallowed_exception_is_shown_as_logged(replay_db, tmp_path):
     out = tmp_path / "out.txt"
     out.write_text(bad)
     text = tpindex("replay", "swallows", "--at", "v0.6.3", "--text", out, "--db", replay_db).output
-    assert "logged: ERROR vllm.entrypoints.openai.tool_parsers.swallows_tool_parser: Error in extracting" in text
+    assert (
+        "logged: ERROR vllm.entrypoints.openai.tool_parsers.swallows_tool_parser: Error in extracting" in text
+    )
     assert "JSONDecodeError" in text
 
 
@@ -148,7 +150,9 @@ def test_a_swallowed_exception_is_shown_as_logged(replay_db, tmp_path):
 
 def test_outcomes_keep_key_order_and_whole_content(replay_db, tmp_path):
     preamble = "A preamble much longer than forty characters, before the call: "
-    text = preamble + '<call>{"name": "get_weather", "arguments": {"unit": "celsius", "city": "Paris"}}</call>'
+    text = (
+        preamble + '<call>{"name": "get_weather", "arguments": {"unit": "celsius", "city": "Paris"}}</call>'
+    )
     (v,) = run(replay_db, "fixture_json", at="v0.6.3", text=text, modes=["nonstream"]).versions
     m = mode(v, "nonstream")
     assert list(m.calls[0].arguments) == ["unit", "city"]
@@ -166,7 +170,16 @@ def test_versions_are_printed_as_the_list_asked(replay_db, tmp_path):
     assert "v0.6.3..v0.24.0" not in listed
     assert "2 versions v0.6.3, v0.24.0" in listed and "\nv0.6.3,v0.24.0 " in listed
     ranged = tpindex(
-        "replay", "fixture_json", "--tags", "v0.6.3..", "--mode", "nonstream", "--text", out, "--db", replay_db
+        "replay",
+        "fixture_json",
+        "--tags",
+        "v0.6.3..",
+        "--mode",
+        "nonstream",
+        "--text",
+        out,
+        "--db",
+        replay_db,
     ).output
     assert "3 versions v0.6.3..v0.24.0" in ranged and "\nv0.6.3..v0.24.0 " in ranged
 
@@ -216,27 +229,6 @@ def test_eos_token_named(replay_db):
     assert mode(v, "serving-stream").finish_reason == "tool_calls"
 
 
-MAKE_TEKKEN = r"""
-import base64, json, sys
-from mistral_common.tokens.tokenizers.base import SpecialTokens
-
-first = ["<unk>", "<s>", "</s>"]
-specials = first + [t.value for t in SpecialTokens if t.value not in first]
-words = ["get", "_weather", "city", " Paris", '{"', '":', ' "', '"}', "Paris"]
-vocab = [bytes([b]) for b in range(256)] + [w.encode() for w in words]
-n = 100
-json.dump({
-    "config": {"pattern": r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s+",
-               "num_vocab_tokens": len(vocab), "default_vocab_size": len(vocab) + n,
-               "default_num_special_tokens": n, "version": "v11"},
-    "vocab": [{"rank": i, "token_bytes": base64.b64encode(b).decode(), "token_str": b.decode("utf-8", "replace")}
-              for i, b in enumerate(vocab)],
-    "special_tokens": [{"rank": i, "token_str": s, "is_control": True} for i, s in enumerate(specials)]
-    + [{"rank": i, "token_str": f"<SPECIAL_{i}>", "is_control": True} for i in range(len(specials), n)],
-}, open(sys.argv[1], "w"))
-"""
-
-
 @pytest.fixture
 def tekken(tmp_path, monkeypatch):
     """A v11 tekken.json made here with the replay environment's mistral_common (which also runs the replay)."""
@@ -263,8 +255,13 @@ def test_a_mistral_tokenizer_file_loaded_through_mistral_common(replay_db, tekke
             modes=["nonstream", "stream"])  # fmt: skip
     for v in r.versions:
         assert v.status == "ok", (v.version, v.error)
-        assert v.tokenizer.startswith("mistral: tekken.json through mistral_common (Tekkenizer v11)"), v.tokenizer
+        assert v.tokenizer.startswith("mistral: tekken.json through mistral_common (Tekkenizer v11)"), (
+            v.tokenizer
+        )
         for m in v.modes:
-            assert [(c.name, c.arguments) for c in m.calls] == [("get_weather", {"city": "Paris"})], (v.version, m)
+            assert [(c.name, c.arguments) for c in m.calls] == [("get_weather", {"city": "Paris"})], (
+                v.version,
+                m,
+            )
         assert {"[TOOL_CALLS]", "[ARGS]"} <= set(v.specials)
     assert "adapter" not in r.versions[0].tokenizer and "adapter" in r.versions[1].tokenizer

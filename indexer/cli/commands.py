@@ -867,14 +867,17 @@ def replay(
         try:
             request = json.loads(_read_input(request_file))
         except ValueError as e:
-            raise Problem(f"--request {request_file} is not JSON ({e})", "give the chat request as a JSON object") from None
+            raise Problem(
+                f"--request {request_file} is not JSON ({e})", "give the chat request as a JSON object"
+            ) from None
     ctk = None
     if chat_template_kwargs:
         try:
             ctk = json.loads(chat_template_kwargs)
         except ValueError as e:
             raise Problem(
-                f"--chat-template-kwargs is not JSON ({e})", "e.g. --chat-template-kwargs '{\"enable_thinking\": true}'"
+                f"--chat-template-kwargs is not JSON ({e})",
+                "e.g. --chat-template-kwargs '{\"enable_thinking\": true}'",
             ) from None
     split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
     ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None

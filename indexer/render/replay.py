@@ -119,8 +119,10 @@ def _groups(r: Replay, key) -> list[tuple[str, list[str]]]:
 
 
 def _log_line(x) -> str:
-    exc = f" ({x.exception}{' at ' + x.where if x.where else ''})" if x.exception else (
-        f" (at {x.where})" if x.where else ""
+    exc = (
+        f" ({x.exception}{' at ' + x.where if x.where else ''})"
+        if x.exception
+        else (f" (at {x.where})" if x.where else "")
     )
     times = f" x{x.count}" if x.count > 1 else ""
     return f"{x.level} {x.logger}: {x.message}{exc}{times}"
@@ -146,9 +148,7 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
     for mode in r.modes:
         logged = _groups(
             r,
-            lambda v, mode=mode: "\n".join(
-                _log_line(x) for m in v.modes if m.mode == mode for x in m.logged
-            ),
+            lambda v, mode=mode: "\n".join(_log_line(x) for m in v.modes if m.mode == mode for x in m.logged),
         )
         if any(lines for lines, _ in logged):
             out += ["", f"logged by vLLM while replaying {mode}:"]

@@ -64,14 +64,17 @@ def check_request(request: dict | None, chat_template_kwargs: dict | None = None
     itself refused by name. Whether the version reads each field is checked in the child, per version."""
     out = dict(request or {})
     if request is not None and not isinstance(request, dict):
-        raise ReplayError("--request is not a JSON object", 'give the chat request\'s fields: {"tools": [...], ...}')
+        raise ReplayError(
+            "--request is not a JSON object", 'give the chat request\'s fields: {"tools": [...], ...}'
+        )
     for k in out:
         if k in _REPLAY_SETS:
             raise ReplayError(f"request field {k!r} is set by replay", _REPLAY_SETS[k])
     if chat_template_kwargs is not None:
         if not isinstance(chat_template_kwargs, dict):
             raise ReplayError(
-                "--chat-template-kwargs is not a JSON object", 'e.g. --chat-template-kwargs \'{"enable_thinking": true}\''
+                "--chat-template-kwargs is not a JSON object",
+                "e.g. --chat-template-kwargs '{\"enable_thinking\": true}'",
             )
         out["chat_template_kwargs"] = {**(out.get("chat_template_kwargs") or {}), **chat_template_kwargs}
     return out
@@ -91,7 +94,9 @@ def parse_server_args(args) -> tuple[dict, dict]:
     for flag, value in items:
         name = flag.strip().lstrip("-")
         if not name:
-            raise ReplayError(f"--server-arg {flag!r} names no flag", "e.g. --server-arg tool-strict-level=strict")
+            raise ReplayError(
+                f"--server-arg {flag!r} names no flag", "e.g. --server-arg tool-strict-level=strict"
+            )
         if isinstance(value, str):
             value = _value(value)
         if name.startswith("VLLM_"):
@@ -100,7 +105,9 @@ def parse_server_args(args) -> tuple[dict, dict]:
         key = name.replace("-", "_")
         key = _FLAG_ALIASES.get(key, key)
         if key in _FLAGS_ELSEWHERE:
-            raise ReplayError(f"--server-arg {name} is not a server argument replay takes", _FLAGS_ELSEWHERE[key])
+            raise ReplayError(
+                f"--server-arg {name} is not a server argument replay takes", _FLAGS_ELSEWHERE[key]
+            )
         kwargs[key] = value
     return kwargs, env
 
@@ -335,7 +342,11 @@ def replay(
         answers[j["id"]] = _version(j["id"], results[j["id"]])
     refused = [results[j["id"]].get("error") or {} for j in job_list]
     if refused and all(e.get("type") in ("RequestFieldError", "ServerArgError") for e in refused):
-        what = "--request / --chat-template-kwargs" if refused[0]["type"] == "RequestFieldError" else "--server-arg"
+        what = (
+            "--request / --chat-template-kwargs"
+            if refused[0]["type"] == "RequestFieldError"
+            else "--server-arg"
+        )
         raise ReplayError(
             f"{refused[0]['message']} (at {', '.join(j['id'] for j in job_list[:3])}"
             f"{', ...' if len(job_list) > 3 else ''})",

@@ -59,7 +59,9 @@ async def replay_page(datasette, request):
                     "previous": c.previous,
                     "version": c.version,
                     "commits": c.commits or [],
-                    "href": diff_href(datasette, c.previous, c.version, None, None, db_arg, name=name, kind=kind)
+                    "href": diff_href(
+                        datasette, c.previous, c.version, None, None, db_arg, name=name, kind=kind
+                    )
                     if c.previous
                     else None,
                 }

@@ -309,7 +309,9 @@ def non_streaming(tree: Tree, tokenizer, text: str, ids: list[int]) -> dict:
 def _reasoning_fn(rp, streaming: bool):
     """extract_reasoning[_streaming] (v0.10 on), extract_reasoning_content[_streaming] before."""
     suffix = "_streaming" if streaming else ""
-    return getattr(rp, f"extract_reasoning{suffix}", None) or getattr(rp, f"extract_reasoning_content{suffix}")
+    return getattr(rp, f"extract_reasoning{suffix}", None) or getattr(
+        rp, f"extract_reasoning_content{suffix}"
+    )
 
 
 def _real_method(obj, name: str) -> bool:
@@ -837,7 +839,9 @@ class LogCapture(logging.Handler):
             "level": record.levelname,
             "logger": record.name,
             "message": message.splitlines()[0][:400] if message else "",
-            "exception": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}".rstrip(": ")
+            "exception": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}".rstrip(
+                ": "
+            )
             if exc is not None
             else None,
             "where": where,

@@ -176,7 +176,11 @@ def is_mistral_file(path: str) -> bool:
             data = json.load(f)
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and isinstance(data.get("config"), dict) and isinstance(data.get("vocab"), list)
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("config"), dict)
+        and isinstance(data.get("vocab"), list)
+    )
 
 
 class MistralCommonAdapter:
