@@ -281,3 +281,36 @@ def test_a_mistral_tokenizer_file(eras_db, tmp_path):
     assert calls(got["v0.13.0"], "nonstream") == {"get_weather[ARGS]": {"city": "Paris"}}
     for v in ("v0.20.0", "v0.33.0"):
         assert calls(got[v], "nonstream") == calls(got[v], "stream:token") == CALL, v
+
+
+def test_a_tool_call_through_the_responses_api(eras_db):
+    """--api responses: the release's own OpenAIServingResponses on hermes's call (one synthetic token per
+    delta). Seen: v0.7.1 has no Responses API; v0.11.1's full response parses the call, its stream runs no tool
+    parser (the markup streams as output text) and its response.completed parses only the last engine output
+    (the end-of-stream step: no output at all); v0.14.0's completed response has the call while its stream still
+    has none; from v0.20.0 the stream's events carry the call too."""
+    from indexer.api import Index
+
+    r = Index(eras_db).replay(
+        "hermes", tags="v0.7.1,v0.11.1,v0.14.0,v0.20.0,v0.33.0", text=TEXT["hermes"], api="responses"
+    )
+    got = {v.version: v for v in r.versions}
+    assert got["v0.7.1"].status == "no-responses-api"
+    for v in r.versions[1:]:
+        assert v.status == "ok", (v.version, v.error)
+
+    def of(version, mode):
+        (m,) = [m for m in got[version].modes if m.mode == mode]
+        return m
+
+    assert calls(got["v0.11.1"], "responses-full") == CALL
+    stream = of("v0.11.1", "responses-stream")
+    assert not stream.calls and stream.content == TEXT["hermes"]
+    completed = of("v0.11.1", "responses-completed")
+    assert not completed.calls and completed.content is None and completed.finish_reason == "completed"
+    assert (
+        calls(got["v0.14.0"], "responses-completed") == CALL and not of("v0.14.0", "responses-stream").calls
+    )
+    for v in ("v0.20.0", "v0.33.0"):
+        for mode in ("responses-full", "responses-stream", "responses-completed"):
+            assert calls(got[v], mode) == CALL, (v, mode)

@@ -186,8 +186,11 @@ class ReplayLog(Model):
 @dataclass
 class ReplayMode(Model):
     """One mode of one version: nonstream, stream:SPLIT (the parser fed deltas as that split groups them),
-    serving-full and serving-stream (the release's own chat-completion generators). `outcome` is the
-    comparable summary the matrix compares."""
+    serving-full and serving-stream (the release's own chat-completion generators), responses-full,
+    responses-stream and responses-completed (its Responses API generators: the full response, what the stream's
+    events carried, the stream's final `response.completed`; `finish_reason` is then the response's status).
+    `outcome` is the comparable summary the matrix compares; `unsupported`: why the version's code does not
+    run this mode at all (its Responses API streams nothing before the stream generator exists)."""
 
     mode: str
     entry: str | None
@@ -201,12 +204,14 @@ class ReplayMode(Model):
     messages: int | None
     errors: list[str]
     logged: list[ReplayLog] = field(default_factory=list)
+    unsupported: str | None = None
 
 
 @dataclass
 class ReplayVersion(Model):
-    """One version replayed: status ok, error (the tree could not be driven), timeout, crashed, killed or
-    not-registered (NAME is not a tool parser there); split_sensitive when the stream splits disagree;
+    """One version replayed: status ok, error (the tree could not be driven), timeout, crashed, killed,
+    not-registered (NAME is not a tool parser there) or no-responses-api (`--api responses` and the version
+    has no Responses API; not run); split_sensitive when the stream splits disagree;
     `standins_touched`: stand-ins of native/heavy packages the replay used (a result may depend on them)."""
 
     version: str
@@ -259,6 +264,7 @@ class Replay(Model):
     request: dict = field(default_factory=dict)  # the request fields given (beyond tools and tool_choice)
     server_args: list[str] = field(default_factory=list)  # FLAG=VALUE as the serving code received them
     listed: bool = False  # the versions are not consecutive in the index: printed as a list, not ranges
+    api: str = "chat"  # the serving modes' API: chat (completions) or responses
 
 
 # -- check-doc --------------------------------------------------------------------------------------------------

@@ -737,7 +737,16 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     "modes",
     multiple=True,
     type=click.Choice(["nonstream", "stream", "serving"]),
-    help="Only these modes (repeatable; default: all three).",
+    help="Only these modes (repeatable; default: all three, or serving alone with --api responses).",
+)
+@click.option(
+    "--api",
+    type=click.Choice(["chat", "responses"]),
+    default="chat",
+    show_default=True,
+    help="The API the serving mode replays: chat (OpenAIServingChat: serving-full, serving-stream) or "
+    "responses (the version's Responses API, OpenAIServingResponses: responses-full, responses-stream, "
+    "responses-completed; a version without it is no-responses-api).",
 )
 @click.option(
     "--timeout",
@@ -788,6 +797,7 @@ def replay(
     tokenizer_file,
     specials,
     modes,
+    api,
     timeout,
     jobs,
     setup,
@@ -810,6 +820,7 @@ def replay(
       tpindex replay hermes --tags v0.6.3.. --text out.txt --splits token,char
       tpindex replay qwen3 --kind reasoning --at v0.20.0 --text out.txt --chat-template-kwargs '{"enable_thinking": true}'
       tpindex replay mistral --tags v0.11.0.. --text out.txt --tokenizer tekken.json
+      tpindex replay hermes --tags v0.10.0.. --text out.txt --api responses
       tpindex replay --setup
       tpindex replay --stop-server
 
@@ -904,6 +915,7 @@ def replay(
         tokenizer_mode=tokenizer_mode,
         eos=eos,
         server_args=list(server_args) or None,
+        api=api,
     )
     if fmt == "json":
         click.echo(dumps(ans))

@@ -63,6 +63,8 @@ def _head(r: Replay) -> str:
     what = "reasoning parser " if r.kind == "reasoning" else ""
     pair = f" with reasoning parser {r.reasoning_parser}" if r.reasoning_parser else ""
     out = f"replay {what}{r.name}{pair}: {span}; input {r.input}; splits tried {', '.join(r.splits)}"
+    if r.api != "chat":
+        out += f"; API {r.api}"
     if r.request:
         out += f"\nrequest: {json.dumps(r.request, ensure_ascii=False)}"
     if r.server_args:
@@ -132,15 +134,16 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
     out = []
     if r.changes:
         out += ["", "changes (first version with the new outcome):"]
+        wm = max([16] + [len(c.mode) for c in r.changes])
         for c in r.changes:
             out.append(
-                f"  {c.mode:<16} {c.version:<12} {letters.get(c.before, c.before)} -> "
+                f"  {c.mode:<{wm}} {c.version:<12} {letters.get(c.before, c.before)} -> "
                 f"{letters.get(c.after, c.after)}" + (f"   {c.code_diff}" if c.code_diff else "")
             )
             for commit in (c.commits or [])[:5]:
-                out.append(f"  {'':<16} {'':<12}   {commit}")
+                out.append(f"  {'':<{wm}} {'':<12}   {commit}")
             if c.commits and len(c.commits) > 5:
-                out.append(f"  {'':<16} {'':<12}   ... {len(c.commits) - 5} more (tpindex log)")
+                out.append(f"  {'':<{wm}} {'':<12}   ... {len(c.commits) - 5} more (tpindex log)")
     starts = _groups(r, lambda v: v.startup or "")
     if any(s for s, _ in starts):
         out += ["", "startup (would that version's server start with this parser and tokenizer):"]
@@ -169,7 +172,7 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
             "stand-ins used while replaying (results there may depend on them): "
             + "; ".join(f"{s} ({_span(vs)})" for s, vs in sorted(touched.items())),
         ]
-    failed = [v for v in r.versions if v.status not in ("ok", "not-registered")]
+    failed = [v for v in r.versions if v.status not in ("ok", "not-registered", "no-responses-api")]
     for v in failed:
         out.append(f"{v.version}: {v.status}: {v.error}")
     return out
@@ -188,6 +191,8 @@ def _detail(v: ReplayVersion) -> list[str]:
         out.append(f"startup: {v.startup}")
     for m in v.modes:
         out += ["", f"{m.mode}: {m.outcome}", f"  entry: {m.entry}"]
+        if m.unsupported:
+            out.append(f"  unsupported: {m.unsupported}")
         for c in m.calls:
             args = (
                 json.dumps(c.arguments, ensure_ascii=False)

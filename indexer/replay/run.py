@@ -15,6 +15,12 @@ from .trees import ReplayError, cache_root, materialize, tree_dir
 SPLITS = ("token", "char", "word")
 _SPLIT = re.compile(r"^(token|char|word|random:\d+|interval:[1-9]\d*)$")
 MODES = ("nonstream", "stream", "serving")
+APIS = ("chat", "responses")
+# Where a tree's Responses API serving code is (OpenAIServingResponses), newest layout first
+RESPONSES_MODULES = (
+    "vllm/entrypoints/openai/responses/serving.py",
+    "vllm/entrypoints/openai/serving_responses.py",
+)
 DEFAULT_TOOLS = [
     {
         "type": "function",
@@ -198,6 +204,7 @@ def replay(
     tokenizer_mode: str = "auto",
     eos: str | None = None,
     server_args=None,
+    api: str = "chat",
 ) -> Replay:
     """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
     tree materialized, the environment created). `specials`: the synthetic tokenizer's special tokens instead
@@ -214,7 +221,12 @@ def replay(
     token's name (default: the tokenizer's own, or replay's synthetic one). `server_args`: ["FLAG=VALUE", ...]
     or a dict: OpenAIServingChat / ParserManager.get_parser arguments the version reads
     (enable-auto-tool-choice, tool-strict-level, exclude-tools-when-tool-choice-none, ...) and VLLM_ environment
-    variables its envs.py defines; refused by name where a version does not read them."""
+    variables its envs.py defines; refused by name where a version does not read them.
+
+    `api`: "chat" (the chat-completion serving code: serving-full, serving-stream) or "responses" (the version's
+    Responses API serving code, OpenAIServingResponses, on its own ResponsesRequest: responses-full,
+    responses-stream, responses-completed; only the serving mode, the others calling the parser directly
+    with a chat request; a version without it is `no-responses-api`)."""
     from ..answers.grep import select_versions
     from ..answers.versions import newest
     from . import env, runner
@@ -238,10 +250,18 @@ def replay(
     request = check_request(request, chat_template_kwargs)
     server_kwargs, server_env = parse_server_args(server_args)
     splits = [check_split(s) for s in (splits or ["token"])]
-    modes = list(modes or MODES)
+    if api not in APIS:
+        raise ReplayError(f"unknown API {api!r}", f"use {' or '.join(APIS)}")
+    modes = list(modes or (MODES if api == "chat" else ["serving"]))
     for m in modes:
         if m not in MODES:
             raise ReplayError(f"unknown mode {m!r}", f"use {', '.join(MODES)}")
+    if api == "responses" and set(modes) - {"serving"}:
+        raise ReplayError(
+            f"--api responses replays the Responses serving code only: mode "
+            f"{', '.join(m for m in modes if m != 'serving')} calls the parser directly with a chat request",
+            "drop --mode (or use --mode serving), or replay those modes without --api responses",
+        )
     if tool_choice not in ("auto", "required", "none") and not re.match(r"^[\w.\-]+$", tool_choice):
         raise ReplayError(
             f"--tool-choice {tool_choice!r} is not auto, required, none or a function name",
@@ -289,6 +309,18 @@ def replay(
             )
         else:
             tree = materialize(rows[v], root, notice)
+        responses_module = None
+        if api == "responses":
+            found = [m for m in RESPONSES_MODULES if (tree / m).is_file()]
+            if not found:
+                answers[v] = _empty(
+                    v,
+                    "no-responses-api",
+                    f"{v} has no Responses API (its tree has no OpenAIServingResponses module: "
+                    f"{' or '.join(RESPONSES_MODULES)})",
+                )
+                continue
+            responses_module = found[0][: -len(".py")].replace("/", ".")
         job_list.append(
             {
                 "id": v,
@@ -311,6 +343,8 @@ def replay(
                 "request": request,
                 "server_args": server_kwargs,
                 "server_env": server_env,
+                "api": api,
+                "responses_module": responses_module,
             }
         )
     timing["materialize"] = round(time.monotonic() - t0, 3)
@@ -353,10 +387,11 @@ def replay(
             f"drop it from {what}, or replay versions that read it",
         )
     out_versions = [answers[v] for v in versions]
-    mode_names = _mode_names(modes, splits if deltas is None else ["given"])
+    mode_names = _mode_names(modes, splits if deltas is None else ["given"], api)
     return Replay(
         name=name,
         kind=kind,
+        api=api,
         request=request,
         server_args=[f"{k}={v}" for k, v in {**server_kwargs, **server_env}.items()],
         listed=listed,
@@ -371,11 +406,16 @@ def replay(
     )
 
 
-def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
+RESPONSES_MODES = ("responses-full", "responses-stream", "responses-completed")
+
+
+def _mode_names(modes: list[str], splits: list[str], api: str = "chat") -> list[str]:
     out = []
     for m in modes:
         if m == "stream":
             out += [f"stream:{s}" for s in splits]
+        elif m == "serving" and api == "responses":
+            out += list(RESPONSES_MODES)
         elif m == "serving":
             out += ["serving-full", "serving-stream"]
         else:
@@ -451,6 +491,7 @@ def _mode(mode: str, r: dict) -> ReplayMode:
         deltas=r.get("deltas"),
         messages=r.get("messages"),
         errors=errors,
+        unsupported=r.get("unsupported"),
     )
     m.outcome = outcome(m)
     return m
@@ -459,6 +500,8 @@ def _mode(mode: str, r: dict) -> ReplayMode:
 def outcome(m: ReplayMode) -> str:
     """What a mode's result is, comparably: the calls with their arguments, the content, the finish reason,
     or the error."""
+    if m.unsupported:
+        return "unsupported by this version"
     if m.errors and not m.calls and m.content is None and m.entry is None:
         return "error: " + m.errors[0].split(":")[0]
     parts = []
@@ -502,6 +545,12 @@ def _version(v: str, r: dict) -> ReplayVersion:
         else:
             modes.append(_mode("serving-full", {"entry": s.get("entry"), **(s.get("full") or {})}))
             modes.append(_mode("serving-stream", {"entry": s.get("entry"), **(s.get("stream") or {})}))
+    if "responses" in raw:
+        s = raw["responses"]
+        for mode, part in zip(RESPONSES_MODES, ("full", "stream", "completed"), strict=True):
+            modes.append(
+                _mode(mode, s if s.get("error") else {"entry": s.get("entry"), **(s.get(part) or {})})
+            )
     streams = {m.outcome.split(" (")[0] for m in modes if m.mode.startswith("stream:")}
     st = r.get("standins") or {}
     used: dict[str, set[str]] = {}

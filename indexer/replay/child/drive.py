@@ -112,6 +112,10 @@ class Tree:
         self.protocol = importlib.import_module(
             later if _has_module(later, self.dir) else "vllm.entrypoints.openai.protocol"
         )
+        # the API the serving mode replays: chat completions, or the Responses API (its serving module, which
+        # imports the ResponsesRequest and context classes it uses, whichever module defines them)
+        self.api = job.get("api") or "chat"
+        self.responses = importlib.import_module(job["responses_module"]) if self.api == "responses" else None
         self.engine = None
         if _has_module("vllm.parser.parser_manager", self.dir):
             pm = importlib.import_module("vllm.parser.parser_manager")
@@ -133,10 +137,17 @@ class Tree:
                         self.reasoning_manager = m.ReasoningParserManager
                         break
 
+    def request_cls(self):
+        """The request class of the API replayed: ChatCompletionRequest, or the Responses serving module's
+        ResponsesRequest."""
+        if self.responses is not None:
+            return self.responses.ResponsesRequest
+        return self.protocol.ChatCompletionRequest
+
     def request_fields(self) -> set[str] | None:
-        """The fields this version's ChatCompletionRequest reads (pydantic's model fields, or the
-        constructor's parameters); None when it takes any."""
-        cls = self.protocol.ChatCompletionRequest
+        """The fields this version's request class reads (pydantic's model fields, or the constructor's
+        parameters); None when it takes any."""
+        cls = self.request_cls()
         fields = getattr(cls, "model_fields", None)
         if isinstance(fields, dict):
             return set(fields)
@@ -147,32 +158,33 @@ class Tree:
 
     def request(self):
         job = self.job
-        kwargs = {
-            "model": "replay",
-            "messages": [{"role": "user", "content": job.get("prompt") or "What is the weather?"}],
-        }
+        responses = self.responses is not None
+        prompt = job.get("prompt") or "What is the weather?"
+        kwargs = {"model": "replay"}
+        if responses:
+            kwargs["input"] = prompt
+        else:
+            kwargs["messages"] = [{"role": "user", "content": prompt}]
         if self.kind == "tool" and job.get("tools") is not None:
-            kwargs["tools"] = job["tools"]
+            kwargs["tools"] = [_responses_tool(t) for t in job["tools"]] if responses else job["tools"]
         choice = (job.get("tool_choice") or "auto") if self.kind == "tool" else None
-        if choice and choice not in ("auto", "required", "none"):
-            choice = {"type": "function", "function": {"name": choice}}
         if choice:
-            kwargs["tool_choice"] = choice
+            kwargs["tool_choice"] = _named_choice(choice, responses)
         given = dict(job.get("request") or {})
         known = self.request_fields()
         unknown = [k for k in given if known is not None and k not in known]
         if unknown:
             raise RequestFieldError(
                 f"request field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
-                f"{'are' if len(unknown) > 1 else 'is'} not read by this version's ChatCompletionRequest"
+                f"{'are' if len(unknown) > 1 else 'is'} not read by this version's {self.request_cls().__name__}"
             )
-        if given.get("tool_choice") not in (None, "auto", "required", "none") and isinstance(
-            given.get("tool_choice"), str
-        ):
-            given["tool_choice"] = {"type": "function", "function": {"name": given["tool_choice"]}}
+        if isinstance(given.get("tool_choice"), str):
+            given["tool_choice"] = _named_choice(given["tool_choice"], responses)
+        if responses and isinstance(given.get("tools"), list):
+            given["tools"] = [_responses_tool(t) for t in given["tools"]]
         kwargs.update(given)
         kwargs["stream"] = False
-        return self.protocol.ChatCompletionRequest(**kwargs)
+        return self.request_cls()(**kwargs)
 
     def template_kwargs(self, request) -> dict:
         """The request's chat_template_kwargs as serving hands them to the parsers ({} when none)."""
@@ -240,6 +252,31 @@ class Tree:
         if rcls is None:
             return None
         return call(rcls, tokenizer, chat_template_kwargs=self.template_kwargs(request))
+
+
+def _named_choice(choice: str, responses: bool):
+    """A tool choice as the API takes it: auto, required, none, or a function named (chat completions nest the
+    name under "function"; the Responses API does not)."""
+    if choice in ("auto", "required", "none"):
+        return choice
+    return (
+        {"type": "function", "name": choice}
+        if responses
+        else {"type": "function", "function": {"name": choice}}
+    )
+
+
+def _responses_tool(tool):
+    """A chat-completions function tool ({type, function: {name, description, parameters}}) in the Responses
+    API's shape ({type, name, description, parameters}); a tool already in that shape, or of another type, as
+    given."""
+    if (
+        not isinstance(tool, dict)
+        or tool.get("type") != "function"
+        or not isinstance(tool.get("function"), dict)
+    ):
+        return tool
+    return {"type": "function", **tool["function"]}
 
 
 class RequestFieldError(ValueError):
@@ -504,8 +541,10 @@ def serving_module(tree: Tree):
     return importlib.import_module("vllm.entrypoints.openai.serving_chat")
 
 
-def _serving_obj(tree: Tree, tokenizer):
-    cls = serving_module(tree).OpenAIServingChat
+def _serving_obj(tree: Tree, tokenizer, cls=None):
+    """The release's serving object (OpenAIServingChat, or `cls`: OpenAIServingResponses) constructed as the
+    server constructs it, with stand-in engine and model configuration objects."""
+    cls = cls or serving_module(tree).OpenAIServingChat
     hf = Fake(model_type="replay", architectures=["ReplayForCausalLM"])
     model_config = Fake(
         model="replay",
@@ -762,6 +801,243 @@ def _stream_result(chunks: list[str]) -> dict:
     return {"finish_reason": finish, **col.result(), "errors": errors}
 
 
+# -- through the Responses API ------------------------------------------------------------------------------
+
+
+def _build(cls, **known):
+    """An instance of a release's class, its constructor's parameters from `known` (None for any other it
+    requires): engine outputs whose fields change between releases."""
+    kwargs = {}
+    for p in list(inspect.signature(cls).parameters.values()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.name in known:
+            kwargs[p.name] = known[p.name]
+        elif p.default is p.empty:
+            kwargs[p.name] = None
+    return cls(**kwargs)
+
+
+def _request_outputs(deltas: list[dict], eos: int, kind: str):
+    """The engine's outputs as the release's own RequestOutput / CompletionOutput (its Responses contexts check
+    the type), fed as the request's sampling parameters ask: DELTA one per delta then the EOS step,
+    CUMULATIVE the text so far at each step, FINAL_ONLY (the default) one output with the whole text."""
+    outputs = importlib.import_module("vllm.outputs")
+    text = "".join(d["text"] for d in deltas)
+    ids = [i for d in deltas for i in d["ids"]]
+
+    def out(t, i, finish):
+        comp = _build(
+            outputs.CompletionOutput,
+            index=0,
+            text=t,
+            token_ids=list(i),
+            cumulative_logprob=None,
+            logprobs=None,
+            finish_reason=finish,
+            stop_reason=None,
+        )
+        return _build(
+            outputs.RequestOutput,
+            request_id="replay",
+            prompt="",
+            prompt_token_ids=[1],
+            prompt_logprobs=None,
+            outputs=[comp],
+            finished=finish is not None,
+            num_cached_tokens=0,
+        )
+
+    if kind == "DELTA":
+        return [out(d["text"], d["ids"], None) for d in deltas] + [out("", [eos], "stop")]
+    if kind == "CUMULATIVE":
+        steps, t, i = [], "", []
+        for d in deltas:
+            t, i = t + d["text"], i + list(d["ids"])
+            steps.append(out(t, i, None))
+        return steps + [out(t, i + [eos], "stop")]
+    return [out(text, ids + [eos], "stop")]
+
+
+def _output_kind(sampling) -> str:
+    kind = getattr(sampling, "output_kind", None)
+    return getattr(kind, "name", None) or "FINAL_ONLY"
+
+
+async def _through_context(outputs: list, context):
+    """What the serving's engine loop hands its generators: each output appended to the request's context,
+    the context yielded (no context, before the Responses API had one: the outputs themselves)."""
+    for o in outputs:
+        if context is None:
+            yield o
+        else:
+            context.append_output(o)
+            yield context
+
+
+def _responses_context(tree: Tree, obj, request, tokenizer):
+    """The request's context as that version's create_responses builds it without harmony: its SimpleContext,
+    given the parser made for the request where the serving object makes one (`_make_response_parser`)."""
+    ctx_cls = getattr(tree.responses, "SimpleContext", None)
+    if ctx_cls is None:
+        return None
+    template_kwargs = tree.template_kwargs(request)
+    effective = getattr(obj, "_effective_chat_template_kwargs", None)
+    if effective is not None:
+        try:
+            template_kwargs = effective(request)
+        except Exception:  # noqa: BLE001 - it renders with the chat template: the request's own kwargs then
+            pass
+    make = getattr(obj, "_make_response_parser", None)
+    parser = call(make, request, tokenizer, chat_template_kwargs=template_kwargs) if make else None
+    if parser is not None:
+        request = _adjusted(parser, request)
+    return call(
+        ctx_cls,
+        response_parser=parser,
+        parser_cls=getattr(obj, "parser", None),
+        tokenizer=tokenizer,
+        request=request,
+        chat_template_kwargs=template_kwargs,
+    )
+
+
+def responses(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None) -> dict:
+    """The release's own OpenAIServingResponses: its full generator on a non-streaming request, its stream
+    generator on a streaming one (the events a client reads, and the final response.completed)."""
+    obj = _serving_obj(tree, tokenizer, tree.responses.OpenAIServingResponses)
+    result = {"entry": f"{_qualname(type(obj))}"}
+    for kind in ("full", "stream"):
+        if capture is not None:
+            capture.take()
+        if kind == "stream" and not hasattr(obj, "responses_stream_generator"):
+            why = "this version's OpenAIServingResponses has no stream generator (a streaming request is refused)"
+            result["stream"] = result["completed"] = {"unsupported": why, "entry": None}
+            continue
+        try:
+            request = tree.request()
+            request.stream = kind == "stream"
+            sampling = request.to_sampling_params(1 << 12, {})
+            context = _responses_context(tree, obj, request, tokenizer)
+            meta_cls = getattr(tree.responses, "RequestResponseMetadata", None)
+            kw = dict(
+                request=request,
+                sampling_params=sampling,
+                result_generator=_through_context(
+                    _request_outputs(deltas, eos_id, _output_kind(sampling)), context
+                ),
+                context=context,
+                model_name="replay",
+                tokenizer=tokenizer,
+                request_metadata=meta_cls(request_id="replay") if meta_cls else Fake(),
+            )
+            if kind == "full":
+                result["full"] = _response_result(asyncio.run(call(obj.responses_full_generator, **kw)))
+            else:
+                events = asyncio.run(_drain(call(obj.responses_stream_generator, **kw)))
+                result["stream"], result["completed"] = _events_result(events)
+        except Exception as e:
+            result[kind] = {"error": error_of(e, tree.dir)}
+            if kind == "stream":
+                result["completed"] = result["stream"]
+        if capture is not None:
+            logged = capture.take()
+            result[kind]["logged"] = logged
+    return result
+
+
+def _plain(obj):
+    """A release's pydantic object (or dict, or list of them) as plain data."""
+    if hasattr(obj, "model_dump"):
+        try:
+            return obj.model_dump(mode="json")
+        except TypeError:
+            return obj.model_dump()
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _texts(parts) -> str:
+    return "".join(p.get("text") or "" for p in parts or [] if isinstance(p, dict))
+
+
+def _response_result(res) -> dict:
+    """A ResponsesResponse as a mode's result: its output items (reasoning, message text, function calls), its
+    status as the finish reason; an ErrorResponse as an error."""
+    d = _plain(res)
+    if not isinstance(d, dict) or "output" not in d:
+        return {
+            "error": {"type": "ErrorResponse", "message": json.dumps(d, default=str)[:400], "where": None}
+        }
+    content, reasoning, calls = [], [], []
+    for item in d.get("output") or []:
+        t = item.get("type")
+        if t == "message":
+            content.append(_texts(item.get("content")))
+        elif t == "reasoning":
+            reasoning.append(_texts(item.get("content")) or item.get("text") or _texts(item.get("summary")))
+        elif t == "function_call":
+            calls.append(_call_of({"name": item.get("name"), "arguments": item.get("arguments")}))
+    return {
+        "finish_reason": d.get("status"),
+        "calls": calls,
+        "content": "".join(content) or None,
+        "reasoning": "".join(reasoning) or None,
+    }
+
+
+def _events_result(events: list) -> tuple[dict, dict]:
+    """The stream's events as a client reads them: text and reasoning deltas, each function call's item
+    (added, with its name) and argument deltas, errors; and its final response (response.completed or
+    .incomplete) as a result of its own."""
+    col = Collector()
+    errors, final, status = [], None, None
+    slots: dict = {}
+    for e in events:
+        d = _plain(e)
+        if isinstance(d, str):  # an SSE line, as some releases yield
+            d = json.loads(d.split("data: ", 1)[-1]) if "{" in d else {}
+        t = d.get("type") or ""
+        col.messages += 1
+        if t in ("response.completed", "response.incomplete", "response.failed"):
+            final = d.get("response")
+            status = t.rsplit(".", 1)[1]
+        elif t == "error" or t.endswith(".error"):
+            errors.append({"type": "error event", "message": json.dumps(d, default=str)[:400], "where": None})
+        elif t == "response.output_item.added" and (d.get("item") or {}).get("type") == "function_call":
+            item = d["item"]
+            slots[d.get("output_index")] = idx = len(slots)
+            col.calls[idx] = {"index": idx, "name": item.get("name"), "chunks": 0, "arguments_raw": ""}
+            if item.get("arguments"):
+                col.calls[idx]["chunks"] += 1
+                col.calls[idx]["arguments_raw"] += item["arguments"]
+        elif t.endswith(".delta") and "function_call_arguments" in t:
+            idx = slots.setdefault(d.get("output_index"), len(slots))
+            slot = col.calls.setdefault(idx, {"index": idx, "name": None, "chunks": 0, "arguments_raw": ""})
+            slot["chunks"] += 1
+            slot["arguments_raw"] += d.get("delta") or ""
+        elif t.endswith(".delta") and "reasoning" in t:
+            col.reasoning.append(d.get("delta") or "")
+        elif t.endswith(".delta") and "output_text" in t:
+            col.content.append(d.get("delta") or "")
+    stream = {"finish_reason": status, **col.result(), "errors": errors}
+    completed = (
+        _response_result(final)
+        if final is not None
+        else {
+            "error": {
+                "type": "NoFinalResponse",
+                "message": "the stream ended without a response",
+                "where": None,
+            }
+        }
+    )
+    return stream, completed
+
+
 # -- one job ----------------------------------------------------------------------------------------------
 
 
@@ -911,7 +1187,8 @@ def _check_server_args(tree: Tree) -> None:
     env = tree.job.get("server_env") or {}
     if not args and not env:
         return
-    read = set(inspect.signature(serving_module(tree).OpenAIServingChat.__init__).parameters)
+    cls = tree.responses.OpenAIServingResponses if tree.responses else serving_module(tree).OpenAIServingChat
+    read = set(inspect.signature(cls.__init__).parameters)
     if tree.engine is not None:
         read |= set(inspect.signature(tree.engine.get_parser).parameters) & set(_GET_PARSER_ARGS)
     unknown = [k for k in args if k not in read]
@@ -921,7 +1198,7 @@ def _check_server_args(tree: Tree) -> None:
     if unknown:
         raise ServerArgError(
             f"server argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
-            f"{'are' if len(unknown) > 1 else 'is'} not read by this version's serving code"
+            f"{'are' if len(unknown) > 1 else 'is'} not read by this version's serving code ({cls.__name__})"
         )
 
 
@@ -979,7 +1256,7 @@ def run(job: dict) -> dict:
         tree.tool_parser_cls,
         tree.reasoning_parser_cls,
         lambda: tree.engine and tree.parser_class(),
-        (lambda: serving_module(tree)) if "serving" in modes else (lambda: None),
+        (lambda: serving_module(tree)) if "serving" in modes and tree.responses is None else (lambda: None),
     ):
         try:
             prepare()
@@ -1003,7 +1280,12 @@ def run(job: dict) -> dict:
         }
     if "serving" in modes:
         first = next(iter(split_deltas.values()))
-        out["modes"]["serving"] = _guard(lambda: serving(tree, tok, first, eos_id, capture), job["tree"])
+        if tree.responses is not None:
+            out["modes"]["responses"] = _guard(
+                lambda: responses(tree, tok, first, eos_id, capture), job["tree"]
+            )
+        else:
+            out["modes"]["serving"] = _guard(lambda: serving(tree, tok, first, eos_id, capture), job["tree"])
     out["standins"] = standins.report()
     out["notes"] = standins.STATE.get("notes", [])
     out["tree_modules"] = sorted(set(recorder.asked))
