@@ -223,24 +223,25 @@ THINKING = "I should check.</think>The answer is 4."
 def test_a_thinking_mode_request(eras_db):
     """deepseek_v3's reasoning parser reads chat_template_kwargs (v0.11.1 on): with {"thinking": true} it splits
     the reasoning off (as deepseek_r1's, whose <think> tokens the model's tokenizer has: given here as special
-    tokens); without the field the whole output is content. Seen at v0.11.1 and v0.33.0, every mode but
-    serving-stream, which from v0.20.0 on gives the whole text as content here (not checked further)."""
+    tokens); without the field the whole output is content. Seen at v0.11.1, v0.20.0 and v0.33.0 in every mode,
+    serving-stream included (from v0.20.0 create_chat_completion hands the stream generator the
+    chat_template_kwargs its parsers are built with)."""
     from indexer.api import Index
 
     ix = Index(eras_db)
     on = ix.replay(
         "deepseek_v3",
         kind="reasoning",
-        tags="v0.11.1,v0.33.0",
+        tags="v0.11.1,v0.20.0,v0.33.0",
         text=THINKING,
         chat_template_kwargs={"thinking": True},
         specials=["<think>", "</think>"],
-        modes=["nonstream", "stream"],
     )
     off = ix.replay("deepseek_v3", kind="reasoning", tags="v0.11.1,v0.33.0", text=THINKING,
                     specials=["<think>", "</think>"], modes=["nonstream", "stream"])  # fmt: skip
     for v in on.versions:
         assert v.status == "ok", (v.version, v.error)
+        assert {m.mode for m in v.modes} >= {"serving-full", "serving-stream"}
         for m in v.modes:
             assert (m.reasoning, m.content) == ("I should check.", "The answer is 4."), (v.version, m.mode)
     for v in off.versions:

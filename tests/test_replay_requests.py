@@ -50,7 +50,9 @@ def mode(version, name):
 @pytest.mark.parametrize("version", ["v0.11.1", "v0.24.0"])
 def test_chat_template_kwargs_reach_the_parser(replay_db, version):
     """A reasoning parser that reads chat_template_kwargs (enable_thinking, default off): with thinking on, what
-    precedes </think> is reasoning; without the request field it is all content, as before."""
+    precedes </think> is reasoning; without the request field it is all content, as before. v0.24.0's stream
+    generator takes the kwargs as create_chat_completion hands them (not from the request): serving-stream
+    splits too."""
     on = run(
         replay_db,
         "fixture_think",

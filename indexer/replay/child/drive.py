@@ -725,7 +725,10 @@ def serving(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None
             gen = (
                 obj.chat_completion_full_generator if kind == "full" else obj.chat_completion_stream_generator
             )
-            template_kwargs = tree.template_kwargs(request)
+            template_kwargs = _effective_template_kwargs(tree, obj, request)
+            # from v0.20.0 create_chat_completion hands the stream generator the effective chat_template_kwargs
+            # it builds the parsers with (the generator does not read the request's)
+            kw["chat_template_kwargs"] = template_kwargs
             takes = inspect.signature(gen).parameters
             if "parser" in takes and getattr(obj, "parser_cls", None) is not None:
                 # later releases build the parser in create_chat_completion and hand it to the generators
@@ -875,19 +878,32 @@ async def _through_context(outputs: list, context):
             yield context
 
 
+def _effective_template_kwargs(tree: Tree, obj, request) -> dict:
+    """The chat_template_kwargs the serving object builds its parsers with: its own
+    `_effective_chat_template_kwargs(request)` where it has one (the request's merged with the server's
+    defaults), else the request's."""
+    effective = getattr(obj, "_effective_chat_template_kwargs", None)
+    if effective is not None:
+        try:
+            return dict(effective(request) or {})
+        except Exception as e:  # noqa: BLE001 - recorded; the request's own kwargs then
+            note = (
+                f"_effective_chat_template_kwargs failed ({type(e).__name__}: {str(e)[:200]}); "
+                "the parsers were given the request's chat_template_kwargs"
+            )
+            notes = standins.STATE.setdefault("notes", [])
+            if note not in notes:
+                notes.append(note)
+    return tree.template_kwargs(request)
+
+
 def _responses_context(tree: Tree, obj, request, tokenizer):
     """The request's context as that version's create_responses builds it without harmony: its SimpleContext,
     given the parser made for the request where the serving object makes one (`_make_response_parser`)."""
     ctx_cls = getattr(tree.responses, "SimpleContext", None)
     if ctx_cls is None:
         return None
-    template_kwargs = tree.template_kwargs(request)
-    effective = getattr(obj, "_effective_chat_template_kwargs", None)
-    if effective is not None:
-        try:
-            template_kwargs = effective(request)
-        except Exception:  # noqa: BLE001 - it renders with the chat template: the request's own kwargs then
-            pass
+    template_kwargs = _effective_template_kwargs(tree, obj, request)
     make = getattr(obj, "_make_response_parser", None)
     parser = call(make, request, tokenizer, chat_template_kwargs=template_kwargs) if make else None
     if parser is not None:
