@@ -3,8 +3,8 @@ non-streaming and streaming, run by each release's own code in the replay enviro
 cache on first use, by pip from the package index; trees materialized from the cached release archives).
 
 The expectations state what the releases' own code did with these raw outputs (written here in each
-model's documented output format), seen in `tpindex replay NAME --tags v0.6.3.. --splits token,char` over
-all 59 releases v0.6.3..v0.33.0 (the README's replay section shows that matrix):
+model's documented output format), seen in `tpindex replay NAME --tags v0.6.3..` (split token) over the 60
+releases v0.6.3..v0.34.0 (the README's replay section says what that matrix shows):
 - every name's non-streaming parse gives get_weather({"city": "Paris"}) at every era it is registered in;
 - hermes's streaming, one token per delta, loses its arguments' closing brace before v0.11.0 (the
   arguments stream as unparseable text) and is right from v0.11.0 on;
@@ -143,8 +143,8 @@ def streamed(replays, name):
 def test_hermes_streaming_loses_its_arguments_before_v0_11(replays):
     """Seen: one synthetic token per delta, hermes's streamed arguments are text that is not JSON at v0.6.3
     ('{"Paris{"city": "Paris"}': a repeated fragment) and v0.7.1 ('{"city": "Paris"' and a newline: the
-    closing brace never streamed), right from v0.11.0 on (the matrix over 59 releases: v0.6.3..v0.6.4.post1,
-    v0.6.5..v0.10.2, v0.11.0..v0.33.0)."""
+    closing brace never streamed), right from v0.11.0 on (the matrix over 60 releases: v0.6.3..v0.6.4.post1,
+    v0.6.5..v0.10.2, v0.11.0..v0.34.0)."""
     got = streamed(replays, "hermes")
     assert got["v0.6.3"]["get_weather"] == '{"Paris{"city": "Paris"}'
     assert got["v0.7.1"]["get_weather"] == '{"city": "Paris"\n'

@@ -267,3 +267,16 @@ def test_a_mistral_tokenizer_file_loaded_through_mistral_common(replay_db, tekke
             )
         assert {"[TOOL_CALLS]", "[ARGS]"} <= set(v.specials)
     assert "adapter" not in r.versions[0].tokenizer and "adapter" in r.versions[1].tokenizer
+
+
+def test_a_tokenizer_file_given_relative_to_the_working_directory(replay_db, tekken, monkeypatch):
+    """--tokenizer tekken.json from the directory that holds it: the child (which runs elsewhere) is given the
+    file's absolute path."""
+    monkeypatch.chdir(tekken.parent)
+    out = tekken.parent / "out.txt"
+    out.write_text('[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}')
+    text = tpindex(
+        "replay", "fixture_mistral", "--at", "v0.6.3", "--mode", "nonstream", "--text", "out.txt",
+        "--tokenizer", "tekken.json", "--db", replay_db,
+    ).output  # fmt: skip
+    assert 'call get_weather {"city": "Paris"}' in text, text

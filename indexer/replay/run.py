@@ -334,7 +334,8 @@ def replay(
                 "tools": DEFAULT_TOOLS if tools is None else tools,
                 "tool_choice": tool_choice,
                 "reasoning_parser": reasoning_parser,
-                "tokenizer_file": str(tokenizer_file) if tokenizer_file else None,
+                # absolute: the child does not run in this process's working directory
+                "tokenizer_file": os.path.abspath(tokenizer_file) if tokenizer_file else None,
                 "tokenizer_mode": tokenizer_mode,
                 "eos": eos,
                 "specials": specials,
