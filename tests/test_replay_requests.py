@@ -193,6 +193,25 @@ def test_each_change_names_its_code_diff_and_commits(replay_db):
     assert c.commits and c.commits[0].endswith("state for v0.11.1")
 
 
+def test_a_change_outside_the_parsers_code_says_so(replay_db, tmp_path):
+    """fixture_plain's file is the same at v0.11.1 and v0.24.0 (its streaming method streams text only); the engine
+    era's parse_delta parses the whole output at the end: the stream's outcome changes with no change of its own
+    code, and the change says so (its code signature is the same at both versions)."""
+    text = '<plain_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</plain_call>'
+    r = run(replay_db, "fixture_plain", tags="v0.11.1..", text=text, modes=["nonstream", "stream"])
+    (c,) = r.changes
+    assert (c.mode, c.version, c.code_changed) == ("stream:token", "v0.24.0", False)
+    assert all(
+        c.code_changed for c in run(replay_db, "fixture_json", tags="v0.6.3..", modes=["stream"]).changes
+    )
+    out = tmp_path / "out.txt"
+    out.write_text(text)
+    shown = tpindex(
+        "replay", "fixture_plain", "--tags", "v0.11.1..", "--mode", "stream", "--text", out, "--db", replay_db
+    ).output
+    assert "fixture_plain's code unchanged" in shown
+
+
 # -- 8. the server's arguments and its start -----------------------------------------------------------------
 
 

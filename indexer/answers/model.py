@@ -243,6 +243,11 @@ class ReplayChange(Model):
     previous: str | None = None  # the version before it (the old outcome's)
     code_diff: str | None = None  # the command showing the code diff between the two
     commits: list[str] | None = None  # on a clone: the commits from previous to version touching NAME's code
+    # whether NAME's own code (its code signature: the files holding its code, framework files aside) differs
+    # between previous and version; False: the outcome changed in other code that version runs (serving, a
+    # shared framework file, the reasoning parser); None: unknown (not registered at one of them)
+    code_changed: bool | None = None
+    reasoning_code_changed: bool | None = None  # the same for the reasoning parser replayed with NAME
 
 
 @dataclass

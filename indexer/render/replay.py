@@ -138,7 +138,9 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
         for c in r.changes:
             out.append(
                 f"  {c.mode:<{wm}} {c.version:<12} {letters.get(c.before, c.before)} -> "
-                f"{letters.get(c.after, c.after)}" + (f"   {c.code_diff}" if c.code_diff else "")
+                f"{letters.get(c.after, c.after)}"
+                + (f"   {c.code_diff}" if c.code_diff else "")
+                + _owner(r, c)
             )
             for commit in (c.commits or [])[:5]:
                 out.append(f"  {'':<{wm}} {'':<12}   {commit}")
@@ -176,6 +178,20 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
     for v in failed:
         out.append(f"{v.version}: {v.status}: {v.error}")
     return out
+
+
+def _owner(r: Replay, c) -> str:
+    """Whose code changed between the two versions, where NAME's own did not (or the reasoning parser's did)."""
+    notes = []
+    if c.code_changed is False:
+        notes.append(f"{r.name}'s code unchanged")
+    if r.reasoning_parser and c.reasoning_code_changed:
+        notes.append(f"{r.reasoning_parser}'s code changed")
+    elif c.code_changed is False and r.reasoning_parser and c.reasoning_code_changed is False:
+        notes.append(f"{r.reasoning_parser}'s too")
+    if c.code_changed is False and not (r.reasoning_parser and c.reasoning_code_changed):
+        notes.append("the change is in other code that version runs")
+    return f"   ({'; '.join(notes)})" if notes else ""
 
 
 def _span(versions: list[str]) -> str:

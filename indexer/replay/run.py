@@ -401,7 +401,9 @@ def replay(
         splits=splits if deltas is None else ["given"],
         modes=mode_names,
         versions=out_versions,
-        changes=changes(out_versions, mode_names, db=db, name=name, kind=kind),
+        changes=changes(
+            out_versions, mode_names, db=db, name=name, kind=kind, reasoning_parser=reasoning_parser
+        ),
         environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)),
         timing=timing,
     )
@@ -607,14 +609,28 @@ def cell(v: ReplayVersion, mode: str) -> str:
 
 
 def changes(
-    versions: list[ReplayVersion], modes: list[str], db=None, name: str | None = None, kind: str = "tool"
+    versions: list[ReplayVersion],
+    modes: list[str],
+    db=None,
+    name: str | None = None,
+    kind: str = "tool",
+    reasoning_parser: str | None = None,
 ) -> list[ReplayChange]:
     """For each mode, each version whose outcome differs from the version before it (not-registered
     versions included: a name appearing or going is a change too), naming the code diff between the two
-    (`tpindex diff --code NAME A B`) and, on a database built from a clone, the commits from A to B that
-    touched the name's code files."""
+    (`tpindex diff --code NAME A B`), whether NAME's own code differs between them at all (its code signature;
+    when it does not, the change is in other code the version runs), the same for the reasoning parser
+    replayed with it, and, on a database built from a clone, the commits from A to B that touched the name's
+    code files."""
     out = []
     commits: dict[tuple[str, str], list[str] | None] = {}
+
+    def differs(parser: str | None, k: str, a: str, b: str) -> bool | None:
+        if db is None or not parser:
+            return None
+        sigs = [_code_sig(db, v, k, parser) for v in (a, b)]
+        return None if not all(sigs) else sigs[0] != sigs[1]
+
     for mode in modes:
         prev = prev_v = None
         for v in versions:
@@ -632,10 +648,22 @@ def changes(
                         previous=prev_v,
                         code_diff=f"tpindex diff --code {name} {prev_v} {v.version}" if name else None,
                         commits=commits.get(pair),
+                        code_changed=differs(name, kind, *pair),
+                        reasoning_code_changed=differs(reasoning_parser, "reasoning", *pair),
                     )
                 )
             prev, prev_v = now, v.version
     return out
+
+
+def _code_sig(db, version: str, kind: str, name: str) -> str | None:
+    """NAME's code signature at a version (None when it is not registered there or has none)."""
+    row = db.execute(
+        "select pm.code_sig from parser_map pm join versions v on v.id = pm.version_id"
+        " where v.label = ? and pm.kind = ? and pm.name = ?",
+        (version, kind, name),
+    ).fetchone()
+    return row[0] if row and row[0] else None
 
 
 def _commits(db, name: str, kind: str, a: str, b: str) -> list[str] | None:
