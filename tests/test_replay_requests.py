@@ -150,6 +150,19 @@ def test_a_swallowed_exception_is_shown_as_logged(replay_db, tmp_path):
 # -- 5. the deciding detail -----------------------------------------------------------------------------------
 
 
+def test_a_validation_error_names_its_field(replay_db):
+    """A pydantic-style message (`1 validation error for X` and then the field and the problem on the next lines)
+    keeps the field and the problem, and the outcome names the error's type: two different errors are two
+    outcomes."""
+    (v,) = run(replay_db, "strict", at="v0.6.3", modes=["nonstream"]).versions
+    (err,) = mode(v, "nonstream").errors
+    assert err.startswith(
+        "ValueError: 1 validation error for ToolCallItem: arguments: Input should be a valid"
+    )
+    assert "For further information" not in err
+    assert mode(v, "nonstream").outcome == "error: ValueError"
+
+
 def test_outcomes_keep_key_order_and_whole_content(replay_db, tmp_path):
     preamble = "A preamble much longer than forty characters, before the call: "
     text = (

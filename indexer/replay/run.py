@@ -524,7 +524,8 @@ def outcome(m: ReplayMode) -> str:
     if m.finish_reason:
         text += f" [{m.finish_reason}]"
     if m.errors:
-        text += f" ({len(m.errors)} error{'s' if len(m.errors) > 1 else ''})"
+        first = m.errors[0].split(": ", 1)[-1] if m.errors[0].startswith("delta ") else m.errors[0]
+        text += f" ({len(m.errors)} error{'s' if len(m.errors) > 1 else ''}: {first.split(':')[0]})"
     return text
 
 

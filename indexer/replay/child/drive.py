@@ -28,6 +28,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import sys
 import traceback
 import types
@@ -73,8 +74,18 @@ def error_of(e: BaseException, tree: str) -> dict:
         if f.filename.startswith(tree):
             where = f"{os.path.relpath(f.filename, tree)}:{f.lineno}"
             break
-    msg = str(e).splitlines()[0][:400] if str(e) else ""
+    lines = str(e).splitlines()
+    msg = lines[0][:400] if lines else ""
+    if len(lines) > 1 and _VALIDATION.match(lines[0]):
+        # pydantic's first line only names the model: the field and what is wrong with it follow
+        detail = [
+            x.strip() for x in lines[1:5] if x.strip() and not x.strip().startswith("For further information")
+        ]
+        msg = ": ".join([lines[0], *detail])[:400]
     return {"type": type(e).__name__, "message": msg, "where": where}
+
+
+_VALIDATION = re.compile(r"^\d+ validation errors? for ")
 
 
 def _json_or_raw(s):
