@@ -3,8 +3,8 @@ non-streaming and streaming, run by each release's own code in the replay enviro
 cache on first use, by pip from the package index; trees materialized from the cached release archives).
 
 The expectations state what the releases' own code did with these raw outputs (written here in each
-model's documented output format), seen in `tpindex replay NAME --tags v0.6.3.. --splits token,char` over
-all 59 releases v0.6.3..v0.33.0 (the README's replay section shows that matrix):
+model's documented output format), seen in `tpindex replay NAME --tags v0.6.3..` (split token) over the 60
+releases v0.6.3..v0.34.0 (the README's replay section says what that matrix shows):
 - every name's non-streaming parse gives get_weather({"city": "Paris"}) at every era it is registered in;
 - hermes's streaming, one token per delta, loses its arguments' closing brace before v0.11.0 (the
   arguments stream as unparseable text) and is right from v0.11.0 on;
@@ -143,8 +143,8 @@ def streamed(replays, name):
 def test_hermes_streaming_loses_its_arguments_before_v0_11(replays):
     """Seen: one synthetic token per delta, hermes's streamed arguments are text that is not JSON at v0.6.3
     ('{"Paris{"city": "Paris"}': a repeated fragment) and v0.7.1 ('{"city": "Paris"' and a newline: the
-    closing brace never streamed), right from v0.11.0 on (the matrix over 59 releases: v0.6.3..v0.6.4.post1,
-    v0.6.5..v0.10.2, v0.11.0..v0.33.0)."""
+    closing brace never streamed), right from v0.11.0 on (the matrix over 60 releases: v0.6.3..v0.6.4.post1,
+    v0.6.5..v0.10.2, v0.11.0..v0.34.0)."""
     got = streamed(replays, "hermes")
     assert got["v0.6.3"]["get_weather"] == '{"Paris{"city": "Paris"}'
     assert got["v0.7.1"]["get_weather"] == '{"city": "Paris"\n'
@@ -213,3 +213,105 @@ def test_mistral_formats(eras_db):
     (old,) = [m for m in v11[0].modes if m.mode == "nonstream"]
     assert not old.calls and old.content == 'get_weather[ARGS]{"city": "Paris"}'
     assert [calls(v, "nonstream") for v in v11[1:]] == [CALL, CALL]
+
+
+# -- issue 43: a thinking-mode request and a Mistral tokenizer file, on real releases ---------------------------
+
+THINKING = "I should check.</think>The answer is 4."
+
+
+def test_a_thinking_mode_request(eras_db):
+    """deepseek_v3's reasoning parser reads chat_template_kwargs (v0.11.1 on): with {"thinking": true} it splits
+    the reasoning off (as deepseek_r1's, whose <think> tokens the model's tokenizer has: given here as special
+    tokens); without the field the whole output is content. Seen at v0.11.1, v0.20.0 and v0.33.0 in every mode,
+    serving-stream included (from v0.20.0 create_chat_completion hands the stream generator the
+    chat_template_kwargs its parsers are built with)."""
+    from indexer.api import Index
+
+    ix = Index(eras_db)
+    on = ix.replay(
+        "deepseek_v3",
+        kind="reasoning",
+        tags="v0.11.1,v0.20.0,v0.33.0",
+        text=THINKING,
+        chat_template_kwargs={"thinking": True},
+        specials=["<think>", "</think>"],
+    )
+    off = ix.replay("deepseek_v3", kind="reasoning", tags="v0.11.1,v0.33.0", text=THINKING,
+                    specials=["<think>", "</think>"], modes=["nonstream", "stream"])  # fmt: skip
+    for v in on.versions:
+        assert v.status == "ok", (v.version, v.error)
+        assert {m.mode for m in v.modes} >= {"serving-full", "serving-stream"}
+        for m in v.modes:
+            assert (m.reasoning, m.content) == ("I should check.", "The answer is 4."), (v.version, m.mode)
+    for v in off.versions:
+        for m in v.modes:
+            assert (m.reasoning, m.content) == (None, THINKING), (v.version, m.mode)
+
+
+def test_a_mistral_tokenizer_file(eras_db, tmp_path):
+    """A v11 tekken.json made here (mistral_common of the replay environment) loaded as --tokenizer-mode mistral:
+    the v11 output `[TOOL_CALLS]get_weather[ARGS]{...}` is content at v0.7.1, gives no call and no content at
+    v0.11.1 (the parser logs a JSONDecodeError while streaming), a call named "get_weather[ARGS]" at v0.13.0, and
+    the right call from v0.20.0 on."""
+    import subprocess
+
+    from fixtures.replay_trees import MAKE_TEKKEN
+
+    from indexer.api import Index
+    from indexer.replay import env
+
+    python = env.setup()
+    path = tmp_path / "tekken.json"
+    subprocess.run([str(python), "-c", MAKE_TEKKEN, str(path)], check=True)
+    r = Index(eras_db).replay(
+        "mistral",
+        tags="v0.7.1,v0.11.1,v0.13.0,v0.20.0,v0.33.0",
+        text='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+        tokenizer_file=str(path),
+        modes=["nonstream", "stream"],
+    )
+    got = {v.version: v for v in r.versions}
+    for v in r.versions:
+        assert v.status == "ok", (v.version, v.error)
+        assert v.tokenizer.startswith("mistral: tekken.json through mistral_common (Tekkenizer v11)")
+    old = [m for m in got["v0.7.1"].modes if m.mode == "nonstream"][0]
+    assert not old.calls and old.content == 'get_weather[ARGS]{"city": "Paris"}'
+    (stream,) = [m for m in got["v0.11.1"].modes if m.mode == "stream:token"]
+    assert not stream.calls and any("JSONDecodeError" in (x.exception or "") for x in stream.logged)
+    assert calls(got["v0.13.0"], "nonstream") == {"get_weather[ARGS]": {"city": "Paris"}}
+    for v in ("v0.20.0", "v0.33.0"):
+        assert calls(got[v], "nonstream") == calls(got[v], "stream:token") == CALL, v
+
+
+def test_a_tool_call_through_the_responses_api(eras_db):
+    """--api responses: the release's own OpenAIServingResponses on hermes's call (one synthetic token per
+    delta). Seen: v0.7.1 has no Responses API; v0.11.1's full response parses the call, its stream runs no tool
+    parser (the markup streams as output text) and its response.completed parses only the last engine output
+    (the end-of-stream step: no output at all); v0.14.0's completed response has the call while its stream still
+    has none; from v0.20.0 the stream's events carry the call too."""
+    from indexer.api import Index
+
+    r = Index(eras_db).replay(
+        "hermes", tags="v0.7.1,v0.11.1,v0.14.0,v0.20.0,v0.33.0", text=TEXT["hermes"], api="responses"
+    )
+    got = {v.version: v for v in r.versions}
+    assert got["v0.7.1"].status == "no-responses-api"
+    for v in r.versions[1:]:
+        assert v.status == "ok", (v.version, v.error)
+
+    def of(version, mode):
+        (m,) = [m for m in got[version].modes if m.mode == mode]
+        return m
+
+    assert calls(got["v0.11.1"], "responses-full") == CALL
+    stream = of("v0.11.1", "responses-stream")
+    assert not stream.calls and stream.content == TEXT["hermes"]
+    completed = of("v0.11.1", "responses-completed")
+    assert not completed.calls and completed.content is None and completed.finish_reason == "completed"
+    assert (
+        calls(got["v0.14.0"], "responses-completed") == CALL and not of("v0.14.0", "responses-stream").calls
+    )
+    for v in ("v0.20.0", "v0.33.0"):
+        for mode in ("responses-full", "responses-stream", "responses-completed"):
+            assert calls(got[v], mode) == CALL, (v, mode)

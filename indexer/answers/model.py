@@ -8,7 +8,7 @@ out of the JSON: `where` says which question it answered by the keys it has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 # the answers whose classes live apart, so that a command builds only the classes it answers with (issue 30);
@@ -170,10 +170,27 @@ class ReplayCall(Model):
 
 
 @dataclass
+class ReplayLog(Model):
+    """A record vLLM's loggers emitted while a mode ran (INFO and above, or one carrying an exception): what a
+    parser caught and logged instead of raising. `where`: the exception's last frame in the tree (else the
+    logging call's line); `count`: the same record repeated in a row."""
+
+    level: str
+    logger: str
+    message: str
+    exception: str | None
+    where: str | None
+    count: int
+
+
+@dataclass
 class ReplayMode(Model):
     """One mode of one version: nonstream, stream:SPLIT (the parser fed deltas as that split groups them),
-    serving-full and serving-stream (the release's own chat-completion generators). `outcome` is the
-    comparable summary the matrix compares."""
+    serving-full and serving-stream (the release's own chat-completion generators), responses-full,
+    responses-stream and responses-completed (its Responses API generators: the full response, what the stream's
+    events carried, the stream's final `response.completed`; `finish_reason` is then the response's status).
+    `outcome` is the comparable summary the matrix compares; `unsupported`: why the version's code does not
+    run this mode at all (its Responses API streams nothing before the stream generator exists)."""
 
     mode: str
     entry: str | None
@@ -186,12 +203,15 @@ class ReplayMode(Model):
     deltas: int | None
     messages: int | None
     errors: list[str]
+    logged: list[ReplayLog] = field(default_factory=list)
+    unsupported: str | None = None
 
 
 @dataclass
 class ReplayVersion(Model):
-    """One version replayed: status ok, error (the tree could not be driven), timeout, crashed, killed or
-    not-registered (NAME is not a tool parser there); split_sensitive when the stream splits disagree;
+    """One version replayed: status ok, error (the tree could not be driven), timeout, crashed, killed,
+    not-registered (NAME is not a tool parser there) or no-responses-api (`--api responses` and the version
+    has no Responses API; not run); split_sensitive when the stream splits disagree;
     `standins_touched`: stand-ins of native/heavy packages the replay used (a result may depend on them)."""
 
     version: str
@@ -206,6 +226,10 @@ class ReplayVersion(Model):
     notes: list[str]
     seconds: float | None  # wall-clock seconds of its worker
     cpu_seconds: float | None  # CPU seconds of its worker (imports of its tree and the replay)
+    # whether that version's server would start with the parser(s) and tokenizer, and what fails if not
+    startup: str | None = None
+    startup_logged: list[str] = field(default_factory=list)
+    tokenizer: str | None = None  # what tokenized the output: synthetic (how it splits), a file, mistral
 
 
 @dataclass
@@ -216,6 +240,14 @@ class ReplayChange(Model):
     version: str
     before: str
     after: str
+    previous: str | None = None  # the version before it (the old outcome's)
+    code_diff: str | None = None  # the command showing the code diff between the two
+    commits: list[str] | None = None  # on a clone: the commits from previous to version touching NAME's code
+    # whether NAME's own code (its code signature: the files holding its code, framework files aside) differs
+    # between previous and version; False: the outcome changed in other code that version runs (serving, a
+    # shared framework file, the reasoning parser); None: unknown (not registered at one of them)
+    code_changed: bool | None = None
+    reasoning_code_changed: bool | None = None  # the same for the reasoning parser replayed with NAME
 
 
 @dataclass
@@ -233,6 +265,11 @@ class Replay(Model):
     environment: str
     timing: dict  # server: started (by this run) or warm; seconds: materialize (trees made now), environment
     # (made now), preload (the server's imports; 0 when warm), replay (from the run's start to the last result)
+    kind: str = "tool"  # NAME is a tool parser (with reasoning_parser, if any) or a reasoning parser alone
+    request: dict = field(default_factory=dict)  # the request fields given (beyond tools and tool_choice)
+    server_args: list[str] = field(default_factory=list)  # FLAG=VALUE as the serving code received them
+    listed: bool = False  # the versions are not consecutive in the index: printed as a list, not ranges
+    api: str = "chat"  # the serving modes' API: chat (completions) or responses
 
 
 # -- check-doc --------------------------------------------------------------------------------------------------

@@ -673,6 +673,53 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     "--reasoning-parser", metavar="R", help="Also a reasoning parser, composed as serving composes it."
 )
 @click.option(
+    "--kind",
+    type=click.Choice(["tool", "reasoning"]),
+    default="tool",
+    show_default=True,
+    help="NAME is a tool parser, or a reasoning parser replayed on its own (no tool parser, as serving runs "
+    "one without --tool-call-parser).",
+)
+@click.option(
+    "--request",
+    "request_file",
+    type=FILE_OR_DASH,
+    help="The chat request's fields as a JSON object (tools, tool_choice, chat_template_kwargs, "
+    "parallel_tool_calls, response_format, reasoning_effort, skip_special_tokens, include_reasoning, ...); a "
+    "field a version's ChatCompletionRequest does not define is refused by name.",
+)
+@click.option(
+    "--chat-template-kwargs",
+    "chat_template_kwargs",
+    metavar="JSON",
+    help="The request's chat_template_kwargs (a JSON object, e.g. '{\"enable_thinking\": true}'), merged "
+    "into --request's.",
+)
+@click.option(
+    "--tokenizer-mode",
+    type=click.Choice(["auto", "hf", "mistral"]),
+    default="auto",
+    show_default=True,
+    help="How --tokenizer is loaded: hf (a tokenizer.json), mistral (tekken.json or a SentencePiece .model "
+    "through mistral_common, as vLLM's --tokenizer-mode mistral), auto (by the file).",
+)
+@click.option(
+    "--eos",
+    metavar="TOKEN",
+    help="The end-of-sequence token serving's last step carries (default: the tokenizer's own; the "
+    "synthetic tokenizer's is <|replay_eos|>).",
+)
+@click.option(
+    "--server-arg",
+    "server_args",
+    multiple=True,
+    metavar="FLAG=VALUE",
+    help="A server flag the version's serving code reads (repeatable): enable-auto-tool-choice=false, "
+    "tool-strict-level=..., exclude-tools-when-tool-choice-none=true, or a VLLM_ environment variable "
+    "(VLLM_ENFORCE_STRICT_TOOL_CALLING=0); refused by name where a version does not read it.",
+)
+@click.option("--full", is_flag=True, help="Text: every outcome whole (the legend is cut at the line's end).")
+@click.option(
     "--tokenizer",
     "tokenizer_file",
     type=click.Path(dir_okay=False, exists=True),
@@ -692,7 +739,16 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     "modes",
     multiple=True,
     type=click.Choice(["nonstream", "stream", "serving"]),
-    help="Only these modes (repeatable; default: all three).",
+    help="Only these modes (repeatable; default: all three, or serving alone with --api responses).",
+)
+@click.option(
+    "--api",
+    type=click.Choice(["chat", "responses"]),
+    default="chat",
+    show_default=True,
+    help="The API the serving mode replays: chat (OpenAIServingChat: serving-full, serving-stream) or "
+    "responses (the version's Responses API, OpenAIServingResponses: responses-full, responses-stream, "
+    "responses-completed; a version without it is no-responses-api).",
 )
 @click.option(
     "--timeout",
@@ -733,9 +789,17 @@ def replay(
     tools_file,
     tool_choice,
     reasoning_parser,
+    kind,
+    request_file,
+    chat_template_kwargs,
+    tokenizer_mode,
+    eos,
+    server_args,
+    full,
     tokenizer_file,
     specials,
     modes,
+    api,
     timeout,
     jobs,
     setup,
@@ -756,6 +820,9 @@ def replay(
     Examples:
       tpindex replay hermes --at v0.33.0 --text out.txt
       tpindex replay hermes --tags v0.6.3.. --text out.txt --splits token,char
+      tpindex replay qwen3 --kind reasoning --at v0.20.0 --text out.txt --chat-template-kwargs '{"enable_thinking": true}'
+      tpindex replay mistral --tags v0.11.0.. --text out.txt --tokenizer tekken.json
+      tpindex replay hermes --tags v0.10.0.. --text out.txt --api responses
       tpindex replay --setup
       tpindex replay --stop-server
 
@@ -808,6 +875,23 @@ def replay(
             raise Problem(
                 f"--tools {tools_file} is not a JSON list", "give an OpenAI tools list: [{type, function}]"
             )
+    request = None
+    if request_file:
+        try:
+            request = json.loads(_read_input(request_file))
+        except ValueError as e:
+            raise Problem(
+                f"--request {request_file} is not JSON ({e})", "give the chat request as a JSON object"
+            ) from None
+    ctk = None
+    if chat_template_kwargs:
+        try:
+            ctk = json.loads(chat_template_kwargs)
+        except ValueError as e:
+            raise Problem(
+                f"--chat-template-kwargs is not JSON ({e})",
+                "e.g. --chat-template-kwargs '{\"enable_thinking\": true}'",
+            ) from None
     split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
     ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None
     ans = index(db_path).replay(
@@ -827,13 +911,20 @@ def replay(
         progress=ticks,
         notice=say,
         specials=list(specials) if specials else None,
+        kind=kind,
+        request=request,
+        chat_template_kwargs=ctk,
+        tokenizer_mode=tokenizer_mode,
+        eos=eos,
+        server_args=list(server_args) or None,
+        api=api,
     )
     if fmt == "json":
         click.echo(dumps(ans))
     elif fmt == "markdown":
         click.echo(render.format_markdown(ans))
     else:
-        click.echo(render.format_text(ans))
+        click.echo(render.format_text(ans, full=full))
 
 
 def _read_input(path: str) -> str:

@@ -37,20 +37,51 @@ def _rows(r: Replay, letters: dict[str, str]) -> list[tuple[str, list[str], list
             rows[-1][2].append(v)
         else:
             rows.append(("", cells, [v]))
-    return [
-        (vs[0].version if len(vs) == 1 else f"{vs[0].version}..{vs[-1].version}", cells, vs)
-        for _, cells, vs in rows
-    ]
+    return [(_label(r, [v.version for v in vs]), cells, vs) for _, cells, vs in rows]
+
+
+def _label(r: Replay, versions: list[str]) -> str:
+    """Versions as asked: a range where they are consecutive in the index, else the list itself."""
+    if len(versions) == 1:
+        return versions[0]
+    if r.listed:
+        return ",".join(versions)
+    return f"{versions[0]}..{versions[-1]}"
+
+
+WIDTH = 160  # a legend line's length in text unless --full
 
 
 def _head(r: Replay) -> str:
     first, last = r.versions[0].version, r.versions[-1].version
-    span = first if len(r.versions) == 1 else f"{len(r.versions)} versions {first}..{last}"
+    if len(r.versions) == 1:
+        span = first
+    elif r.listed:
+        span = f"{len(r.versions)} versions {', '.join(v.version for v in r.versions)}"
+    else:
+        span = f"{len(r.versions)} versions {first}..{last}"
+    what = "reasoning parser " if r.kind == "reasoning" else ""
     pair = f" with reasoning parser {r.reasoning_parser}" if r.reasoning_parser else ""
-    return f"replay {r.name}{pair}: {span}; input {r.input}; splits {', '.join(r.splits)}"
+    out = f"replay {what}{r.name}{pair}: {span}; input {r.input}; splits tried {', '.join(r.splits)}"
+    if r.api != "chat":
+        out += f"; API {r.api}"
+    if r.request:
+        out += f"\nrequest: {json.dumps(r.request, ensure_ascii=False)}"
+    if r.server_args:
+        out += f"\nserver arguments: {' '.join(r.server_args)}"
+    tokenizers = list(dict.fromkeys(v.tokenizer for v in r.versions if v.tokenizer))
+    for t in tokenizers:
+        out += f"\ntokenizer: {t}"
+    return out
 
 
-def format_text(r: Replay) -> str:
+def _cut(text: str, full: bool) -> str:
+    return text if full or len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+
+
+def format_text(r: Replay, full: bool = False) -> str:
+    """`full`: every outcome whole (default: legend lines cut at WIDTH characters; JSON always has them
+    whole)."""
     if len(r.versions) == 1:
         return "\n".join([_head(r), *_detail(r.versions[0])])
     letters = _letters(r)
@@ -68,20 +99,68 @@ def format_text(r: Replay) -> str:
         )
     out.append("")
     for outcome, letter in letters.items():
-        out.append(f"{letter:>2}  {outcome}")
+        out.append(f"{letter:>2}  {_cut(outcome, full)}")
+    if not full and any(len(o) > WIDTH for o in letters):
+        out.append("    (outcomes cut at the line's end: --full shows them whole)")
     out += _footer(r, letters)
     return "\n".join(out)
+
+
+def _groups(r: Replay, key) -> list[tuple[str, list[str]]]:
+    """(value, versions) for the versions that ran, consecutive versions with one value grouped."""
+    out: list[tuple[str, list[str]]] = []
+    for v in r.versions:
+        if v.status != "ok":
+            continue
+        value = key(v)
+        if out and out[-1][0] == value:
+            out[-1][1].append(v.version)
+        else:
+            out.append((value, [v.version]))
+    return out
+
+
+def _log_line(x) -> str:
+    exc = (
+        f" ({x.exception}{' at ' + x.where if x.where else ''})"
+        if x.exception
+        else (f" (at {x.where})" if x.where else "")
+    )
+    times = f" x{x.count}" if x.count > 1 else ""
+    return f"{x.level} {x.logger}: {x.message}{exc}{times}"
 
 
 def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
     out = []
     if r.changes:
         out += ["", "changes (first version with the new outcome):"]
+        wm = max([16] + [len(c.mode) for c in r.changes])
         for c in r.changes:
             out.append(
-                f"  {c.mode:<16} {c.version:<12} {letters.get(c.before, c.before)} -> "
+                f"  {c.mode:<{wm}} {c.version:<12} {letters.get(c.before, c.before)} -> "
                 f"{letters.get(c.after, c.after)}"
+                + (f"   {c.code_diff}" if c.code_diff else "")
+                + _owner(r, c)
             )
+            for commit in (c.commits or [])[:5]:
+                out.append(f"  {'':<{wm}} {'':<12}   {commit}")
+            if c.commits and len(c.commits) > 5:
+                out.append(f"  {'':<{wm}} {'':<12}   ... {len(c.commits) - 5} more (tpindex log)")
+    starts = _groups(r, lambda v: v.startup or "")
+    if any(s for s, _ in starts):
+        out += ["", "startup (would that version's server start with this parser and tokenizer):"]
+        out += [f"  {_label(r, vs) if not r.listed else ', '.join(vs)}: {s or '-'}" for s, vs in starts]
+    for mode in r.modes:
+        logged = _groups(
+            r,
+            lambda v, mode=mode: "\n".join(_log_line(x) for m in v.modes if m.mode == mode for x in m.logged),
+        )
+        if any(lines for lines, _ in logged):
+            out += ["", f"logged by vLLM while replaying {mode}:"]
+            for lines, vs in logged:
+                if lines:
+                    out.append(f"  {_label(r, vs)}:")
+                    out += [f"    {line}" for line in lines.splitlines()]
     sensitive = [v.version for v in r.versions if v.split_sensitive]
     if sensitive:
         out += ["", f"split-sensitive (~: the stream splits disagree): {_span(sensitive)}"]
@@ -95,10 +174,24 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
             "stand-ins used while replaying (results there may depend on them): "
             + "; ".join(f"{s} ({_span(vs)})" for s, vs in sorted(touched.items())),
         ]
-    failed = [v for v in r.versions if v.status not in ("ok", "not-registered")]
+    failed = [v for v in r.versions if v.status not in ("ok", "not-registered", "no-responses-api")]
     for v in failed:
         out.append(f"{v.version}: {v.status}: {v.error}")
     return out
+
+
+def _owner(r: Replay, c) -> str:
+    """Whose code changed between the two versions, where NAME's own did not (or the reasoning parser's did)."""
+    notes = []
+    if c.code_changed is False:
+        notes.append(f"{r.name}'s code unchanged")
+    if r.reasoning_parser and c.reasoning_code_changed:
+        notes.append(f"{r.reasoning_parser}'s code changed")
+    elif c.code_changed is False and r.reasoning_parser and c.reasoning_code_changed is False:
+        notes.append(f"{r.reasoning_parser}'s too")
+    if c.code_changed is False and not (r.reasoning_parser and c.reasoning_code_changed):
+        notes.append("the change is in other code that version runs")
+    return f"   ({'; '.join(notes)})" if notes else ""
 
 
 def _span(versions: list[str]) -> str:
@@ -110,8 +203,12 @@ def _detail(v: ReplayVersion) -> list[str]:
     if v.status != "ok":
         return [f"{v.version}: {v.status}" + (f": {v.error}" if v.error else "")]
     out.append(f"{v.version}: {v.tokens} tokens; special tokens {' '.join(v.specials) or 'none'}")
+    if v.startup:
+        out.append(f"startup: {v.startup}")
     for m in v.modes:
         out += ["", f"{m.mode}: {m.outcome}", f"  entry: {m.entry}"]
+        if m.unsupported:
+            out.append(f"  unsupported: {m.unsupported}")
         for c in m.calls:
             args = (
                 json.dumps(c.arguments, ensure_ascii=False)
@@ -132,6 +229,10 @@ def _detail(v: ReplayVersion) -> list[str]:
             out.append(f"  deltas fed: {m.deltas}; messages out: {m.messages}")
         for e in m.errors[:5]:
             out.append(f"  error: {e}")
+        for x in m.logged[:10]:
+            out.append(f"  logged: {_log_line(x)}")
+        if len(m.logged) > 10:
+            out.append(f"  logged: ... {len(m.logged) - 10} more records (--format json has them all)")
     if v.split_sensitive:
         out += ["", "split-sensitive: the stream splits give different results"]
     for n in v.notes:
@@ -139,11 +240,12 @@ def _detail(v: ReplayVersion) -> list[str]:
     return out
 
 
-def format_markdown(r: Replay) -> str:
+def format_markdown(r: Replay, full: bool = True) -> str:
     letters = _letters(r)
     rows = _rows(r, letters)
+    head = _head(r).splitlines()
     out = [
-        f"**{_head(r)}**",
+        f"**{head[0]}**",
         "",
         "| versions | " + " | ".join(r.modes) + " |",
         "|---|" + "---|" * len(r.modes),
@@ -151,6 +253,7 @@ def format_markdown(r: Replay) -> str:
     for label, cells, _ in rows:
         out.append(f"| {label} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out.append("")
+    out += [f"- {h}" for h in head[1:]]
     for outcome, letter in letters.items():
         out.append(f"- **{letter}**: `{outcome.replace('`', chr(39))}`")
     footer = _footer(r, letters)

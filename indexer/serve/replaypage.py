@@ -13,6 +13,7 @@ MAX_FIELD = 200
 async def replay_page(datasette, request):
     from ..core.problems import Problem
     from ..render.replay import format_text
+    from .code_pages import diff_href
     from .docpages import _form
     from .state import ask, served_database
 
@@ -22,24 +23,50 @@ async def replay_page(datasette, request):
     name = (form.get("name", "") or "").strip()[:MAX_FIELD]
     tags = (form.get("tags", "") or "").strip()[:MAX_FIELD]
     splits = (form.get("splits", "") or "token").strip()[:MAX_FIELD]
+    kind = "reasoning" if form.get("kind") == "reasoning" else "tool"
+    reasoning_parser = (form.get("reasoning_parser", "") or "").strip()[:MAX_FIELD]
+    tools_text = form.get("tools", "") or ""
+    request_text = form.get("request", "") or ""
     versions = await ask(datasette, wanted, lambda ix: ix.labels())
-    report, error = None, None
-    if len(text.encode("utf-8", "replace")) > MAX_TEXT:
+    report, error, changes = None, None, []
+    fields = {"tools": tools_text, "request": request_text}
+    parsed, error = _json_fields(fields)
+    if error:
+        pass
+    elif sum(len(t.encode("utf-8", "replace")) for t in (text, tools_text, request_text)) > MAX_TEXT:
         error = f"the text is larger than {MAX_TEXT // 1000} kB; replay it with tpindex replay instead"
     elif text.strip() and name:
 
         def run(ix):
-            return format_text(
-                ix.replay(
-                    name,
-                    tags=tags or None,
-                    text=text,
-                    splits=[s.strip() for s in splits.split(",") if s.strip()],
-                )
+            answer = ix.replay(
+                name,
+                tags=tags or None,
+                text=text,
+                splits=[s.strip() for s in splits.split(",") if s.strip()],
+                kind=kind,
+                reasoning_parser=reasoning_parser or None,
+                tools=parsed.get("tools"),
+                request=parsed.get("request"),
             )
+            return format_text(answer), answer
 
         try:
-            report = await ask(datasette, wanted, run)
+            report, answer = await ask(datasette, wanted, run)
+            db_arg = wanted if len(names) > 1 else None
+            changes = [
+                {
+                    "mode": c.mode,
+                    "previous": c.previous,
+                    "version": c.version,
+                    "commits": c.commits or [],
+                    "href": diff_href(
+                        datasette, c.previous, c.version, None, None, db_arg, name=name, kind=kind
+                    )
+                    if c.previous
+                    else None,
+                }
+                for c in answer.changes
+            ]
         except Problem as e:
             from .errors import inline
 
@@ -56,6 +83,11 @@ async def replay_page(datasette, request):
                 "name": name,
                 "tags": tags,
                 "splits": splits,
+                "kind": kind,
+                "reasoning_parser": reasoning_parser,
+                "tools": tools_text if len(tools_text) <= MAX_TEXT else "",
+                "request_fields": request_text if len(request_text) <= MAX_TEXT else "",
+                "changes": changes,
                 "versions": versions,
                 "report": report,
                 "error": error,
@@ -64,3 +96,26 @@ async def replay_page(datasette, request):
             request=request,
         )
     )
+
+
+def _json_fields(fields: dict[str, str]) -> tuple[dict, str | None]:
+    """The form's JSON fields (tools: a list, request: an object), parsed; -> (values, an error to show)."""
+    import json
+
+    out = {}
+    for key, text in fields.items():
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            return out, f"the {key} field is not JSON ({e})"
+        want = list if key == "tools" else dict
+        if not isinstance(value, want):
+            return out, (
+                "the tools field is not a JSON list (an OpenAI tools list: [{type, function}])"
+                if key == "tools"
+                else "the request field is not a JSON object (the chat request's fields)"
+            )
+        out[key] = value
+    return out, None

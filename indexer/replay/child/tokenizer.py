@@ -18,13 +18,14 @@ EOS = "<|replay_eos|>"
 
 
 class SyntheticTokenizer:
-    def __init__(self, specials: list[str]):
-        self.special_tokens = [EOS] + [s for s in dict.fromkeys(specials) if s and s != EOS]
+    def __init__(self, specials: list[str], eos: str | None = None):
+        eos = eos or EOS
+        self.special_tokens = [eos] + [s for s in dict.fromkeys(specials) if s and s != eos]
         self._vocab: dict[str, int] = {}
         for s in self.special_tokens:
             self._add(s)
-        self.eos_token = EOS
-        self.eos_token_id = self._vocab[EOS]
+        self.eos_token = eos
+        self.eos_token_id = self._vocab[eos]
         self.bos_token, self.bos_token_id = None, None
         self.pad_token, self.pad_token_id = None, None
         self.name_or_path = "tpindex-replay-synthetic"
@@ -126,7 +127,7 @@ class SyntheticTokenizer:
 class FileTokenizer(SyntheticTokenizer):
     """The model's own tokenizer.json (needs the `tokenizers` package in the replay environment)."""
 
-    def __init__(self, path: str, specials: list[str]):
+    def __init__(self, path: str, specials: list[str], eos: str | None = None):
         import tokenizers
 
         self._tk = tokenizers.Tokenizer.from_file(path)
@@ -138,8 +139,13 @@ class FileTokenizer(SyntheticTokenizer):
             else []
         )
         self.special_tokens = [s for s in dict.fromkeys(added + specials) if s in self._vocab]
-        self.eos_token_id = max(self._vocab.values()) + 1
-        self._vocab[EOS] = self.eos_token_id
+        if eos:
+            if eos not in self._vocab:
+                raise ValueError(f"--eos {eos!r} is not a token of {path}")
+            self.eos_token, self.eos_token_id = eos, self._vocab[eos]
+        else:
+            self.eos_token_id = max(self._vocab.values()) + 1
+            self._vocab[EOS] = self.eos_token_id
 
     def pieces(self, text: str) -> list[str]:
         enc = self._tk.encode(text, add_special_tokens=False)
@@ -156,8 +162,150 @@ class FileTokenizer(SyntheticTokenizer):
         )
 
 
+def is_mistral_file(path: str) -> bool:
+    """A Mistral tokenizer file as `--tokenizer-mode mistral` loads it: tekken.json (a JSON object with a tekken
+    `config` and `vocab`) or a SentencePiece model (`tokenizer.model`, `tokenizer.model.v3`, ...)."""
+    import json
+    import os
+
+    name = os.path.basename(path)
+    if ".model" in name and not name.endswith(".json"):
+        return True
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("config"), dict)
+        and isinstance(data.get("vocab"), list)
+    )
+
+
+class MistralCommonAdapter:
+    """What vLLM's MistralTokenizer (v0.11 on) calls on transformers' MistralCommonTokenizer/Backend, which wraps
+    mistral_common: transformers is not installed in the replay environment (a heavy package), so this adapter
+    answers those calls from mistral_common itself (`tokenizer` is mistral_common's MistralTokenizer)."""
+
+    truncation_side = "left"
+    pad_token = None
+
+    def __init__(self, mistral):
+        self.tokenizer = mistral
+        self._tok = mistral.instruct_tokenizer.tokenizer
+
+    @property
+    def vocab_size(self) -> int:
+        return self._tok.n_words
+
+    def encode(self, text, add_special_tokens: bool = True, **kwargs):
+        return self._tok.encode(text, bos=add_special_tokens, eos=False)
+
+    def __call__(self, text, add_special_tokens: bool = True, **kwargs):
+        if isinstance(text, list):
+            return _Encoding(input_ids=[self.encode(t, add_special_tokens) for t in text])
+        return _Encoding(input_ids=self.encode(text, add_special_tokens))
+
+    def decode(self, ids, skip_special_tokens: bool = True, **kwargs):
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+        ids = [ids] if isinstance(ids, int) else list(ids)
+        policy = SpecialTokenPolicy.IGNORE if skip_special_tokens else SpecialTokenPolicy.KEEP
+        return self._tok.decode(ids, special_token_policy=policy)
+
+    def batch_decode(self, seqs, **kwargs):
+        return [self.decode(s, **kwargs) for s in seqs]
+
+    def convert_tokens_to_ids(self, tokens):
+        if isinstance(tokens, str):
+            return _mistral_special_ids(self._tok).get(tokens, self._tok.unk_id)
+        return [self.convert_tokens_to_ids(t) for t in tokens]
+
+    def apply_chat_template(self, *args, **kwargs):
+        raise NotImplementedError("replay renders no chat template")
+
+
+class _Encoding(dict):
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _mistral_special_ids(tok) -> dict[str, int]:
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+    n = getattr(tok, "num_special_tokens", None)
+    if n is None:  # SentencePiece: its control tokens
+        ids = sorted(getattr(tok, "_control_tokens", ()) or ())
+    else:
+        ids = range(n)
+    out = {}
+    for i in ids:
+        try:
+            out.setdefault(tok.decode([i], special_token_policy=SpecialTokenPolicy.KEEP), i)
+        except Exception:  # noqa: S112 - an id that does not decode alone
+            continue
+    return {k: v for k, v in out.items() if k}
+
+
+def mistral_tokenizer(tree_cls, path: str):
+    """The tree's own MistralTokenizer over mistral_common's tokenizer loaded from the file (in test mode, as
+    `--tokenizer-mode mistral` loads it), constructed as that version constructs it: from mistral_common's
+    tokenizer up to v0.10, from transformers' wrapper of it later (MistralCommonAdapter standing in)."""
+    import inspect
+
+    from mistral_common.protocol.instruct.validator import ValidationMode
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    mistral = MistralTokenizer.from_file(path, mode=ValidationMode.test)
+    source = inspect.getsource(tree_cls.__init__)
+    wrapped = "transformers_tokenizer" in source
+    return tree_cls(MistralCommonAdapter(mistral) if wrapped else mistral), mistral, wrapped
+
+
+class MistralPieces:
+    """Raw text -> (piece, id) pairs with mistral_common's tokenizer: the special tokens written in the text
+    (`[TOOL_CALLS]`, `[ARGS]`, ...) as their ids, the rest encoded; a piece is the text its id completes."""
+
+    def __init__(self, mistral):
+        self.tok = mistral.instruct_tokenizer.tokenizer
+        self.specials = _mistral_special_ids(self.tok)
+        self._special = re.compile(
+            "|".join(re.escape(s) for s in sorted(self.specials, key=len, reverse=True) if len(s) > 1)
+        )
+
+    def __call__(self, text: str) -> list[tuple[str, int]]:
+        out, pos = [], 0
+        for m in self._special.finditer(text):
+            out += self._plain(text[pos : m.start()])
+            out.append((m.group(), self.specials[m.group()]))
+            pos = m.end()
+        return out + self._plain(text[pos:])
+
+    def _plain(self, s: str) -> list[tuple[str, int]]:
+        if not s:
+            return []
+        ids = self.tok.encode(s, bos=False, eos=False)
+        out, done = [], 0
+        for k, i in enumerate(ids):
+            d = self.tok.decode(ids[: k + 1])
+            if s.startswith(d) and len(d) > done:
+                out.append((s[done : len(d)], i))
+                done = len(d)
+            else:
+                out.append(("", i))
+        if done < len(s) and out:
+            out[-1] = (out[-1][0] + s[done:], out[-1][1])
+        return out
+
+
 def tokens(tokenizer: SyntheticTokenizer, text: str) -> list[tuple[str, int]]:
     """The text as (piece, id) pairs; the pieces join back to the text."""
+    if isinstance(tokenizer, MistralPieces):
+        return tokenizer(text)
     if isinstance(tokenizer, FileTokenizer):
         enc = tokenizer._tk.encode(text, add_special_tokens=False)
         out, pos = [], 0
