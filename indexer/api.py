@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the answers' data classes are imported by the answers that make them (`where` needs few)
     from pathlib import Path
 
+    from .answers.atlas_model import Atlas, AtlasChange, BehaviourRange
     from .answers.card import Card, CardSet
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
@@ -470,6 +471,34 @@ class Index:
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)
 
+    def atlas(
+        self,
+        names: list[str] | None = None,
+        tags: str | None = None,
+        kind: str = "tool",
+        case: str | None = None,
+        mode: str | None = None,
+    ) -> Atlas:
+        """The behaviour atlas as stored (schema `atlas`): every parser name asked (default: all) at every version
+        asked (`tags`, default: all), each case of its own files in each mode ok, wrong, error or not-applicable,
+        and where cells change; only `case` and `mode` when given. Reads the store only: `run_atlas` runs it."""
+        from .answers.atlas import atlas
+
+        return atlas(self.db, names, tags=tags, kind=kind, case=case, mode=mode)
+
+    def behaviour(self, name: str, kind: str = "tool") -> list[BehaviourRange]:
+        """The versions where a parser name's atlas cells are wrong or an error, by reason, with the version that
+        fixed each (the card's and the parser page's behaviour section); [] when the atlas has not run it."""
+        from .answers.atlas import behaviour
+
+        return behaviour(self.db, kind, name)
+
+    def behaviour_changes(self, a: str, b: str) -> list[AtlasChange]:
+        """The atlas cells whose status differs from version A to version B (`diff A B`'s behaviour section)."""
+        from .answers.atlas import behaviour_changes
+
+        return behaviour_changes(self.db, a, b)
+
     def replay(
         self,
         name: str,
@@ -485,6 +514,28 @@ class Index:
         from .replay.run import replay
 
         return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)
+
+
+def run_atlas(
+    path: str | Path,
+    names: list[str] | None = None,
+    tags: str | None = None,
+    kind: str = "tool",
+    jobs: int | None = None,
+    progress=None,
+    notice=None,
+) -> Atlas:
+    """Run the behaviour atlas into the database at `path` (it writes its cells there): every parser name asked
+    (default: all) at every version asked (default: all), what is not stored yet only; -> the Atlas as stored,
+    with what this run did (`run`). `progress(message)`: a line per job; `notice(message)`: first-use steps."""
+    from .replay.atlas import run_atlas as run
+    from .store.database import connect
+
+    db = connect(path, create=False)
+    try:
+        return run(db, names, tags=tags, kind=kind, jobs=jobs, progress=progress, notice=notice)
+    finally:
+        db.conn.close()
 
 
 def prepare_connection(conn: sqlite3.Connection) -> None:

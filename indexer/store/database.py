@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.problems import Problem
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -271,6 +271,44 @@ create index if not exists commit_files_path on commit_files(path);
 create table if not exists history_tips (sha text primary key) without rowid;  -- the commits walked so far
 """
 
+# The behaviour atlas (issue 44; indexer/replay/atlas.py writes it, indexer/answers/atlas.py reads it): every
+# parser name at every version run on cases made from that version's own files. Cells are stored by what
+# determines them (the case, the name's code closure, the serving code), so a version whose name has the same
+# code reads the cells an earlier version ran; atlas_map says which cells each (version, name, case) reads.
+ATLAS_TABLES = """
+create table if not exists atlas_cases (
+    key text primary key,          -- digest of what makes the case (its source and the calls it holds)
+    case_id text not null,         -- single | parallel | no-args | nested | unicode | content-before | ...
+    source text not null,          -- template | test | docs | writer
+    origin text,                   -- the file (and line) the case comes from
+    text text,                     -- the raw model output (a template's: filled in by the run that renders it)
+    expected text,                 -- JSON {calls, content, reasoning} the output must give; null: unknown
+    tools text,                    -- JSON: the request's tools
+    reasoning_parser text,         -- the reasoning parser composed with the tool parser, if any
+    note text                      -- why the case is not its first source's (a template that cannot express it)
+) without rowid;
+create table if not exists atlas_cells (
+    key text not null,             -- a run key of atlas_map (core_key or serving_key)
+    mode text not null,            -- nonstream | stream:token | stream:char | serving-full | serving-stream
+    status text not null,          -- ok | wrong | error | not-applicable
+    detail text,                   -- what differs, the error, or why not applicable (one line)
+    result text,                   -- JSON: the mode's calls, content, reasoning, finish_reason, errors
+    transient integer not null default 0,  -- a timeout or a killed worker: run again next time
+    primary key (key, mode)
+) without rowid;
+create table if not exists atlas_map (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null, case_id text not null,
+    case_key text,                 -- atlas_cases.key (null: no case could be made; status says why)
+    core_key text,                 -- the cells of nonstream and stream modes: case + code closure
+    serving_key text,              -- the cells of serving modes: core + serving code
+    status text,                   -- not-applicable when no case could be made (detail: why), else null
+    detail text,
+    primary key (version_id, kind, name, case_id)
+) without rowid;
+create index if not exists atlas_map_name on atlas_map(kind, name);
+"""
+
 FACT_TABLES = (
     "registrations",
     "imports",
@@ -461,6 +499,20 @@ VIEWS = {
                v.ord as version_ord
         from definitions d join tree_files t on t.blob_key = d.blob_key
         join versions v on v.id = t.version_id and v.status = 'complete' join tree_paths p on p.id = t.path_id""",
+    # the atlas's cells per version (the not-applicable cases without cells as one row with mode null)
+    "atlas_v": """
+        select v.label as version, m.kind, m.name, m.case_id, c.mode, c.status, c.detail, c.transient,
+               m.case_key, v.ord as version_ord
+        from atlas_map m join versions v on v.id = m.version_id and v.status = 'complete'
+        join atlas_cells c on c.key = m.core_key and c.mode not like 'serving%'
+        union all
+        select v.label, m.kind, m.name, m.case_id, c.mode, c.status, c.detail, c.transient, m.case_key, v.ord
+        from atlas_map m join versions v on v.id = m.version_id and v.status = 'complete'
+        join atlas_cells c on c.key = m.serving_key and c.mode like 'serving%'
+        union all
+        select v.label, m.kind, m.name, m.case_id, null, m.status, m.detail, 0, m.case_key, v.ord
+        from atlas_map m join versions v on v.id = m.version_id and v.status = 'complete'
+        where m.status is not null""",
     "parse_errors": """
         select version, file, parse_status, b.error_count, b.first_error_line, b.error
         from version_files vf join blobs b on b.id = vf.blob_id where b.status not in ('ok', 'not-parsed')""",
@@ -773,6 +825,8 @@ MIGRATIONS: dict[int, str] = {
     # the code's inverted index of blocks of line ids gives way to code_postings, the places of each line
     # (filled from the stored arrays: FILLED_BY)
     11: "drop table if exists code_index; delete from meta where key = 'code_block_shift';",
+    # the behaviour atlas (issue 44): atlas_cases, atlas_cells, atlas_map and the view atlas_v
+    12: ATLAS_TABLES,
 }
 
 
@@ -828,7 +882,7 @@ def _setup(db, path) -> None:
                 script.append(f"alter table {table} add column {column} {kind};")
     from . import code  # here: a reader never creates the schema
 
-    script += [TABLES, code.SCHEMA, INDEXES, FTS]
+    script += [TABLES, ATLAS_TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script.append(
         f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');"

@@ -1,0 +1,237 @@
+"""Child side of the behaviour atlas (issue 44): one worker runs many (parser name, case) replays of ONE version's
+tree, so the tree's protocol and serving modules are imported once for all of them.
+
+A job is {"version", "tree", "items": [{"id", "name", "specials", "unresolved_specials", "cases": [CASE]}],
+"partial"} where CASE is {"case", "modes", "tools", "reasoning_parser", and either "text" (the raw output) or
+"template" (a chat template's source, rendered here with "messages": what the model wrote is the assistant
+turn's text, see `render`), "think" (a think block written before an output showing no reasoning), "keep" (tokens the output
+keeps at its end), "require" ({"names", "content", "reasoning"}: what the rendered output must show, else
+the case is not applicable, or "fallback" ({"text"}) is run instead)}.
+
+Each case runs through drive.run (the replay of one text), under a CPU-time limit of its own (`CASE_CPU`
+seconds, an interval timer: a parser that spins ends its case, not the worker). Every finished item is
+appended to job["partial"] as one JSON line, so that a worker killed by its wall-clock limit loses only the
+item it was on; the result (job["out"]) is {"version", "items": {item id: {case id: {"text", "na",
+"result"}}}}.
+
+Templates are rendered as the build renders them (indexer/extract/templates.py, loaded from its file: the
+sandboxed environment with `raise_exception`, `strftime_now` and a `tojson` keeping non-ASCII characters).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import signal
+import sys
+
+import drive
+import standins
+
+CASE_CPU = 20.0  # CPU seconds one case may take (all its modes)
+MARK = "\u2063\u00a7reply\u00a7\u2063"  # a plain reply's content: starts and ends with what no markup has
+# a token the turn ends with (the engine stops on it: it is not in the output text)
+_END_TOKEN = re.compile(
+    r"(?:<\|[^<>|\s]{1,40}\|>|<\uff5c[^<>\s]{1,40}\uff5c>|</s>|<eos>|<end_of_turn>|\[/?[A-Z_]{2,20}\])\s*$"
+)
+
+
+class CaseTimeout(BaseException):
+    """Raised by the interval timer: a BaseException, so that drive's guards (Exception) let it through."""
+
+
+def _templates():
+    """indexer/extract/templates.py (it imports only the standard library and, when rendering, jinja2)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "extract", "templates.py")
+    spec = importlib.util.spec_from_file_location("tpindex_templates", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_TEMPLATES = []
+
+
+def _common(a: str, b: str) -> tuple[int, int]:
+    if not _TEMPLATES:
+        _TEMPLATES.append(_templates())
+    return _TEMPLATES[0]._common(a, b)
+
+
+def render(case: dict) -> tuple[str | None, str | None]:
+    """(the model's output for the case's assistant turn, why it cannot be rendered). The conversation (the
+    user's question, then the case's assistant turn) is rendered, and so is the same conversation with a plain
+    reply (MARK); the output is what differs between them: the turn's header and end, rendered both times,
+    are not the model's. A token ending the output that the plain reply's turn ends with too is the end of turn
+    (the engine stops on it)."""
+    if not _TEMPLATES:
+        _TEMPLATES.append(_templates())
+    env = _TEMPLATES[0].environment()
+    try:
+        template = env.from_string(case["template"])
+    except Exception as e:  # noqa: BLE001 - a template that does not compile is the case's finding
+        return None, f"the template does not compile ({type(e).__name__}: {str(e)[:200]})"
+    user, turn = case["messages"]
+    base = {"bos_token": "<s>", "eos_token": "</s>", "add_generation_prompt": False}
+    tools = case.get("tools")
+    errors, shortfalls = [], []
+    # arguments as a mapping (what vLLM passes templates), then as JSON text; a turn without content as None,
+    # then as "" (templates concatenating it)
+    tries = [(as_text, empty) for as_text in (False, True) for empty in (False, True)]
+    seen = set()
+    for as_text, empty in tries:
+        tried = (as_text and bool(turn.get("tool_calls")), empty and turn.get("content") is None)
+        if tried in seen:
+            continue
+        seen.add(tried)
+        msg = dict(turn)
+        if empty and msg.get("content") is None:
+            msg["content"] = ""
+        if as_text and msg.get("tool_calls"):
+            msg["tool_calls"] = [
+                {**c, "function": {**c["function"], "arguments": json.dumps(c["function"]["arguments"])}}
+                for c in msg["tool_calls"]
+            ]
+        try:
+            full = template.render(messages=[user, msg], tools=tools, **base)
+            plain = template.render(
+                messages=[user, {"role": "assistant", "content": MARK}], tools=tools, **base
+            )
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{type(e).__name__}: {str(e)[:200]}")
+            continue
+        if MARK not in plain:
+            return None, "the template renders no plain reply of an assistant turn"
+        p, s = _common(full, plain)
+        out, reply = full[p : len(full) - s], plain[p : len(plain) - s]
+        m = _END_TOKEN.search(out)
+        if m and not reply.endswith(MARK) and m.group().strip() not in case.get("keep", ()):
+            out = out[
+                : m.start()
+            ]  # the turn ends otherwise after a call (<|eom_id|>): the engine stops there
+        require = dict(case.get("require") or {})
+        if require.get("reasoning") and require["reasoning"] not in out and case.get("think"):
+            out = case["think"] + out  # the template renders no reasoning: the parser's think block before
+        missing = _missing(out, require)
+        if missing:
+            shortfalls.append(missing)
+            continue
+        return out, None
+    if shortfalls:  # it renders the turn, without all the case holds
+        return None, shortfalls[0]
+    return None, f"the template does not render the turn ({errors[0]})" if errors else "no output"
+
+
+def _missing(out: str, require: dict) -> str | None:
+    names = require.get("names") or []
+    found = [n for n in names if n in out]
+    if len(found) < len(names):
+        if not found:
+            return f"the template renders none of the {len(names)} call{'s' if len(names) > 1 else ''}"
+        return f"the template renders {len(found)} of the {len(names)} calls"
+    if require.get("content") and require["content"] not in out:
+        return "the template renders no content beside the tool calls"
+    if require.get("reasoning") and require["reasoning"] not in out:
+        return "the template renders no reasoning"
+    return None
+
+
+def _on_alarm(signum, frame):
+    raise CaseTimeout()
+
+
+_RECORDER = []
+
+
+def _install_once(install):
+    """drive.run installs the tree's light `vllm` package and the stand-ins; a worker running many replays of
+    one tree does so once (the modules imported stay imported)."""
+
+    def once(tree, version):
+        if not _RECORDER:
+            _RECORDER.append(install(tree, version))
+        return _RECORDER[0]
+
+    return once
+
+
+def _one(item: dict, case: dict, job: dict) -> dict:
+    text, used = case.get("text"), None
+    if text is None:
+        text, na = render(case)
+        if na and case.get("fallback"):  # the next source of the case (a test file's literal)
+            text, used = case["fallback"]["text"], na
+        elif na:
+            return {"text": None, "na": na, "result": None}
+    sub = {
+        "version": job["version"],
+        "tree": job["tree"],
+        "name": item["name"],
+        "text": text,
+        "splits": case.get("splits") or ["token", "char"],
+        "modes": case["modes"],
+        "tools": case.get("tools"),
+        "tool_choice": "auto",
+        "reasoning_parser": case.get("reasoning_parser"),
+        "specials": case.get("specials") or item.get("specials") or [],
+        "unresolved_specials": case.get("unresolved_specials") or item.get("unresolved_specials") or [],
+    }
+    standins.STATE["touched"] = {}
+    standins.STATE["notes"] = []
+    standins.STATE["phase"] = "import"
+    signal.setitimer(signal.ITIMER_PROF, CASE_CPU)
+    try:
+        result = drive.run(sub)
+    except CaseTimeout:
+        result = {
+            "version": job["version"],
+            "status": "timeout",
+            "error": {
+                "type": "Timeout",
+                "message": f"the case ran over {CASE_CPU:g} CPU seconds",
+                "where": None,
+            },
+            "modes": {},
+        }
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+    result.pop("tree_modules", None)
+    return {"text": text, "na": None, "result": result, "fallback": used}
+
+
+def run(job: dict) -> dict:
+    signal.signal(signal.SIGPROF, _on_alarm)
+    standins.install = _install_once(standins.install)
+    out: dict = {"version": job["version"], "items": {}}
+    partial = job.get("partial")
+    for item in job["items"]:
+        done = {}
+        for case in item["cases"]:
+            try:
+                done[case["case"]] = _one(item, case, job)
+            except Exception as e:  # noqa: BLE001 - one case's failure is its cell's error, not the worker's
+                done[case["case"]] = {
+                    "text": case.get("text"),
+                    "na": None,
+                    "result": {
+                        "version": job["version"],
+                        "error": drive.error_of(e, job["tree"]),
+                        "modes": {},
+                    },
+                }
+        out["items"][item["id"]] = done
+        if partial:
+            with open(partial, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"id": item["id"], "cases": done}, default=str) + "\n")
+    return out
+
+
+if __name__ == "__main__":  # a job run alone (debugging): python atlas_batch.py JOB.json OUT.json
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    with open(sys.argv[1], encoding="utf-8") as f:
+        result = run(json.load(f))
+    with open(sys.argv[2], "w", encoding="utf-8") as f:
+        json.dump(result, f, default=str)

@@ -1,0 +1,176 @@
+"""The behaviour atlas (issue 44) on fixture trees of three eras (tests/fixtures/atlas_trees.py): cases made from
+each version's own files (its chat template rendered, its test files' literals), run through replay in a child
+process, stored by what determines them, and answered from the store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.atlas_trees import LITERAL_TEST, LITERAL_TEST_PATH, TEMPLATE_PATH, atlas_db, atlas_repo  # noqa: F401
+from fixtures.helpers import build_tags, line_of, tpindex
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    from indexer.replay import server
+
+    root = tmp_path_factory.mktemp("atlas-cache")
+    yield root
+    server.stop(root)
+
+
+@pytest.fixture(autouse=True)
+def replay_env(monkeypatch, cache):
+    """The fixture trees need no third-party package but jinja2: the test interpreter serves as the replay
+    interpreter."""
+    monkeypatch.setenv("TPINDEX_REPLAY_CACHE", str(cache))
+    monkeypatch.setenv("TPINDEX_REPLAY_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="module")
+def ran(atlas_db, tmp_path_factory):
+    """The atlas of every version, run once (a copy of the database: other tests run it themselves)."""
+    import os
+
+    from indexer.api import run_atlas
+
+    db = tmp_path_factory.mktemp("atlas-ran") / "index.db"
+    shutil.copy(atlas_db, db)
+    old = {k: os.environ.get(k) for k in ("TPINDEX_REPLAY_CACHE", "TPINDEX_REPLAY_PYTHON")}
+    os.environ["TPINDEX_REPLAY_CACHE"] = str(tmp_path_factory.mktemp("atlas-ran-cache"))
+    os.environ["TPINDEX_REPLAY_PYTHON"] = sys.executable
+    try:
+        answer = run_atlas(db)
+    finally:
+        from indexer.replay import server
+
+        server.stop(Path(os.environ["TPINDEX_REPLAY_CACHE"]))
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return db, answer
+
+
+def cell(answer, name, version, case, mode):
+    (row,) = [r for r in answer.rows if (r.name, r.version) == (name, version)]
+    (c,) = [c for c in row.cells if (c.case, c.mode) == (case, mode)]
+    return c
+
+
+def source(answer, name, version, case):
+    (row,) = [r for r in answer.rows if (r.name, r.version) == (name, version)]
+    (s,) = [s for s in row.sources if s.case == case]
+    return s
+
+
+def test_a_case_is_the_version_s_chat_template_rendered_with_known_calls(ran):
+    db, answer = ran
+    s = source(answer, "fixture_json", "v0.6.3", "single")
+    assert (s.source, s.origin) == ("template", TEMPLATE_PATH)
+    assert s.text.startswith('<call>{"name": "get_weather", "arguments": {')
+    assert s.expected["calls"][0]["name"] == "get_weather"
+    assert cell(answer, "fixture_json", "v0.6.3", "single", "nonstream").status == "ok"
+    # its streaming never sends the arguments: wrong against the known call; the serving stream's flush fills
+    # them in
+    streamed = cell(answer, "fixture_json", "v0.6.3", "single", "stream:token")
+    assert streamed.status == "wrong" and "arguments" in streamed.detail
+    assert cell(answer, "fixture_json", "v0.6.3", "single", "serving-stream").status == "ok"
+    assert cell(answer, "fixture_json", "v0.11.1", "single", "stream:token").status == "ok"
+
+
+def test_a_case_the_format_cannot_express_is_not_applicable_with_why(ran):
+    _, answer = ran
+    c = cell(answer, "fixture_json", "v0.6.3", "parallel", "nonstream")
+    assert c.status == "not-applicable"
+    assert "template" in c.detail and "1 of the 2 calls" in c.detail
+    # no template, no literal of two calls in its tests: nothing makes the case
+    lit = cell(answer, "literal", "v0.11.1", "parallel", "nonstream")
+    assert lit.status == "not-applicable" and lit.detail
+
+
+def test_a_case_is_a_model_output_literal_of_the_version_s_test_file(ran):
+    _, answer = ran
+    s = source(answer, "literal", "v0.11.1", "single")
+    assert s.source == "test"
+    assert s.origin == f"{LITERAL_TEST_PATH}:{line_of(LITERAL_TEST, 'ONE_CALL = ')}"
+    assert s.expected["calls"] == [{"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}]
+    before = source(answer, "literal", "v0.11.1", "content-before")
+    assert before.source == "test" and before.expected["content"] == "Let me look that up."
+    assert cell(answer, "literal", "v0.11.1", "content-before", "stream:char").status == "ok"
+
+
+def test_a_parser_right_in_one_version_and_wrong_in_the_next(ran):
+    _, answer = ran
+    assert cell(answer, "literal", "v0.11.1", "single", "stream:token").status == "ok"
+    wrong = cell(answer, "literal", "v0.11.2", "single", "stream:token")
+    assert wrong.status == "wrong" and "not valid JSON" in wrong.detail
+    assert cell(answer, "literal", "v0.11.2", "single", "nonstream").status == "ok"
+    # the change is marked at the first version with the new behaviour
+    changes = [
+        c
+        for c in answer.changes
+        if (c.name, c.case, c.mode) == ("literal", "single", "stream:token") and c.version == "v0.11.2"
+    ]
+    assert changes and changes[0].before == "ok" and changes[0].after == "wrong"
+
+
+def test_cells_of_unchanged_code_are_reused_not_run_again(ran):
+    _, answer = ran
+    ran_pairs = set(answer.run.ran)
+    assert "fixture_json v0.11.1" in ran_pairs
+    assert "fixture_json v0.11.2" not in ran_pairs  # its code and the serving code as at v0.11.1
+    assert "literal v0.11.2" in ran_pairs
+    assert answer.run.cells_reused > 0
+    assert cell(answer, "fixture_json", "v0.11.2", "single", "serving-stream").status == "ok"
+
+
+def test_no_run_answers_from_the_store_and_a_second_run_runs_nothing(ran):
+    from indexer.api import Index, run_atlas
+
+    db, answer = ran
+    stored = Index(db).atlas()
+    assert [r.to_json() for r in stored.rows] == [r.to_json() for r in answer.rows]
+    again = run_atlas(db)
+    assert again.run.cells_run == 0 and again.run.ran == []
+
+
+def test_a_release_added_later_runs_only_what_changed(atlas_repo, tmp_path, cache):
+    from indexer.api import Index, run_atlas
+
+    db = tmp_path / "index.db"
+    build_tags(atlas_repo, db, "v0.6.3..v0.11.1")
+    first = run_atlas(db)
+    assert {r.version for r in first.rows} == {"v0.6.3", "v0.11.1"}
+    build_tags(atlas_repo, db, "v0.11.2")
+    added = run_atlas(db)
+    assert added.run.ran == ["literal v0.11.2"]
+    assert {r.version for r in Index(db).atlas().rows} == {"v0.6.3", "v0.11.1", "v0.11.2"}
+    assert cell(added, "fixture_json", "v0.11.2", "single", "nonstream").status == "ok"
+
+
+def test_cli_runs_shows_and_answers_json_by_its_schema(ran, tmp_path):
+    import jsonschema
+
+    from indexer.schemas import load
+
+    db, _ = ran
+    out = tpindex("atlas", "--no-run", "--db", db, "--format", "json").output
+    data = json.loads(out)
+    jsonschema.validate(data, load("atlas"))
+    assert {"cases", "rows", "changes"} <= set(data)
+    assert data["rows"][0]["cells"][0].keys() >= {"case", "mode", "status", "detail"}
+    text = tpindex("atlas", "literal", "--no-run", "--db", db).output
+    assert "literal" in text and "v0.11.2" in text and "wrong" in text
+    md = tpindex("atlas", "literal", "--no-run", "--db", db, "--format", "markdown").output
+    assert md.lstrip().startswith("#") and "| v0.11.2 |" in md.replace("|  ", "| ")
+
+
+def test_no_run_on_a_database_never_run_says_so(atlas_db):
+    res = tpindex("atlas", "--no-run", "--db", atlas_db, ok=False)
+    assert res.exit_code == 2 and "tpindex atlas" in res.output
