@@ -7,6 +7,7 @@ import pytest
 pytest.register_assert_rewrite("fixtures")
 
 pytest_plugins = [
+    "fixtures.atlas_trees",
     "fixtures.browser",
     "fixtures.build",
     "fixtures.card",

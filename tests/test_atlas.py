@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.atlas_trees import LITERAL_TEST, LITERAL_TEST_PATH, TEMPLATE_PATH, atlas_db, atlas_repo  # noqa: F401
+from fixtures.atlas_trees import LITERAL_TEST, LITERAL_TEST_PATH, TEMPLATE_PATH
 from fixtures.helpers import build_tags, line_of, tpindex
 
 
@@ -89,9 +89,20 @@ def test_a_case_the_format_cannot_express_is_not_applicable_with_why(ran):
     c = cell(answer, "fixture_json", "v0.6.3", "parallel", "nonstream")
     assert c.status == "not-applicable"
     assert "template" in c.detail and "1 of the 2 calls" in c.detail
-    # no template, no literal of two calls in its tests: nothing makes the case
-    lit = cell(answer, "literal", "v0.11.1", "parallel", "nonstream")
-    assert lit.status == "not-applicable" and lit.detail
+    # no reasoning parser of its name to take a think block apart: nothing makes the case
+    lit = cell(answer, "literal", "v0.11.1", "reasoning", "nonstream")
+    assert lit.status == "not-applicable" and "reasoning parser" in lit.detail
+
+
+def test_the_writer_writes_a_case_in_the_call_shape_of_a_test_literal(ran):
+    """`literal` has no template and no literal of two calls: the writer writes them as its one-call literal
+    writes one, joined by the tokens that open and close a call."""
+    _, answer = ran
+    s = source(answer, "literal", "v0.11.1", "parallel")
+    assert s.source == "writer" and s.origin == f"{LITERAL_TEST_PATH}:{line_of(LITERAL_TEST, 'ONE_CALL = ')}"
+    assert s.text.count("<tool>") == 2 and s.text.count("</tool>") == 2
+    assert [c["name"] for c in s.expected["calls"]] == ["get_weather", "get_time"]
+    assert cell(answer, "literal", "v0.11.1", "parallel", "nonstream").status == "ok"
 
 
 def test_a_case_is_a_model_output_literal_of_the_version_s_test_file(ran):

@@ -27,12 +27,14 @@ template's blob or the literal, the case's calls, tools and reasoning parser): t
 
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+
+from ..extract.tokens import TOKEN
+from .atlas_literals import literals
+from .atlas_shapes import Reading, classify, concrete, read_calls, write
 
 CASES_FORMAT = 1  # bump when how a case is made changes: every cell is then run again
 
@@ -252,159 +254,6 @@ def think_tokens(sentinels: list[dict]) -> tuple[str, str] | None:
 # -- literals of test files, and the calls they hold -----------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=2048)
-def literals(source: str) -> tuple[tuple[int, str], ...]:
-    """The string literals of a Python file, (line, value), in file order (adjacent literals joined, as Python
-    joins them; f-strings left out). Read with ast: never run."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return ()
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) >= 8:
-            out.append((node.lineno, node.value))
-    return tuple(sorted(set(out)))
-
-
-@dataclass
-class Reading:
-    calls: list[tuple[str, dict]]
-    before: str  # the text before the call markup
-    after: str  # the text after it
-
-
-_TYPED = re.compile(r"^(-?\d+(\.\d+)?([eE][-+]?\d+)?|true|false|\{.*\}|\[.*\])$", re.S)
-
-
-def _value(text: str):
-    """A value of a markup format that writes values as text: JSON when it reads as a number, a boolean, an
-    object or an array; else the text (trimmed)."""
-    t = text.strip()
-    if _TYPED.match(t):
-        try:
-            return json.loads(t)
-        except ValueError:
-            pass
-    return t
-
-
-def _json_calls(text: str) -> list[tuple[int, int, str, dict]] | None:
-    from .markup import _ARGS_KEYS, _json_objects
-
-    out = []
-    for start, end, obj in _json_objects(text, calls_only=True):
-        key = next(k for k in _ARGS_KEYS if k in obj)
-        args = obj[key]
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                return None
-        if not isinstance(args, dict) or set(obj) - {"name", key, "type", "id"}:
-            return None
-        out.append((start, end, obj["name"], args))
-    return out
-
-
-_FUNCTION = re.compile(r"<(?P<p>[^<>\s=]*?)function=(?P<name>[^<>\s]+)>(?P<body>.*?)</(?P=p)function>", re.S)
-_FUNCTION_PARAM = re.compile(
-    r"<(?P<p>[^<>\s=]*?)parameter=(?P<key>[^<>\s]+)>(?P<value>.*?)</(?P=p)parameter>", re.S
-)
-_INVOKE = re.compile(r"<(?P<p>[^<>\s]*?)invoke name=\"(?P<name>[^\"]+)\">(?P<body>.*?)</(?P=p)invoke>", re.S)
-_INVOKE_PARAM = re.compile(
-    r"<(?P<p>[^<>\s]*?)parameter name=\"(?P<key>[^\"]+)\"[^<>]*>(?P<value>.*?)</(?P=p)parameter>", re.S
-)
-_ARG_CALL = re.compile(
-    r"(?P<name>[A-Za-z_][\w.\-]*)\s*(?:<[^<>\s]*tool_sep>\s*)?(?P<body>(?:<arg_key>.*?</arg_key>\s*<arg_value>.*?</arg_value>\s*)+)",
-    re.S,
-)
-_ARG_PAIR = re.compile(r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>", re.S)
-
-
-def _tagged(pattern, param, text: str) -> list[tuple[int, int, str, dict]] | None:
-    out = []
-    for m in pattern.finditer(text):
-        body = m.group("body")
-        args = {p.group("key"): _value(p.group("value")) for p in param.finditer(body)}
-        rest = param.sub("", body).strip()
-        if rest:  # something between the parameters the reader does not know
-            return None
-        out.append((m.start(), m.end(), m.group("name"), args))
-    return out
-
-
-def _pythonic(text: str) -> list[tuple[int, int, str, dict]] | None:
-    from .markup import _PYTHONIC
-
-    m = _PYTHONIC.search(text)
-    if not m:
-        return None
-    try:
-        node = ast.parse(m.group().strip(), mode="eval").body
-        calls = []
-        for c in node.elts:
-            if not isinstance(c, ast.Call) or c.args or not isinstance(c.func, ast.Name):
-                return None
-            calls.append((c.func.id, {k.arg: ast.literal_eval(k.value) for k in c.keywords}))
-    except (SyntaxError, ValueError, AttributeError):
-        return None
-    return [(m.start(), m.end(), n, a) for n, a in calls]
-
-
-def read_calls(text: str, tokens: list[str]) -> Reading | None:
-    """The calls a raw output holds, read by the shape of its markup (None: none read, or a shape the reader
-    does not read whole). `tokens`: the parser's tag tokens; the call markup starts at the first of them (or at
-    the first call when none is before it)."""
-    from .markup import shapes
-
-    found = shapes(text)
-    spans = None
-    if "xml-function" in found:
-        spans = _tagged(_FUNCTION, _FUNCTION_PARAM, text)
-    elif "xml-invoke" in found:
-        spans = _tagged(_INVOKE, _INVOKE_PARAM, text)
-    elif "arg-key" in found:
-        spans = _tagged(_ARG_CALL, _ARG_PAIR, text)
-    elif "pythonic" in found:
-        spans = _pythonic(text)
-    elif "json" in found and "args-only" not in found:
-        spans = _json_calls(text)
-    if not spans:
-        return None
-    first, last = spans[0][0], spans[-1][1]
-    marks = [text.find(t) for t in tokens if 0 <= text.find(t) < first]
-    start = min(marks) if marks else first
-    if start == first and text[:first].rstrip().endswith("["):  # a JSON list of calls
-        start = text[:first].rstrip().rindex("[")
-    after = text[last:]
-    for t in sorted(tokens, key=len, reverse=True):
-        after = after.replace(t, "")
-    if after.strip(" \n]}") or any(t in text[:start] for t in tokens):
-        return None  # text after the calls, or markup before them the reader did not read
-    return Reading([(n, a) for _, _, n, a in spans], text[:start], text[last:])
-
-
-def classify(r: Reading) -> str | None:
-    """The case a reading shows (None: none)."""
-    if not r.calls:
-        return None
-    if r.before.strip():
-        return "content-before"
-    if len(r.calls) >= 2:
-        return "parallel"
-    args = r.calls[0][1]
-    if not args:
-        return "no-args"
-    if any(
-        isinstance(v, (dict, list)) or (isinstance(v, str) and ('"' in v or "\\" in v)) for v in args.values()
-    ):
-        return "nested"
-    if not json.dumps(args).isascii() or not r.calls[0][0].isascii():
-        return "unicode"
-    return "single"
-
-
 # -- a name's cases -------------------------------------------------------------------------------------------
 
 
@@ -434,6 +283,87 @@ def _template_case(d: CaseDef, path: str, source: str, blob: str) -> Case:
     )
 
 
+def examples_of(facts: Facts, kind: str, name: str, tokens: list[str]) -> list[tuple[str, Reading]]:
+    """(origin, reading) of each literal of the name's test files whose calls the shape reader reads, in the
+    files' order; a literal with text before its calls also without it."""
+    out = []
+    for path in facts.tests(kind, name):
+        src = facts.text(path)
+        if src is None:
+            continue
+        for line, value in literals(src):
+            toks = concrete(tokens, value)
+            if tokens and not any(t in value for t in toks):
+                continue
+            r = read_calls(value, toks)
+            if r is None:
+                continue
+            r.tokens = [t for t in toks if t in value]
+            if not TOKEN.search(r.before):  # text, not markup the reader does not read (a think block)
+                out.append((f"{path}:{line}", r))
+            if r.before.strip():  # its call markup alone: the same calls, no text before
+                bare = read_calls(value[len(r.before) :], toks)
+                if bare is not None:
+                    bare.tokens = [t for t in toks if t in bare.text]
+                    out.append((f"{path}:{line} (its text before the calls left out)", bare))
+    return out
+
+
+def _example_case(which: str, origin: str, r: Reading) -> Case:
+    calls = [{"name": n, "arguments": a} for n, a in r.calls]
+    path_line, _, how = origin.partition(" (")
+    return Case(
+        case=which,
+        source="test",
+        origin=path_line,
+        text=r.text,
+        expected={"calls": calls, "content": r.before.strip() or None, "reasoning": None},
+        tools=tools_for(r.calls),
+        note=how.rstrip(")") or None,
+    )
+
+
+def _written(
+    d: CaseDef, examples: list[tuple[str, Reading]], tokens: list[str], at: str | None = None
+) -> tuple[Case | None, str]:
+    """The case written in the call shape of the name's examples (the one with as many calls first, then the
+    others in order); (None, why not) when none writes it. `at`: whose examples they are when not the name's
+    at the case's version ("at v0.34.0", "of hermes, its parent class"): their tokens must be tokens of the name
+    at the case's version too."""
+    why = "no literal of its test files reads as calls"
+    order = sorted(examples, key=lambda e: (len(e[1].calls) != len(d.calls), bool(e[1].before.strip())))
+    for origin, r in order:
+        mine = concrete(tokens, r.text)
+        if at and not set(r.tokens or ()) <= set(mine):  # its tokens there are its tokens here
+            why = f"the literals of the test files {at} hold tokens its code has not"
+            continue
+        text, why = write(r, list(d.calls), d.content, mine)
+        if text is not None:
+            where = f" {at}" if at else ""
+            return (
+                Case(
+                    case=d.id,
+                    source="writer",
+                    origin=origin.partition(" (")[0] + where,
+                    text=text,
+                    expected=_expected(d),
+                    tools=ALL_TOOLS,
+                    note=f"written in the call shape ({r.shape}) of a test file's literal{where}",
+                ),
+                "",
+            )
+    return None, why
+
+
+def template_of(facts: Facts, kind: str, name: str) -> tuple[str, str, str] | None:
+    """(path, source, blob) of the name's first chat template at the version whose text is stored."""
+    for path in facts.templates(kind, name):
+        source = facts.text(path) if facts.blobs.get(path) else None
+        if source is not None:
+            return path, source, facts.blobs[path]
+    return None
+
+
 def name_cases(
     facts: Facts,
     kind: str,
@@ -441,60 +371,53 @@ def name_cases(
     tokens: list[str],
     think: tuple[str, str] | None,
     reasoning: str | None,
+    examples: list[tuple[str, Reading]] | None = None,
+    borrowed: list[tuple[str, list[tuple[str, Reading]]]] | None = None,
+    template: tuple[str, str, str] | None = None,
 ) -> list[Case]:
     """Every case of CASES for a name at the version of `facts` (see the module). `tokens`: the name's tag
-    tokens (its sentinels); `think`: the think tokens of the reasoning parser `reasoning` that pairs with it."""
+    tokens (its sentinels); `think`: the think tokens of the reasoning parser `reasoning` that pairs with it;
+    `examples`: `examples_of(...)` when known; `template`: (path, source, blob) of a template to use when the
+    name has none of its own (one of another name of the same class); `borrowed`: [(whose, examples)], for
+    the writer when the name has no template and no example of its own (its own at the nearest version, those
+    of the names of its parent class)."""
     out: dict[str, Case] = {}
-    templates = [p for p in facts.templates(kind, name) if facts.blobs.get(p)]
-    template = None
-    for path in templates:
-        source = facts.text(path)
-        if source is not None:
-            template = (path, source, facts.blobs[path])
-            break
+    template = template_of(facts, kind, name) or template
+    if examples is None:
+        examples = examples_of(facts, kind, name, tokens)
     read: dict[str, Case] = {}
-    for path in facts.tests(kind, name):
-        src = facts.text(path)
-        if src is None:
-            continue
-        for line, value in literals(src):
-            if tokens and not any(t in value for t in tokens):
-                continue
-            r = read_calls(value, tokens)
-            which = classify(r) if r else None
-            if which and which not in read:
-                calls = [{"name": n, "arguments": a} for n, a in r.calls]
-                read[which] = Case(
-                    case=which,
-                    source="test",
-                    origin=f"{path}:{line}",
-                    text=value,
-                    expected={"calls": calls, "content": r.before.strip() or None, "reasoning": None},
-                    tools=tools_for(r.calls),
-                )
+    for origin, r in examples:
+        which = classify(r)
+        if which and which not in read:
+            read[which] = _example_case(which, origin, r)
     for d in CASES:
         if d.id == "reasoning":
             continue
+        other = read.get(d.id)
+        why = ""
+        if other is None and d.id == "content-only":
+            other = Case(case=d.id, source="writer", text=d.content, expected=_expected(d), tools=ALL_TOOLS)
+        elif other is None:
+            other, why = _written(d, examples, tokens)
+            for whose, found in borrowed or () if not examples and not template else ():
+                if other is None:
+                    other, why = _written(d, found, tokens, at=whose)
         if template:
             out[d.id] = _template_case(d, *template)
-            out[d.id].fallback = read.get(d.id)
-        elif d.id in read:
-            out[d.id] = read[d.id]
-        elif d.id == "content-only":
-            out[d.id] = Case(
-                case=d.id, source="writer", text=d.content, expected=_expected(d), tools=ALL_TOOLS
-            )
+            out[d.id].fallback = other
+        elif other is not None:
+            out[d.id] = other
         else:
             out[d.id] = Case(
                 case=d.id,
                 source="none",
-                why=f"no chat template of {name} at {facts.version}, and no literal of its test files shows "
-                f"{BY_ID[d.id].description}",
+                why=f"no chat template of {name} at {facts.version}; no literal of its test files shows "
+                f"{BY_ID[d.id].description}, and the writer cannot write it: {why}",
             )
     out["reasoning"] = _reasoning(
         BY_ID["reasoning"], name, facts.version, out["single"], think, reasoning, template
     )
-    for c in [*read.values(), *out.values()]:
+    for c in [*read.values(), *(c.fallback for c in out.values() if c.fallback), *out.values()]:
         c.key = _digest(
             CASES_FORMAT,
             c.case,

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..answers.atlas_cases import Facts, name_cases, think_tokens
+from ..answers.atlas_cases import Facts, examples_of, name_cases, template_of, think_tokens
 from ..answers.atlas_verdict import CORE_MODES, MODES, SERVING_MODES, normalized, verdict
 from .trees import ReplayError, cache_root, materialize
 
@@ -99,7 +99,33 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
     out = Plan()
     child = child_digest()
     stored = _stored(db)
-    for v in versions:
+    # the examples of each name at each version (its test files' literals read as calls), for the writer of
+    # a version where the name has none (its nearest version's, when they hold only its tokens there)
+    examples: dict[str, dict[int, list]] = {}
+    related: dict[tuple[int, str], dict[str, list[str]]] = {}  # (version, name) -> {same, parent: names}
+    for i, v in enumerate(versions):
+        facts = Facts(db, v)
+        classes: dict[tuple, list[str]] = {}
+        named = db.execute(
+            "select name, code_sig, real_file, real_class, parent_file, parent_class from parser_map_v"
+            " where version = ? and kind = ? order by name",
+            [v, kind],
+        ).fetchall()
+        for name, _, real_file, real_class, _, _ in named:
+            if real_class:
+                classes.setdefault((real_file, real_class), []).append(name)
+        wanted = names is None or set(names)
+        for name, sig, real_file, real_class, parent_file, parent_class in named:
+            same = [n for n in classes.get((real_file, real_class), []) if n != name] if real_class else []
+            parent = classes.get((parent_file, parent_class), []) if parent_class else []
+            if wanted is True or name in wanted or set(same + parent) & wanted:
+                found = examples_of(
+                    facts, kind, name, specials_of(db, name, v, kind, sig or f"version {v}")[0]
+                )
+                if found:
+                    examples.setdefault(name, {})[i] = found
+            related[(i, name)] = {"same": same, "parent": parent}
+    for i, v in enumerate(versions):
         registered = [
             (r[0], r[1])
             for r in db.execute(
@@ -126,7 +152,23 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
                 think = think_tokens(name_sentinels(db, pair, v, "reasoning"))
                 r_sig = _registered(db, v, "reasoning", pair)
                 r_specials, r_written = specials_of(db, pair, v, "reasoning", r_sig)
-            cases = name_cases(facts, kind, name, specials, think, pair)
+            own = examples.get(name, {})
+            rel = related.get((versions.index(v), name), {"same": [], "parent": []})
+            mine = own.get(i, [])
+            template = None
+            for other in rel["same"]:  # a name of the same class: its template, its examples as its own
+                template = template or template_of(facts, kind, other)
+                mine = mine or examples.get(other, {}).get(i, [])
+            borrowed = []
+            near = min(own, key=lambda j: (abs(j - i), -j)) if own and i not in own else None
+            if near is not None:
+                borrowed.append((f"at {versions[near]}", own[near]))
+            for other in rel["parent"]:
+                if examples.get(other, {}).get(i):
+                    borrowed.append((f"of {other}, its parent class", examples[other][i]))
+            cases = name_cases(
+                facts, kind, name, specials, think, pair, examples=mine, borrowed=borrowed, template=template
+            )
             todo = []
             for c in cases:
                 if c.source == "none":
@@ -446,5 +488,5 @@ def _store_map(db, p: Plan) -> None:
             " detail) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(ids[v], *rest) for v, *rest in p.map_rows],
         )
-        for key, case in p.cases.items():
+        for case in p.cases.values():
             _case_row(conn, case)
