@@ -27,13 +27,14 @@ template's blob or the literal, the case's calls, tools and reasoning parser): t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 
 from ..extract.tokens import TOKEN
-from .atlas_literals import literals
+from .atlas_literals import stored
 from .atlas_shapes import Reading, classify, concrete, read_calls, write
 
 CASES_FORMAT = 1  # bump when how a case is made changes: every cell is then run again
@@ -207,10 +208,21 @@ class Facts:
             r[0]: r[1]
             for r in db.execute(
                 "select file, blob_id from version_files where version = ?"
-                " and (file like 'examples/%' or file like 'tests/%')",
+                " and (file like 'examples/%' or file like 'tests/%' or file like 'docs/%')",
                 [version],
             )
         }
+
+    def docs(self) -> list[str]:
+        """The tool-calling documentation pages of the version."""
+        from ..core.scope import DOCS
+
+        return [p for p in DOCS if p in self.blobs]
+
+    def literals(self, path: str) -> list[tuple[int, str]]:
+        """The model-output literals of a test file, the code of a documentation page (stored: atlas_literals)."""
+        blob = self.blobs.get(path)
+        return stored(self.db, blob, path, lambda: self.text(path)) if blob else []
 
     def templates(self, kind: str, name: str) -> list[str]:
         m = self.matched.get((kind, name), {})
@@ -287,26 +299,33 @@ def examples_of(facts: Facts, kind: str, name: str, tokens: list[str]) -> list[t
     """(origin, reading) of each literal of the name's test files whose calls the shape reader reads, in the
     files' order; a literal with text before its calls also without it."""
     out = []
-    for path in facts.tests(kind, name):
-        src = facts.text(path)
-        if src is None:
-            continue
-        for line, value in literals(src):
-            toks = concrete(tokens, value)
-            if tokens and not any(t in value for t in toks):
-                continue
-            r = read_calls(value, toks)
-            if r is None:
-                continue
-            r.tokens = [t for t in toks if t in value]
-            if not TOKEN.search(r.before):  # text, not markup the reader does not read (a think block)
-                out.append((f"{path}:{line}", r))
-            if r.before.strip():  # its call markup alone: the same calls, no text before
-                bare = read_calls(value[len(r.before) :], toks)
-                if bare is not None:
-                    bare.tokens = [t for t in toks if t in bare.text]
-                    out.append((f"{path}:{line} (its text before the calls left out)", bare))
+    for path in [*facts.tests(kind, name), *(facts.docs() if tokens else ())]:
+        for line, value in facts.literals(path):
+            where = f"{path}:{line}" if line else path
+            for r, how in _read(value, tuple(tokens)):
+                out.append((where + how, r))
     return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _read(value: str, tokens: tuple[str, ...]) -> tuple[tuple[Reading, str], ...]:
+    """The readings of one literal for a name's tokens (see examples_of), each with how it was cut."""
+    toks = concrete(list(tokens), value)
+    if tokens and not any(t in value for t in toks):
+        return ()
+    r = read_calls(value, toks)
+    if r is None:
+        return ()
+    r.tokens = [t for t in toks if t in value]
+    out = []
+    if not TOKEN.search(r.before):  # text, not markup the reader does not read (a think block)
+        out.append((r, ""))
+    if r.before.strip():  # its call markup alone: the same calls, no text before
+        bare = read_calls(value[len(r.before) :], toks)
+        if bare is not None:
+            bare.tokens = [t for t in toks if t in bare.text]
+            out.append((bare, " (its text before the calls left out)"))
+    return tuple(out)
 
 
 def _example_case(which: str, origin: str, r: Reading) -> Case:

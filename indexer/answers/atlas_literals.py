@@ -15,7 +15,9 @@ folder below computes such expressions from what the file itself binds, and give
 - a call of a module-level function of the file whose body is one `return EXPR` (a docstring before it
   allowed), its arguments folded and bound to its parameters (`*args` as a tuple), at most a few calls deep.
 
-`literals(source)` gives each outermost expression that folds to a string, with its line, in file order.
+`literals(source)` gives each outermost expression that folds to a string, with its line, in file order;
+`code_blocks(markdown)` the fenced code blocks and inline code of a documentation page. `stored(db, blob,
+path)` either, as the database keeps them (table atlas_literals: read once per blob, by FORMAT).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 
+FORMAT = 1  # bump when what is read changes: the stored literals are read again
 MAX_DEPTH = 4  # helper calls inside helper calls
 MIN_LENGTH = 8  # shorter strings are not model outputs
 
@@ -236,3 +240,51 @@ def literals(source: str) -> tuple[tuple[int, str], ...]:
     for stmt in tree.body:
         visit(stmt, module)
     return tuple(sorted((line, v) for v, line in out.items()))
+
+
+_FENCE = re.compile(r"^(```+|~~~+)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
+_INLINE = re.compile(r"`([^`\n]{8,})`")
+
+
+def code_blocks(markdown: str) -> tuple[tuple[int, str], ...]:
+    """The fenced code blocks (their text) and inline code spans of a Markdown page, (line, value)."""
+    out = []
+    for m in _FENCE.finditer(markdown):
+        out.append((markdown.count("\n", 0, m.start()) + 2, m.group(2).rstrip("\n")))
+    for m in _INLINE.finditer(_FENCE.sub("", markdown)):
+        out.append((0, m.group(1)))
+    return tuple(dict.fromkeys(out))
+
+
+def stored(db, blob: str, path: str, text) -> list[tuple[int, str]]:
+    """The literals of a test file (`path` a .py) or the code of a documentation page, as stored in the
+    database: read once (`text()` gives the file's text) and kept in atlas_literals, when the connection
+    writes (a reader without the table reads them every time)."""
+    try:
+        row = db.execute("select format from atlas_read where blob_id = ?", [blob]).fetchone()
+    except Exception:  # noqa: BLE001 - an older database without the atlas's tables
+        row = None
+    if row is not None and row[0] == FORMAT:
+        return [
+            tuple(r)
+            for r in db.execute(
+                "select line, value from atlas_literals where blob_id = ? order by rowid", [blob]
+            )
+        ]
+    source = text()
+    if source is None:
+        return []
+    found = list(literals(source) if path.endswith(".py") else code_blocks(source))
+    try:
+        with db.conn:
+            db.conn.execute("delete from atlas_literals where blob_id = ?", [blob])
+            db.conn.executemany(
+                "insert into atlas_literals(blob_id, line, value) values (?, ?, ?)",
+                [(blob, n, v) for n, v in found],
+            )
+            db.conn.execute(
+                "insert or replace into atlas_read(blob_id, format) values (?, ?)", [blob, FORMAT]
+            )
+    except Exception:  # noqa: BLE001, S110 - a read-only connection: read again next time
+        pass
+    return found

@@ -307,6 +307,15 @@ create table if not exists atlas_map (
     primary key (version_id, kind, name, case_id)
 ) without rowid;
 create index if not exists atlas_map_name on atlas_map(kind, name);
+create table if not exists atlas_literals (  -- the model-output literals of test files and documentation pages
+    blob_id text not null,         -- the file's content
+    line integer not null,
+    value text not null            -- a string the test writes (folded: answers/atlas_literals.py), a code block
+);
+create index if not exists atlas_literals_blob on atlas_literals(blob_id);
+create table if not exists atlas_read (  -- the blobs whose literals atlas_literals holds, read by which reader
+    blob_id text primary key, format integer not null
+) without rowid;
 """
 
 FACT_TABLES = (
@@ -825,7 +834,7 @@ MIGRATIONS: dict[int, str] = {
     # the code's inverted index of blocks of line ids gives way to code_postings, the places of each line
     # (filled from the stored arrays: FILLED_BY)
     11: "drop table if exists code_index; delete from meta where key = 'code_block_shift';",
-    # the behaviour atlas (issue 44): atlas_cases, atlas_cells, atlas_map and the view atlas_v
+    # the behaviour atlas (issue 44): atlas_cases, atlas_cells, atlas_map, atlas_literals, atlas_read, the view atlas_v
     12: ATLAS_TABLES,
 }
 
