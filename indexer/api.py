@@ -103,9 +103,15 @@ class Index:
         return history(self.db, name, kind)
 
     def diff(self, a: str, b: str) -> Diff:
+        from .answers.atlas import behaviour_changes, has_atlas
         from .answers.diff import diff
 
-        return diff(self.db, a, b)
+        d = diff(self.db, a, b)
+        if has_atlas(self.db):  # the behaviour atlas's section, where it ran both versions
+            changed = behaviour_changes(self.db, d.a, d.b)
+            if changed:
+                d.behaviour = [c.to_json() for c in changed]
+        return d
 
     def contract(self, at: str | None = None) -> Contract:
         """The parser contract of a version (default: the newest indexed): the bases plugins derive from, the
@@ -140,9 +146,16 @@ class Index:
 
     def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
         """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""
+        from .answers.atlas import behaviour, has_atlas
         from .answers.card import cards
 
-        return cards(self.db, name, at, kind)
+        found = cards(self.db, name, at, kind)
+        if has_atlas(self.db):  # the behaviour atlas's section, where it ran the name
+            for c in found:
+                ranges = behaviour(self.db, c.kind, c.name)
+                if ranges:
+                    c.behaviour = [b.to_json() for b in ranges]
+        return found
 
     def card_set(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> CardSet:
         """The cards of `cards()` as `card --format json` and the MCP tool answer them (schema `card`): with the
@@ -372,9 +385,15 @@ class Index:
     def parser_page(self, kind: str, name: str, at: str | None = None) -> ParserPage:
         """The browser's page of a parser name (/-/parser/KIND/NAME): its card at a version (default: the newest
         that has it), its hops, its history as ranges, each version where its own code changed."""
+        from .answers.atlas import behaviour, has_atlas
         from .answers.pages import parser_page
 
-        return parser_page(self.db, kind, name, at)
+        page = parser_page(self.db, kind, name, at)
+        if has_atlas(self.db):  # the behaviour atlas's section, where it ran the name
+            ranges = behaviour(self.db, kind, name)
+            if ranges:
+                page.card.behaviour = [b.to_json() for b in ranges]
+        return page
 
     def version_page(self, label: str) -> VersionPage:
         """The browser's page of a version (/-/version/LABEL): its names by kind and impl, what changed from the
@@ -478,13 +497,15 @@ class Index:
         kind: str = "tool",
         case: str | None = None,
         mode: str | None = None,
+        sources: bool = True,
     ) -> Atlas:
         """The behaviour atlas as stored (schema `atlas`): every parser name asked (default: all) at every version
         asked (`tags`, default: all), each case of its own files in each mode ok, wrong, error or not-applicable,
-        and where cells change; only `case` and `mode` when given. Reads the store only: `run_atlas` runs it."""
+        and where cells change; only `case` and `mode` when given; `sources`: where each row's cases come from
+        (their raw outputs). Reads the store only: `run_atlas` runs it."""
         from .answers.atlas import atlas
 
-        return atlas(self.db, names, tags=tags, kind=kind, case=case, mode=mode)
+        return atlas(self.db, names, tags=tags, kind=kind, case=case, mode=mode, sources=sources)
 
     def behaviour(self, name: str, kind: str = "tool") -> list[BehaviourRange]:
         """The versions where a parser name's atlas cells are wrong or an error, by reason, with the version that

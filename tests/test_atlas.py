@@ -185,3 +185,92 @@ def test_cli_runs_shows_and_answers_json_by_its_schema(ran, tmp_path):
 def test_no_run_on_a_database_never_run_says_so(atlas_db):
     res = tpindex("atlas", "--no-run", "--db", atlas_db, ok=False)
     assert res.exit_code == 2 and "tpindex atlas" in res.output
+
+
+def test_card_and_parser_page_show_the_behaviour_ranges_with_the_code_diff_at_the_change(ran):
+    from indexer.api import Index
+
+    db, _ = ran
+    (card,) = Index(db).cards("literal", at="v0.11.2")
+    (b,) = [b for b in card.behaviour if b["what"] == "arguments not valid JSON"]
+    assert (b["first"], b["last"], b["fixed_in"], b["before"]) == ("v0.11.2", "v0.11.2", None, "v0.11.1")
+    assert "single stream:token" in b["cells"]
+    text = tpindex("card", "literal", "--at", "v0.11.2", "--db", db).output
+    assert "behaviour (atlas)" in text and "tpindex diff v0.11.1 v0.11.2 --code literal" in text
+    fixed = [
+        b
+        for b in Index(db).cards("fixture_json", at="v0.11.2")[0].behaviour
+        if b["what"] == "arguments missing"
+    ]
+    assert fixed and fixed[0]["last"] == "v0.6.3" and fixed[0]["fixed_in"] == "v0.11.1"
+
+
+def test_diff_has_a_behaviour_changes_section(ran):
+    db, _ = ran
+    d = json.loads(tpindex("diff", "v0.11.1", "v0.11.2", "--db", db, "--format", "json", ok=False).output)
+    assert any(c["name"] == "literal" and c["after"] == "wrong" for c in d["behaviour"])
+    text = tpindex("diff", "v0.11.1", "v0.11.2", "--db", db, ok=False).output
+    assert "behaviour changes from v0.11.1 to v0.11.2" in text
+
+
+def test_atlas_page_reads_the_store_and_runs_nothing_on_a_get(ran, monkeypatch):
+    import re
+
+    from fixtures.serve import serve
+
+    import indexer.replay.runner
+
+    def refuse(*a, **k):
+        raise AssertionError("a GET of /-/atlas ran code")
+
+    monkeypatch.setattr(indexer.replay.runner, "run", refuse)
+    db, _ = ran
+    client = serve(db)
+    try:
+        page = client.get("/-/atlas")
+        assert page.status_code == 200, page.text[:300]
+        assert 'data-name="literal"' in page.text and 'class="c s-wrong"' in page.text
+        only = client.get("/-/atlas?case=content-only&mode=nonstream")
+        assert only.status_code == 200 and 'class="c s-wrong"' not in only.text
+        row = client.get("/-/atlas?name=literal&version=v0.11.2")
+        assert row.status_code == 200
+        assert "arguments not valid JSON" in row.text
+        form = re.search(r'<form method="post" action="[^"]*/-/replay[^"]*">(.*?)</form>', row.text, re.S)
+        assert (
+            form
+            and 'name="name" value="literal"' in form.group(1)
+            and 'name="tags" value="v0.11.2"' in form.group(1)
+        )
+        parser = client.get("/-/parser/tool/literal?v=v0.11.2")
+        assert parser.status_code == 200 and 'id="behaviour"' in parser.text
+    finally:
+        client.close()
+
+
+def test_mcp_tool_answers_from_the_store(ran, tmp_path):
+    import os
+
+    import anyio
+    import jsonschema
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    db, _ = ran
+    exe = str(Path(sys.executable).parent / "tpindex")
+
+    async def main():
+        params = StdioServerParameters(command=exe, args=["mcp", "--db", str(db)], env=dict(os.environ))
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tool = {t.name: t for t in (await session.list_tools()).tools}["atlas"]
+                result = await session.call_tool("atlas", {"names": ["literal"], "case": "single"})
+                assert not result.is_error, result.content
+                jsonschema.Draft202012Validator(tool.output_schema).validate(result.structured_content)
+                rows = result.structured_content["rows"]
+                assert {r["version"] for r in rows} == {"v0.11.1", "v0.11.2"}
+
+    anyio.run(main)

@@ -64,10 +64,11 @@ def atlas(
     kind: str = "tool",
     case: str | None = None,
     mode: str | None = None,
+    sources: bool = True,
     _versions: list[str] | None = None,
 ) -> Atlas:
     """The stored atlas of `names` (None: every name) at the versions of `tags` (None: every indexed version),
-    only the cells of `case` and `mode` when given."""
+    only the cells of `case` and `mode` when given; `sources`: each row's cases' sources too."""
     from .grep import select_versions
 
     if case is not None and case not in CASE_IDS:
@@ -93,7 +94,7 @@ def atlas(
         for m in [r["mode"]] if r["mode"] is not None else MODES:  # no case: not applicable in every mode
             if mode is None or m == mode:
                 row.cells.append(AtlasCell(r["case_id"], m, r["status"], r["detail"]))
-    for r in queries.rows(db, "atlas_sources", **params):
+    for r in queries.rows(db, "atlas_sources", **params) if sources else ():
         row = rows.get((r["version"], r["name"]))
         if row is None or (case and r["case_id"] != case):
             continue

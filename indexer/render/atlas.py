@@ -69,9 +69,13 @@ def _head(a: Atlas) -> str:
     )
 
 
-def _change(c: AtlasChange) -> str:
-    detail = f" ({c.detail})" if c.detail and c.after not in ("ok", "not-applicable") else ""
-    return f"{c.version}  {c.case} {c.mode or 'every mode'}: {c.before} -> {c.after}{detail}"
+def _changes(mine: list[AtlasChange]) -> list[str]:
+    """A name's changes, the cells that changed alike at one version on one line."""
+    out = []
+    for (_, version, before, after, _), cs in _grouped(mine):
+        detail = f" ({cs[0].detail})" if cs[0].detail and after != "ok" else ""
+        out.append(f"{version}  {_cells(cs)}: {before} -> {after}{detail}")
+    return out
 
 
 def _run(a: Atlas) -> list[str]:
@@ -109,7 +113,7 @@ def format_text(a: Atlas) -> str:
         mine = [c for c in a.changes if c.name == name]
         if mine:
             out.append("  changes (first version with the new behaviour):")
-            out += [f"    {_change(c)}" for c in mine]
+            out += [f"    {x}" for x in _changes(mine)]
     if a.not_run:
         out += [
             "",
@@ -139,7 +143,7 @@ def format_markdown(a: Atlas) -> str:
         mine = [c for c in a.changes if c.name == name]
         if mine:
             out += ["", "Changes (first version with the new behaviour):", ""]
-            out += [f"- {_md(_change(c))}" for c in mine]
+            out += [f"- {_md(x)}" for x in _changes(mine)]
     if a.not_run:
         out += ["", f"Not run yet: {', '.join(a.not_run)}"]
     out += _run(a)
@@ -155,10 +159,31 @@ def behaviour_line(b: BehaviourRange) -> str:
     return f"{', '.join(modes)} ({', '.join(cases)}): {b.what} {span}{fixed}"
 
 
+def _grouped(changes: list[AtlasChange]) -> list[tuple[tuple, list[AtlasChange]]]:
+    """Changes grouped by (name, version, before, after, reason): one line for the cells that changed alike."""
+    from ..answers.atlas_verdict import what
+
+    groups: dict[tuple, list[AtlasChange]] = {}
+    for c in changes:
+        groups.setdefault((c.name, c.version, c.before, c.after, what(c.detail)), []).append(c)
+    return list(groups.items())
+
+
+def _cells(cs: list[AtlasChange]) -> str:
+    """`single, nested in stream:token, stream:char` (or each case's modes when they differ)."""
+    modes: dict[str, list[str]] = {}
+    for c in cs:
+        modes.setdefault(c.case, []).append(c.mode)
+    shapes = {tuple(m) for m in modes.values()}
+    if len(shapes) == 1:
+        return f"{', '.join(modes)} in {', '.join(next(iter(shapes)))}"
+    return "; ".join(f"{case} in {', '.join(ms)}" for case, ms in modes.items())
+
+
 def behaviour_changes_lines(changes: list[AtlasChange]) -> list[str]:
-    """`diff A B`'s behaviour section."""
-    return [
-        f"{c.name} {c.case} {c.mode}: {c.before} -> {c.after}"
-        + (f" ({c.detail})" if c.detail and c.after != "ok" else "")
-        for c in changes
-    ]
+    """`diff A B`'s behaviour section: per name, the cells that changed alike on one line."""
+    out = []
+    for (name, _, before, after, _), cs in _grouped(changes):
+        detail = f": {cs[0].detail}" if cs[0].detail and after != "ok" else ""
+        out.append(f"{name} {_cells(cs)}: {before} -> {after}{detail}")
+    return out

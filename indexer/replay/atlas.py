@@ -253,29 +253,21 @@ def run_atlas(
         for v, (tree, items) in p.items.items()
         for i in range(0, len(items), chunk)
     ]
-    ran_cells, cpu, ran_pairs = 0, 0.0, set()
+    done = {"cells": 0, "cpu": 0.0, "pairs": set()}
+
+    def store(v: str, item: dict, cases: dict) -> None:
+        done["cells"] += _store_item(db, p, v, item, cases)
+        done["pairs"].add(f"{item['name']} {v}")
+
     if work:
         python = env.interpreter(cache_root(), notice or (lambda m: None))
         tmp = Path(tempfile.mkdtemp(prefix="tpindex-atlas-"))
         try:
-            results = _run_jobs(python, work, tmp, jobs, progress)
-            retry = []
-            for (v, tree, items), res in zip(work, results, strict=True):
-                got = res["items"]
-                cpu += res.get("cpu_seconds") or 0.0
-                for it in items:
-                    if it["id"] in got:
-                        ran_cells += _store_item(db, p, v, it, got[it["id"]])
-                        ran_pairs.add(f"{it['name']} {v}")
-                    else:
-                        retry.append((v, tree, [it], res))
-            if retry:  # each name its worker did not finish, alone (a spin or a crash is then its own)
-                again = _run_jobs(python, [(v, t, i) for v, t, i, _ in retry], tmp, jobs, progress)
-                for (v, _, (it,), first), res in zip(retry, again, strict=True):
-                    cpu += res.get("cpu_seconds") or 0.0
-                    got = res["items"].get(it["id"]) or _failed(it, res if res.get("error") else first)
-                    ran_cells += _store_item(db, p, v, it, got)
-                    ran_pairs.add(f"{it['name']} {v}")
+            left = _run_jobs(python, work, tmp, jobs, progress, store, done)
+            if left:  # each name its worker did not finish, alone (a spin or a crash is then its own)
+                again = [(v, t, [it]) for v, t, it, _ in left]
+                for v, _, it, res in _run_jobs(python, again, tmp, jobs, progress, store, done):
+                    store(v, it, _failed(it, res))
         finally:
             import shutil
 
@@ -283,19 +275,21 @@ def run_atlas(
     _store_map(db, p)
     answer = atlas(db, names, tags=tags, kind=kind, _versions=versions)
     answer.run = AtlasRun(
-        cells_run=ran_cells,
+        cells_run=done["cells"],
         cells_reused=p.reused,
-        ran=sorted(ran_pairs, key=lambda s: (versions.index(s.split(" ")[1]), s)),
+        ran=sorted(done["pairs"], key=lambda s: (versions.index(s.split(" ")[1]), s)),
         jobs=len(work),
         seconds=round(time.monotonic() - t0, 2),
-        cpu_seconds=round(cpu + time.process_time() - cpu0, 2),
+        cpu_seconds=round(done["cpu"] + time.process_time() - cpu0, 2),
     )
     return answer
 
 
-def _run_jobs(python, work, tmp: Path, parallel: int | None, progress) -> list[dict]:
-    """Each (version, tree, items) as one worker's job; -> per job {"items": {id: cases}, "cpu_seconds",
-    "error"}, the items of a worker that did not finish read from what it appended as it went."""
+def _run_jobs(python, work, tmp: Path, parallel: int | None, progress, store, done: dict) -> list[tuple]:
+    """Each (version, tree, items) as one worker's job; each item's cases stored (`store(version, item,
+    cases)`) as soon as its job ends, read from what its worker appended as it went (so a run killed midway
+    keeps the jobs it finished); -> (version, tree, item, the job's result) of the items a worker did not
+    finish."""
     from . import runner
 
     job_list = []
@@ -312,10 +306,28 @@ def _run_jobs(python, work, tmp: Path, parallel: int | None, progress) -> list[d
     digest = hashlib.sha256(str(python).encode()).hexdigest()[:12]
     root = cache_root()
     n = max(len(it) for _, _, it in work)
+    stored: set[tuple[int, str]] = set()
+
+    def collect(k: int) -> None:
+        v, _, items = work[k]
+        by_id = {it["id"]: it for it in items}
+        try:
+            lines = Path(job_list[k]["partial"]).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return
+        for line in lines:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue  # a line its worker was writing when it was killed
+            if d["id"] in by_id and (k, d["id"]) not in stored:
+                stored.add((k, d["id"]))
+                store(v, by_id[d["id"]], d["cases"])
 
     def tick(jid, count, total):
+        k = int(jid.split("-")[1])
+        collect(k)
         if progress:
-            k = int(jid.split("-")[1])
             v, _, items = work[k]
             progress(f"{v}: {', '.join(it['name'] for it in items)[:60]} ({count}/{total} jobs)")
 
@@ -329,27 +341,14 @@ def _run_jobs(python, work, tmp: Path, parallel: int | None, progress) -> list[d
         root=root,
         progress=tick,
     )
-    out = []
-    for j in job_list:
+    left = []
+    for k, j in enumerate(job_list):
+        collect(k)
         r = results.get(j["id"]) or {}
-        items = r.get("items") if isinstance(r.get("items"), dict) else None
-        if items is None:
-            items = {}
-            try:
-                for line in Path(j["partial"]).read_text(encoding="utf-8").splitlines():
-                    d = json.loads(line)
-                    items[d["id"]] = d["cases"]
-            except (OSError, ValueError):
-                pass
-        out.append(
-            {
-                "items": items,
-                "cpu_seconds": r.get("cpu_seconds"),
-                "error": r.get("error"),
-                "status": r.get("status"),
-            }
-        )
-    return out
+        done["cpu"] += r.get("cpu_seconds") or 0.0
+        v, tree, items = work[k]
+        left += [(v, tree, it, r) for it in items if (k, it["id"]) not in stored]
+    return left
 
 
 def _failed(item: dict, res: dict) -> dict:
