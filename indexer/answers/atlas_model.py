@@ -79,6 +79,7 @@ class AtlasRun(Model):
     jobs: int
     seconds: float
     cpu_seconds: float  # tpindex's own and its replay workers'
+    worker_cpu_seconds: float  # its replay workers' alone (they are the warm replay server's children)
 
 
 @dataclass

@@ -281,6 +281,7 @@ def run_atlas(
         jobs=len(work),
         seconds=round(time.monotonic() - t0, 2),
         cpu_seconds=round(done["cpu"] + time.process_time() - cpu0, 2),
+        worker_cpu_seconds=round(done["cpu"], 2),
     )
     return answer
 
