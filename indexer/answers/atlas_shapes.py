@@ -331,7 +331,7 @@ def classify(r: Reading) -> str | None:
         isinstance(v, (dict, list)) or (isinstance(v, str) and ('"' in v or "\\" in v)) for v in args.values()
     ):
         return "nested"
-    if not json.dumps(args).isascii() or not r.calls[0][0].isascii():
+    if not json.dumps(args, ensure_ascii=False).isascii() or not r.calls[0][0].isascii():
         return "unicode"
     return "single"
 
