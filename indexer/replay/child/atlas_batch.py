@@ -26,6 +26,7 @@ import os
 import re
 import signal
 import sys
+import types
 
 import drive
 import standins
@@ -53,6 +54,7 @@ def _templates():
 
 
 _TEMPLATES = []
+_COMPILED: dict = {}  # template source -> compiled template (or why it does not compile)
 
 
 def _common(a: str, b: str) -> tuple[int, int]:
@@ -69,11 +71,15 @@ def render(case: dict) -> tuple[str | None, str | None]:
     (the engine stops on it)."""
     if not _TEMPLATES:
         _TEMPLATES.append(_templates())
-    env = _TEMPLATES[0].environment()
-    try:
-        template = env.from_string(case["template"])
-    except Exception as e:  # noqa: BLE001 - a template that does not compile is the case's finding
-        return None, f"the template does not compile ({type(e).__name__}: {str(e)[:200]})"
+    source = case["template"]
+    if source not in _COMPILED:  # a template is compiled once a worker (every case of a name renders it)
+        try:
+            _COMPILED[source] = _TEMPLATES[0].environment().from_string(source)
+        except Exception as e:  # noqa: BLE001 - a template that does not compile is the case's finding
+            _COMPILED[source] = f"the template does not compile ({type(e).__name__}: {str(e)[:200]})"
+    template = _COMPILED[source]
+    if isinstance(template, str):
+        return None, template
     user, turn = case["messages"]
     base = {"bos_token": "<s>", "eos_token": "</s>", "add_generation_prompt": False}
     tools = case.get("tools")
@@ -202,9 +208,37 @@ def _one(item: dict, case: dict, job: dict) -> dict:
     return {"text": text, "na": None, "result": result, "fallback": used}
 
 
+def _signatures_once(call):
+    """drive.call reads the signature of the function it calls, each call (a parser's streaming method is
+    called once per delta); the signature of one function is the same each time: read once."""
+    import functools
+    import inspect
+
+    @functools.lru_cache(maxsize=4096)
+    def signature(fn):
+        return inspect.signature(fn)
+
+    def cached(fn, *args, **kwargs):
+        target = getattr(fn, "__func__", fn)
+        if not isinstance(target, types.FunctionType):  # a class, a builtin, a callable object: as drive does
+            return call(fn, *args, **kwargs)
+        try:
+            params = signature(target).parameters
+        except (TypeError, ValueError):
+            return call(fn, *args, **kwargs)
+        if target is not fn:  # a bound method: its first parameter is bound
+            params = dict(list(params.items())[1:])
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            kwargs = {k: v for k, v in kwargs.items() if k in params}
+        return fn(*args, **kwargs)
+
+    return cached if getattr(call, "__name__", "") == "call" else call
+
+
 def run(job: dict) -> dict:
     signal.signal(signal.SIGPROF, _on_alarm)
     standins.install = _install_once(standins.install)
+    drive.call = _signatures_once(drive.call)
     out: dict = {"version": job["version"], "items": {}}
     partial = job.get("partial")
     for item in job["items"]:
