@@ -38,23 +38,29 @@ TEST_FILE = textwrap.dedent(
     def test_local(parser):
         local = "<tool_call>" + json.dumps({"name": "f", "arguments": ARGS}) + "</tool_call>"
         assert parser.parse(local)
+
+
+    def test_malformed_call_is_content(parser):
+        assert not parser.parse("<tool_call>" + json.dumps({"name": "g", "arguments": ARGS}))
     """
 )
 
 
 def test_literals_are_folded_from_what_the_file_binds():
-    values = [v for _, v in literals(TEST_FILE)]
+    values = [v for _, v, _ in literals(TEST_FILE)]
     assert '<calls><call>get_weather<sep>{"city": "Oslo"}</call></calls>' in values
     assert "Sure. <calls><call>a<sep>{}</call><call>b<sep>{}</call></calls>" in values
     assert '[{"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}]' in values
     assert '<tool_call>{"name": "f", "arguments": {"city": "Oslo", "days": 2}}</tool_call>' in values
-    lines = dict((v, line) for line, v in literals(TEST_FILE))
+    lines = {v: line for line, v, _ in literals(TEST_FILE)}
     assert lines['[{"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}]'] == 20
+    negative = {v for _, v, neg in literals(TEST_FILE) if neg}
+    assert negative == {'<tool_call>{"name": "g", "arguments": {"city": "Oslo", "days": 2}}'}
 
 
 def test_code_blocks_of_a_page():
     page = 'Text\n\n```json\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\n\nand `inline code here`\n'
-    assert [v for _, v in code_blocks(page)] == [
+    assert [v for _, v, _ in code_blocks(page)] == [
         '<tool_call>{"name": "f", "arguments": {}}</tool_call>',
         "inline code here",
     ]

@@ -210,18 +210,14 @@ def behaviour_changes(db, a: str, b: str) -> list[AtlasChange]:
     (`diff A B`'s behaviour section); [] when the atlas has run neither."""
     if not has_atlas(db):
         return []
-    params = {"kind": "tool", "names": None}
     cells: dict[str, dict[tuple, AtlasCell]] = {a: {}, b: {}}
     kinds = {}
-    for kind in ("tool", "reasoning"):
-        params["kind"] = kind
-        for r in queries.rows(db, "atlas_cells", **params):
-            if r["version"] in cells:
-                for m in [r["mode"]] if r["mode"] is not None else MODES:
-                    cells[r["version"]][(r["name"], r["case_id"], m)] = AtlasCell(
-                        r["case_id"], m, r["status"], r["detail"]
-                    )
-                    kinds[r["name"]] = kind
+    for r in queries.rows(db, "atlas_cells_at", a=a, b=b):
+        for m in [r["mode"]] if r["mode"] is not None else MODES:
+            cells[r["version"]][(r["name"], r["case_id"], m)] = AtlasCell(
+                r["case_id"], m, r["status"], r["detail"]
+            )
+            kinds[r["name"]] = r["kind"]
     out = []
     for key, now in cells[b].items():
         prev = cells[a].get(key)

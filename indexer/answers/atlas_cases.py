@@ -175,7 +175,7 @@ class Case:
                 require=self.require,
             )
             if self.fallback is not None:
-                out["fallback"] = {"text": self.fallback.text}
+                out["fallback"] = {"text": self.fallback.text, "tools": self.fallback.tools}
         else:
             out["text"] = self.text
         return out
@@ -219,7 +219,7 @@ class Facts:
 
         return [p for p in DOCS if p in self.blobs]
 
-    def literals(self, path: str) -> list[tuple[int, str]]:
+    def literals(self, path: str) -> list[tuple[int, str, bool]]:
         """The model-output literals of a test file, the code of a documentation page (stored: atlas_literals)."""
         blob = self.blobs.get(path)
         return stored(self.db, blob, path, lambda: self.text(path)) if blob else []
@@ -300,7 +300,9 @@ def examples_of(facts: Facts, kind: str, name: str, tokens: list[str]) -> list[t
     files' order; a literal with text before its calls also without it."""
     out = []
     for path in [*facts.tests(kind, name), *(facts.docs() if tokens else ())]:
-        for line, value in facts.literals(path):
+        for line, value, negative in facts.literals(path):
+            if negative:  # a literal its test expects the parser not to read whole
+                continue
             where = f"{path}:{line}" if line else path
             for r, how in _read(value, tuple(tokens)):
                 out.append((where + how, r))

@@ -27,7 +27,7 @@ import functools
 import json
 import re
 
-FORMAT = 1  # bump when what is read changes: the stored literals are read again
+FORMAT = 2  # bump when what is read changes: the stored literals are read again
 MAX_DEPTH = 4  # helper calls inside helper calls
 MIN_LENGTH = 8  # shorter strings are not model outputs
 
@@ -189,39 +189,55 @@ def _returns_only(fn: ast.FunctionDef):
     return None
 
 
+# words of a test's name (its function, the variable a literal is bound to, a pytest.param id) saying the
+# literal is one the parser must not read as calls, or reads only in part
+NEGATIVE = re.compile(
+    r"(?i)(invalid|malformed|broken|incomplete|partial|truncat|unclos|untermin|corrupt|garbage|reject|fail|error"
+    r"|wrong|mismatch|bad_|_bad|leak|unknown|not_a|no_tool|missing)"
+)
+
+
 @functools.lru_cache(maxsize=2048)
-def literals(source: str) -> tuple[tuple[int, str], ...]:
-    """Each outermost expression of a Python file that folds to a string (see the module), (line, value), in
-    file order, each value once."""
+def literals(source: str) -> tuple[tuple[int, str, bool], ...]:
+    """Each outermost expression of a Python file that folds to a string (see the module), (line, value,
+    negative), in file order, each value once; `negative`: a name around it (its test function, the variable
+    it is bound to, its pytest.param id) says the parser must not read it whole (NEGATIVE)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return ()
     folder = _Folder(tree)
-    out: dict[str, int] = {}
+    out: dict[str, tuple[int, bool]] = {}
 
-    def visit(node, scope: _Scope) -> None:
+    def visit(node, scope: _Scope, names: str) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = _Scope(scope)
             for d in getattr(node, "decorator_list", []):
-                visit(d, scope)
+                visit(d, scope, names)
             if not isinstance(node, ast.ClassDef):
                 for d in node.args.defaults + node.args.kw_defaults:
                     if d is not None:
-                        visit(d, scope)
+                        visit(d, scope, names)
             for stmt in node.body:
-                visit(stmt, inner)
+                visit(stmt, inner, f"{names} {node.name}")
             return
+        if isinstance(node, ast.Call) and any(k.arg == "id" for k in node.keywords):  # pytest.param(..., id=)
+            ids = [
+                k.value.value for k in node.keywords if k.arg == "id" and isinstance(k.value, ast.Constant)
+            ]
+            names = f"{names} {' '.join(map(str, ids))}"
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = f"{names} {' '.join(t.id for t in targets if isinstance(t, ast.Name))}"
         if isinstance(node, ast.expr):
             v = folder.fold(node, scope)
             if isinstance(v, str):
                 if len(v) >= MIN_LENGTH and v not in out:
-                    out[v] = node.lineno
+                    out[v] = (node.lineno, bool(NEGATIVE.search(names)))
                 return
         for child in ast.iter_child_nodes(node):
-            visit(child, scope)
+            visit(child, scope, names)
         if isinstance(node, (ast.Assign, ast.AnnAssign)):  # bound after its value is visited
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = folder.fold(node.value, scope) if node.value is not None else None
             if value is None and isinstance(
                 node.value, (ast.Dict, ast.List)
@@ -238,25 +254,25 @@ def literals(source: str) -> tuple[tuple[int, str], ...]:
     module = _Scope()
     folder.module = module
     for stmt in tree.body:
-        visit(stmt, module)
-    return tuple(sorted((line, v) for v, line in out.items()))
+        visit(stmt, module, "")
+    return tuple(sorted((line, v, neg) for v, (line, neg) in out.items()))
 
 
 _FENCE = re.compile(r"^(```+|~~~+)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
 _INLINE = re.compile(r"`([^`\n]{8,})`")
 
 
-def code_blocks(markdown: str) -> tuple[tuple[int, str], ...]:
-    """The fenced code blocks (their text) and inline code spans of a Markdown page, (line, value)."""
+def code_blocks(markdown: str) -> tuple[tuple[int, str, bool], ...]:
+    """The fenced code blocks (their text) and inline code spans of a Markdown page, (line, value, False)."""
     out = []
     for m in _FENCE.finditer(markdown):
-        out.append((markdown.count("\n", 0, m.start()) + 2, m.group(2).rstrip("\n")))
+        out.append((markdown.count("\n", 0, m.start()) + 2, m.group(2).rstrip("\n"), False))
     for m in _INLINE.finditer(_FENCE.sub("", markdown)):
-        out.append((0, m.group(1)))
+        out.append((0, m.group(1), False))
     return tuple(dict.fromkeys(out))
 
 
-def stored(db, blob: str, path: str, text) -> list[tuple[int, str]]:
+def stored(db, blob: str, path: str, text) -> list[tuple[int, str, bool]]:
     """The literals of a test file (`path` a .py) or the code of a documentation page, as stored in the
     database: read once (`text()` gives the file's text) and kept in atlas_literals, when the connection
     writes (a reader without the table reads them every time)."""
@@ -266,9 +282,9 @@ def stored(db, blob: str, path: str, text) -> list[tuple[int, str]]:
         row = None
     if row is not None and row[0] == FORMAT:
         return [
-            tuple(r)
+            (r[0], r[1], bool(r[2]))
             for r in db.execute(
-                "select line, value from atlas_literals where blob_id = ? order by rowid", [blob]
+                "select line, value, negative from atlas_literals where blob_id = ? order by rowid", [blob]
             )
         ]
     source = text()
@@ -279,8 +295,8 @@ def stored(db, blob: str, path: str, text) -> list[tuple[int, str]]:
         with db.conn:
             db.conn.execute("delete from atlas_literals where blob_id = ?", [blob])
             db.conn.executemany(
-                "insert into atlas_literals(blob_id, line, value) values (?, ?, ?)",
-                [(blob, n, v) for n, v in found],
+                "insert into atlas_literals(blob_id, line, value, negative) values (?, ?, ?, ?)",
+                [(blob, n, v, int(neg)) for n, v, neg in found],
             )
             db.conn.execute(
                 "insert or replace into atlas_read(blob_id, format) values (?, ?)", [blob, FORMAT]

@@ -187,6 +187,9 @@ def _finds(text: str, t: str) -> list[int]:
 
 
 _STOP = {"function", "functions", "json", "call", "tool", "name"}
+_JOINS = re.compile(
+    r"[\s\[\],;:.`\d]+|\b(?:function|functions|json|call|tool|name)\b"
+)  # between calls, or left
 _WORD = re.compile(r"[A-Za-z_][\w\-]*")
 
 
@@ -252,11 +255,16 @@ def _whole(text: str, tokens: list[str], shape: str, spans: list[Call]) -> Readi
     first, last = spans[0].start, spans[-1].end
     marks = [text.find(t) for t in tokens if 0 <= text.find(t) < first]
     start = _run_start(text, min(marks) if marks else first)
-    after = TOKEN.sub("", text[last:])
+    if any(t in text[:start] for t in tokens):
+        return None  # markup before the calls the reader did not read
+    rest = text[start:]  # the markup: nothing in it but the calls, tokens and what joins them
+    for c in reversed(spans):
+        rest = rest[: c.start - start] + rest[c.end - start :]
     for t in sorted(tokens, key=len, reverse=True):
-        after = after.replace(t, "")
-    if after.strip(" \n]}`") or any(t in text[:start] for t in tokens):
-        return None  # text after the calls, or markup before them the reader did not read
+        rest = rest.replace(t, " ")
+    rest = TOKEN.sub(" ", rest)
+    if _JOINS.sub("", rest):
+        return None  # text in or after the markup that is not the calls'
     return Reading([(c.name, c.args) for c in spans], text[:start], text[last:], shape, text, spans)
 
 
@@ -276,9 +284,16 @@ def _run_start(text: str, at: int) -> int:
         for t in TOKEN.finditer(head[-80:]):
             if t.end() == len(head[-80:]):
                 tok = t.group()
-        if tok is None or _opener(tok, head[: len(head) - len(tok)]) is not None:
-            return at
+        if tok is None or _closes(tok):
+            return at  # a token closing something (the end of a think block) is not the call's
         at -= len(tok)
+
+
+def _closes(token: str) -> bool:
+    """Whether a token closes something: `</x>`, `<|x_end|>`, `<｜end▁of▁x｜>`, `[/X]`."""
+    return token.startswith(("</", "[/")) or bool(
+        re.search(r"(?i)(^|[^a-z])end([^a-z]|$)", token.strip("<>[]|"))
+    )
 
 
 _SWAPS = (
@@ -382,14 +397,24 @@ def _write_call(shape: str, example: str, name: str, args: dict) -> str | None:
         return head + (foot if not ps else foot.lstrip())
     if not ps:
         return None  # no parameter to write others after
-    p = ps[0]
-    ex = p.group()
-    ks, ke = p.start("key") - p.start(), p.end("key") - p.start()
-    vs, ve = p.start("value") - p.start(), p.end("value") - p.start()
-    value = p.group("value")
-    lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()) :]
+    # a parameter written as the example writes one of the same kind (text, or a JSON value): where its tag
+    # carries attributes besides the key (string="true"), they may say which, and are not the writer's to set
+    by_kind: dict[bool, re.Match] = {}
+    for p in ps:
+        by_kind.setdefault(isinstance(_value(p.group("value")), str), p)
+    attrs = ps[0].group()[: ps[0].start("value") - ps[0].start()].count("=") > 1
     join = example[ps[0].end() : ps[1].start()] if len(ps) > 1 else head[len(head.rstrip()) :]
-    written = [ex[:ks] + k + ex[ke:vs] + lead + _text_value(v) + trail + ex[ve:] for k, v in args.items()]
+    written = []
+    for k, v in args.items():
+        p = by_kind.get(isinstance(v, str)) or (None if attrs else ps[0])
+        if p is None:
+            return None
+        ex = p.group()
+        ks, ke = p.start("key") - p.start(), p.end("key") - p.start()
+        vs, ve = p.start("value") - p.start(), p.end("value") - p.start()
+        value = p.group("value")
+        lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()) :]
+        written.append(ex[:ks] + k + ex[ke:vs] + lead + _text_value(v) + trail + ex[ve:])
     return head + join.join(written) + foot
 
 
@@ -422,7 +447,7 @@ def write(
         ex = spans[min(i, len(spans) - 1)]
         w = _write_call(r.shape, text[ex.start : ex.end], name, args)
         if w is None:
-            return None, f"its example ({r.shape}) writes no parameter to write others after"
+            return None, f"its example ({r.shape}) writes no parameter of that kind to write one after"
         if i:
             pieces.append(seps[i - 1])
         pieces.append(w)

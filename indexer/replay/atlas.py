@@ -4,7 +4,9 @@ files (indexer/answers/atlas_cases.py), through replay's child process, stored b
     plan    per version: the names registered (parser_map), their cases, and each case's two run keys:
             `core`    (nonstream, stream:token, stream:char) = the case + the name's code closure (the blobs of
                       every file holding its code, parser_code: its own files and the framework files it runs)
-                      + its sentinels (the synthetic tokenizer's special tokens) + the replay child's code;
+                      and that of the reasoning parser of its name + their sentinels (the synthetic tokenizer's
+                      special tokens are those of them the case's output holds: child/atlas_batch.py) + the
+                      replay child's code;
             `serving` (serving-full, serving-stream) = core + the serving code (the blobs of the chat-completion
                       serving and protocol modules and of the parser manager, from the version's tree).
             A key whose cells are stored is not run again: an unchanged parser at the next release reads the
@@ -102,29 +104,29 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
     # the examples of each name at each version (its test files' literals read as calls), for the writer of
     # a version where the name has none (its nearest version's, when they hold only its tokens there)
     examples: dict[str, dict[int, list]] = {}
-    related: dict[tuple[int, str], dict[str, list[str]]] = {}  # (version, name) -> {same, parent: names}
+    related: dict[tuple[int, str], list[str]] = {}  # (version, name) -> the other names of its class
+    tokens_at: dict[tuple[int, str], frozenset] = {}
     for i, v in enumerate(versions):
         facts = Facts(db, v)
         classes: dict[tuple, list[str]] = {}
         named = db.execute(
-            "select name, code_sig, real_file, real_class, parent_file, parent_class from parser_map_v"
-            " where version = ? and kind = ? order by name",
+            "select name, code_sig, real_file, real_class from parser_map_v where version = ? and kind = ?"
+            " order by name",
             [v, kind],
         ).fetchall()
-        for name, _, real_file, real_class, _, _ in named:
+        for name, _, real_file, real_class in named:
             if real_class:
                 classes.setdefault((real_file, real_class), []).append(name)
         wanted = names is None or set(names)
-        for name, sig, real_file, real_class, parent_file, parent_class in named:
+        for name, sig, real_file, real_class in named:
             same = [n for n in classes.get((real_file, real_class), []) if n != name] if real_class else []
-            parent = classes.get((parent_file, parent_class), []) if parent_class else []
-            if wanted is True or name in wanted or set(same + parent) & wanted:
-                found = examples_of(
-                    facts, kind, name, specials_of(db, name, v, kind, sig or f"version {v}")[0]
-                )
+            if wanted is True or name in wanted or set(same) & wanted:
+                tokens = specials_of(db, name, v, kind, sig or f"version {v}")[0]
+                tokens_at[(i, name)] = frozenset(tokens)
+                found = examples_of(facts, kind, name, tokens)
                 if found:
                     examples.setdefault(name, {})[i] = found
-            related[(i, name)] = {"same": same, "parent": parent}
+            related[(i, name)] = same
     for i, v in enumerate(versions):
         registered = [
             (r[0], r[1])
@@ -145,7 +147,7 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
         for name, sig in registered:
             specials, written = specials_of(db, name, v, kind, sig or f"version {v}")
             pair = name if kind == "tool" and name in reasoning else None
-            think = None
+            think, r_specials, r_written, extras = None, [], [], set()
             if pair:
                 from ..answers.card import name_sentinels
 
@@ -153,19 +155,15 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
                 r_sig = _registered(db, v, "reasoning", pair)
                 r_specials, r_written = specials_of(db, pair, v, "reasoning", r_sig)
             own = examples.get(name, {})
-            rel = related.get((versions.index(v), name), {"same": [], "parent": []})
             mine = own.get(i, [])
             template = None
-            for other in rel["same"]:  # a name of the same class: its template, its examples as its own
+            for other in related.get((i, name), ()):  # a name of the same class: its template, its examples
                 template = template or template_of(facts, kind, other)
                 mine = mine or examples.get(other, {}).get(i, [])
-            borrowed = []
-            near = min(own, key=lambda j: (abs(j - i), -j)) if own and i not in own else None
-            if near is not None:
-                borrowed.append((f"at {versions[near]}", own[near]))
-            for other in rel["parent"]:
-                if examples.get(other, {}).get(i):
-                    borrowed.append((f"of {other}, its parent class", examples[other][i]))
+            # else its examples at the nearest version where its tokens are the same (its format, most likely)
+            same_tokens = [j for j in own if j != i and tokens_at.get((j, name)) == tokens_at.get((i, name))]
+            near = min(same_tokens, key=lambda j: (abs(j - i), -j)) if same_tokens else None
+            borrowed = [(f"at {versions[near]}", own[near])] if near is not None else []
             cases = name_cases(
                 facts, kind, name, specials, think, pair, examples=mine, borrowed=borrowed, template=template
             )
@@ -174,13 +172,11 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
                 if c.source == "none":
                     out.map_rows.append((v, kind, name, c.case, c.key, None, None, "not-applicable", c.why))
                     continue
-                toks, wr = specials, written
-                closure = [closures.get(name)]
-                if c.reasoning_parser:
-                    toks = specials + [t for t in r_specials if t not in specials]
-                    wr = written + [t for t in r_written if t not in written]
-                    closure.append(reasoning.get(c.reasoning_parser))
-                core = _digest(RUN_FORMAT, child, c.key, closure, toks, wr)
+                closure = [closures.get(name), reasoning.get(pair) if pair else None]
+                extra = _concrete(specials, c)
+                core = _digest(
+                    RUN_FORMAT, child, c.key, closure, specials, written, extra, r_specials, r_written
+                )
                 serve = _digest(core, serving)
                 out.map_rows.append((v, kind, name, c.case, c.key, core, serve, None, None))
                 out.cases[c.key] = c
@@ -196,23 +192,34 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
                 else:
                     out.reused += len(SERVING_MODES)
                 if modes:
-                    job = {**c.job(specials), "modes": modes, "core": core, "serving": serve, "key": c.key}
-                    if c.reasoning_parser:  # the tokenizer's special tokens: the reasoning parser's too
-                        job.update(specials=toks, unresolved_specials=wr)
-                    todo.append(job)
-            if todo:
+                    todo.append(
+                        {**c.job(specials), "modes": modes, "core": core, "serving": serve, "key": c.key}
+                    )
+                    extras.update(extra)
+            if todo:  # the tokenizer's special tokens: the child keeps those a case's output holds
                 items.append(
                     {
                         "id": f"{v} {name}",
                         "name": name,
-                        "specials": specials,
-                        "unresolved_specials": written,
+                        "specials": [t for t in specials if "{" not in t],
+                        "extra_specials": sorted(extras),
+                        "reasoning_specials": r_specials,
+                        "unresolved_specials": list(dict.fromkeys(written + r_written)),
                         "cases": todo,
                     }
                 )
         if items:
             out.items[v] = (str(tree), items)
     return out
+
+
+def _concrete(tokens: list[str], case) -> list[str]:
+    """The tokens written with run-time parts (`<tool_calls{self.suffix}>`) as the case's output writes them."""
+    from ..answers.atlas_shapes import concrete
+
+    texts = [t for t in (case.text, case.fallback.text if case.fallback else None) if t]
+    patterns = [t for t in tokens if "{" in t]
+    return sorted({x for text in texts for x in concrete(patterns, text)}) if patterns else []
 
 
 def _stored(db) -> set[tuple[str, str]]:

@@ -310,7 +310,8 @@ create index if not exists atlas_map_name on atlas_map(kind, name);
 create table if not exists atlas_literals (  -- the model-output literals of test files and documentation pages
     blob_id text not null,         -- the file's content
     line integer not null,
-    value text not null            -- a string the test writes (folded: answers/atlas_literals.py), a code block
+    value text not null,           -- a string the test writes (folded: answers/atlas_literals.py), a code block
+    negative integer not null default 0  -- a name around it says the parser must not read it whole
 );
 create index if not exists atlas_literals_blob on atlas_literals(blob_id);
 create table if not exists atlas_read (  -- the blobs whose literals atlas_literals holds, read by which reader

@@ -1,8 +1,9 @@
 """Child side of the behaviour atlas (issue 44): one worker runs many (parser name, case) replays of ONE version's
 tree, so the tree's protocol and serving modules are imported once for all of them.
 
-A job is {"version", "tree", "items": [{"id", "name", "specials", "unresolved_specials", "cases": [CASE]}],
-"partial"} where CASE is {"case", "modes", "tools", "reasoning_parser", and either "text" (the raw output) or
+A job is {"version", "tree", "items": [{"id", "name", "specials", "unresolved_specials", "extra_specials",
+"reasoning_specials", "cases": [CASE]}], "partial"} (the tokenizer's special tokens: `item_specials`) where
+CASE is {"case", "modes", "tools", "reasoning_parser", and either "text" (the raw output) or
 "template" (a chat template's source, rendered here with "messages": what the model wrote is the assistant
 turn's text, see `render`), "think" (a think block written before an output showing no reasoning), "keep" (tokens the output
 keeps at its end), "require" ({"names", "content", "reasoning"}: what the rendered output must show, else
@@ -84,6 +85,10 @@ def render(case: dict) -> tuple[str | None, str | None]:
     base = {"bos_token": "<s>", "eos_token": "</s>", "add_generation_prompt": False}
     tools = case.get("tools")
     errors, shortfalls = [], []
+    try:  # what the model continues from: the prompt with the generation prompt
+        gen = template.render(messages=[user], tools=tools, **{**base, "add_generation_prompt": True})
+    except Exception:  # noqa: BLE001 - the plain difference below then
+        gen = None
     # arguments as a mapping (what vLLM passes templates), then as JSON text; a turn without content as None,
     # then as "" (templates concatenating it)
     tries = [(as_text, empty) for as_text in (False, True) for empty in (False, True)]
@@ -111,8 +116,7 @@ def render(case: dict) -> tuple[str | None, str | None]:
             continue
         if MARK not in plain:
             return None, "the template renders no plain reply of an assistant turn"
-        p, s = _common(full, plain)
-        out, reply = full[p : len(full) - s], plain[p : len(plain) - s]
+        out, reply = _generated(full, plain, gen)
         m = _END_TOKEN.search(out)
         if m and not reply.endswith(MARK) and m.group().strip() not in case.get("keep", ()):
             out = out[
@@ -129,6 +133,36 @@ def render(case: dict) -> tuple[str | None, str | None]:
     if shortfalls:  # it renders the turn, without all the case holds
         return None, shortfalls[0]
     return None, f"the template does not render the turn ({errors[0]})" if errors else "no output"
+
+
+def _generated(full: str, plain: str, gen: str | None) -> tuple[str, str]:
+    """(what the model generated in the rendered conversation `full`, the plain reply's part likewise): what
+    follows the generation prompt `gen` (a think block the generation prompt closes is not generated; where
+    the template lays the conversation out with other whitespace than the prompt, its whitespace around the
+    output is left out), up to the turn's end (what `full` and the plain reply's `plain` end with alike);
+    without a generation prompt it starts with, what differs between `full` and `plain`."""
+    p, s = _common(full, plain)
+    cut = _after(full, gen) if gen else None
+    if cut is None or cut[0] > len(full) - s:
+        return full[p : len(full) - s], plain[p : len(plain) - s]
+    out = full[cut[0] : len(full) - s]
+    return (out if cut[1] else out.strip()), plain[p : len(plain) - s]
+
+
+def _after(full: str, gen: str) -> tuple[int, bool] | None:
+    """(where `gen` ends in `full`, exactly): `full` starts with it, or with it but for whitespace."""
+    if full.startswith(gen):
+        return len(gen), True
+    i = 0
+    for ch in gen:
+        if ch.isspace():
+            continue
+        while i < len(full) and full[i].isspace():
+            i += 1
+        if i >= len(full) or full[i] != ch:
+            return None
+        i += 1
+    return i, False
 
 
 def _missing(out: str, require: dict) -> str | None:
@@ -164,14 +198,29 @@ def _install_once(install):
     return once
 
 
-def _one(item: dict, case: dict, job: dict) -> dict:
-    text, used = case.get("text"), None
-    if text is None:
-        text, na = render(case)
-        if na and case.get("fallback"):  # the next source of the case (a test file's literal)
-            text, used = case["fallback"]["text"], na
-        elif na:
-            return {"text": None, "na": na, "result": None}
+def _text_of(case: dict) -> tuple[str | None, dict, str | None, str | None]:
+    """(the case's raw output, the case as run (its fallback's tools when the fallback runs), why not
+    applicable, why the fallback runs)."""
+    if case.get("text") is not None:
+        return case["text"], case, None, None
+    text, na = render(case)
+    if na and case.get("fallback"):  # the next source of the case (a test file's literal, the writer)
+        return case["fallback"]["text"], {**case, **case["fallback"]}, None, na
+    return text, case, na, None
+
+
+def item_specials(item: dict, texts: list[str]) -> list[str]:
+    """The synthetic tokenizer's special tokens for a case of a name: its tokens (sentinels) that the case's
+    output holds (a tokenizer has the tokens of the format its model writes: a parser finding one of another
+    format in the vocabulary, mistral's [ARGS], switches to that format), all of them when it holds none, and
+    those of the reasoning parser paired with it."""
+    tokens = item.get("specials") or []
+    held = [t for t in tokens if any(t in x for x in texts)]
+    extra = [t for t in item.get("extra_specials") or [] if any(t in x for x in texts)]
+    return list(dict.fromkeys((held or tokens) + extra + list(item.get("reasoning_specials") or [])))
+
+
+def _one(item: dict, case: dict, text: str, job: dict, specials: list[str]) -> dict:
     sub = {
         "version": job["version"],
         "tree": job["tree"],
@@ -182,8 +231,8 @@ def _one(item: dict, case: dict, job: dict) -> dict:
         "tools": case.get("tools"),
         "tool_choice": "auto",
         "reasoning_parser": case.get("reasoning_parser"),
-        "specials": case.get("specials") or item.get("specials") or [],
-        "unresolved_specials": case.get("unresolved_specials") or item.get("unresolved_specials") or [],
+        "specials": specials,
+        "unresolved_specials": item.get("unresolved_specials") or [],
     }
     standins.STATE["touched"] = {}
     standins.STATE["notes"] = []
@@ -205,7 +254,7 @@ def _one(item: dict, case: dict, job: dict) -> dict:
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
     result.pop("tree_modules", None)
-    return {"text": text, "na": None, "result": result, "fallback": used}
+    return result
 
 
 def _signatures_once(call):
@@ -242,20 +291,19 @@ def run(job: dict) -> dict:
     out: dict = {"version": job["version"], "items": {}}
     partial = job.get("partial")
     for item in job["items"]:
-        done = {}
+        done, ready = {}, []
         for case in item["cases"]:
+            text, run_as, na, fallback = _text_of(case)
+            if na:
+                done[case["case"]] = {"text": None, "na": na, "result": None}
+            else:
+                ready.append((case, run_as, text, fallback))
+        for case, run_as, text, fallback in ready:
             try:
-                done[case["case"]] = _one(item, case, job)
+                result = _one(item, run_as, text, job, item_specials(item, [text]))
             except Exception as e:  # noqa: BLE001 - one case's failure is its cell's error, not the worker's
-                done[case["case"]] = {
-                    "text": case.get("text"),
-                    "na": None,
-                    "result": {
-                        "version": job["version"],
-                        "error": drive.error_of(e, job["tree"]),
-                        "modes": {},
-                    },
-                }
+                result = {"version": job["version"], "error": drive.error_of(e, job["tree"]), "modes": {}}
+            done[case["case"]] = {"text": text, "na": None, "result": result, "fallback": fallback}
         out["items"][item["id"]] = done
         if partial:
             with open(partial, "a", encoding="utf-8") as f:
