@@ -253,8 +253,10 @@ def _whole(text: str, tokens: list[str], shape: str, spans: list[Call]) -> Readi
     """The reading, if the calls are the whole markup: nothing but tokens (and closing brackets, fences) after
     them, no token in the text before the markup starts."""
     first, last = spans[0].start, spans[-1].end
-    marks = [text.find(t) for t in tokens if 0 <= text.find(t) < first]
+    marks = [text.find(t) for t in tokens if 0 <= text.find(t) < first and not _closes(t)]
     start = _run_start(text, min(marks) if marks else first)
+    if shape == "arg-key" and start == first:
+        return None  # a name and its argument pairs without the token opening a call: a piece of one
     if any(t in text[:start] for t in tokens):
         return None  # markup before the calls the reader did not read
     rest = text[start:]  # the markup: nothing in it but the calls, tokens and what joins them

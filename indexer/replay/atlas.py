@@ -104,22 +104,22 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
     # the examples of each name at each version (its test files' literals read as calls), for the writer of
     # a version where the name has none (its nearest version's, when they hold only its tokens there)
     examples: dict[str, dict[int, list]] = {}
-    related: dict[tuple[int, str], list[str]] = {}  # (version, name) -> the other names of its class
+    related: dict[tuple[int, str], list[str]] = {}  # (version, name) -> its aliases (the same registered class)
     tokens_at: dict[tuple[int, str], frozenset] = {}
     for i, v in enumerate(versions):
         facts = Facts(db, v)
         classes: dict[tuple, list[str]] = {}
-        named = db.execute(
-            "select name, code_sig, real_file, real_class from parser_map_v where version = ? and kind = ?"
+        named = db.execute(  # aliases: names registered to one class (a subclass may write another format)
+            "select name, code_sig, reg_module, reg_class from parser_map_v where version = ? and kind = ?"
             " order by name",
             [v, kind],
         ).fetchall()
-        for name, _, real_file, real_class in named:
-            if real_class:
-                classes.setdefault((real_file, real_class), []).append(name)
+        for name, _, reg_module, reg_class in named:
+            if reg_class:
+                classes.setdefault((reg_module, reg_class), []).append(name)
         wanted = names is None or set(names)
-        for name, sig, real_file, real_class in named:
-            same = [n for n in classes.get((real_file, real_class), []) if n != name] if real_class else []
+        for name, sig, reg_module, reg_class in named:
+            same = [n for n in classes.get((reg_module, reg_class), []) if n != name] if reg_class else []
             if wanted is True or name in wanted or set(same) & wanted:
                 tokens = specials_of(db, name, v, kind, sig or f"version {v}")[0]
                 tokens_at[(i, name)] = frozenset(tokens)
@@ -157,7 +157,7 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
             own = examples.get(name, {})
             mine = own.get(i, [])
             template = None
-            for other in related.get((i, name), ()):  # a name of the same class: its template, its examples
+            for other in related.get((i, name), ()):  # an alias: its template, its examples
                 template = template or template_of(facts, kind, other)
                 mine = mine or examples.get(other, {}).get(i, [])
             # else its examples at the nearest version where its tokens are the same (its format, most likely)

@@ -214,7 +214,8 @@ def item_specials(item: dict, texts: list[str]) -> list[str]:
     output holds (a tokenizer has the tokens of the format its model writes: a parser finding one of another
     format in the vocabulary, mistral's [ARGS], switches to that format), all of them when it holds none, and
     those of the reasoning parser paired with it."""
-    tokens = item.get("specials") or []
+    resolve = getattr(drive, "_resolved_specials", lambda written: [])  # SpecialTokens.x.value -> its value
+    tokens = list(item.get("specials") or []) + resolve(item.get("unresolved_specials") or [])
     held = [t for t in tokens if any(t in x for x in texts)]
     extra = [t for t in item.get("extra_specials") or [] if any(t in x for x in texts)]
     return list(dict.fromkeys((held or tokens) + extra + list(item.get("reasoning_specials") or [])))
@@ -232,7 +233,7 @@ def _one(item: dict, case: dict, text: str, job: dict, specials: list[str]) -> d
         "tool_choice": "auto",
         "reasoning_parser": case.get("reasoning_parser"),
         "specials": specials,
-        "unresolved_specials": item.get("unresolved_specials") or [],
+        "unresolved_specials": [],  # resolved in item_specials, kept when the output holds them
     }
     standins.STATE["touched"] = {}
     standins.STATE["notes"] = []
