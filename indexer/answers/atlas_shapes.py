@@ -47,10 +47,16 @@ class Reading:
     tokens: list[str] | None = None  # the parser's tokens the text holds (set by who read it)
 
 
+_CDATA = re.compile(r"^<!\[CDATA\[(.*)\]\]>$", re.S)
+
+
 def _value(text: str):
     """A value of a markup format that writes values as text: JSON when it reads as a number, a boolean, an
-    object or an array; else the text (trimmed)."""
+    object or an array; else the text (trimmed; an XML CDATA section's content)."""
     t = text.strip()
+    m = _CDATA.match(t)
+    if m:
+        return m.group(1)
     if _TYPED.match(t):
         try:
             return json.loads(t)

@@ -104,7 +104,9 @@ def plan(db, versions: list[str], names: list[str] | None, kind: str, rows: dict
     # the examples of each name at each version (its test files' literals read as calls), for the writer of
     # a version where the name has none (its nearest version's, when they hold only its tokens there)
     examples: dict[str, dict[int, list]] = {}
-    related: dict[tuple[int, str], list[str]] = {}  # (version, name) -> its aliases (the same registered class)
+    related: dict[
+        tuple[int, str], list[str]
+    ] = {}  # (version, name) -> its aliases (the same registered class)
     tokens_at: dict[tuple[int, str], frozenset] = {}
     for i, v in enumerate(versions):
         facts = Facts(db, v)
@@ -471,8 +473,16 @@ def _cells(version: str, raw: dict, expected: dict | None, c: dict, conn) -> dic
             "select result from atlas_cells where key = ? and mode = 'nonstream'", [c["core"]]
         ).fetchone()
         base = json.loads(row[0]) if row and row[0] else None
+    alone = {
+        f"stream:{split}": res["note"]
+        for split, res in ((raw.get("modes") or {}).get("stream") or {}).items()
+        if isinstance(res, dict) and res.get("note")
+    }
     out = {}
     for mode, r in results.items():
+        if mode in alone and c.get("reasoning_parser"):  # before the parser engine: the tool parser alone
+            out[mode] = ("not-applicable", alone[mode], r, 0)
+            continue
         status, detail = verdict(mode, r, expected, None if mode == "nonstream" else base)
         out[mode] = (status, detail, r, 0)
     return out
