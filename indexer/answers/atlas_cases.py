@@ -37,7 +37,7 @@ from ..extract.tokens import TOKEN
 from .atlas_literals import stored
 from .atlas_shapes import Reading, classify, concrete, read_calls, write
 
-CASES_FORMAT = 1  # bump when how a case is made changes: every cell is then run again
+CASES_FORMAT = 2  # bump when how a case is made changes: every cell is then run again
 
 THOUGHT = "The user wants the weather in Paris, so I will call the weather tool."
 
@@ -252,15 +252,27 @@ def _text(db, blob: str) -> str | None:
 
 
 def think_tokens(sentinels: list[dict]) -> tuple[str, str] | None:
-    """The start and end of a think block among a reasoning parser's sentinels: a tag and its closing tag
-    (`<think>`, `</think>`), else the values of attributes named for a start and an end."""
-    values = [s["value"] for s in sentinels]
-    for v in values:
-        if v.startswith("<") and not v.startswith("</") and ("</" + v[1:]) in values:
-            return v, "</" + v[1:]
-    start = next((s["value"] for s in sentinels if re.search(r"start|begin", s.get("attribute") or "")), None)
-    end = next((s["value"] for s in sentinels if re.search(r"end", s.get("attribute") or "")), None)
-    return (start, end) if start and end and start != end else None
+    """The start and end of a think block among a reasoning parser's sentinels, when they say it alone: one
+    tag and its closing tag (`<think>`, `</think>`), else the values of the attributes named for a start and
+    an end. None when they do not say which: several pairs, or a token written as an expression the index
+    does not read (`SpecialTokens.begin_think.value`: the think tokens may be those)."""
+    values = list(dict.fromkeys(s["value"] for s in sentinels))
+    if any(not v.startswith(("<", "[")) and "." in v for v in values):
+        return None
+    pairs = [
+        (v, "</" + v[1:])
+        for v in values
+        if v.startswith("<") and not v.startswith("</") and "</" + v[1:] in values
+    ]
+    if len(pairs) == 1:
+        return pairs[0]
+    if pairs:
+        return None
+    start = [s["value"] for s in sentinels if re.search(r"start|begin", s.get("attribute") or "")]
+    end = [s["value"] for s in sentinels if re.search(r"end", s.get("attribute") or "")]
+    if len(set(start)) == 1 and len(set(end)) == 1 and start[0] != end[0]:
+        return start[0], end[0]
+    return None
 
 
 # -- literals of test files, and the calls they hold -----------------------------------------------------------
@@ -464,7 +476,7 @@ def _reasoning(d, name, version, single: Case, think, reasoning, template) -> Ca
             source="none",
             why=f"no reasoning parser of the name {name} pairs with it at {version}"
             if not reasoning
-            else f"the reasoning parser {reasoning} has no think tokens the index read",
+            else f"the think tokens of the reasoning parser {reasoning} are not one pair the index reads",
         )
     block = f"{think[0]}{d.reasoning}{think[1]}\n\n"
     if template is not None:  # the template's think markup if it renders reasoning, else the parser's
