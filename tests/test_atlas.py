@@ -5,7 +5,6 @@ process, stored by what determines them, and answered from the store."""
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -32,29 +31,8 @@ def replay_env(monkeypatch, cache):
 
 
 @pytest.fixture(scope="module")
-def ran(atlas_db, tmp_path_factory):
-    """The atlas of every version, run once (a copy of the database: other tests run it themselves)."""
-    import os
-
-    from indexer.api import run_atlas
-
-    db = tmp_path_factory.mktemp("atlas-ran") / "index.db"
-    shutil.copy(atlas_db, db)
-    old = {k: os.environ.get(k) for k in ("TPINDEX_REPLAY_CACHE", "TPINDEX_REPLAY_PYTHON")}
-    os.environ["TPINDEX_REPLAY_CACHE"] = str(tmp_path_factory.mktemp("atlas-ran-cache"))
-    os.environ["TPINDEX_REPLAY_PYTHON"] = sys.executable
-    try:
-        answer = run_atlas(db)
-    finally:
-        from indexer.replay import server
-
-        server.stop(Path(os.environ["TPINDEX_REPLAY_CACHE"]))
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return db, answer
+def ran(atlas_ran):
+    return atlas_ran
 
 
 def cell(answer, name, version, case, mode):

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from datasette.utils.asgi import Response
 
-RANK = {"ok": 0, "not-applicable": 1, "wrong": 2, "error": 3}
+RANK = {"not-applicable": 0, "ok": 1, "wrong": 2, "error": 3}  # a cell shows its worst (ok beats n/a)
 LETTER = {"ok": "", "not-applicable": "·", "wrong": "w", "error": "e"}
 MAX_FIELD = 100
 
