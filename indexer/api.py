@@ -507,6 +507,12 @@ class Index:
 
         return atlas(self.db, names, tags=tags, kind=kind, case=case, mode=mode, sources=sources)
 
+    def atlas_axes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The behaviour atlas's cases and modes, in their order (what its filters offer)."""
+        from .answers.atlas import CASE_IDS, MODES
+
+        return CASE_IDS, MODES
+
     def behaviour(self, name: str, kind: str = "tool") -> list[BehaviourRange]:
         """The versions where a parser name's atlas cells are wrong or an error, by reason, with the version that
         fixed each (the card's and the parser page's behaviour section); [] when the atlas has not run it."""

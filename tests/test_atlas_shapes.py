@@ -147,3 +147,13 @@ def test_the_writer_writes_other_calls_in_an_example_s_shape_and_reads_them_back
     assert text is None and "no token" in why
     text, why = write(bare, [("g", {}), ("h", {})], None, [])
     assert text is None and "joins two" in why
+
+
+def test_the_battery_s_axes_are_one_everywhere():
+    """The cases and modes each surface offers are the battery's (the command line's choices are written out
+    so that click reads them without importing the answers)."""
+    from indexer.answers import atlas, atlas_cases, atlas_verdict
+    from indexer.cli import atlas as cli
+
+    assert atlas.CASE_IDS == atlas_cases.CASE_IDS == cli.CASES
+    assert atlas.MODES == atlas_verdict.MODES == cli.MODES

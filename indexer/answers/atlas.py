@@ -11,13 +11,25 @@ only (running is indexer/replay/atlas.py's).
 
 from __future__ import annotations
 
-import json
+from typing import TYPE_CHECKING
 
 from ..store import queries
-from .atlas_cases import CASE_IDS, CASES
-from .atlas_model import Atlas, AtlasCaseDef, AtlasCell, AtlasChange, AtlasRow, AtlasSource, BehaviourRange
-from .atlas_verdict import MODES, what
-from .versions import AnswerError
+
+if TYPE_CHECKING:  # the models are imported where an answer is made: `card` and `diff` ask has_atlas only
+    from .atlas_model import Atlas, AtlasCaseDef, AtlasCell, AtlasChange, AtlasRow, BehaviourRange
+
+# the battery's axes (answers/atlas_cases.py CASES, answers/atlas_verdict.py MODES), as every surface reads them
+CASE_IDS = (
+    "single",
+    "parallel",
+    "no-args",
+    "nested",
+    "unicode",
+    "content-before",
+    "content-only",
+    "reasoning",
+)
+MODES = ("nonstream", "stream:token", "stream:char", "serving-full", "serving-stream")
 
 STATUSES = ("ok", "wrong", "error", "not-applicable")
 
@@ -38,6 +50,9 @@ def check_names(db, names: list[str] | None, kind: str) -> None:
 
 
 def case_defs() -> list[AtlasCaseDef]:
+    from .atlas_cases import CASES
+    from .atlas_model import AtlasCaseDef
+
     return [
         AtlasCaseDef(
             id=d.id,
@@ -69,7 +84,11 @@ def atlas(
 ) -> Atlas:
     """The stored atlas of `names` (None: every name) at the versions of `tags` (None: every indexed version),
     only the cells of `case` and `mode` when given; `sources`: each row's cases' sources too."""
+    import json
+
+    from .atlas_model import Atlas, AtlasCell, AtlasRow, AtlasSource
     from .grep import select_versions
+    from .versions import AnswerError
 
     if case is not None and case not in CASE_IDS:
         raise AnswerError(f"no case {case!r} in the atlas", f"the cases: {', '.join(CASE_IDS)}")
@@ -141,10 +160,14 @@ def _cells_by(rows: list[AtlasRow]) -> dict[tuple[str, str, str | None], list[tu
 
 
 def _state(c: AtlasCell) -> str:
+    from .atlas_verdict import what
+
     return c.status if c.status in ("ok", "not-applicable") else f"{c.status}: {what(c.detail)}"
 
 
 def changes(rows: list[AtlasRow]) -> list[AtlasChange]:
+    from .atlas_model import AtlasChange
+
     kinds = {r.name: r.kind for r in rows}
     out = []
     for (name, case, mode), seq in _cells_by(rows).items():
@@ -159,6 +182,9 @@ def changes(rows: list[AtlasRow]) -> list[AtlasChange]:
 def behaviour(db, kind: str, name: str) -> list[BehaviourRange]:
     """The ranges of versions where the name's cells are wrong or an error for one reason (see the module); []
     when the atlas has not run it."""
+    from .atlas_model import BehaviourRange
+    from .atlas_verdict import what
+
     if not has_atlas(db):
         return []
     a = atlas(db, [name], kind=kind) if _has_rows(db, kind, name) else None
@@ -208,6 +234,8 @@ def _has_rows(db, kind: str, name: str) -> bool:
 def behaviour_changes(db, a: str, b: str) -> list[AtlasChange]:
     """The cells whose status (or reason) differs from version A to version B, for the names with cells at both
     (`diff A B`'s behaviour section); [] when the atlas has run neither."""
+    from .atlas_model import AtlasCell, AtlasChange
+
     if not has_atlas(db):
         return []
     cells: dict[str, dict[tuple, AtlasCell]] = {a: {}, b: {}}

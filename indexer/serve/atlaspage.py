@@ -63,14 +63,13 @@ def _matrix(answer, prefix: str, href) -> tuple[list[str], list[Row], dict[str, 
 
 
 async def atlas_page(datasette, request):
-    from ..answers.atlas_cases import CASE_IDS
-    from ..answers.atlas_verdict import MODES
     from ..core.problems import Problem
     from .cells import Urls
     from .matrix import short
     from .state import ask, served_database
 
     wanted, names = await served_database(datasette, request)
+    CASE_IDS, MODES = await ask(datasette, wanted, lambda ix: ix.atlas_axes())  # noqa: N806
     args = request.args
     case = args.get("case", "") if args.get("case", "") in CASE_IDS else ""
     mode = args.get("mode", "") if args.get("mode", "") in MODES else ""

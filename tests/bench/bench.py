@@ -324,13 +324,13 @@ class Bench:
     # rows of assess_atlas() ---------------------------------------------------------------------------------
 
     ATLAS_SINCE = "v0.6.3.."
-    ATLAS_TABLES = ("atlas_cases", "atlas_cells", "atlas_literals", "atlas_read")
 
     def atlas(self, a_db: Path, c_base: Path | None, newest: str) -> None:
         """(t): `tpindex atlas` over every version from v0.6.3, every tool parser: cold (a copy of (a)'s
         database, no cell stored; the replay trees and environment already made, by (r) when it ran) and
         with one new release (a copy of (c)'s database of every tag but the newest, its cells read from the
-        cold run's tables (cells are keyed by what determines them, not by database), mapped untimed; the
+        cold run's tables for the other tags (cells are keyed by what determines them, not by database; the
+        newest tag's own cells left out), mapped untimed; the
         newest tag built in, untimed; then the run timed: only what the new release changed runs). Wall
         and CPU: tpindex's own plus its replay workers' (the warm replay server's children). `t_single`:
         the share of (tool parser, version) pairs from v0.6.3 whose `single` case ran (not not-applicable)."""
@@ -360,10 +360,27 @@ class Bench:
         measure.run([self.exe, "atlas", "--db", str(u_db), *args[:2], "-q", "--no-run"], ok=(0, 2))
         import sqlite3
 
-        conn = sqlite3.connect(u_db)
+        conn = sqlite3.connect(
+            u_db
+        )  # what the cold run stored for the other tags only (not the newest's cells)
         conn.execute("attach database ? as cold", [str(t_db)])
-        for table in self.ATLAS_TABLES:
-            conn.execute(f"insert or ignore into main.{table} select * from cold.{table}")
+        older = (
+            "select {col} from cold.atlas_map m join cold.versions v on v.id = m.version_id"
+            " where v.label != ?"
+        )
+        keys = f"({older.format(col='m.core_key')} union {older.format(col='m.serving_key')})"
+        conn.execute(
+            f"insert or ignore into atlas_cells select * from cold.atlas_cells where key in {keys}",
+            [newest, newest],
+        )
+        conn.execute(
+            "insert or ignore into atlas_cases select * from cold.atlas_cases where key in"
+            f" ({older.format(col='m.case_key')})",
+            [newest],
+        )
+        blobs = "(select blob_id from main.version_files)"
+        for table in ("atlas_literals", "atlas_read"):
+            conn.execute(f"insert or ignore into {table} select * from cold.{table} where blob_id in {blobs}")
         conn.commit()
         conn.close()
         measure.run([self.exe, "atlas", "--db", str(u_db), *args])  # untimed: maps the stored cells
