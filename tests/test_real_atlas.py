@@ -13,7 +13,6 @@ Skipped, loudly, only when the package index cannot be reached.
 from __future__ import annotations
 
 import pytest
-
 from fixtures.helpers import tpindex
 
 pytestmark = pytest.mark.network
