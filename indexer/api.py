@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the answers' data classes are imported by the answers that make them (`where` needs few)
     from pathlib import Path
 
+    from .answers.atlas_model import Atlas, AtlasChange, BehaviourRange
     from .answers.card import Card, CardSet
     from .answers.contract_model import Contract, ContractDiff, PluginReport
     from .answers.fit import Fit
@@ -102,9 +103,15 @@ class Index:
         return history(self.db, name, kind)
 
     def diff(self, a: str, b: str) -> Diff:
+        from .answers.atlas import behaviour_changes, has_atlas
         from .answers.diff import diff
 
-        return diff(self.db, a, b)
+        d = diff(self.db, a, b)
+        if has_atlas(self.db):  # the behaviour atlas's section, where it ran both versions
+            changed = behaviour_changes(self.db, d.a, d.b)
+            if changed:
+                d.behaviour = [c.to_json() for c in changed]
+        return d
 
     def contract(self, at: str | None = None) -> Contract:
         """The parser contract of a version (default: the newest indexed): the bases plugins derive from, the
@@ -139,9 +146,16 @@ class Index:
 
     def cards(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> list[Card]:
         """The card of NAME (one per kind it has, or only `kind`) at a version; every name's with name=None."""
+        from .answers.atlas import behaviour, has_atlas
         from .answers.card import cards
 
-        return cards(self.db, name, at, kind)
+        found = cards(self.db, name, at, kind)
+        if has_atlas(self.db):  # the behaviour atlas's section, where it ran the name
+            for c in found:
+                ranges = behaviour(self.db, c.kind, c.name)
+                if ranges:
+                    c.behaviour = [b.to_json() for b in ranges]
+        return found
 
     def card_set(self, name: str | None = None, at: str | None = None, kind: str | None = None) -> CardSet:
         """The cards of `cards()` as `card --format json` and the MCP tool answer them (schema `card`): with the
@@ -387,9 +401,15 @@ class Index:
     def parser_page(self, kind: str, name: str, at: str | None = None) -> ParserPage:
         """The browser's page of a parser name (/-/parser/KIND/NAME): its card at a version (default: the newest
         that has it), its hops, its history as ranges, each version where its own code changed."""
+        from .answers.atlas import behaviour, has_atlas
         from .answers.pages import parser_page
 
-        return parser_page(self.db, kind, name, at)
+        page = parser_page(self.db, kind, name, at)
+        if has_atlas(self.db):  # the behaviour atlas's section, where it ran the name
+            ranges = behaviour(self.db, kind, name)
+            if ranges:
+                page.card.behaviour = [b.to_json() for b in ranges]
+        return page
 
     def version_page(self, label: str) -> VersionPage:
         """The browser's page of a version (/-/version/LABEL): its names by kind and impl, what changed from the
@@ -530,6 +550,42 @@ class Index:
         version, rows = export_rows(self.db, at)
         return Export(version=version, columns=list(COLUMNS), parsers=rows)
 
+    def atlas(
+        self,
+        names: list[str] | None = None,
+        tags: str | None = None,
+        kind: str = "tool",
+        case: str | None = None,
+        mode: str | None = None,
+        sources: bool = True,
+    ) -> Atlas:
+        """The behaviour atlas as stored (schema `atlas`): every parser name asked (default: all) at every version
+        asked (`tags`, default: all), each case of its own files in each mode ok, wrong, error or not-applicable,
+        and where cells change; only `case` and `mode` when given; `sources`: where each row's cases come from
+        (their raw outputs). Reads the store only: `run_atlas` runs it."""
+        from .answers.atlas import atlas
+
+        return atlas(self.db, names, tags=tags, kind=kind, case=case, mode=mode, sources=sources)
+
+    def atlas_axes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The behaviour atlas's cases and modes, in their order (what its filters offer)."""
+        from .answers.atlas import CASE_IDS, MODES
+
+        return CASE_IDS, MODES
+
+    def behaviour(self, name: str, kind: str = "tool") -> list[BehaviourRange]:
+        """The versions where a parser name's atlas cells are wrong or an error, by reason, with the version that
+        fixed each (the card's and the parser page's behaviour section); [] when the atlas has not run it."""
+        from .answers.atlas import behaviour
+
+        return behaviour(self.db, kind, name)
+
+    def behaviour_changes(self, a: str, b: str) -> list[AtlasChange]:
+        """The atlas cells whose status differs from version A to version B (`diff A B`'s behaviour section)."""
+        from .answers.atlas import behaviour_changes
+
+        return behaviour_changes(self.db, a, b)
+
     def replay(
         self,
         name: str,
@@ -545,6 +601,28 @@ class Index:
         from .replay.run import replay
 
         return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)
+
+
+def run_atlas(
+    path: str | Path,
+    names: list[str] | None = None,
+    tags: str | None = None,
+    kind: str = "tool",
+    jobs: int | None = None,
+    progress=None,
+    notice=None,
+) -> Atlas:
+    """Run the behaviour atlas into the database at `path` (it writes its cells there): every parser name asked
+    (default: all) at every version asked (default: all), what is not stored yet only; -> the Atlas as stored,
+    with what this run did (`run`). `progress(message)`: a line per job; `notice(message)`: first-use steps."""
+    from .replay.atlas import run_atlas as run
+    from .store.database import connect
+
+    db = connect(path, create=False)
+    try:
+        return run(db, names, tags=tags, kind=kind, jobs=jobs, progress=progress, notice=notice)
+    finally:
+        db.conn.close()
 
 
 def prepare_connection(conn: sqlite3.Connection) -> None:

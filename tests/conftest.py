@@ -12,6 +12,7 @@ pytest.register_assert_rewrite("fixtures")
 
 pytest_plugins = [
     "fixtures.advice",
+    "fixtures.atlas_trees",
     "fixtures.browser",
     "fixtures.build",
     "fixtures.card",

@@ -165,7 +165,7 @@ def test_the_home_page_links_the_tools_and_diff_without_parameters_is_a_form(cli
     home = client.html("/")
     tools = re.search(r'<nav class="tpindex-tools"[^>]*>(.*?)</nav>', home, re.S).group(1)
     linked = re.findall(r'<a href="([^"]+)">', tools)
-    assert linked == ["/-/diff", "/-/grep", "/-/where", "/-/check-doc", "/-/fit", "/-/replay"]
+    assert linked == ["/-/diff", "/-/grep", "/-/where", "/-/check-doc", "/-/fit", "/-/replay", "/-/atlas"]
     for href in linked:
         assert client.get(href).status_code == 200, href
     form = client.html("/-/diff")

@@ -377,6 +377,8 @@ def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_w
     """Schema 11 indexed blocks of 4 line ids (code_index, meta code_block_shift), not the places of each line:
     a reader says to run a build; the build drops that index and fills code_postings from the stored arrays,
     in the migration's transaction, re-indexing no version; grep then finds what git grep finds."""
+    from indexer.store.database import SCHEMA_VERSION
+
     repo = make_repo(tmp_path / "repo", HISTORY)
     db = tmp_path / "v11.db"
     build_tags(repo, db, "v0.1.0..")
@@ -388,8 +390,6 @@ def test_a_database_of_schema_11_is_refused_by_readers_and_migrated_by_a_build_w
     stats = build_tags(repo, db, "v0.1.0..")
     assert not stats.versions_reindexed
     assert rows(db, "select name from sqlite_master where name like 'code_index%'") == []
-    from indexer.store.database import SCHEMA_VERSION
-
     assert rows(db, "select value from meta where key in ('code_block_shift', 'schema_version')") == [
         (str(SCHEMA_VERSION),)
     ]

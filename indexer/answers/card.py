@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from ..core.links import source_url
 from ..store.database import lifecycle_of
 from .matching import for_version
-from .plain import Model
+from .plain import Model, omittable
 from .successors import Maps, links
 from .versions import AnswerError, newest, require, upstream_refs
 from .which import check_name, gone_after, registered_name
@@ -99,6 +99,9 @@ class Card(Model):
     notes: list[str] = field(default_factory=list)
     # internal: (class, attribute) -> how a more derived class overrides it (hidden_by), for fit's regexes
     _hidden: dict = field(default_factory=dict, repr=False)
+    # the behaviour atlas's ranges of versions where the name's cells are wrong or an error (answers/atlas.py
+    # behaviour(): what, status, cells, first, last, fixed_in, before, example), when the atlas ran it
+    behaviour: list[dict] = omittable()
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .commit_model import Commit
-from .plain import Model
+from .plain import Model, omittable
 
 
 @dataclass
@@ -58,3 +58,6 @@ class Diff(Model):
     a: str
     b: str
     changes: list[Change]
+    # the behaviour atlas's cells whose status differs from A to B (answers/atlas.py behaviour_changes: name,
+    # kind, case, mode, before, after, detail), when the atlas ran both
+    behaviour: list[dict] = omittable()

@@ -1,5 +1,5 @@
 """tpindex's command line: build, versions, which, card, diff, show, grep, where, check-doc, fit, log, contains,
-check-plugin, replay, export, serve, check, mcp, schema.
+check-plugin, replay, atlas, export, serve, check, mcp, schema.
 
 Imports of heavy modules (tree-sitter, jinja2, Datasette) happen inside the commands that need them,
 so that read-only commands start fast.
@@ -78,6 +78,7 @@ class LazyGroup(click.Group):
         "contains": "indexer.cli.history:contains",
         "check-plugin": "indexer.cli.commands:check_plugin",
         "replay": "indexer.cli.commands:replay",
+        "atlas": "indexer.cli.atlas:atlas",
     }
 
     def main(self, *args, **kwargs):

@@ -33,7 +33,8 @@ INSTRUCTIONS = (
     "from a git clone, `log` lists the commits that changed a name's code between two versions and `contains` "
     "says which versions hold a commit or a pull request; `contract_diff` and "
     "`check_plugin` answer plugin authors (what changed in the contract their plugins depend on, and whether a "
-    "plugin's source works at each version); `replay` runs a version's own parser on a raw model output."
+    "plugin's source works at each version); `replay` runs a version's own parser on a raw model output; `atlas` "
+    "answers how every parser behaved at every version on cases of its own files (as `tpindex atlas` stored it)."
 )
 # served at /-/mcp beside datasette-mcp's SQL tools, whose own instructions send agents to SQL first
 SERVED_INSTRUCTIONS = INSTRUCTIONS + (
@@ -486,6 +487,26 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         (Arg("target", str),),
         lambda ix, a: ix.contains(a.target),
+    ),
+    ToolSpec(
+        "atlas",
+        (
+            "The behaviour atlas as stored by `tpindex atlas` (this tool runs nothing): every vLLM tool parser at "
+            "every version it ran, on cases made from that version's own files (its chat template rendered with "
+            "known calls, its test files' model-output literals, a writer in their call shape): per case (single, "
+            "parallel, no-args, nested, unicode, content-before, content-only, reasoning) and mode (nonstream, "
+            "stream:token, stream:char, serving-full, serving-stream) ok, wrong (what differs), error or "
+            "not-applicable (why), each row's case sources, and `changes`: the first version where each cell "
+            "changes. `names` (default all), `versions` (a spec such as v0.20.0..), `case` and `mode` narrow it."
+        ),
+        (
+            Arg("names", list[str] | None, None),
+            Arg("versions", str | None, None),
+            Arg("case", str | None, None),
+            Arg("mode", str | None, None),
+        ),
+        lambda ix, a: ix.atlas(a.names, tags=a.versions, case=a.case, mode=a.mode),
+        paged=("rows", "changes"),
     ),
     ToolSpec(
         "replay",

@@ -7,6 +7,7 @@ import json
 import re
 
 from ..answers.card import Card
+from ..answers.plain import given
 from ..answers.successors import Successor
 from ..answers.which import CHOICE_FLAGS
 
@@ -202,6 +203,24 @@ def sections(c: Card, md: bool = False) -> list[tuple[str, list[str]]]:
             [f"{m['kind']}  {_at(m['file'], m['line'])}  {m['text'][:100]}" for m in c.markers] or ["-"],
         )
     )
+    if given(c.behaviour):
+        from ..answers.atlas_model import BehaviourRange
+        from .atlas import behaviour_line
+
+        out.append(
+            (
+                "behaviour (atlas)",
+                [
+                    behaviour_line(BehaviourRange(**b))
+                    + (
+                        f"  [code: tpindex diff {b['before']} {b['first']} --code {c.name}]"
+                        if b["before"]
+                        else ""
+                    )
+                    for b in c.behaviour
+                ],
+            )
+        )
     out.append(("lifecycle", [_life(c.lifecycle)]))
     if c.notes:
         out.append(("notes", c.notes))

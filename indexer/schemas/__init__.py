@@ -97,7 +97,7 @@ def _document(name: str, title: str, body: dict, defs: dict) -> dict:
 
 def generate() -> dict[str, dict]:
     """name -> schema, for every JSON output of the command line (and the MCP tools' structured output)."""
-    from ..answers import contract_model, model
+    from ..answers import atlas_model, contract_model, model
     from ..answers.card import CardSet
     from ..answers.export import COLUMNS
     from ..answers.fit import Fit
@@ -123,6 +123,7 @@ def generate() -> dict[str, dict]:
         ),
         ("check-plugin", "tpindex check-plugin FILE.py --format json", contract_model.PluginReport),
         ("replay", "tpindex replay NAME --format json", model.Replay),
+        ("atlas", "tpindex atlas [NAME...] --format json", atlas_model.Atlas),
     ):
         defs: dict = {}
         out[name] = _document(name, title, _object(cls, defs), defs)

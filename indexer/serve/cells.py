@@ -93,6 +93,12 @@ class Urls:
         args = {"a": a, "b": b, **{k: v for k, v in (("name", name), ("kind", kind), ("path", path)) if v}}
         return self.ds.urls.path("-/diff") + "?" + urlencode(self._db(args))
 
+    def atlas(self, name: str | None = None, version: str | None = None) -> str:
+        """The behaviour atlas's page (/-/atlas): a name's row at a version, or the matrix of names starting so."""
+        args = {"name": name, "version": version} if version else ({"prefix": name} if name else {})
+        q = urlencode(self._db(args))
+        return self.ds.urls.path("-/atlas") + (f"?{q}" if q else "")
+
     def class_tree(self, cls: str, version: str) -> str:
         return (
             self.ds.urls.query(self.database, "class_tree")

@@ -672,6 +672,49 @@ TABLES: dict[str, dict] = {
     "history_tips": {
         "description": "The commits whose history a build walked (the indexed git versions' commits)."
     },
+    # the behaviour atlas (issue 44): read through /-/atlas, the card and diff; written by tpindex atlas
+    "atlas_v": {
+        "description": "The behaviour atlas's cells per version: each (parser name, case, mode) as tpindex atlas "
+        "ran it on a case made from the version's own files: ok, wrong, error or not-applicable (a case no source "
+        "could make: one row, mode null). /-/atlas shows them as a matrix.",
+        "facets": ["status", "mode", "case_id"],
+        "columns": {
+            "case_id": "single | parallel | no-args | nested | unicode | content-before | content-only | reasoning",
+            "mode": "nonstream | stream:token | stream:char | serving-full | serving-stream",
+            "status": "ok | wrong | error | not-applicable",
+            "detail": "what differs, the error, or why not applicable",
+            "transient": "1: a timeout or a killed worker, run again by the next tpindex atlas",
+        },
+    },
+    "atlas_map": {
+        "description": "Which cells each (version, parser name, case) of the behaviour atlas reads: the case's key "
+        "and its two run keys (cells are stored by what determines them, so versions with the same code share "
+        "them).",
+        "columns": {
+            "core_key": "the cells of nonstream and stream modes: the case, the name's code closure, its sentinels",
+            "serving_key": "the cells of the serving modes: those and the serving code",
+            "status": "not-applicable when no case could be made (detail: why)",
+        },
+    },
+    "atlas_cells": {
+        "description": "The behaviour atlas's cells by run key (see atlas_map): a mode's status, what differs, and "
+        "its result (calls, content, reasoning, finish_reason, errors as JSON).",
+        "facets": ["status", "mode"],
+    },
+    "atlas_cases": {
+        "description": "The behaviour atlas's cases by key: where each comes from (a chat template rendered, a test "
+        "file's literal, the writer), its raw output and the calls it must give.",
+        "facets": ["case_id", "source"],
+        "columns": {"note": "why the case is not its first source's (a template that cannot express it)"},
+    },
+    "atlas_literals": {
+        "description": "The model-output literals of test files and the code blocks of documentation pages, read "
+        "once per blob (never run) for the behaviour atlas's cases.",
+        "columns": {"negative": "1: a name around it says the parser must not read it whole"},
+    },
+    "atlas_read": {
+        "description": "The blobs whose literals atlas_literals holds, and by which reader.",
+    },
     # the code (indexer/code.py): read through the source, diff and search pages, hidden from the table list
     "template_renders": {
         "description": "What each chat template (a blob) renders for one tool call, get_weather(city="

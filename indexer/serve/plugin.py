@@ -6,7 +6,7 @@
   parser name to its page, a class to the class tree, a version to its page (cells.py);
 - register_routes: /-/parser-matrix, names x versions coloured by implementation; /-/parser/<kind>/<name>,
   /-/version/<label> and /-/find (routes.py; their data answers/pages.py, through Index); /-/check-doc and
-  /-/where (docpages.py); /-/fit (fitpage.py); /-/replay (replaypage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep
+  /-/where (docpages.py); /-/fit (fitpage.py); /-/replay (replaypage.py); /-/atlas (atlaspage.py); the code pages /-/source/<version>/<path>, /-/diff and /-/grep
   (code_pages.py);
 - extra_template_vars: the home page lists the questions first; every page has the search box; the
   `which` question says why it has no rows;
@@ -275,6 +275,7 @@ def asgi_wrapper(datasette):
 @hookimpl
 def register_routes():
     from . import routes
+    from .atlaspage import atlas_page
     from .docpages import check_doc_page, where_page
     from .fitpage import fit_page
     from .replaypage import replay_page
@@ -288,6 +289,7 @@ def register_routes():
         (r"^/-/where$", where_page),
         (r"^/-/fit$", fit_page),
         (r"^/-/replay$", replay_page),
+        (r"^/-/atlas$", atlas_page),
         (r"^/-/source/(?P<version>[^/]+)/(?P<path>.+)$", code_pages.source_page),
         (r"^/-/diff$", code_pages.diff_page),
         (r"^/-/grep$", code_pages.grep_page),

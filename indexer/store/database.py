@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.problems import Problem
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -279,6 +279,54 @@ create index if not exists commit_files_path on commit_files(path);
 create table if not exists history_tips (sha text primary key) without rowid;  -- the commits walked so far
 """
 
+# The behaviour atlas (issue 44; indexer/replay/atlas.py writes it, indexer/answers/atlas.py reads it): every
+# parser name at every version run on cases made from that version's own files. Cells are stored by what
+# determines them (the case, the name's code closure, the serving code), so a version whose name has the same
+# code reads the cells an earlier version ran; atlas_map says which cells each (version, name, case) reads.
+ATLAS_TABLES = """
+create table if not exists atlas_cases (
+    key text primary key,          -- digest of what makes the case (its source and the calls it holds)
+    case_id text not null,         -- single | parallel | no-args | nested | unicode | content-before | ...
+    source text not null,          -- template | test | docs | writer
+    origin text,                   -- the file (and line) the case comes from
+    text text,                     -- the raw model output (a template's: filled in by the run that renders it)
+    expected text,                 -- JSON {calls, content, reasoning} the output must give; null: unknown
+    tools text,                    -- JSON: the request's tools
+    reasoning_parser text,         -- the reasoning parser composed with the tool parser, if any
+    note text                      -- why the case is not its first source's (a template that cannot express it)
+) without rowid;
+create table if not exists atlas_cells (
+    key text not null,             -- a run key of atlas_map (core_key or serving_key)
+    mode text not null,            -- nonstream | stream:token | stream:char | serving-full | serving-stream
+    status text not null,          -- ok | wrong | error | not-applicable
+    detail text,                   -- what differs, the error, or why not applicable (one line)
+    result text,                   -- JSON: the mode's calls, content, reasoning, finish_reason, errors
+    transient integer not null default 0,  -- a timeout or a killed worker: run again next time
+    primary key (key, mode)
+) without rowid;
+create table if not exists atlas_map (
+    version_id integer not null references versions(id) on delete cascade,
+    kind text not null, name text not null, case_id text not null,
+    case_key text,                 -- atlas_cases.key (null: no case could be made; status says why)
+    core_key text,                 -- the cells of nonstream and stream modes: case + code closure
+    serving_key text,              -- the cells of serving modes: core + serving code
+    status text,                   -- not-applicable when no case could be made (detail: why), else null
+    detail text,
+    primary key (version_id, kind, name, case_id)
+) without rowid;
+create index if not exists atlas_map_name on atlas_map(kind, name);
+create table if not exists atlas_literals (  -- the model-output literals of test files and documentation pages
+    blob_id text not null,         -- the file's content
+    line integer not null,
+    value text not null,           -- a string the test writes (folded: answers/atlas_literals.py), a code block
+    negative integer not null default 0  -- a name around it says the parser must not read it whole
+);
+create index if not exists atlas_literals_blob on atlas_literals(blob_id);
+create table if not exists atlas_read (  -- the blobs whose literals atlas_literals holds, read by which reader
+    blob_id text primary key, format integer not null
+) without rowid;
+"""
+
 FACT_TABLES = (
     "registrations",
     "imports",
@@ -473,6 +521,20 @@ VIEWS = {
                v.ord as version_ord
         from definitions d join tree_files t on t.blob_key = d.blob_key
         join versions v on v.id = t.version_id and v.status = 'complete' join tree_paths p on p.id = t.path_id""",
+    # the atlas's cells per version (the not-applicable cases without cells as one row with mode null)
+    "atlas_v": """
+        select v.label as version, m.kind, m.name, m.case_id, c.mode, c.status, c.detail, c.transient,
+               m.case_key, v.ord as version_ord
+        from atlas_map m join versions v on v.id = m.version_id and v.status = 'complete'
+        join atlas_cells c on c.key = m.core_key and c.mode not like 'serving%'
+        union all
+        select v.label, m.kind, m.name, m.case_id, c.mode, c.status, c.detail, c.transient, m.case_key, v.ord
+        from atlas_map m join versions v on v.id = m.version_id and v.status = 'complete'
+        join atlas_cells c on c.key = m.serving_key and c.mode like 'serving%'
+        union all
+        select v.label, m.kind, m.name, m.case_id, null, m.status, m.detail, 0, m.case_key, v.ord
+        from atlas_map m join versions v on v.id = m.version_id and v.status = 'complete'
+        where m.status is not null""",
     "parse_errors": """
         select version, file, parse_status, b.error_count, b.first_error_line, b.error
         from version_files vf join blobs b on b.id = vf.blob_id where b.status not in ('ok', 'not-parsed')""",
@@ -788,6 +850,8 @@ MIGRATIONS: dict[int, str] = {
     # self_attrs (a new fact table; the extractor bump re-indexes to fill it), parser_hops.end_line and detail,
     # parser_overridden.by_method (ADDED_COLUMNS): an overriding __init__ as part of where the logic is
     12: "",
+    # the behaviour atlas (issue 44): atlas_cases, atlas_cells, atlas_map, atlas_literals, atlas_read, the view atlas_v
+    13: ATLAS_TABLES,
 }
 
 
@@ -848,7 +912,7 @@ def _setup(db, path) -> None:
                 script.append(f"alter table {table} add column {column} {kind};")
     from . import code  # here: a reader never creates the schema
 
-    script += [TABLES, code.SCHEMA, INDEXES, FTS]
+    script += [TABLES, ATLAS_TABLES, code.SCHEMA, INDEXES, FTS]
     script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
     script.append(
         f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');"

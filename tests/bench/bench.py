@@ -24,6 +24,9 @@ and 25's still measured; TARGETS below):
     (r) `tpindex replay hermes` on (a)'s database over every version from v0.6.3 (all modes): cold (a fresh
         replay cache: the environment and the trees made, first run only), warm (trees made, the warm
         replay server running)  <= 15 s; one version (the newest) warm  <= 2 s, and with no warm server
+    (m) `tpindex atlas` on a copy of (a)'s database, every tool parser at every version from v0.6.3: cold
+        <= 600 s; after adding the newest tag to (c)'s database (its cells as the cold run stored them)
+        <= 60 s; CPU time beside wall time; the share of pairs whose `single` case ran >= 0.95
 
 `--markdown RESULTS.json` prints the tables of a results file; `--readme RESULTS.json` writes them into the
 README's generated block (never edited by hand; tests/test_bench_report.py fails when it differs from what
@@ -128,6 +131,7 @@ def parse_args(argv):
         "--symbol", default="make_arg_parser", help="the symbol for (g) `where` (default make_arg_parser)"
     )
     ap.add_argument("--skip-replay", action="store_true", help="skip (r), tpindex replay")
+    ap.add_argument("--skip-atlas", action="store_true", help="skip (m), tpindex atlas")
     ap.add_argument(
         "--skip-replay-cold",
         action="store_true",
@@ -374,6 +378,97 @@ class Bench:
             sample.cpu += sum(v.get("cpu_seconds") or 0 for v in answer["versions"])
         return sample
 
+    # -- (m): the behaviour atlas (issue 44), self-contained: atlas(), atlas_sample(), atlas_share() and the
+    # rows of assess_atlas() ---------------------------------------------------------------------------------
+
+    ATLAS_SINCE = "v0.6.3.."
+
+    def atlas(self, a_db: Path, c_base: Path | None, newest: str) -> None:
+        """(m): `tpindex atlas` over every version from v0.6.3, every tool parser: cold (a copy of (a)'s
+        database, no cell stored; the replay trees and environment already made, by (r) when it ran) and
+        with one new release (a copy of (c)'s database of every tag but the newest, its cells read from the
+        cold run's tables for the other tags (cells are keyed by what determines them, not by database; the
+        newest tag's own cells left out), mapped untimed; the
+        newest tag built in, untimed; then the run timed: only what the new release changed runs). Wall
+        and CPU: tpindex's own plus its replay workers' (the warm replay server's children). `m_single`:
+        the share of (tool parser, version) pairs from v0.6.3 whose `single` case ran (not not-applicable)."""
+        t_db = self.work / "m.db"
+        for p in self.work.glob("m.db*"):
+            p.unlink()
+        shutil.copyfile(a_db, t_db)
+        args = [
+            "--tags",
+            self.ATLAS_SINCE,
+            "-q",
+            "--format",
+            "json",
+            "--case",
+            "single",
+            "--mode",
+            "nonstream",
+        ]
+        self.record("m_cold", self.atlas_sample([self.exe, "atlas", "--db", str(t_db), *args]))
+        self.record("m_single", {"wall": 0.0, "share": self.atlas_share(t_db)})
+        if c_base is None:
+            return
+        u_db = self.work / "m-add.db"
+        for p in self.work.glob("m-add.db*"):
+            p.unlink()
+        shutil.copyfile(c_base, u_db)
+        measure.run([self.exe, "atlas", "--db", str(u_db), *args[:2], "-q", "--no-run"], ok=(0, 2))
+        import sqlite3
+
+        conn = sqlite3.connect(
+            u_db
+        )  # what the cold run stored for the other tags only (not the newest's cells)
+        conn.execute("attach database ? as cold", [str(t_db)])
+        older = (
+            "select {col} from cold.atlas_map m join cold.versions v on v.id = m.version_id"
+            " where v.label != ?"
+        )
+        keys = f"({older.format(col='m.core_key')} union {older.format(col='m.serving_key')})"
+        conn.execute(
+            f"insert or ignore into atlas_cells select * from cold.atlas_cells where key in {keys}",
+            [newest, newest],
+        )
+        conn.execute(
+            "insert or ignore into atlas_cases select * from cold.atlas_cases where key in"
+            f" ({older.format(col='m.case_key')})",
+            [newest],
+        )
+        blobs = "(select blob_id from main.version_files)"
+        for table in ("atlas_literals", "atlas_read"):
+            conn.execute(f"insert or ignore into {table} select * from cold.{table} where blob_id in {blobs}")
+        conn.commit()
+        conn.close()
+        measure.run([self.exe, "atlas", "--db", str(u_db), *args])  # untimed: maps the stored cells
+        self.build(u_db, tags=newest, fresh=False)  # untimed: the new release indexed
+        self.record("m_add", self.atlas_sample([self.exe, "atlas", "--db", str(u_db), *args]))
+
+    @staticmethod
+    def atlas_sample(cmd: list[str]) -> dict:
+        sample = measure.run(cmd)
+        run = json.loads(sample.stdout)["run"]
+        sample.cpu += run["worker_cpu_seconds"]  # the workers ran under the warm server, not tpindex
+        row = sample.row()
+        row.update(cells_run=run["cells_run"], cells_reused=run["cells_reused"], jobs=run["jobs"])
+        return row
+
+    def atlas_share(self, db: Path) -> float:
+        import sqlite3
+
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        since = conn.execute("select ord from versions where label = 'v0.6.3'").fetchone()
+        pairs, ran = conn.execute(
+            "select count(*), sum(m.case_key is not null and exists (select 1 from atlas_cells c"
+            " where c.key = m.core_key and c.mode = 'nonstream' and c.status != 'not-applicable'))"
+            " from atlas_map m join versions v on v.id = m.version_id"
+            " where m.kind = 'tool' and m.case_id = 'single' and v.ord >= ?",
+            [since[0] if since else 0],
+        ).fetchone()
+        conn.close()
+        return (ran or 0) / pairs if pairs else 0.0
+
     def serve(self, db: Path) -> None:
         """(s): `tpindex serve` on (a)'s database, `--load-clients` clients on loopback for `--load-seconds`
         (load.py) going round LOAD_PAGES; latencies, errors, and the server's memory (anonymous resident, its
@@ -537,6 +632,9 @@ class Bench:
                 self.serve(self.db(new, "a"))
             if not self.args.skip_replay:
                 self.replay(self.db(new, "a"), first=i == 1)
+            if not self.args.skip_atlas:
+                c_base = self.db(new, "c-base")
+                self.atlas(self.db(new, "a"), c_base if others and c_base.exists() else None, newest)
             if not self.args.skip_extras:
                 self.record("e", self.build(self.work / "e.db", "--no-dedup"))
                 self.record("i_a0", self.build(self.work / "a0.db", "--no-code"))
@@ -583,6 +681,9 @@ def _past_the_end(repo: Path, tag: str, path: str, line: int) -> bool:
 # -- results -----------------------------------------------------------------------------------------------
 
 FIELDS = (
+    "share",  # (m): the share of pairs whose single case ran
+    "cells_run",
+    "cells_reused",
     "wall",
     "cpu",
     "maxrss_mb",
@@ -650,6 +751,11 @@ TARGETS = [
     (15, "`tpindex grep`, default scope, and the lines git grep finds (issue 18)", "h"),
     (16, "no-dedup / dedup, default scope (issue 18)", "e/a"),
     (17, "`tpindex replay` one name over every version from v0.6.3, and one version (issue 25)", "r"),
+    (
+        18,
+        "`tpindex atlas` every tool parser at every version from v0.6.3, cold and one new release (issue 44)",
+        "m",
+    ),
 ]
 SERVE_P95_MS = 250
 AB_TARGETS = {"a": 1.0, "a3": 1.0}  # issue 45: working tree / base, wall and CPU, side by side
@@ -659,6 +765,37 @@ TEST_S, TEST_FAST_S = 8 * 60, 3 * 60  # issue 45: make test, make test-fast
 FLAT_MB = (
     10.0  # (s): "memory flat": the server's memory at the end within this many MB, or 10 %, of its start
 )
+
+
+def assess_atlas(m: dict[str, dict], proc, ratio) -> None:
+    """(m)'s rows (issue 44): the atlas cold and with one new release (wall; CPU beside it), and the share of
+    (tool parser, version) pairs whose `single` case ran."""
+    proc("m_cold", "(m) atlas, every tool parser at every version from v0.6.3, cold (no cell stored)", 600)
+    proc("m_add", "(m) atlas after adding the newest release (only what it changed runs)", 60)
+    if "m_single" in m:
+        share = m["m_single"]["share"]
+        ratio(
+            "m_single",
+            "(m) (tool parser, version) pairs whose `single` case ran",
+            share,
+            ">= 0.95",
+            share >= 0.95,
+        )
+
+
+def atlas_summary(by: dict[str, dict], verdict):
+    """(m)'s line of the summary: (result, target, met), or None when not measured."""
+    keys = [k for k in ("m_cold", "m_add", "m_single") if k in by]
+    if not keys:
+        return None
+    parts = [
+        f"{label} {by[k]['wall']:.0f} s (CPU {by[k]['cpu']:.0f} s)"
+        for k, label in (("m_cold", "cold"), ("m_add", "one new release"))
+        if k in by
+    ]
+    if "m_single" in by:
+        parts.append(f"`single` ran for {by['m_single']['ratio']:.1%} of the pairs")
+    return ", ".join(parts), "cold <= 600 s; one new release <= 60 s; `single` >= 95 %", verdict(keys)
 
 
 def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None = None) -> list[dict]:
@@ -822,6 +959,7 @@ def assess(m: dict[str, dict], jobs: int, checks: dict[str, list[dict]] | None =
                 )
                 cpu = m[f"h_git_{key}_d"]["cpu"] / m[f"h_{key}_d"]["cpu"]
                 ratio(f"h_{key}_d/git_cpu", f"(h) the same in CPU time, {shown}", cpu)
+    assess_atlas(m, proc, ratio)
     proc("r_cold", "(r) replay hermes, every version from v0.6.3, cold (environment and trees made)")
     proc("r_warm", "(r) replay hermes, every version from v0.6.3, warm", 15)
     proc("r_one", "(r) replay hermes, one version (the newest), warm", 2)
@@ -994,6 +1132,12 @@ def summary(rows: list[dict], jobs: int) -> list[dict]:
                 if k in by
             )
             target, met = "warm <= 15 s; one version warm <= 2 s", verdict(keys)
+        elif key == "m":
+            found = atlas_summary(by, verdict)
+            if found is None:
+                out.append(unmeasured)
+                continue
+            result, target, met = found
         elif key == "e/a" and key in by:
             result, target, met = f"{by[key]['ratio']:.2f}x", ">= 3x", by[key]["met"]
         else:

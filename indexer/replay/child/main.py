@@ -54,7 +54,12 @@ def worker(job: dict, parent: int) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     gc.disable()  # a worker lives for one replay: cyclic garbage is left to its exit
-    import drive
+    if (
+        job.get("items") is not None
+    ):  # the atlas's job: many (name, case) replays of one tree (atlas_batch.py)
+        import atlas_batch as drive
+    else:
+        import drive
 
     try:
         result = drive.run(job)
@@ -84,7 +89,7 @@ def _third_party() -> list[str]:
         if (
             not f
             or name.startswith(("vllm", "__main__"))
-            or name in ("drive", "standins", "tokenizer", "main", "speed")
+            or name in ("drive", "standins", "tokenizer", "main", "speed", "atlas_batch", "tpindex_templates")
         ):
             continue
         if f.startswith(roots) and "tpindex/replay/trees" not in f:
