@@ -23,7 +23,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from ..core.problems import BuildError
-from ..core.scope import FULL, RECORDED, Scope, depth_needed, is_template, module_of
+from ..core.scope import FULL, MODULE, RECORDED, Scope, depth_needed, is_template, module_of
 from ..core.specs import sort_key
 from ..extract import extractor_id, parse
 from ..extract.locate import locate, needed
@@ -412,7 +412,7 @@ class Builder:
                     write_until(0)  # the versions already read are fine: keep them, then fail
                     raise
                 size = self.submit(entries, alone=len(todo) == 1)
-                tree = self.tree.submit(listing, self.inflight.__contains__) if self.tree else None
+                tree = self.tree.submit(listing, self._with_definitions) if self.tree else None
                 listing = None  # an archive's whole tree in memory: let it go before the next is read
                 pending.append((ref, old_id, entries, tree, size))
                 held += size
@@ -430,6 +430,10 @@ class Builder:
         finally:
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
+
+    def _with_definitions(self, blob_id: str) -> bool:
+        """Whether a blob is being extracted with its definitions (the tree tier derives its own from them)."""
+        return self.inflight_depth.get(blob_id, RECORDED) >= MODULE
 
     # -- parse -------------------------------------------------------------------------------------
     def submit(self, entries, alone: bool = False) -> int:
