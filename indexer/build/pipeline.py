@@ -15,7 +15,6 @@ import os
 import pickle
 import sqlite3
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from ..extract.locate import locate, needed
 from ..extract.templates import render_batch
 from ..sources import VersionRef
 from ..store import database as store
+from ..store import packed
 from ..store.code import CodeWriter, prepare
 from .workers import worker_died as _worker_died
 
@@ -211,13 +211,10 @@ def parse_and_locate(data: bytes, path: str, code: bool = True, depth: int = FUL
     res = parse(data) if depth == FULL else parse(data, depth)
     res["depth"] = depth
     facts = res.pop("facts")
-    res["packed"] = zlib.compress(_FACTS_JSON.encode(facts).encode(), 1)
+    res["packed"] = packed.pack(facts)
     res["path"], res["rows"] = path, table_rows(locate(facts, path), path)
     res["code"] = prepare(data) if code else None
     return res
-
-
-_FACTS_JSON = json.JSONEncoder(separators=(",", ":"), check_circular=False)  # facts hold no cycles
 
 
 def parse_batch(items: list[tuple[bytes, str, bool, int]]) -> bytes:
@@ -764,7 +761,7 @@ class Builder:
             if path == res["path"]:
                 located = res["rows"]
             else:
-                facts = json.loads(zlib.decompress(res["packed"])) if facts is None else facts
+                facts = packed.unpack(res["packed"]) if facts is None else facts
                 located = table_rows(locate(facts, path), path)
             self._clear_facts(unit_id)
             for table, cols, values in located:
@@ -825,10 +822,8 @@ class Builder:
         else:  # a blob seen before, now at another path: locate its stored raw facts there
             if e.blob_id not in parsed_here:
                 self.stats.blobs_reused += 1
-            packed = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
-            located = table_rows(
-                locate(json.loads(zlib.decompress(packed)) if packed else {}, e.path), e.path
-            )
+            stored = conn.execute("select facts from blobs where id = ?", [e.blob_id]).fetchone()[0]
+            located = table_rows(locate(packed.unpack(stored), e.path), e.path)
         old = self.stale_units.pop(key, None)
         if old is not None:  # stale facts of an older extractor: replace them under the same unit id
             unit_id = old

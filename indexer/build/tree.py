@@ -18,13 +18,12 @@ inter-process traffic than the work), while the main process writes earlier vers
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections import deque
 from concurrent.futures import wait
 
 from ..core.scope import FULL, MODULE
 from ..extract.words import has_words, is_module, light
+from ..store.packed import unpack
 from .workers import worker_died
 
 BATCH_BYTES = 1 << 20
@@ -172,7 +171,7 @@ class TreeTier:
                 packed = conn.execute("select facts from blobs where id = ?", [blob_id]).fetchone()
                 from ..extract.definitions import from_facts
 
-                facts = json.loads(zlib.decompress(packed[0])) if packed and packed[0] else {}
+                facts = unpack(packed[0]) if packed else {}
                 if state[1] is not None:
                     stale.append(state[0])
                 def_rows.extend(_def_rows(state[0], from_facts(facts)))

@@ -60,7 +60,12 @@ def _declared(stmt: Node, rows: list[dict]) -> None:
             if node.type != "assignment":
                 continue
             name, value = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if name is None or name.type != "identifier" or value is None or node.child_by_field_name("type") is None:
+            if (
+                name is None
+                or name.type != "identifier"
+                or value is None
+                or node.child_by_field_name("type") is None
+            ):
                 continue
             got = expr.literal(value)
             rows.append(
