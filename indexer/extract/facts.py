@@ -84,8 +84,10 @@ GROUPS = (markers.WORDS[0],)  # apart; the other gates: one group
 COMMON = (parser_calls.WORDS[1],)  # met by so many blobs that the pattern always runs
 GATED_AT_FULL = ("patterns/markers.scm",)
 # What a framework module gets (scope.FLAGS, vllm/envs.py): the environment flags' defaults, read from its
-# top-level statements without a pattern walk
-FLAG_KINDS = ("env_defaults",)
+# top-level statements without a pattern walk, and its markers (diff and check list them), from their pattern
+# (gated by the marker words: a walk only over a version holding one)
+FLAG_KINDS = ("env_defaults", "markers")
+FLAG_PATTERNS = ("patterns/markers.scm",)
 
 
 def kinds(depth: int) -> tuple[str, ...]:
@@ -119,7 +121,7 @@ def _plan(
     for index, (file, _) in enumerate(every):
         if depth < FULL and file.startswith(PARSER_PATTERNS):
             continue
-        if depth <= FLAGS:
+        if depth <= FLAGS and file not in FLAG_PATTERNS:
             continue
         nth = seen[file] = seen.get(file, -1) + 1
         gates = GATES.get(file, ()) if depth < FULL or file in GATED_AT_FULL else ()
@@ -156,7 +158,7 @@ def chosen(depth: int, data: bytes) -> tuple[int, ...]:
                 continue
         out.append(index)
     picked = tuple(out)
-    if len(picked) < len(steps) and not compiled(picked):
+    if picked and len(picked) < len(steps) and not compiled(picked):
         asked = _ASKED[picked] = _ASKED.get(picked, 0) + 1
         if asked < COMPILE_AFTER:
             return tuple(index for index, _ in steps)
@@ -187,8 +189,7 @@ def parse(data: bytes, depth: int = FULL) -> dict:
                     "syntax-errors",
                     f"{count} syntax error(s), first at line {first}",
                 )
-        if depth > FLAGS:  # a framework module's flags are read without a walk
-            prime(root, chosen(depth, data), plan(depth)[1])
+        prime(root, chosen(depth, data), plan(depth)[1])
         facts = out["facts"]
         for kind in kinds(depth):
             facts[kind] = KINDS[kind](root) if kind in KINDS else DERIVED[kind](root, facts, data)

@@ -13,7 +13,7 @@ from ..core.scope import FLAGS, FULL, depth_needed, module_of, package_of
 # The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
 PARSER_TABLES = frozenset({"sentinels", "request_settings", "regexes", "self_attrs", "plants", "uses"})
 # The tables a framework module gets rows in (scope.FLAGS; extract/facts.py FLAG_KINDS)
-FLAG_TABLES = frozenset({"env_defaults"})
+FLAG_TABLES = frozenset({"env_defaults", "markers"})
 
 
 def absolute(module: str, level: int, path: str) -> str:
