@@ -216,15 +216,19 @@ def test_older_schema_is_migrated(small_repo, built, tmp_path, monkeypatch):
     """A tpindex one schema ahead (a made-up migration adds a column): a build migrates a database of the
     current schema in place and keeps its versions."""
     import indexer.store.database
+    import indexer.store.schema
 
     now = indexer.store.database.SCHEMA_VERSION
     db = tmp_path / "older.db"
     db.write_bytes(built.read_bytes())
     monkeypatch.setattr(indexer.store.database, "SCHEMA_VERSION", now + 1)
     monkeypatch.setattr(
-        indexer.store.database,
-        "MIGRATIONS",
-        {**indexer.store.database.MIGRATIONS, now: "alter table versions add column note text;"},
+        indexer.store.schema,
+        "STEPS",
+        {
+            **indexer.store.schema.STEPS,
+            now: lambda db: indexer.store.schema.add_columns(db, "versions", note=str),
+        },
     )
     out = tpindex("check", "--db", db, ok=False)
     assert out.exit_code == 1 and f"schema version {now}" in out.output and "migrates" in out.output
@@ -544,3 +548,13 @@ def test_an_absurdly_long_version_is_a_malformed_spec(small_repo, tmp_path, spec
     result = fails("build", "--repo", small_repo, "--tags", spec, "--db", tmp_path / "x.db")
     assert len(result.output) < 500 and "int" not in result.output.lower().replace("hint", ""), result.output
     assert not (tmp_path / "x.db").exists()
+
+
+def test_every_older_schema_migrates_through_one_named_step_each():
+    """store/schema.py: a function (named, saying what it does) from each schema a build migrates to the next."""
+    from indexer.store.database import OLDEST_MIGRATED, SCHEMA_VERSION
+    from indexer.store.schema import STEPS, missing_steps
+
+    assert missing_steps(OLDEST_MIGRATED) == []
+    assert sorted(STEPS) == list(range(OLDEST_MIGRATED, SCHEMA_VERSION))
+    assert all(f.__name__ != "<lambda>" and f.__doc__ for f in STEPS.values())

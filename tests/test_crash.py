@@ -484,14 +484,13 @@ def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
     """Kill store.connect (with `migrate` as the schema version and migrations) at every statement it
     runs on the database `prepare` writes; after each, a normal connect works. -> number of kills."""
     import indexer.store.database
+    import indexer.store.schema
 
     def child(path, kill_at, counter):
         if migrate:
-            indexer.store.database.SCHEMA_VERSION, indexer.store.database.MIGRATIONS = (
-                migrate["version"],
-                migrate["migrations"],
-            )
-        traced_connect(kill_at, counter)(path).conn.close()
+            indexer.store.database.SCHEMA_VERSION = migrate["version"]
+            indexer.store.schema.STEPS = migrate["steps"]
+        traced_connect(kill_at, counter)(path, setup=indexer.store.schema.setup).conn.close()
 
     def count_statements():
         counter = [0]
@@ -512,10 +511,10 @@ def setup_sweep(db: Path, prepare, migrate: dict | None = None) -> int:
         if migrate:
             with pytest.MonkeyPatch.context() as m:
                 m.setattr(indexer.store.database, "SCHEMA_VERSION", migrate["version"])
-                m.setattr(indexer.store.database, "MIGRATIONS", migrate["migrations"])
-                indexer.store.database.connect(db).conn.close()
+                m.setattr(indexer.store.schema, "STEPS", migrate["steps"])
+                indexer.store.database.connect(db, setup=indexer.store.schema.setup).conn.close()
         else:
-            indexer.store.database.connect(db).conn.close()
+            indexer.store.database.connect(db, setup=indexer.store.schema.setup).conn.close()
     return total
 
 
@@ -535,18 +534,16 @@ def test_killed_while_migrating_the_schema(fixture_repo, clean, tmp_path):
     exactly once."""
     from fixtures.helpers import rows
 
-    from indexer.store.database import MIGRATIONS, SCHEMA_VERSION
+    from indexer.store.database import SCHEMA_VERSION
+    from indexer.store.schema import STEPS
+
+    def notes(db):  # a made-up step: a column, a table, an update
+        db["versions"].add_column("note", str)
+        db.execute("create table notes (version_id integer, note text)")
+        db.execute("update versions set note = 'migrated'")
 
     _, _, clean_db = clean
-    migrate = {
-        "version": SCHEMA_VERSION + 1,
-        "migrations": {
-            **MIGRATIONS,
-            SCHEMA_VERSION: "alter table versions add column note text;\n"
-            "create table notes (version_id integer, note text);\n"
-            "update versions set note = 'migrated';",
-        },
-    }
+    migrate = {"version": SCHEMA_VERSION + 1, "steps": {**STEPS, SCHEMA_VERSION: notes}}
     db = tmp_path / "old.db"
     setup_sweep(db, lambda p: p.write_bytes(clean_db.read_bytes()), migrate)
     assert rows(db, "select value from meta where key = 'schema_version'") == [(str(SCHEMA_VERSION + 1),)]

@@ -12,7 +12,6 @@ error (exit 2).
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import zlib
@@ -142,7 +141,9 @@ def _file_chain(conn) -> list[str]:
                 if status not in ("extract-failed",):
                     raise ValueError("no facts")
             else:
-                json.loads(zlib.decompress(facts))
+                from ..store.packed import unpack
+
+                unpack(facts)
         except (ValueError, zlib.error):
             unreadable += 1
             if unreadable == 1:

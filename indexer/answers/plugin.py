@@ -29,14 +29,13 @@ what `replay` ran; nothing calls it yet.
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections.abc import Callable
 
 from ..core import ranges as version_ranges
 from ..extract.locate import Names, absolute
 from ..resolve.classgraph import Cls, Version, class_at, lookup, mro, resolve_method
 from ..store.database import lifecycle_of
+from ..store.packed import unpack
 from .contract import POSITIONAL, _callable, _Facts, contract, public, signature_text
 from .contract_model import (
     Contract,
@@ -270,7 +269,7 @@ class At:
             row = self.db.execute(
                 "select b.facts from units u join blobs b on b.id = u.blob_id where u.id = ?", [unit]
             ).fetchone()
-            facts = json.loads(zlib.decompress(row[0])) if row and row[0] else {}
+            facts = unpack(row[0]) if row else {}
             self._defs[unit] = [r for r in from_facts(facts) if "." not in r[1]]
         return self._defs[unit]
 

@@ -18,13 +18,12 @@ inter-process traffic than the work), while the main process writes earlier vers
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections import deque
 from concurrent.futures import wait
 
-from ..core.scope import FULL
+from ..core.scope import FULL, MODULE
 from ..extract.words import has_words, is_module, light
+from ..store.packed import unpack
 from .workers import worker_died
 
 BATCH_BYTES = 1 << 20
@@ -62,7 +61,7 @@ class TreeTier:
     # -- submit --------------------------------------------------------------------------------------
     def submit(self, listing, full_facts) -> list[tuple[str, str]]:
         """Hand the light work of a version's files to the workers; -> the (path, blob id) list to write.
-        `full_facts(blob_id)`: whether the build parses or has parsed the blob fully."""
+        `full_facts(blob_id)`: whether the build parses the blob with its definitions (scope.MODULE or deeper)."""
         todo = []
         stored_full = self._stored_full(
             [e.blob_id for e in listing if is_module(e.path) and e.blob_id in self.builder.depth]
@@ -98,7 +97,8 @@ class TreeTier:
         return [(e.path, e.blob_id) for e in listing]
 
     def _stored_full(self, blob_ids: list[str]) -> set[str]:
-        """Of these blobs stored by the build, those with full facts (not the not-parsed ones)."""
+        """Of these blobs stored by the build, those whose facts hold their definitions (not the not-parsed
+        ones, nor a framework module's flags: scope.MODULE or deeper)."""
         out: set[str] = set()
         ids = list(dict.fromkeys(b for b in blob_ids if b not in self.derive))
         for i in range(0, len(ids), 500):
@@ -106,8 +106,9 @@ class TreeTier:
             out.update(
                 r[0]
                 for r in self.db.conn.execute(
-                    f"select id from blobs where facts is not null and id in ({','.join('?' * len(chunk))})",
-                    chunk,
+                    "select id from blobs where facts is not null and coalesce(depth, ?) >= ?"
+                    f" and id in ({','.join('?' * len(chunk))})",
+                    [FULL, MODULE, *chunk],
                 )
             )
         return out
@@ -170,7 +171,7 @@ class TreeTier:
                 packed = conn.execute("select facts from blobs where id = ?", [blob_id]).fetchone()
                 from ..extract.definitions import from_facts
 
-                facts = json.loads(zlib.decompress(packed[0])) if packed and packed[0] else {}
+                facts = unpack(packed[0]) if packed else {}
                 if state[1] is not None:
                     stale.append(state[0])
                 def_rows.extend(_def_rows(state[0], from_facts(facts)))

@@ -25,9 +25,11 @@ TOOL_CALLING = (
     "vllm/entrypoints/openai/cli_args.py",
     "vllm/entrypoints/openai/serving_chat.py",
 )
-# Framework modules the parsers read, parsed like any module outside the parser packages (scope.MODULE):
-# vllm/envs.py gives the defaults of the environment flags that what runs at class creation reads
-# (`ToolParser.__init_subclass__` and VLLM_ENFORCE_STRICT_TOOL_CALLING, v0.28.0 on).
+# Framework modules the parsers read for one thing only (scope.FLAGS, in every scope): vllm/envs.py gives the
+# defaults of the environment flags that what runs at class creation reads (`ToolParser.__init_subclass__` and
+# VLLM_ENFORCE_STRICT_TOOL_CALLING, v0.28.0 on), and its markers (TODO sites: diff and check list them). Its
+# other facts (imports, classes, functions) answer no question: extracting them was an eighth of the default
+# scope's per-blob work (50 versions, 3 MB of 17).
 FRAMEWORK = ("vllm/envs.py",)
 # Recorded as present, never parsed: chat templates and the parser test files (tool-parser, reasoning,
 # and from v0.25.0 the parser engine's: tests/parser/, tests/parser/engine/, tests/parser/<model>/; the
@@ -129,9 +131,10 @@ def parsed(path: str) -> bool:
 # (extract/locate.py leaves out the kinds a path does not need), so the order builds meet paths in
 # changes nothing.
 RECORDED = 0  # present, not parsed (templates, tests, --include globs outside vllm/)
-MODULE = 1  # a module outside the parser packages (--scope all, --include): every fact kind but a parser's
+FLAGS = 1  # a framework module (FRAMEWORK): the environment flags' defaults and its markers only
+MODULE = 2  # a module outside the parser packages (--scope all, --include): every fact kind but a parser's
 # own (sentinels, request settings, plants; extract/facts.py PARSER_KINDS)
-FULL = 2  # the parser packages (the default scope's Python files): parsed for every fact kind
+FULL = 3  # the parser packages (the default scope's Python files): parsed for every fact kind
 PARSER_PACKAGES = tuple(
     p for p in TOOL_CALLING if p.startswith("vllm/") and p.endswith(".py") and p not in FRAMEWORK
 )
@@ -141,7 +144,9 @@ def depth_needed(path: str) -> int:
     """The extraction depth a path in scope needs."""
     if not parsed(path):
         return RECORDED
-    return FULL if _matches(PARSER_PACKAGES, path) else MODULE
+    if _matches(PARSER_PACKAGES, path):
+        return FULL
+    return FLAGS if path in FRAMEWORK else MODULE
 
 
 def is_template(path: str) -> bool:

@@ -13,7 +13,7 @@ from .paths import queries_dir
 
 # Bump when extraction code changes; pattern files are hashed in, so editing or adding a pattern
 # (a new plant) makes every stored fact stale and recomputed on the next build.
-EXTRACTOR_VERSION = 13  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
+EXTRACTOR_VERSION = 14  # 3: methods' calls and delegation; 4: sentinels, request settings; 5: module_defs;
 # 6: the code of each parsed blob (indexer/code.py); 7: modules outside the parser packages at scope.MODULE;
 # 8: tests/tool_use/ in the default scope, name checks keep the registered class's hops (versions re-indexed)
 # 9: class_sets and env_defaults (what runs at class creation), sentinels held by properties, f-string patterns
@@ -22,6 +22,7 @@ EXTRACTOR_VERSION = 13  # 3: methods' calls and delegation; 4: sentinels, reques
 # 12: the text of recorded files (chat templates, tests) in the code store (versions re-indexed to store it);
 #     regexes (the regular expressions of a parser's code, for fit)
 # 13: self_attrs (what each method of a parser's code binds on the instance and reads: an overriding __init__)
+# 14: vllm/envs.py extracted for its environment flags' defaults only (scope.FLAGS); depths renumbered
 
 
 @functools.cache

@@ -13,32 +13,64 @@ variable, the resolver takes the environment one when it was read, else the decl
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from . import expr
-from .ts import line, matches, query, text
+from .ts import line, text
 
 # A lambda's value read before, by its text: vllm/envs.py's versions repeat most of their ~170 entries. In a
 # tree without errors an expression's text decides its subtree, so the value read from it is the same.
 _READ: dict[str, tuple[str | None, str | None, str]] = {}
 READ_CACHE = 8192
-# For each pattern of env_defaults.scm, the words one of which a blob holds where it matches (its predicates)
-WORDS = ((b"TYPE_CHECKING",), (b"getenv", b"environ"))
+_TYPE_CHECKING = re.compile(r"(^|[.])TYPE_CHECKING$")
+_READS_ENV = re.compile(r"(getenv|environ)")
 
 
 def extract(root: Node) -> list[dict]:
+    """Read from the module's top-level statements (no pattern walk: both forms are at module level, so the
+    few hundred statements of vllm/envs.py are visited, not its whole tree)."""
     rows = []
     clean = not root.has_error
-    for caps in matches(query("env_defaults.scm"), root):
-        value = caps["value"][0]
-        if "declared" in caps:
-            node = caps["declared"][0]  # assignment < expression_statement < block < if_statement < module
-            if _up(node, 4) != root:
-                continue  # only a module-level `if TYPE_CHECKING:`
+    for stmt in root.named_children:
+        if stmt.type == "if_statement":
+            _declared(stmt, rows)
+        elif stmt.type == "expression_statement":
+            for a in stmt.named_children:
+                if a.type == "assignment":
+                    for d in a.named_children:
+                        if d.type == "dictionary":
+                            _entries(d, rows, clean)
+    rows.sort(key=lambda r: r["line"])
+    return rows
+
+
+def _declared(stmt: Node, rows: list[dict]) -> None:
+    """`if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`) at module level: its annotated assignments with a value."""
+    cond, body = stmt.child_by_field_name("condition"), stmt.child_by_field_name("consequence")
+    if cond is None or body is None or body.type != "block" or cond.type not in ("identifier", "attribute"):
+        return
+    if not _TYPE_CHECKING.search(text(cond)):
+        return
+    for es in body.named_children:
+        if es.type != "expression_statement":
+            continue
+        for node in es.named_children:
+            if node.type != "assignment":
+                continue
+            name, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if (
+                name is None
+                or name.type != "identifier"
+                or value is None
+                or node.child_by_field_name("type") is None
+            ):
+                continue
             got = expr.literal(value)
             rows.append(
                 {
-                    "name": text(caps["name"][0]),
+                    "name": text(name),
                     "how": "declared",
                     "value": None if got is expr.UNKNOWN else repr(got),
                     "variable": None,
@@ -46,12 +78,25 @@ def extract(root: Node) -> list[dict]:
                     "line": line(node),
                 }
             )
+
+
+def _entries(d: Node, rows: list[dict], clean: bool) -> None:
+    """The entries of a module-level dict whose value is a lambda reading the environment."""
+    for pair in d.named_children:
+        if pair.type != "pair":
             continue
-        node = caps["entry"][0]
-        name = expr.literal(caps["name"][0])
-        if not isinstance(name, str) or not _module_dict(node, root):
+        key, lam = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        if key is None or key.type != "string" or lam is None or lam.type != "lambda":
+            continue
+        value = lam.child_by_field_name("body")
+        if value is None:
             continue
         written = text(value)
+        if not _READS_ENV.search(written):
+            continue
+        name = expr.literal(key)
+        if not isinstance(name, str):
+            continue
         known = _READ.get(written) if clean else None
         if known is None:
             variables: list[str] = []
@@ -72,22 +117,6 @@ def extract(root: Node) -> list[dict]:
                 "value": known[0],
                 "variable": known[1],
                 "written": known[2],
-                "line": line(node),
+                "line": line(pair),
             }
         )
-    rows.sort(key=lambda r: r["line"])
-    return rows
-
-
-def _up(node: Node, n: int) -> Node | None:
-    for _ in range(n):
-        node = node.parent if node is not None else None
-    return node
-
-
-def _module_dict(pair: Node, root: Node) -> bool:
-    """Whether a dict entry belongs to a dict assigned at module level."""
-    d = pair.parent
-    a = d.parent if d is not None and d.type == "dictionary" else None
-    s = a.parent if a is not None and a.type == "assignment" else None
-    return s is not None and s.type == "expression_statement" and s.parent == root

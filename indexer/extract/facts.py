@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from ..core.scope import FULL
+from ..core.scope import FLAGS, FULL
 from . import (
     adapters,
     aliases,
@@ -66,14 +66,13 @@ PARSER_PATTERNS = (
 # says which, for each pattern of its file, in order) is left out of the walk over a blob without any: its kind
 # gets no match from it, so none of the rows it could not give. Each combination of patterns run is a query
 # compiled once per process (25-80 ms, most of it the same whatever the patterns), so the gates are few: the
-# marker words, the environment's, and one for every other gate, the union of their words (a pattern then runs
+# marker words and one for every other gate, the union of their words (a pattern then runs
 # in a blob holding a word of its group, more blobs than its own words need, never fewer); `super`, in half of
 # the modules, gates nothing. Worth it at scope.MODULE (--scope all's modules hold few of the words: an eighth
 # the rare ones); at FULL (the parser packages, which hold most of them, in many combinations) only the marker
 # words gate.
 GATES = {
     "patterns/markers.scm": markers.WORDS,
-    "patterns/env_defaults.scm": env_defaults.WORDS,
     "patterns/name_checks.scm": namechecks.WORDS,
     "patterns/parser_calls.scm": parser_calls.WORDS,
     "patterns/cli_choices.scm": dispatch.WORDS,
@@ -81,16 +80,20 @@ GATES = {
     "patterns/adapter_bindings.scm": adapters.WORDS,
     "patterns/class_sets.scm": class_sets.WORDS,
 }
-GROUPS = (
-    markers.WORDS[0],
-    env_defaults.WORDS[0] + env_defaults.WORDS[1],
-)  # apart; the other gates: one group
+GROUPS = (markers.WORDS[0],)  # apart; the other gates: one group
 COMMON = (parser_calls.WORDS[1],)  # met by so many blobs that the pattern always runs
 GATED_AT_FULL = ("patterns/markers.scm",)
+# What a framework module gets (scope.FLAGS, vllm/envs.py): the environment flags' defaults, read from its
+# top-level statements without a pattern walk, and its markers (diff and check list them), from their pattern
+# (gated by the marker words: a walk only over a version holding one)
+FLAG_KINDS = ("env_defaults", "markers")
+FLAG_PATTERNS = ("patterns/markers.scm",)
 
 
 def kinds(depth: int) -> tuple[str, ...]:
     every = (*KINDS, *DERIVED)
+    if depth <= FLAGS:
+        return FLAG_KINDS
     return every if depth >= FULL else tuple(k for k in every if k not in PARSER_KINDS)
 
 
@@ -117,6 +120,8 @@ def _plan(
     out, files, seen = [], set(), {}
     for index, (file, _) in enumerate(every):
         if depth < FULL and file.startswith(PARSER_PATTERNS):
+            continue
+        if depth <= FLAGS and file not in FLAG_PATTERNS:
             continue
         nth = seen[file] = seen.get(file, -1) + 1
         gates = GATES.get(file, ()) if depth < FULL or file in GATED_AT_FULL else ()
@@ -153,7 +158,7 @@ def chosen(depth: int, data: bytes) -> tuple[int, ...]:
                 continue
         out.append(index)
     picked = tuple(out)
-    if len(picked) < len(steps) and not compiled(picked):
+    if picked and len(picked) < len(steps) and not compiled(picked):
         asked = _ASKED[picked] = _ASKED.get(picked, 0) + 1
         if asked < COMPILE_AFTER:
             return tuple(index for index, _ in steps)

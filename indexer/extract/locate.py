@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 
-from ..core.scope import FULL, depth_needed, module_of, package_of
+from ..core.scope import FLAGS, FULL, depth_needed, module_of, package_of
 
 # The tables only the parser packages get rows in (scope.FULL; extract/facts.py PARSER_KINDS)
 PARSER_TABLES = frozenset({"sentinels", "request_settings", "regexes", "self_attrs", "plants", "uses"})
+# The tables a framework module gets rows in (scope.FLAGS; extract/facts.py FLAG_KINDS)
+FLAG_TABLES = frozenset({"env_defaults", "markers"})
 
 
 def absolute(module: str, level: int, path: str) -> str:
@@ -63,7 +65,12 @@ class Names:
 def needed(rows: dict[str, list[dict]], path: str) -> dict[str, list[dict]]:
     """Of located rows, those the path's depth needs (a blob stored with every fact kind, met at a path
     outside the parser packages, gets the rows it would get had it been extracted there)."""
-    return rows if depth_needed(path) >= FULL else {t: r for t, r in rows.items() if t not in PARSER_TABLES}
+    depth = depth_needed(path)
+    if depth >= FULL:
+        return rows
+    if depth <= FLAGS:
+        return {t: r for t, r in rows.items() if t in FLAG_TABLES}
+    return {t: r for t, r in rows.items() if t not in PARSER_TABLES}
 
 
 def locate(raw_facts: dict, path: str) -> dict[str, list[dict]]:

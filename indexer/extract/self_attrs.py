@@ -26,20 +26,51 @@ _SUPER_CALL = re.compile(rb"\bsuper\([^)]*\)\s*\.\s*([A-Za-z_]\w*)\s*\(")
 _TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "parenthesized_expression"})
 
 
-def _method(node: Node) -> Node | None:
-    """The method (a function defined in a class body) whose code `node` is in, through nested functions."""
-    found = None
-    n = node.parent
-    while n is not None:
-        if n.type == "function_definition":
-            found = n
-        elif n.type == "class_definition":
-            body = found.parent if found is not None else None
-            if body is not None and body.type == "decorated_definition":
-                body = body.parent
-            return found if body is not None and body.parent == n else None
-        n = n.parent
-    return None
+def _members(defs: list[Node]) -> dict[int, Node]:
+    """Of the classes and functions (in order of their start), each function that is a method (defined in a
+    class body, decorated or not), by its start byte -> its class."""
+    out = {}
+    for d in defs:
+        if d.type != "function_definition":
+            continue
+        body = d.parent
+        if body is not None and body.type == "decorated_definition":
+            body = body.parent
+        cls = body.parent if body is not None and body.type == "block" else None
+        if cls is not None and cls.type == "class_definition":
+            out[d.start_byte] = cls
+    return out
+
+
+def _methods_of(uses: list[Node], defs: list[Node]) -> list[Node | None]:
+    """The method each use (in order of their start) is in, as Python scopes read it: the outermost function
+    below the innermost class around the use, when that function is a method of that class (code in a function
+    nested in a method counts for the method; a class nested in a method is its own class). One sweep over the
+    definitions' spans, not a walk up from each use (each `parent` is a descent from the root)."""
+    members = _members(defs)
+    out: list[Node | None] = []
+    open_: list[Node] = []  # the definitions around the sweep's position, outermost first
+    i, n = 0, len(defs)
+    for use in uses:
+        at = use.start_byte
+        while i < n and defs[i].start_byte <= at:
+            while open_ and open_[-1].end_byte <= defs[i].start_byte:
+                open_.pop()
+            open_.append(defs[i])
+            i += 1
+        while open_ and open_[-1].end_byte <= at:
+            open_.pop()
+        found = None
+        method = None
+        for d in reversed(open_):
+            if d.type == "function_definition":
+                found = d
+            else:  # the innermost class
+                cls = members.get(found.start_byte) if found is not None else None
+                method = found if cls is not None and cls.start_byte == d.start_byte else None
+                break
+        out.append(method)
+    return out
 
 
 def _binds(use: Node) -> bool:
@@ -62,8 +93,9 @@ def _last_super(method: Node, name: str) -> int:
 def extract(root: Node) -> list[dict]:
     found: dict[tuple[str, str, str, str], int] = {}
     methods: dict[int, tuple[str, str, int] | None] = {}  # method start byte -> (class, method, super offset)
-    for use in captures(query("self_attrs.scm"), root).get("use", []):
-        meth = _method(use)
+    caps = captures(query("self_attrs.scm"), root)
+    uses = caps.get("use", [])
+    for use, meth in zip(uses, _methods_of(uses, caps.get("def", [])), strict=True):
         if meth is None:
             continue
         where = methods.get(meth.start_byte)

@@ -169,10 +169,11 @@ def prime(root: Node, chosen: tuple[int, ...], files: frozenset[str]) -> None:
     pattern file of `files` on this root then read the result: the matches of its chosen patterns (a pattern
     left out is one whose matches give the file's kind nothing in this blob). A file not in `files` runs on
     its own cursor when asked."""
-    q, owner = selected(chosen)
     found: dict[str, list] = {}
-    for index, caps in _cursor(q).matches(root):
-        found.setdefault(owner[index], []).append(caps)
+    if chosen:  # none chosen (no pattern's words in the blob): no walk, every file's matches empty
+        q, owner = selected(chosen)
+        for index, caps in _cursor(q).matches(root):
+            found.setdefault(owner[index], []).append(caps)
     _Primed.root, _Primed.found, _Primed.files = root, found, files
 
 

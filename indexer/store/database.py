@@ -1,4 +1,5 @@
-"""The SQLite store: schema, migrations, and the views that hide blob ids.
+"""The SQLite store: the tables, the views that hide blob ids, and reading (plain sqlite3). Creating and
+migrating the schema is the build's (store/schema.py, through sqlite-utils).
 
 Facts are computed once per unique blob and located once per (blob, path) pair, a "unit" (the path
 decides the module, and so how relative imports and registered modules resolve). Each version maps
@@ -14,6 +15,7 @@ from pathlib import Path
 from ..core.problems import Problem
 
 SCHEMA_VERSION = 14
+OLDEST_MIGRATED = 1  # the oldest schema a build migrates (store/schema.py: a named step from each version on)
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -573,9 +575,11 @@ class Reader:
         return [r[0] for r in self.conn.execute("select name from sqlite_master where type = 'table'")]
 
 
-def connect(path: str | Path, create: bool = True, readonly: bool = False, any_schema: bool = False):
-    """Open (and create or migrate) a database: a Reader, read-only or (readonly=False) for a build to write
-    through its `conn`. A reader refuses a database of an older schema (its tables lack what the answers
+def connect(
+    path: str | Path, create: bool = True, readonly: bool = False, any_schema: bool = False, setup=None
+):
+    """Open a database: a Reader, read-only or (readonly=False) for a build to write through its `conn`, the
+    schema created or migrated by `setup(reader, path)` (store/schema.py's). A reader refuses a database of an older schema (its tables lack what the answers
     read; a build migrates it) unless `any_schema` (check, which reports it)."""
     path = Path(path)
     if not path.exists():
@@ -608,7 +612,8 @@ def connect(path: str | Path, create: bool = True, readonly: bool = False, any_s
                     " to migrate it, or rebuild into another --db",
                 )
             return db
-        _setup(db, path)
+        if setup is not None:  # the build's (store/schema.py: readers never import sqlite-utils)
+            setup(db, path)
         return db
     except (
         sqlite3.DatabaseError,
@@ -812,121 +817,12 @@ def check_schema(db, path) -> None:
             f"{path} was built by a newer tpindex (schema {found}, this one reads {SCHEMA_VERSION})",
             "upgrade tpindex or rebuild into another --db",
         )
-    if any(v not in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
+    if found < OLDEST_MIGRATED:
         raise StoreError(
             f"{path} was built by an older tpindex (schema {found}) that this one cannot migrate"
             f" to schema {SCHEMA_VERSION}",
             "rebuild into another --db",
         )
-
-
-MIGRATIONS: dict[int, str] = {
-    # from version N to N+1. Tables, indexes and views are (re)created after the migrations run, so a
-    # change to a view alone is a schema bump with an empty migration.
-    1: """
-        alter table versions add column origin text;
-        alter table methods add column calls_super integer;
-        alter table methods add column delegates text;
-        alter table name_checks add column tested text;
-        alter table parser_map add column streaming text;
-        alter table parser_map add column wrapper_class text;
-        alter table parser_map add column wrapper_file text;
-        alter table parser_map add column wrapper_line integer;
-        alter table parser_map add column notes text;
-        alter table parser_map add column code_sig text;
-    """,
-    2: "",  # sentinels and request_settings: new tables and views only
-    3: "",  # the whole-tree tables (tree_*, definitions, version_trees) and their views
-    4: "",  # the code tables (indexer/code.py); the extractor bump re-indexes versions to fill them
-    5: "",  # blobs.depth (ADDED_COLUMNS): modules outside the parser packages at scope.MODULE
-    6: "",  # class_sets, env_defaults, parser_overridden; parser_attrs and parser_map columns (ADDED_COLUMNS)
-    7: "",  # history from a clone: commits, commit_files, history_tips (filled by the next build --repo)
-    8: "",  # signatures and parser_calls (the parser contract): new tables and views; the extractor bump fills them
-    9: "",  # the uses fact table, parser_code.pieces (ADDED_COLUMNS); the extractor bump re-indexes
-    10: "",  # regexes and regexes_v, template_renders: new tables and a view only
-    # the code's inverted index of blocks of line ids gives way to code_postings, the places of each line
-    # (filled from the stored arrays: FILLED_BY)
-    11: "drop table if exists code_index; delete from meta where key = 'code_block_shift';",
-    # self_attrs (a new fact table; the extractor bump re-indexes to fill it), parser_hops.end_line and detail,
-    # parser_overridden.by_method (ADDED_COLUMNS): an overriding __init__ as part of where the logic is
-    12: "",
-    # the behaviour atlas (issue 44): atlas_cases, atlas_cells, atlas_map, atlas_literals, atlas_read, the view atlas_v
-    13: ATLAS_TABLES,
-}
-
-
-def _fill_code_postings(conn) -> None:
-    from . import code
-
-    code.index_stored(conn)
-
-
-# Tables a schema version fills from what the database already holds, in the migration's transaction:
-# {N + 1: function(conn)}, run after the tables are created.
-FILLED_BY = {12: _fill_code_postings}
-# Columns added to existing tables by a schema version: added by the migration when missing (a migration
-# must leave a database that already has them as it is).
-ADDED_COLUMNS = {
-    6: [("blobs", "depth", "integer")],
-    7: [
-        ("parser_attrs", "set_by", "text"),
-        ("parser_attrs", "condition", "text"),
-        ("parser_map", "streaming_class", "text"),
-        ("parser_map", "streaming_file", "text"),
-        ("parser_map", "streaming_line", "integer"),
-        ("parser_map", "streaming_from", "text"),
-    ],
-    10: [("parser_code", "pieces", "text")],
-    13: [
-        ("parser_hops", "end_line", "integer"),
-        ("parser_hops", "detail", "text"),
-        ("parser_overridden", "by_method", "text"),
-    ],
-}
-
-
-def _setup(db, path) -> None:
-    try:
-        db.execute("pragma journal_mode = wal")
-    except sqlite3.OperationalError as e:
-        raise StoreError(f"cannot write {path} ({e})", "check its permissions or pass another --db") from e
-    db.execute("pragma foreign_keys = on")
-    db.execute("pragma recursive_triggers = on")  # as sqlite-utils set it when builds wrote through it
-    db.execute("pragma synchronous = normal")
-    found = schema_version(db)
-    if found is None and [t for t in db.table_names() if t != "meta"]:
-        raise StoreError(f"{path} is an SQLite database but not a tpindex one", "pass another --db")
-    if found is not None:
-        check_schema(db, path)
-    if found == SCHEMA_VERSION:
-        return  # nothing to create: a build on a current database starts without a schema write
-    # One transaction (executescript would commit statement by statement): a build killed while it
-    # creates or migrates the schema leaves the database as it was.
-    script = ["begin immediate;"]
-    for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
-        script.append(MIGRATIONS[v])
-        for table, column, kind in ADDED_COLUMNS.get(v + 1, []):
-            if table in db.table_names() and column not in {
-                r[1] for r in db.execute(f"pragma table_info({table})")
-            }:
-                script.append(f"alter table {table} add column {column} {kind};")
-    from . import code  # here: a reader never creates the schema
-
-    script += [TABLES, ATLAS_TABLES, code.SCHEMA, INDEXES, FTS]
-    script += [f"drop view if exists {name};\ncreate view {name} as {sql};" for name, sql in VIEWS.items()]
-    script.append(
-        f"insert or replace into meta(key, value) values ('schema_version', '{int(SCHEMA_VERSION)}');"
-    )
-    try:
-        db.conn.executescript("\n".join(script))
-        for v in range(found if found is not None else SCHEMA_VERSION, SCHEMA_VERSION):
-            if v + 1 in FILLED_BY:
-                FILLED_BY[v + 1](db.conn)
-        db.conn.execute("commit")
-    except BaseException:
-        if db.conn.in_transaction:
-            db.conn.rollback()
-        raise
 
 
 # blobs.status of blobs extracted less than fully, and the depth each stands for (scope.RECORDED ..

@@ -3,3 +3,6 @@
 
 ((attribute object: (identifier) @_self attribute: (identifier) @attr) @use
   (#eq? @_self "self"))
+
+; Every class and function: which method each use is in, found by where the definitions start and end
+[(class_definition) (function_definition)] @def
