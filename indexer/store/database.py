@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.problems import Problem
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
 
@@ -178,6 +178,17 @@ create table if not exists template_renders (  -- what a chat template renders f
     error text,                    -- why it does not render (read as text only)
     notes text                     -- JSON list
 ) without rowid;
+create table if not exists doc_pages (  -- the documentation pages' reading (extract/docpages.py), once per blob
+    blob_id text not null,
+    kind text not null,            -- tool (tool_calling.md: its sections) | reasoning (reasoning_outputs.md: its table)
+    reader integer not null,       -- the reading's version (extract/docpages.py READER): another is read again
+    facts text not null,           -- JSON (extract/docpages.py facts)
+    primary key (blob_id, kind)
+) without rowid;
+create table if not exists version_scopes (  -- the scope's patterns a version was indexed with (build/scopes.py)
+    version_id integer primary key references versions(id) on delete cascade,
+    patterns text not null         -- their digest: another (a path the scope gained) re-indexes the version
+);
 create table if not exists regexes (
     unit_id integer not null references units(id), class text, function text,
     attribute text,                -- the name it is assigned to (blank: used in place)
@@ -788,6 +799,10 @@ MIGRATIONS: dict[int, str] = {
     # self_attrs (a new fact table; the extractor bump re-indexes to fill it), parser_hops.end_line and detail,
     # parser_overridden.by_method (ADDED_COLUMNS): an overriding __init__ as part of where the logic is
     12: "",
+    # doc_pages (the documentation pages read once per blob: filled from the stored text, FILLED_BY) and
+    # version_scopes (the scope each version was indexed with: a version without a row is re-indexed by the next
+    # build, which records the scope it used)
+    13: "",
 }
 
 
@@ -797,9 +812,15 @@ def _fill_code_postings(conn) -> None:
     code.index_stored(conn)
 
 
+def _fill_doc_pages(conn) -> None:
+    from . import docpages
+
+    docpages.fill(conn)
+
+
 # Tables a schema version fills from what the database already holds, in the migration's transaction:
 # {N + 1: function(conn)}, run after the tables are created.
-FILLED_BY = {12: _fill_code_postings}
+FILLED_BY = {12: _fill_code_postings, 14: _fill_doc_pages}
 # Columns added to existing tables by a schema version: added by the migration when missing (a migration
 # must leave a database that already has them as it is).
 ADDED_COLUMNS = {
