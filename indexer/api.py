@@ -481,13 +481,22 @@ class Index:
                 notice=notice,
             )
 
-        def prove(tool: str, version: str, output: str, reasoning: str | None):
+        def prove(
+            tool: str,
+            version: str,
+            output: str,
+            reasoning: str | None,
+            prompt: str | None = None,
+            chat_template_kwargs: dict | None = None,
+        ):
             from .answers.proof import MODES
 
             return self.replay(
                 tool,
                 at=version,
                 text=output,
+                prompt=prompt,
+                chat_template_kwargs=chat_template_kwargs,
                 reasoning_parser=reasoning,
                 modes=MODES,
                 splits=["token"],

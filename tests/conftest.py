@@ -23,6 +23,7 @@ pytest_plugins = [
     "fixtures.links",
     "fixtures.logic",
     "fixtures.plugin_eras",
+    "fixtures.prompt_trees",
     "fixtures.pypi",
     "fixtures.real_logic",
     "fixtures.real_releases",

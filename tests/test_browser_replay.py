@@ -18,7 +18,7 @@ from fixtures.replay_trees import CALL
 
 pytestmark = pytest.mark.slow
 
-FIELDS = ("text", "name", "kind", "reasoning_parser", "tags", "splits", "tools", "request")
+FIELDS = ("text", "name", "kind", "reasoning_parser", "tags", "splits", "api", "tools", "request")
 
 
 @pytest.fixture

@@ -249,6 +249,36 @@ def test_a_thinking_mode_request(eras_db):
             assert (m.reasoning, m.content) == (None, THINKING), (v.version, m.mode)
 
 
+THINKING_OFF = "<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+
+
+def test_a_thinking_off_prompt_ends_the_reasoning(eras_db):
+    """A Qwen3-style output without a think block (the call alone), replayed through hermes + qwen3 after the
+    prompt a ChatML template renders with thinking off (an empty think block). Before the parser engine (v0.16.0)
+    the stream loop runs the reasoning parser until the reasoning ends: without the prompt it never does, and the
+    streamed call is content; with it, the loop reads the prompt's ids (qwen3's is_reasoning_end is true on them)
+    and hands every delta to hermes, so the call comes back streamed too, through the release's own stream
+    generator as well. The engine (v0.33.0) is handed the prompt's ids (parse_delta, and the full generator's
+    set_prompt_token_ids) and returns the call in every mode."""
+    from indexer.api import Index
+
+    ix = Index(eras_db)
+    without = ix.replay("hermes", reasoning_parser="qwen3", at="v0.16.0", text=TEXT["hermes"])
+    with_prompt = ix.replay("hermes", reasoning_parser="qwen3", tags="v0.16.0,v0.33.0", text=TEXT["hermes"],
+                            prompt=THINKING_OFF)  # fmt: skip
+    (old,) = without.versions
+    for m in old.modes:
+        streamed = m.mode in ("stream:token", "serving-stream")
+        assert bool(m.calls) is not streamed, (m.mode, m.outcome)
+    for v in with_prompt.versions:
+        assert v.status == "ok", (v.version, v.error)
+        assert "qwen3's is_reasoning_end on them: true" in v.prompt, v.prompt
+        for m in v.modes:
+            assert calls(v, m.mode) == CALL and not (m.content or "").strip(), (v.version, m.mode, m.outcome)
+        assert {m.mode: m.finish_reason for m in v.modes}["serving-stream"] == "tool_calls"
+    assert "parse_delta is handed them" in with_prompt.versions[1].prompt
+
+
 def test_a_mistral_tokenizer_file(eras_db, tmp_path):
     """A v11 tekken.json made here (mistral_common of the replay environment) loaded as --tokenizer-mode mistral:
     the v11 output `[TOOL_CALLS]get_weather[ARGS]{...}` is content at v0.7.1, gives no call and no content at

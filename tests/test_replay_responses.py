@@ -97,3 +97,67 @@ def test_responses_on_the_command_line(replay_db, tmp_path):
         "--db", replay_db,
     ).output  # fmt: skip
     assert '"api": "responses"' in json_out
+
+
+def test_the_replay_page_takes_the_api(replay_db):
+    """/-/replay has the CLI's --api: a choice of chat or responses, kept in the form, the answer the Responses
+    API's modes."""
+    import re
+
+    from fixtures.serve import serve
+
+    client = serve(replay_db)
+    try:
+        page = client.get("/-/replay")
+        assert '<select id="rp-api" name="api">' in page.text and 'value="responses"' in page.text
+        token = re.search(r'name="csrftoken" value="([^"]+)"', page.text).group(1)
+        r = client.post(
+            "/-/replay",
+            data={
+                "csrftoken": token,
+                "text": CALL,
+                "name": "fixture_json",
+                "tags": "v0.24.0",
+                "api": "responses",
+            },
+            cookies=page.cookies,
+        )
+        assert r.status_code == 200, r.text[:500]
+        assert "responses-full" in r.text and "responses-completed" in r.text and "serving-full" not in r.text
+        assert '<option value="responses" selected>' in r.text
+    finally:
+        client.close()
+
+
+def test_the_mcp_replay_tool_takes_the_api(replay_db, tmp_path):
+    import os
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    exe = str(Path(sys.executable).parent / "tpindex")
+
+    async def main():
+        params = StdioServerParameters(
+            command=exe, args=["mcp", "--db", str(replay_db)], env=dict(os.environ)
+        )
+        with open(tmp_path / "server.err", "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tool = {t.name: t for t in (await session.list_tools()).tools}["replay"]
+                assert tool.input_schema["properties"]["api"]["enum"] == ["chat", "responses"]
+                result = await session.call_tool(
+                    "replay", {"name": "fixture_json", "text": CALL, "version": "v0.24.0", "api": "responses"}
+                )
+                assert not result.is_error, result.content
+                answer = result.structured_content
+                assert answer["api"] == "responses"
+                assert answer["modes"] == ["responses-full", "responses-stream", "responses-completed"]
+                (v,) = answer["versions"]
+                assert v["modes"][0]["calls"][0]["arguments"] == {"city": "Paris"}
+
+    anyio.run(main)

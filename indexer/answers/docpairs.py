@@ -1,8 +1,9 @@
 """What a version's own documentation pairs with a model family: the tool parser, the reasoning parser, the chat
 template, and the `chat_template_kwargs` notes, each with the line that says it.
 
-Two pages are read, from the code store (recorded by the build: core/scope.py TOOL_DOCS and REASONING_DOCS, the
-`docs/source/features/` paths before v0.9.0, `docs/features/` after), parsed once per blob and process:
+Two pages are read (recorded by the build: core/scope.py TOOL_DOCS and REASONING_DOCS, the `docs/source/features/`
+paths before v0.9.0, `docs/features/` after), by extract/docpages.py once per blob at build (table doc_pages, read
+here from the store; a page without a stored reading, in a database built before it, is read from its stored text):
 
 - **The reasoning page's model table** (`reasoning_outputs.md`): the first Markdown table whose header has a cell
   naming a parser. Per row: the model family (the first cell, a link's text), the model the link points to when it
@@ -45,106 +46,25 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..core.scope import REASONING_DOCS, TOOL_DOCS
+from ..extract.docpages import (
+    _TOOL_WORDS,
+    Entry,
+    Flags,
+    Row,
+    Section,
+    _template_path,
+    alternatives,
+    read_reasoning,
+    read_tool,
+    words,
+)
 from .docpairs_model import DocLine, DocPair, Documented
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s{0,8}(```|~~~)")
-_CODE = re.compile(r"`([^`\n]+)`")
-_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
-_HF_MODEL = re.compile(r"huggingface\.co/(?!collections/|datasets/|spaces/|docs/)([\w.\-]+)/([\w.\-]+)")
-_MODEL = re.compile(r"`([A-Za-z0-9][\w.-]*)/([A-Za-z0-9][\w.*-]*)`")
-_FILE_EXT = re.compile(r"\.(jinja|j2|py|md|json|ya?ml|txt|sh|toml)$")
-_IDENT = re.compile(r"^[A-Za-z][\w.-]*$")
-_TOOL_FLAG = re.compile(r"--tool-call-parser[ =]+`?([A-Za-z0-9][\w.-]*)")
-_REASONING_FLAG = re.compile(r"--reasoning-parser[ =]+`?([A-Za-z0-9][\w.-]*)")
-_CHAT_FLAG = re.compile(r"--chat-template[ =]+`?([^`\s]+)")
-_TEMPLATE = re.compile(r"(?:^|[\s(\[/`])(examples/[\w.\-/]+\.jinja)")
-_KWARG = re.compile(r"^(\w+)\s*=\s*(\w+)$")
-_ON = re.compile(r"\b(enabled|on)\s+by\s+default", re.I)
-_OFF = re.compile(r"\b(disabled|off)\s+by\s+default", re.I)
-_TOOL_WORDS = re.compile(r"\btool[ -]call", re.I)
-_ADMONITION = re.compile(r"^\s*(!!!|\?\?\?|:::)\s*\{?\w*\}?.*$|^\s*:::\s*$")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+|^\s*>\s?")
-_ALTERNATIVES = re.compile(r"\s+/\s+|\s+and\s+|,\s*|\s+or\s+", re.I)
-_WORDS = re.compile(r"[a-z]+|[0-9]+")
-GENERIC = {
-    "models",
-    "model",
-    "series",
-    "language",
-    "family",
-}  # words of a family that are no part of its name
 MAX_SKIP = 2  # leading words of one side (an organisation) dropped to align it with the other
 _MAX = 64  # parsed pages remembered per process
-
-
-@dataclass
-class Note:
-    line: int
-    text: str
-    thinking: str | None  # on | off: thinking by default
-    kwargs: list[tuple[str, str]]  # chat_template_kwargs it names: (name, value)
-    tool: bool  # about tool calling
-
-
-@dataclass
-class Row:
-    family: str  # the first cell's text
-    model: str | None  # the model its link points to (org/name)
-    reasoning: list[str]
-    tool_calling: bool | None
-    line: int
-    text: str
-    notes: list[Note] = field(default_factory=list)
-
-
-@dataclass
-class Flags:
-    tool: list[str]
-    reasoning: list[str]
-    chat_template: str | None  # as written (a path, or {see_above})
-    line: int
-    text: str
-
-
-@dataclass
-class Entry:
-    model: str  # org/name as written
-    names: list[str]  # the one-identifier code spans of its line
-    templates: list[str]  # the chat templates its line names
-    line: int
-    text: str
-    flags: list[Flags] = field(
-        default_factory=list
-    )  # the flags line it goes to (none: every one of the section)
-
-
-@dataclass
-class Section:
-    heading: str
-    family: str
-    names: list[str]
-    line: int
-    entries: list[Entry] = field(default_factory=list)
-    flags: list[Flags] = field(default_factory=list)
-    template: str | None = None  # a --chat-template on a line of its own
-    template_line: int | None = None
-
-    def own_template(self, flags: Flags) -> str | None:
-        """The section's lone --chat-template for a flags line that names none: when the section names one tool
-        parser, and the template's line comes before the flags line (set-up it reads, not an aside after it)."""
-        one = len({t for f in self.flags for t in f.tool}) == 1
-        before = self.template_line is not None and self.template_line < flags.line
-        return self.template if one and before and not flags.chat_template else None
-
-    def own(self, flags: Flags) -> bool:
-        """Whether a flags line is the section's own (its tool parser is one its heading names, else the first
-        its flags name): an aside naming another model's parsers pairs nothing."""
-        mine = self.names or (self.flags[0].tool[:1] if self.flags else [])
-        return bool(flags.tool) and flags.tool[0] in mine
 
 
 @dataclass
@@ -156,17 +76,6 @@ class Pages:
 
 
 # -- words --------------------------------------------------------------------------------------------------
-
-
-def words(text: str) -> list[str]:
-    """A family's or a model's words: letters and digits apart, lower case, without the generic words."""
-    return [w for w in _WORDS.findall(text.lower()) if w not in GENERIC]
-
-
-def alternatives(text: str) -> list[list[str]]:
-    """The families a name gives (`Step-3.5 / Step-3.7 Flash`, `A and B`): each one's words."""
-    out = [words(a) for a in _ALTERNATIVES.split(text)]
-    return [w for w in out if w] or ([words(text)] if words(text) else [])
 
 
 def _aligned(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
@@ -207,209 +116,13 @@ def model_words(model: str) -> list[str]:
     return words(model.rsplit("/", 1)[-1])
 
 
-# -- reading the pages ----------------------------------------------------------------------------------------
-
-
-def _short(text: str, limit: int = 240) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _lines(text: str):
-    """(line number, line, inside a fence) of a page."""
-    fenced = False
-    for n, line in enumerate(text.splitlines(), 1):
-        if _FENCE.match(line):
-            fenced = not fenced
-            yield n, line, True
-            continue
-        yield n, line, fenced
-
-
-def _cells(line: str) -> list[str]:
-    s = line.strip()
-    if s.startswith("|"):
-        s = s[1:]
-    if s.endswith("|"):
-        s = s[:-1]
-    return [c.strip() for c in s.split("|")]
-
-
-def read_reasoning(text: str) -> list[Row]:
-    """The model table of the reasoning page and its notes (the module docstring's rule)."""
-    rows: list[Row] = []
-    lines = list(_lines(text))
-    i = 0
-    while i < len(lines):
-        n, line, fenced = lines[i]
-        if fenced or not line.lstrip().startswith("|") or i + 1 >= len(lines):
-            i += 1
-            continue
-        header = [c.lower() for c in _cells(line)]
-        sep = lines[i + 1][1]
-        parser_col = next((k for k, c in enumerate(header) if "parser" in c), None)
-        if parser_col is None or not set(sep.replace("|", "").strip()) <= set("-: "):
-            i += 1
-            continue
-        tool_col = next((k for k, c in enumerate(header) if "tool" in c), None)
-        i += 2
-        while i < len(lines) and lines[i][1].lstrip().startswith("|"):
-            n, line, _ = lines[i]
-            cells = _cells(line)
-            if len(cells) > parser_col:
-                first = cells[0]
-                link = _LINK.search(first)
-                family = _LINK.sub(lambda m: m.group(1), first).replace("`", "").strip()
-                model = None
-                if link:
-                    m = _HF_MODEL.search(link.group(2))
-                    model = f"{m.group(1)}/{m.group(2)}" if m else None
-                names = _CODE.findall(cells[parser_col]) or cells[parser_col].split()
-                mark = cells[tool_col] if tool_col is not None and tool_col < len(cells) else ""
-                rows.append(
-                    Row(
-                        family,
-                        model,
-                        [x.strip() for x in names if _IDENT.match(x.strip())],
-                        True if "✅" in mark else False if "❌" in mark else None,
-                        n,
-                        _short(line),
-                    )
-                )
-            i += 1
-        # the notes: to the next heading
-        while i < len(lines):
-            n, line, fenced = lines[i]
-            if not fenced and _HEADING.match(line):
-                break
-            i += 1
-            if fenced or _ADMONITION.match(line) or not line.strip():
-                continue
-            said = _BULLET.sub("", line).strip()
-            note = _note(n, said)
-            for row in rows:
-                if any(_names(alt, words(said)) for alt in alternatives(row.family)):
-                    row.notes.append(note)
-        return rows
-    return rows
-
-
-def _names(family: list[str], text: list[str]) -> bool:
-    """Whether a text's words hold a family's words in a row (a note naming it)."""
-    k = len(family)
-    return k > 0 and any(text[j : j + k] == family for j in range(len(text) - k + 1))
-
-
-def _note(n: int, text: str) -> Note:
-    kwargs = []
-    for span in _CODE.findall(text):
-        m = _KWARG.match(span.strip())
-        if m:
-            kwargs.append((m.group(1), m.group(2)))
-    thinking = "on" if _ON.search(text) else "off" if _OFF.search(text) else None
-    return Note(n, _short(text), thinking, kwargs, bool(_TOOL_WORDS.search(text)))
-
-
-def _logical(text: str):
-    """(first line number, line with its backslash continuations joined, heading match or None, fenced)."""
-    pending: tuple[int, str] | None = None
-    for n, line, fenced in _lines(text):
-        if pending is not None:
-            first, acc = pending
-            acc += " " + line.strip()
-            if line.rstrip().endswith("\\"):
-                pending = (first, acc.rstrip("\\ "))
-                continue
-            pending = None
-            yield first, acc, None, fenced
-            continue
-        if line.rstrip().endswith("\\") and "--" in line or (fenced and line.rstrip().endswith("\\")):
-            pending = (n, line.rstrip().rstrip("\\").rstrip())
-            continue
-        yield n, line, None if fenced else _HEADING.match(line), fenced
-    if pending is not None:
-        yield pending[0], pending[1], None, False
-
-
-def _template_path(written: str) -> str | None:
-    """examples/....jinja from a path as written (/vllm-workspace/examples/x.jinja), None for another value."""
-    m = re.search(r"(examples/[\w.\-/]+\.jinja)$", written.strip("`'\")(.,"))
-    return m.group(1) if m else None
-
-
-def read_tool(text: str) -> list[Section]:
-    """The sections of the tool-calling page with their entries and flags (the module docstring's rule)."""
-    sections = [Section("", "", [], 0)]
-    pending: list[Entry] = []
-    last: list[Entry] = []  # the entries of the flags line just before (flags lines in a row share them)
-    adjacent = False  # only blank lines since the last flags line
-
-    def close():
-        for e in pending:  # entries no flags line follows: every flags line of the section
-            e.flags = []
-        pending.clear()
-
-    for n, line, heading, _fenced in _logical(text):
-        if heading:
-            close()
-            last, adjacent = [], False
-            title = heading.group(2)
-            names = [c for c in _CODE.findall(title) if _IDENT.match(c)]
-            family = re.sub(r"`[^`]*`|\([^)]*\)", " ", title)
-            family = " ".join(w for w in family.split() if w.lower() not in GENERIC)
-            sections.append(Section(_short(title), family, names, n))
-            continue
-        sec = sections[-1]
-        for org, model in _MODEL.findall(line):
-            if _FILE_EXT.search(model):
-                continue
-            entry = Entry(
-                f"{org}/{model}",
-                [c for c in _CODE.findall(line) if _IDENT.match(c) and "/" not in c],
-                [t for t in _TEMPLATE.findall(line)],
-                n,
-                _short(line),
-            )
-            sec.entries.append(entry)
-            pending.append(entry)
-        tools = list(dict.fromkeys(_TOOL_FLAG.findall(line)))
-        chat = _CHAT_FLAG.findall(line)
-        if tools:
-            flags = Flags(
-                tools,
-                list(dict.fromkeys(_REASONING_FLAG.findall(line))),
-                chat[0] if chat else None,
-                n,
-                _short(line),
-            )
-            sec.flags.append(flags)
-            if not pending and adjacent and sec.own(flags):
-                for e in last:
-                    e.flags.append(flags)
-            elif pending:
-                for e in pending:
-                    e.flags = [flags]
-                last = list(pending)
-            elif not adjacent:
-                last = []
-            pending.clear()
-            adjacent = True
-            continue
-        if chat and _template_path(chat[0]) and sec.template is None:
-            sec.template, sec.template_line = _template_path(chat[0]), n
-        if line.strip() and not re.fullmatch(r"\W*\w+( \w+)?:\W*", line.strip()):
-            adjacent = False
-    close()
-    return [s for s in sections if s.flags or s.entries]
-
-
 _PAGES: dict[tuple, Pages] = {}
 
 
 def pages(db, version: str) -> Pages | None:
-    """The version's two pages, parsed; None when neither is stored (a database built before tpindex read
+    """The version's two pages, read; None when neither is stored (a database built before tpindex read
     them, or a version without them)."""
-    from ..store import code
+    from ..store import code, docpages
 
     found: dict[str, tuple[str, str]] = {}
     for kind, paths in (("tool", TOOL_DOCS), ("reasoning", REASONING_DOCS)):
@@ -422,18 +135,21 @@ def pages(db, version: str) -> Pages | None:
         return None
     key = tuple(found.get(k, (None, None))[1] for k in ("tool", "reasoning"))
     if key not in _PAGES:
-        texts = {}
+        read = {}
         for kind, (_path, blob) in found.items():
-            texts[kind] = code.read_text(db, blob)
-            if texts[kind] is None:
-                return None  # recorded but not stored here: not remembered
+            read[kind] = docpages.read(db, blob, kind)
+            if read[kind] is None:
+                text = code.read_text(db, blob)
+                if text is None:
+                    return None  # recorded but not stored here: not remembered
+                read[kind] = read_reasoning(text) if kind == "reasoning" else read_tool(text)
         if len(_PAGES) >= _MAX:
             _PAGES.clear()
         _PAGES[key] = Pages(
             found["tool"][0] if "tool" in found else None,
             found["reasoning"][0] if "reasoning" in found else None,
-            read_reasoning(texts["reasoning"]) if "reasoning" in texts else [],
-            read_tool(texts["tool"]) if "tool" in texts else [],
+            read.get("reasoning", []),
+            read.get("tool", []),
         )
     return _PAGES[key]
 

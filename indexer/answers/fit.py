@@ -1372,8 +1372,8 @@ def _model_outputs(db, version, best, think, documented, chat) -> tuple[list, st
     wants_reasoning = think is not None and thinking != "off"
 
     def fitting(turns: list[dict]) -> list[dict]:
-        if thinking == "off" or think is None:
-            return [t for t in turns if t["what"] == markup.WITH_CALL and not t["state"]]
+        if thinking == "off" or think is None:  # the call alone (after the prompt it follows: turns())
+            return [t for t in turns if t["what"] == markup.WITH_CALL]
         if thinking == "on":
             return [t for t in turns if t["what"] != markup.WITH_CALL]
         return turns

@@ -230,6 +230,9 @@ class ReplayVersion(Model):
     startup: str | None = None
     startup_logged: list[str] = field(default_factory=list)
     tokenizer: str | None = None  # what tokenized the output: synthetic (how it splits), a file, mistral
+    # the rendered prompt given (--prompt): its tokens, whether the reasoning parser reads them as ending the
+    # reasoning, and where this version's code reads them (None: no prompt given)
+    prompt: str | None = None
 
 
 @dataclass

@@ -5,15 +5,17 @@ this module never imports replay).
 The outputs (`Output`) come from the model's chat template when there is one (extract/templates.py `turns`: its
 assistant turn with the tool call, with and without reasoning where it renders reasoning, continuing from its
 generation prompt, under each of its own switches of that prompt), else from a raw output given as is. Each is
-replayed non-streaming, streamed one token per delta, and through serving (the full and the streaming generators);
-a mode passes when:
+replayed after the generation prompt it follows, with that state's switch as the request's chat_template_kwargs
+(the call alone after a prompt rendered with thinking off, whose ids end the reasoning where the version's serving
+reads them; the reasoning after the prompt that opens it), non-streaming, streamed one token per delta, and through
+serving (the full and the streaming generators); a mode passes when:
 
 - **the call comes back intact**: the template's call (get_weather with its argument) and nothing else, its
   arguments equal as JSON; for a raw output, at least one call, and the same names in every mode;
 - **finish_reason** is `tool_calls` (the serving modes: the others give none);
 - **the reasoning is separated**: an output with reasoning gives that reasoning in `reasoning` and none of it in
-  the content; one without gives no reasoning (the streamed mode of a release before the parser engine runs the
-  tool parser alone: its reasoning is not judged, as the replay notes);
+  the content; one without gives no reasoning (every mode: the stream mode composes the reasoning parser with the
+  tool parser as the release's stream loop does);
 - no call markup is left in the content (the function's name).
 
 A pair passes when every mode of every output passes. A replay that cannot run the version's code at all is no
@@ -98,10 +100,17 @@ class Output:
     state: str
     text: str
     expected: bool  # the call (and the reasoning) are known: rendered by a template
+    # the template's generation prompt the output follows (its state's), and the state's switch as the request's
+    # chat_template_kwargs: replayed with them, as serving renders the prompt and hands the kwargs to the parsers
+    prompt: str | None = None
+    kwargs: dict | None = None
 
 
 def outputs_of(turns: list[dict]) -> list[Output]:
-    return [Output(t["what"], t.get("state") or "", t["text"], True) for t in turns]
+    return [
+        Output(t["what"], t.get("state") or "", t["text"], True, t.get("prompt"), t.get("kwargs") or None)
+        for t in turns
+    ]
 
 
 def _call(c) -> tuple[str | None, object]:
@@ -119,9 +128,8 @@ def _said(c) -> str:
     return f"{name}({json.dumps(args, sort_keys=True, ensure_ascii=False) if not isinstance(args, str) else args})"
 
 
-def judge(m, out: Output, alone: bool) -> ProofMode:
-    """Whether one mode's result passes (the module docstring's rules). `alone`: the release streams through the
-    tool parser alone (its reasoning not judged in the stream mode)."""
+def judge(m, out: Output) -> ProofMode:
+    """Whether one mode's result passes (the module docstring's rules)."""
     calls = [_call(c) for c in m.calls]
     why = None
     content = (m.content or "").strip()
@@ -138,7 +146,7 @@ def judge(m, out: Output, alone: bool) -> ProofMode:
         why = f"finish_reason {m.finish_reason!r}, not 'tool_calls'"
     elif TOOL_NAME in content:
         why = "call markup left in the content"
-    elif out.expected and not (alone and m.mode.startswith("stream:")):
+    elif out.expected:
         if out.what == WITH_REASONING and reasoning != THOUGHT:
             why = "the reasoning is not separated" + (
                 f" (reasoning {reasoning[:60]!r})" if reasoning else " (no reasoning)"
@@ -161,15 +169,17 @@ def judge(m, out: Output, alone: bool) -> ProofMode:
 def run_pair(
     replay: Callable, version: str, tool: str, reasoning: str | None, outputs: list[Output]
 ) -> ProofRun:
-    """Replay every output through one pair. `replay(tool, version, text, reasoning)` -> a Replay answer."""
+    """Replay every output through one pair. `replay(tool, version, text, reasoning, prompt=, chat_template_kwargs=)`
+    -> a Replay answer (an output's prompt and kwargs: those of the template's state it follows)."""
     done: list[ProofOutput] = []
     for out in outputs:
-        answer = replay(tool, version, out.text, reasoning)
+        answer = replay(
+            tool, version, out.text, reasoning, prompt=out.prompt, chat_template_kwargs=out.kwargs
+        )
         (v,) = answer.versions
         if v.status != "ok":
             return ProofRun(tool, reasoning, "error", False, v.error or v.status, done)
-        alone = any("tool parser alone" in n for n in v.notes)
-        modes = [judge(m, out, alone) for m in v.modes]
+        modes = [judge(m, out) for m in v.modes]
         if not out.expected:  # a raw output: the same call names in every mode
             names = {tuple(c.split("(", 1)[0] for c in m.calls) for m in modes if m.ok}
             if len(names) > 1:

@@ -32,6 +32,7 @@ from ..sources import VersionRef
 from ..store import database as store
 from ..store import packed, schema
 from ..store.code import CodeWriter, prepare
+from . import scopes
 from .workers import worker_died as _worker_died
 
 INLINE_PARSE_BYTES = 1 << 20  # a build of one version whose new blobs hold fewer bytes parses here: starting
@@ -192,6 +193,7 @@ def _build(
 
                 walk = start(db.conn, source.git_dir, scope, versions)
             Builder(db, source, scope, stats, jobs, dedup, replace, code).run(versions, progress)
+            scopes.read_pages(db)
             if walk is not None:
                 stats.commits = walk.finish(db.conn)
             _repair(db, stats)
@@ -342,6 +344,7 @@ class Builder:
             db.conn, self.extractor
         )  # facts missing: their versions are re-indexed
         self.underfed_versions = self._versions_mapping([u for u, _, _ in underfed])
+        self.scoped = scopes.indexed_with(db.conn, scope)  # versions indexed with this scope's patterns
         self.refilled: set[int] = set()  # units given the facts they lacked, in the version being written
         self.pool = None
         self.broken_pool: type[BaseException] = _NeverRaised  # the pool's BrokenProcessPool once it exists
@@ -394,6 +397,7 @@ class Builder:
                 and row[3] == self.scope.name
                 and row[4] == self.extractor
                 and row[0] not in self.underfed_versions
+                and row[0] in self.scoped
             ):
                 self.stats.versions_skipped.append(ref.label)
                 continue
@@ -643,6 +647,7 @@ class Builder:
                 )
                 .last_rowid
             )
+            scopes.record(conn, version_id, self.scope)
             new_units: list[tuple] = []
             recorded: list[tuple] = []
             rows = [

@@ -696,6 +696,15 @@ def grep(pattern, tags, at, paths, icase, fixed, fmt, time_limit, color, db_path
     "into --request's.",
 )
 @click.option(
+    "--prompt",
+    "prompt_file",
+    type=FILE_OR_DASH,
+    help="The rendered prompt the output continues (the chat template's text up to the generation, e.g. with "
+    "thinking off), tokenized by the replay's tokenizer: its ids are the prompt's to the version's code (serving's "
+    "res.prompt_token_ids, the engine's parse_delta), whose reasoning parser may read them as ending the "
+    "reasoning. Default: none (prompt ids [1]).",
+)
+@click.option(
     "--tokenizer-mode",
     type=click.Choice(["auto", "hf", "mistral"]),
     default="auto",
@@ -792,6 +801,7 @@ def replay(
     kind,
     request_file,
     chat_template_kwargs,
+    prompt_file,
     tokenizer_mode,
     eos,
     server_args,
@@ -823,6 +833,7 @@ def replay(
       tpindex replay qwen3 --kind reasoning --at v0.20.0 --text out.txt --chat-template-kwargs '{"enable_thinking": true}'
       tpindex replay mistral --tags v0.11.0.. --text out.txt --tokenizer tekken.json
       tpindex replay hermes --tags v0.10.0.. --text out.txt --api responses
+      tpindex replay hermes --reasoning-parser qwen3 --tags v0.9.0.. --text out.txt --prompt prompt.txt
       tpindex replay --setup
       tpindex replay --stop-server
 
@@ -892,6 +903,7 @@ def replay(
                 f"--chat-template-kwargs is not JSON ({e})",
                 "e.g. --chat-template-kwargs '{\"enable_thinking\": true}'",
             ) from None
+    prompt = _read_input(prompt_file) if prompt_file else None
     split_list = [s.strip() for s in splits.split(",") if s.strip()] if splits else [split]
     ticks = (lambda m: click.echo(f"replay: {m}", err=True)) if say and sys.stderr.isatty() else None
     ans = index(db_path).replay(
@@ -918,6 +930,7 @@ def replay(
         eos=eos,
         server_args=list(server_args) or None,
         api=api,
+        prompt=prompt,
     )
     if fmt == "json":
         click.echo(dumps(ans))

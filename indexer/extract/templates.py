@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 
 TOOL_NAME, ARG, VALUE = "get_weather", "city", "Paris"
@@ -247,6 +248,11 @@ def _switches(template, source: str, run) -> list[tuple[str, bool]]:
 def _continuation(full: str, generation: str) -> str:
     """What follows the generation prompt in a rendered conversation: after their common start, cut back to a
     boundary (a newline or a token's end) when the prompt is not all of it (`<think>` is no `<tool_call>`)."""
+    return full[_cut(full, generation) :]
+
+
+def _cut(full: str, generation: str) -> int:
+    """Where the continuation of `generation` starts in `full` (see _continuation)."""
     p = 0
     n = min(len(full), len(generation))
     while p < n and full[p] == generation[p]:
@@ -254,13 +260,30 @@ def _continuation(full: str, generation: str) -> str:
     if p < len(generation):
         cut = max(generation.rfind(c, 0, p) for c in _BOUNDARY)
         p = cut + 1 if cut >= 0 else 0
-    return full[p:]
+    return p
+
+
+_EMPTY_BLOCK = re.compile(r"\s*<([^<>/\s]+)>\s*</\1>\s*")
+
+
+def _follows(unshown: str) -> int:
+    """How well a rendered turn follows a generation prompt, from what the prompt holds that the turn does not
+    show (the prompt after the turn's cut): 0 nothing (the turn continues the prompt), 1 an empty block the prompt
+    opens and closes (a think block a template renders with thinking off, and drops from the turns it shows),
+    2 anything else (a block the prompt leaves open that the turn never closes: the model would close it)."""
+    if not unshown.strip():
+        return 0
+    return 1 if _EMPTY_BLOCK.fullmatch(unshown) else 2
 
 
 def turns(template, source: str) -> list[dict]:
     """The outputs a template shows the model emitting for the tool call (see Rendered.turns): the assistant turn
     rendered after the user's, from where its generation prompt ends; the plain reply's ending (its end-of-turn
-    token) cut off. Each under the default and under each switch that changes the generation prompt."""
+    token) cut off. Each under the default and under each switch that changes the generation prompt; an output
+    rendered the same under several is the one of the state whose generation prompt it follows best (_follows:
+    the call alone after the prompt that closes an empty think block, not after the one that opens the block),
+    the first such state on a tie. Each turn carries that state's whole generation prompt (`prompt`) and the
+    switch as the request's chat_template_kwargs would set it (`kwargs`): what serving renders and reads."""
     user = {"role": "user", "content": QUESTION}
     base = {"bos_token": "<s>", "eos_token": "</s>"}
     call = [{"id": CALL_ID, "type": "function", "function": {"name": TOOL_NAME, "arguments": {ARG: VALUE}}}]
@@ -272,8 +295,7 @@ def turns(template, source: str) -> list[dict]:
 
     states: list[tuple[str, dict | None]] = [("", None)]
     states += [(f"{k}={v}", {k: v}) for k, v in _switches(template, source, lambda x: run([user], x, True))]
-    out: list[dict] = []
-    seen = set()
+    found: dict[tuple[str, str], tuple[int, dict]] = {}
     for state, extra in states:
         gen = run([user], extra, True)
         plain = run([user, {"role": "assistant", "content": REPLY}], extra)
@@ -292,16 +314,30 @@ def turns(template, source: str) -> list[dict]:
                 },
             ),
         ):
-            text = _continuation(run([user, msg], extra), gen)
+            full = run([user, msg], extra)
+            cut = _cut(full, gen)
+            text = full[cut:]
             if what == WITH_REASONING and THOUGHT not in text:
                 continue  # it renders no reasoning (in this state)
             if ending and ending in text:
                 text = text[: text.rindex(ending)]
             text = text.rstrip()
-            if TOOL_NAME in text and (what, text) not in seen:
-                seen.add((what, text))
-                out.append({"what": what, "state": state, "text": text, "generation": gen[-80:]})
-    return out
+            if TOOL_NAME not in text:
+                continue
+            fit = _follows(gen[cut:])
+            if (what, text) not in found or fit < found[(what, text)][0]:
+                found[(what, text)] = (
+                    fit,
+                    {
+                        "what": what,
+                        "state": state,
+                        "text": text,
+                        "generation": gen[-80:],
+                        "prompt": gen,
+                        "kwargs": dict(extra or {}),
+                    },
+                )
+    return [t for _, t in found.values()]
 
 
 def facts(data: bytes) -> dict:

@@ -228,6 +228,7 @@ def _replay(ix, a):
         tool_choice=a.tool_choice,
         reasoning_parser=a.reasoning_parser,
         modes=a.modes,
+        api=a.api,
     )
 
 
@@ -516,7 +517,10 @@ TOOLS: tuple[ToolSpec, ...] = (
             "stream:SPLIT, serving-full, serving-stream) the tool calls with parsed arguments, content, "
             "finish_reason, argument chunks and errors, plus `changes`: the first version where each mode's "
             "outcome differs. `version` (one) or `versions` (a spec such as v0.20.0..); `splits` among token, "
-            "char, word, random:SEED, interval:K. Reads the database; runs code from the user cache."
+            "char, word, random:SEED, interval:K. `api`: the API the serving mode replays, chat (OpenAIServingChat) or "
+            "responses (the version's OpenAIServingResponses: responses-full, responses-stream, responses-completed; "
+            "the serving mode only, a version without it no-responses-api). Reads the database; runs code from the "
+            "user cache."
         ),
         (
             NAME,
@@ -527,6 +531,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             Arg("tool_choice", str, "auto"),
             Arg("reasoning_parser", str | None, None),
             Arg("modes", list[Literal["nonstream", "stream", "serving"]] | None, None),
+            Arg("api", Literal["chat", "responses"], "chat"),
         ),
         _replay,
         annotations=REPLAY,

@@ -146,6 +146,10 @@ def _footer(r: Replay, letters: dict[str, str]) -> list[str]:
                 out.append(f"  {'':<{wm}} {'':<12}   {commit}")
             if c.commits and len(c.commits) > 5:
                 out.append(f"  {'':<{wm}} {'':<12}   ... {len(c.commits) - 5} more (tpindex log)")
+    prompts = _groups(r, lambda v: v.prompt or "")
+    if any(p for p, _ in prompts):
+        out += ["", "prompt (--prompt, its token ids handed to the version's code):"]
+        out += [f"  {_label(r, vs) if not r.listed else ', '.join(vs)}: {p or '-'}" for p, vs in prompts]
     starts = _groups(r, lambda v: v.startup or "")
     if any(s for s, _ in starts):
         out += ["", "startup (would that version's server start with this parser and tokenizer):"]
@@ -205,6 +209,8 @@ def _detail(v: ReplayVersion) -> list[str]:
     out.append(f"{v.version}: {v.tokens} tokens; special tokens {' '.join(v.specials) or 'none'}")
     if v.startup:
         out.append(f"startup: {v.startup}")
+    if v.prompt:
+        out.append(f"prompt: {v.prompt}")
     for m in v.modes:
         out += ["", f"{m.mode}: {m.outcome}", f"  entry: {m.entry}"]
         if m.unsupported:

@@ -205,6 +205,7 @@ def replay(
     eos: str | None = None,
     server_args=None,
     api: str = "chat",
+    prompt: str | None = None,
 ) -> Replay:
     """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
     tree materialized, the environment created). `specials`: the synthetic tokenizer's special tokens instead
@@ -222,6 +223,13 @@ def replay(
     or a dict: OpenAIServingChat / ParserManager.get_parser arguments the version reads
     (enable-auto-tool-choice, tool-strict-level, exclude-tools-when-tool-choice-none, ...) and VLLM_ environment
     variables its envs.py defines; refused by name where a version does not read them.
+
+    `prompt`: the rendered prompt the output continues (the chat template's text up to the generation), tokenized
+    by the replay's tokenizer: its ids are what the version's code reads as the prompt's (`res.prompt_token_ids` of
+    the serving modes' engine outputs, the engine's `parse_delta(prompt_token_ids=...)` and, where the version's
+    full generator hands them over, `set_prompt_token_ids`; the stream mode's loop before the engine checks them
+    where that version's loop does: a template rendered with thinking off ends the reasoning in the prompt).
+    None: "" and [1], as before.
 
     `api`: "chat" (the chat-completion serving code: serving-full, serving-stream) or "responses" (the version's
     Responses API serving code, OpenAIServingResponses, on its own ResponsesRequest: responses-full,
@@ -346,6 +354,7 @@ def replay(
                 "server_env": server_env,
                 "api": api,
                 "responses_module": responses_module,
+                "prompt_text": prompt,
             }
         )
     timing["materialize"] = round(time.monotonic() - t0, 3)
@@ -580,6 +589,7 @@ def _version(v: str, r: dict) -> ReplayVersion:
         if startup.get("error"):
             start_line += ": " + (_err(startup["error"]) or "")
     return ReplayVersion(
+        prompt=r.get("prompt"),
         startup=start_line,
         startup_logged=[
             f"{x.get('level')} {x.get('logger')}: {x.get('message')}" for x in startup.get("logged") or []

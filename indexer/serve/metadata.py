@@ -728,6 +728,22 @@ TABLES: dict[str, dict] = {
             "notes": "JSON list: what it does not render",
         },
     },
+    "doc_pages": {
+        "description": "The documentation pages vLLM pairs model families with parsers in (tool_calling.md, "
+        "reasoning_outputs.md), each content read once by the build; read by fit, which, the card and the serve "
+        "line.",
+        "label_column": "blob_id",
+        "columns": {
+            "kind": "tool (the tool-calling page's sections) or reasoning (the reasoning page's model table)",
+            "reader": "the version of the reading (another is read again by the next build)",
+            "facts": "JSON: the sections with their entries and flags, or the table's rows with their notes",
+        },
+    },
+    "version_scopes": {
+        "description": "The scope's patterns each version was indexed with (a digest): a version indexed with "
+        "other patterns is indexed again by the next build.",
+        "columns": {"patterns": "the digest of the scope's patterns"},
+    },
     "code_texts": {
         "description": "The code of each parsed blob, stored once: its kind and its lines as an array of "
         "line ids (see /-/source/VERSION/PATH).",

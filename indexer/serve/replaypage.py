@@ -24,6 +24,7 @@ async def replay_page(datasette, request):
     tags = (form.get("tags", "") or "").strip()[:MAX_FIELD]
     splits = (form.get("splits", "") or "token").strip()[:MAX_FIELD]
     kind = "reasoning" if form.get("kind") == "reasoning" else "tool"
+    api = "responses" if form.get("api") == "responses" else "chat"
     reasoning_parser = (form.get("reasoning_parser", "") or "").strip()[:MAX_FIELD]
     tools_text = form.get("tools", "") or ""
     request_text = form.get("request", "") or ""
@@ -47,6 +48,7 @@ async def replay_page(datasette, request):
                 reasoning_parser=reasoning_parser or None,
                 tools=parsed.get("tools"),
                 request=parsed.get("request"),
+                api=api,
             )
             return format_text(answer), answer
 
@@ -84,6 +86,7 @@ async def replay_page(datasette, request):
                 "tags": tags,
                 "splits": splits,
                 "kind": kind,
+                "api": api,
                 "reasoning_parser": reasoning_parser,
                 "tools": tools_text if len(tools_text) <= MAX_TEXT else "",
                 "request_fields": request_text if len(request_text) <= MAX_TEXT else "",

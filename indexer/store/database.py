@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..core.problems import Problem
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 OLDEST_MIGRATED = 1  # the oldest schema a build migrates (store/schema.py: a named step from each version on)
 SQLITE_MAGIC = b"SQLite format 3\0"  # the first 16 bytes of every SQLite database file
 
@@ -180,6 +180,17 @@ create table if not exists template_renders (  -- what a chat template renders f
     error text,                    -- why it does not render (read as text only)
     notes text                     -- JSON list
 ) without rowid;
+create table if not exists doc_pages (  -- the documentation pages' reading (extract/docpages.py), once per blob
+    blob_id text not null,
+    kind text not null,            -- tool (tool_calling.md: its sections) | reasoning (reasoning_outputs.md: its table)
+    reader integer not null,       -- the reading's version (extract/docpages.py READER): another is read again
+    facts text not null,           -- JSON (extract/docpages.py facts)
+    primary key (blob_id, kind)
+) without rowid;
+create table if not exists version_scopes (  -- the scope's patterns a version was indexed with (build/scopes.py)
+    version_id integer primary key references versions(id) on delete cascade,
+    patterns text not null         -- their digest: another (a path the scope gained) re-indexes the version
+);
 create table if not exists regexes (
     unit_id integer not null references units(id), class text, function text,
     attribute text,                -- the name it is assigned to (blank: used in place)

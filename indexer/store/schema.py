@@ -144,6 +144,17 @@ def the_behaviour_atlas(db: Database) -> None:
     _script(db, store.ATLAS_TABLES)
 
 
+@step(14)
+def documentation_pages(db: Database) -> None:
+    """doc_pages (the documentation pages read once per blob, filled here from the stored text) and
+    version_scopes (the scope each version was indexed with: a version without a row is re-indexed by the next
+    build, which records the scope it used)."""
+    from . import code, docpages
+
+    _script(db, "\n".join([store.TABLES, code.SCHEMA]))
+    docpages.fill(db.conn)
+
+
 def _script(db: Database, sql: str) -> None:
     """Each statement of a script, in the open transaction (sqlite3's executescript would commit it first)."""
     pending = ""

@@ -305,12 +305,17 @@ def _qualname(cls) -> str | None:
 # -- modes -----------------------------------------------------------------------------------------------
 
 
-def non_streaming(tree: Tree, tokenizer, text: str, ids: list[int]) -> dict:
+def non_streaming(
+    tree: Tree, tokenizer, text: str, ids: list[int], prompt_ids: list[int] | None = None
+) -> dict:
     request = tree.request()
     if tree.engine is not None:
         cls, parser = tree.engine_parser(tokenizer, request)
         if parser is not None and _real_method(parser, "parse"):
             request = _adjusted(parser, request)
+            if prompt_ids is not None and _SET_PROMPT.search(serving_text(tree)):
+                # as the release's full generator does before it parses the whole output
+                call(parser.set_prompt_token_ids, list(prompt_ids))
             reasoning, content, tool_calls = call(
                 parser.parse,
                 text,
@@ -432,7 +437,8 @@ class Collector:
         }
 
 
-def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
+def streaming(tree: Tree, tokenizer, deltas: list[dict], prompt_ids: list[int] | None = None) -> dict:
+    """`prompt_ids`: the rendered prompt's token ids (None: none given, the engine is handed [1] as before)."""
     request = tree.request()
     request.stream = True
     col = Collector()
@@ -449,7 +455,7 @@ def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
                             delta_text=d["text"],
                             delta_token_ids=d["ids"],
                             request=request,
-                            prompt_token_ids=[1],
+                            prompt_token_ids=[1] if prompt_ids is None else list(prompt_ids),
                             finished=k == len(deltas) - 1,
                         )
                     )
@@ -472,27 +478,48 @@ def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
         entry = f"{_qualname(type(rp))}.{rfn.__name__}"
     elif rp is not None:
         entry += f" after {_qualname(type(rp))}.{rfn.__name__}"
-    # serving's loop before the parser engine: a reasoning parser alone; a tool parser alone; or both, the
-    # reasoning parser until it sees the end of reasoning in a delta's ids, then the tool parser on what
-    # follows, its text and ids started again from the content after the reasoning
+    # serving's loop before the parser engine (its form read from the serving module: stream_form): a reasoning
+    # parser alone; a tool parser alone; or both, the reasoning parser until a delta's ids (or the prompt's, where
+    # the loop reads them) end the reasoning, then the tool parser, its text and ids started again from the
+    # content after the reasoning: on the next delta, or on the same one where the loop reads it there
+    form = stream_form(tree) if rp is not None else {}
+    prompt_ends = bool(prompt_ids) and rp is not None and form.get("prompt") and _ends(rp, prompt_ids)
+    alone_content = parser is None and prompt_ends and form.get("alone_prompt")
+    same_delta = bool(form.get("same_delta"))
     reasoning_ended, handed_over = rp is None, False
     prev_text, prev_ids = "", []
     for k, d in enumerate(deltas):
         delta_text, delta_ids = d["text"], list(d["ids"])
         cur_text, cur_ids = prev_text + delta_text, prev_ids + delta_ids
         try:
+            msg = None
             if parser is None:
-                msg = rfn(prev_text, cur_text, delta_text, prev_ids, cur_ids, delta_ids)
-            elif not reasoning_ended:
-                msg = rfn(prev_text, cur_text, delta_text, prev_ids, cur_ids, delta_ids)
-                if getattr(rp, "is_reasoning_end", None) and rp.is_reasoning_end(delta_ids):
-                    reasoning_ended = True
-                    cur_ids = rp.extract_content_ids(delta_ids)
-                    if msg is not None and getattr(msg, "content", None):
-                        cur_text, msg.content = msg.content, None
-                    else:
-                        cur_text = ""
-            else:
+                msg = (
+                    types.SimpleNamespace(content=delta_text)
+                    if alone_content
+                    else rfn(prev_text, cur_text, delta_text, prev_ids, cur_ids, delta_ids)
+                )
+                col.add(msg)
+                prev_text, prev_ids = cur_text, cur_ids
+                continue
+            ended_before = reasoning_ended
+            if not reasoning_ended:
+                if prompt_ends and same_delta:  # ended before the reasoning parser reads anything
+                    reasoning_ended, cur_ids = True, delta_ids
+                else:
+                    msg = rfn(prev_text, cur_text, delta_text, prev_ids, cur_ids, delta_ids)
+                    ends = []
+                    if prompt_ends:  # after the reasoning parser has read the delta: what it called content
+                        ends.append(delta_ids)
+                    if getattr(rp, "is_reasoning_end", None) and rp.is_reasoning_end(delta_ids):
+                        ends.append(rp.extract_content_ids(delta_ids))
+                    for content_ids in ends:
+                        reasoning_ended, cur_ids = True, content_ids
+                        if msg is not None and getattr(msg, "content", None):
+                            cur_text, msg.content = msg.content, None
+                        else:
+                            cur_text = ""
+            if reasoning_ended if same_delta else ended_before:
                 p_text, p_ids, d_text, d_ids = prev_text, prev_ids, delta_text, delta_ids
                 if rp is not None and not handed_over:
                     handed_over = True
@@ -511,6 +538,80 @@ def streaming(tree: Tree, tokenizer, deltas: list[dict]) -> dict:
             errors.append({"delta": k, **error_of(e, tree.dir)})
         prev_text, prev_ids = cur_text, cur_ids
     return {"entry": entry, "deltas": len(deltas), **col.result(), "errors": errors}
+
+
+def _ends(rp, prompt_ids: list[int]) -> bool:
+    """Whether the reasoning parser reads the prompt's ids as ending the reasoning (False: it cannot tell)."""
+    check = getattr(rp, "is_reasoning_end", None)
+    try:
+        return bool(check and check(list(prompt_ids)))
+    except Exception:  # noqa: BLE001 - a parser that cannot read them: the loop's check would fail the same way
+        return False
+
+
+# What the release's chat stream loop does with the prompt, read from its serving module's code:
+# - `prompt`: it asks the reasoning parser whether the prompt's ids end the reasoning (`res.prompt_token_ids`);
+# - `same_delta`: the tool parser reads the delta the reasoning ended in (its turn is `if reasoning_end_arr[i]:`
+#   after the reasoning's, not the `else` of it), and a prompt that ends the reasoning ends it before the
+#   reasoning parser reads anything;
+# - `alone_prompt`: a reasoning parser served alone passes each delta as content once the prompt ended it.
+_PROMPT_CHECK = re.compile(r"is_reasoning_end\(\s*(?:list\(\s*)?res\.prompt_token_ids")
+_SAME_DELTA = re.compile(r"^\s*if reasoning_end_arr\[i\]:", re.M)
+_ALONE_PROMPT = re.compile(
+    r"if prompt_is_reasoning_end_arr\[i\]:\s*\n(?:\s*#[^\n]*\n)*\s*delta_message = DeltaMessage\(content=delta_text\)"
+)
+_SET_PROMPT = re.compile(r"\.set_prompt_token_ids\(")
+
+
+def serving_text(tree: Tree) -> str:
+    """The text of the release's chat-completion serving module ("" when it has none)."""
+    for mod in ("vllm.entrypoints.openai.chat_completion.serving", "vllm.entrypoints.openai.serving_chat"):
+        path = os.path.join(tree.dir, *mod.split(".")) + ".py"
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+    return ""
+
+
+def stream_form(tree: Tree) -> dict:
+    text = serving_text(tree)
+    return {
+        "prompt": bool(_PROMPT_CHECK.search(text)),
+        "same_delta": bool(_SAME_DELTA.search(text)),
+        "alone_prompt": bool(_ALONE_PROMPT.search(text)),
+    }
+
+
+def prompt_line(tree: Tree, tokenizer, prompt_ids: list[int]) -> str:
+    """What the prompt is to this version: its tokens, whether the reasoning parser reads them as ending the
+    reasoning, and where this version's code reads them."""
+    head = f"{len(prompt_ids)} tokens"
+    if tree.reasoning_name is None:
+        return head + "; no reasoning parser reads them"
+    try:
+        rp = tree.reasoning_parser(tokenizer, tree.request())
+    except Exception as e:  # noqa: BLE001 - the modes say why
+        return head + f"; the reasoning parser cannot be built ({type(e).__name__})"
+    ends = _ends(rp, prompt_ids)
+    head += f"; {tree.reasoning_name}'s is_reasoning_end on them: {'true' if ends else 'false'}"
+    if tree.engine is not None:
+        delta = getattr(tree.parser_class(), "parse_delta", None)
+        if delta is not None and not getattr(delta, "__isabstractmethod__", False):
+            return head + " (the parser engine's parse_delta is handed them)"
+    form = stream_form(tree)
+    if tree.name is None:
+        how = (
+            "a reasoning parser alone passes every delta as content when they end the reasoning"
+            if form["alone_prompt"]
+            else "a reasoning parser alone does not read them"
+        )
+    elif not form["prompt"]:
+        how = "this version's stream loop does not read them"
+    elif form["same_delta"]:
+        how = "this version's stream loop ends the reasoning before the reasoning parser reads a delta"
+    else:
+        how = "this version's stream loop ends the reasoning after the reasoning parser has read the first delta"
+    return f"{head} ({how})"
 
 
 # -- through serving --------------------------------------------------------------------------------------
@@ -663,9 +764,11 @@ class _Record(types.SimpleNamespace):
         return None
 
 
-def _outputs(deltas: list[dict], eos: int, stream: bool):
+def _outputs(deltas: list[dict], eos: int, stream: bool, prompt: tuple[str, list[int]] | None = None):
+    """The engine's outputs; `prompt`: the rendered prompt's (text, ids) they carry (default "" and [1])."""
     text = "".join(d["text"] for d in deltas)
     ids = [i for d in deltas for i in d["ids"]]
+    prompt_text, prompt_ids = prompt if prompt is not None else ("", [1])
 
     def out(t, i, finish):
         comp = _Record(
@@ -680,8 +783,8 @@ def _outputs(deltas: list[dict], eos: int, stream: bool):
         )
         return _Record(
             request_id="replay",
-            prompt="",
-            prompt_token_ids=[1],
+            prompt=prompt_text,
+            prompt_token_ids=list(prompt_ids),
             prompt_logprobs=None,
             outputs=[comp],
             finished=finish is not None,
@@ -711,7 +814,7 @@ async def _drain(agen):
     return out
 
 
-def serving(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None) -> dict:
+def serving(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None, prompt=None) -> dict:
     obj = _serving_obj(tree, tokenizer)
     result = {"entry": f"{_qualname(type(obj))}"}
     for kind in ("full", "stream"):
@@ -724,7 +827,7 @@ def serving(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None
             meta = meta_cls(request_id="replay") if meta_cls else Fake()
             kw = dict(
                 request=request,
-                result_generator=_outputs(deltas, eos_id, kind == "stream"),
+                result_generator=_outputs(deltas, eos_id, kind == "stream", prompt),
                 request_id="chatcmpl-replay",
                 model_name="replay",
                 conversation=[],
@@ -832,13 +935,14 @@ def _build(cls, **known):
     return cls(**kwargs)
 
 
-def _request_outputs(deltas: list[dict], eos: int, kind: str):
+def _request_outputs(deltas: list[dict], eos: int, kind: str, prompt: tuple[str, list[int]] | None = None):
     """The engine's outputs as the release's own RequestOutput / CompletionOutput (its Responses contexts check
     the type), fed as the request's sampling parameters ask: DELTA one per delta then the EOS step,
     CUMULATIVE the text so far at each step, FINAL_ONLY (the default) one output with the whole text."""
     outputs = importlib.import_module("vllm.outputs")
     text = "".join(d["text"] for d in deltas)
     ids = [i for d in deltas for i in d["ids"]]
+    prompt_text, prompt_ids = prompt if prompt is not None else ("", [1])
 
     def out(t, i, finish):
         comp = _build(
@@ -854,8 +958,8 @@ def _request_outputs(deltas: list[dict], eos: int, kind: str):
         return _build(
             outputs.RequestOutput,
             request_id="replay",
-            prompt="",
-            prompt_token_ids=[1],
+            prompt=prompt_text,
+            prompt_token_ids=list(prompt_ids),
             prompt_logprobs=None,
             outputs=[comp],
             finished=finish is not None,
@@ -929,7 +1033,7 @@ def _responses_context(tree: Tree, obj, request, tokenizer):
     )
 
 
-def responses(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None) -> dict:
+def responses(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=None, prompt=None) -> dict:
     """The release's own OpenAIServingResponses: its full generator on a non-streaming request, its stream
     generator on a streaming one (the events a client reads, and the final response.completed)."""
     obj = _serving_obj(tree, tokenizer, tree.responses.OpenAIServingResponses)
@@ -951,7 +1055,7 @@ def responses(tree: Tree, tokenizer, deltas: list[dict], eos_id: int, capture=No
                 request=request,
                 sampling_params=sampling,
                 result_generator=_through_context(
-                    _request_outputs(deltas, eos_id, _output_kind(sampling)), context
+                    _request_outputs(deltas, eos_id, _output_kind(sampling), prompt), context
                 ),
                 context=context,
                 model_name="replay",
@@ -1264,6 +1368,10 @@ def run(job: dict) -> dict:
             toks = pieces(text)
             split_deltas = {s: tk.split(toks, s, frozenset(special_tokens)) for s in job["splits"]}
         ids = [i for d in next(iter(split_deltas.values())) for i in d["ids"]]
+        # the rendered prompt (--prompt), tokenized after the output (the output's ids are those without it)
+        prompt = None
+        if job.get("prompt_text") is not None:
+            prompt = (job["prompt_text"], [i for _, i in pieces(job["prompt_text"])])
         out["tokens"] = len(ids)
         out["specials"] = [s for s in special_tokens if s != tk.EOS]
         out["tokenizer"] = described
@@ -1296,27 +1404,39 @@ def run(job: dict) -> dict:
     vllm_logger.disabled = False
     standins.STATE["phase"] = "replay"
     out["startup"] = _logged(capture, lambda: _startup(tree, tok))
+    if prompt is not None:
+        try:
+            out["prompt"] = prompt_line(tree, tok, prompt[1])
+        except Exception as e:  # noqa: BLE001 - the modes replay with the prompt all the same
+            out["prompt"] = f"{len(prompt[1])} tokens ({_err_text(error_of(e, job['tree']))})"
+    prompt_ids = prompt[1] if prompt is not None else None
     if "nonstream" in modes:
         out["modes"]["nonstream"] = _logged(
-            capture, lambda: _guard(lambda: non_streaming(tree, tok, text, ids), job["tree"])
+            capture, lambda: _guard(lambda: non_streaming(tree, tok, text, ids, prompt_ids), job["tree"])
         )
     if "stream" in modes:
         out["modes"]["stream"] = {
-            s: _logged(capture, lambda d=d: _guard(lambda: streaming(tree, tok, d), job["tree"]))
+            s: _logged(capture, lambda d=d: _guard(lambda: streaming(tree, tok, d, prompt_ids), job["tree"]))
             for s, d in split_deltas.items()
         }
     if "serving" in modes:
         first = next(iter(split_deltas.values()))
         if tree.responses is not None:
             out["modes"]["responses"] = _guard(
-                lambda: responses(tree, tok, first, eos_id, capture), job["tree"]
+                lambda: responses(tree, tok, first, eos_id, capture, prompt), job["tree"]
             )
         else:
-            out["modes"]["serving"] = _guard(lambda: serving(tree, tok, first, eos_id, capture), job["tree"])
+            out["modes"]["serving"] = _guard(
+                lambda: serving(tree, tok, first, eos_id, capture, prompt), job["tree"]
+            )
     out["standins"] = standins.report()
     out["notes"] = standins.STATE.get("notes", [])
     out["tree_modules"] = sorted(set(recorder.asked))
     return out
+
+
+def _err_text(e: dict) -> str:
+    return f"{e['type']}: {e['message']}" + (f" at {e['where']}" if e.get("where") else "")
 
 
 def _guard(fn, tree: str) -> dict:
