@@ -64,6 +64,7 @@ def test_the_build_reads_each_page_once_and_the_answers_read_the_store(repo, tmp
 
 def test_a_database_of_the_schema_before_gets_the_readings_when_migrated(repo, tmp_path):
     from indexer.store import database as store
+    from indexer.store import schema
 
     db = tmp_path / "t.db"
     build_tags(repo, db, "v0.8.5..")
@@ -74,7 +75,7 @@ def test_a_database_of_the_schema_before_gets_the_readings_when_migrated(repo, t
         f" update meta set value = '{store.SCHEMA_VERSION - 1}' where key = 'schema_version';"
     )
     conn.close()
-    store.connect(db).conn.close()  # a build's connection migrates
+    store.connect(db, setup=schema.setup).conn.close()  # a build's connection migrates
     assert readings(db) == before
     # and the versions, indexed before their scope was recorded, are indexed again by the next build
     stats = build_tags(repo, db, "v0.8.5..")
