@@ -30,7 +30,27 @@ class _Shown(click.ClickException):
         self.hint = hint
 
     def format_message(self) -> str:
-        return self.message + (f"\nHint: {self.hint}" if self.hint else "")
+        from ..render.text import printable
+
+        return printable(self.message + (f"\nHint: {self.hint}" if self.hint else ""))
+
+
+class _Printable:
+    """Standard output as every command writes it: control characters that came from a repository (a commit
+    subject, a path, a line of code) escaped on their way (render.text.printable), whichever command and
+    format wrote them."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from ..render.text import printable
+
+        self._stream.write(printable(text))
+        return len(text)
+
+    def __getattr__(self, name: str):  # isatty, flush, encoding, buffer, fileno ...: the stream's own
+        return getattr(self._stream, name)
 
 
 def _download_bar(total: int, label: str):
@@ -101,6 +121,8 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         import sqlite3
 
+        stdout = sys.stdout
+        sys.stdout = _Printable(stdout)
         try:
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
@@ -120,6 +142,8 @@ class LazyGroup(click.Group):
                 f"the database is damaged ({e})",
                 "run tpindex check for details, then rebuild it into a new --db",
             ) from None
+        finally:
+            sys.stdout = stdout
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))

@@ -1,0 +1,73 @@
+"""Reliability IV (issue 38): what an adversarial pass over fit, replay, history, the build and the server broke,
+each stated as what must happen instead. Hostile repositories are built here, from hand-written files (no
+vLLM code); the servers of these items are driven for real in test_hostile_server.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fixtures.helpers import commit, make_repo, rows, tpindex
+from fixtures.small import HISTORY, TP, fails
+
+# -- 8. a pull request number no integer column holds; 20. terminal escapes in subjects ---------------------
+
+OSC = "\x1b]0;pwned\x07"  # sets the terminal's title (OSC 52 would write the clipboard)
+CSI = "\x1b[2J"  # clears the screen
+SGR = "\x1b[31m"  # a colour of the repository's own
+
+
+@pytest.fixture(scope="module")
+def hostile_history(tmp_path_factory):
+    """The small history, then a commit whose subject names an impossible pull request and carries escape
+    sequences, then one whose file name does too; built from the clone (history stored)."""
+    root = tmp_path_factory.mktemp("hostile")
+    repo = make_repo(root / "repo", HISTORY)
+    hermes = (repo / TP / "hermes_tool_parser.py").read_text()
+    commit(
+        repo,
+        {f"{TP}/hermes_tool_parser.py": hermes + "# one more line\n"},
+        tag="v0.7.1",
+        message=f"fix {OSC}the {CSI}parser {SGR}red (#99999999999999999999999)",
+    )
+    db = root / "index.db"
+    result = tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q", ok=False)
+    return repo, db, result
+
+
+def test_a_subject_naming_an_impossible_pull_request_does_not_stop_the_history(hostile_history):
+    _, db, result = hostile_history
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    (subject, pr), *_ = rows(db, "select subject, pr from commits where subject like 'fix %'")
+    assert "(#99999999999999999999999)" in subject and pr is None  # no pull request stored for it
+    log = tpindex("log", "hermes", "v0.6.3", "v0.7.1", "--db", db, "--format", "json")
+    assert [c["pr"] for k in json.loads(log.output)["kinds"] for c in k["commits"]] == [None]
+
+
+@pytest.mark.parametrize("digits", [30, 5000])
+def test_contains_refuses_a_pull_request_number_no_commit_can_have_in_one_line(hostile_history, digits):
+    _, db, _ = hostile_history
+    result = fails("contains", "#" + "9" * digits, "--db", db, words=["pull request"])
+    assert len(result.output) < 400  # the number is not echoed whole
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_log_and_contains_print_no_control_sequence_from_a_subject(hostile_history, fmt):
+    _, db, _ = hostile_history
+    sha = rows(db, "select sha from commits where subject like 'fix %'")[0][0]
+    outputs = [
+        tpindex("log", "hermes", "v0.6.3", "v0.7.1", "--db", db, "--format", fmt).output,
+        tpindex("contains", sha[:12], "--db", db).output,
+    ]
+    for out in outputs:
+        assert "\x1b" not in out and "\x07" not in out, out
+        assert "the" in out and "red (#99999999999999999999999)" in out  # the rest of the subject is shown
+
+
+def test_json_keeps_the_subject_as_stored(hostile_history):
+    _, db, _ = hostile_history
+    log = json.loads(tpindex("log", "hermes", "v0.6.3", "v0.7.1", "--db", db, "--format", "json").output)
+    (subject,) = [c["subject"] for k in log["kinds"] for c in k["commits"]]
+    assert OSC in subject and CSI in subject and SGR in subject
