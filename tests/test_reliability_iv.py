@@ -71,3 +71,39 @@ def test_json_keeps_the_subject_as_stored(hostile_history):
     log = json.loads(tpindex("log", "hermes", "v0.6.3", "v0.7.1", "--db", db, "--format", "json").output)
     (subject,) = [c["subject"] for k in log["kinds"] for c in k["commits"]]
     assert OSC in subject and CSI in subject and SGR in subject
+
+
+# -- 9. a path that is not UTF-8 ------------------------------------------------------------------------------
+
+BAD_NAME = f"{TP}/bad\udcff_tool_parser.py"  # the byte 0xff in a file name, as the file system gives it
+
+
+@pytest.mark.parametrize("tree", [False, True])
+def test_a_path_that_is_not_utf8_is_stored_escaped_and_later_versions_are_built(tmp_path, tree):
+    from fixtures.small import parser
+
+    repo = make_repo(tmp_path / "repo", HISTORY)
+    commit(repo, {BAD_NAME: parser("bad", "Bad"), "docs/odd\udcfe.md": "a page\n"}, tag="v0.7.1")
+    commit(repo, {f"{TP}/hermes_tool_parser.py": parser("hermes", "Hermes2")}, tag="v0.7.2")
+    db = tmp_path / "t.db"
+    result = tpindex(
+        "build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, *(["--tree"] if tree else []), ok=False
+    )
+    assert result.exit_code == 0, result.output
+    assert "path(s) not UTF-8, stored with their bytes escaped" in result.output
+    assert rows(db, "select label from versions where status = 'complete' order by ord") == [
+        ("v0.6.3",),
+        ("v0.7.0",),
+        ("v0.7.1",),
+        ("v0.7.2",),
+    ]
+    which = json.loads(tpindex("which", "bad", "--at", "v0.7.2", "--db", db, "--format", "json").output)
+    assert which["parsers"][0]["real_file"] == f"{TP}/bad\\xff_tool_parser.py"
+    assert (
+        json.loads(tpindex("which", "hermes", "--at", "v0.7.2", "--db", db, "--format", "json").output)[
+            "parsers"
+        ][0]["real_class"]
+        == "Hermes2"
+    )
+    if tree:
+        assert "exists at v0.7.2" in tpindex("where", "docs/odd\\xfe.md", "--db", db).output
