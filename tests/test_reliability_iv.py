@@ -107,3 +107,39 @@ def test_a_path_that_is_not_utf8_is_stored_escaped_and_later_versions_are_built(
     )
     if tree:
         assert "exists at v0.7.2" in tpindex("where", "docs/odd\\xfe.md", "--db", db).output
+
+
+# -- 10. the build is linear in module-level names --------------------------------------------------------------
+
+
+def test_the_names_of_a_module_binding_many_are_found_in_one_pass_over_it(monkeypatch):
+    """A module binding 20000 names (a generated table): the file's bytes are read for them once, not once per
+    name (264 s for 100k assignments). Counted: the passes over the file, whatever searches it."""
+    from indexer.build.pipeline import parse_and_locate
+    from indexer.extract import uses
+
+    passes = []
+
+    class Counting:
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def finditer(self, data, *args):
+            passes.append(len(data))
+            return self.pattern.finditer(data, *args)
+
+    real_short, real_spans = uses._short_pattern, uses._spans_of
+    monkeypatch.setattr(uses, "_short_pattern", lambda name: Counting(real_short(name)))
+    monkeypatch.setattr(uses, "_WORD", Counting(uses._WORD), raising=False)
+
+    def spans(data, word, end):
+        passes.append(len(data))
+        return real_spans(data, word, end)
+
+    monkeypatch.setattr(uses, "_spans_of", spans)
+    n = 20_000
+    source = "".join(f"name_{i} = {i}\n" for i in range(n)) + "\n\ndef f():\n    return name_1 + name_19999\n"
+    res = parse_and_locate(source.encode(), f"{TP}/table_tool_parser.py")
+    assert len(passes) == 1, len(passes)
+    (f,) = [u for t, _, vals in res["rows"] if t == "uses" for u in vals if "f" in u]
+    assert "name_1" in str(f) and "name_19999" in str(f)
