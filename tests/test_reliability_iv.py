@@ -6,6 +6,7 @@ vLLM code); the servers of these items are driven for real in test_hostile_serve
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from fixtures.helpers import commit, make_repo, rows, tpindex
@@ -143,3 +144,182 @@ def test_the_names_of_a_module_binding_many_are_found_in_one_pass_over_it(monkey
     assert len(passes) == 1, len(passes)
     (f,) = [u for t, _, vals in res["rows"] if t == "uses" for u in vals if "f" in u]
     assert "name_1" in str(f) and "name_19999" in str(f)
+
+
+# -- 11. a version label with a space; 18. a --path DIR edited since; 19. not-replayable ------------------------
+
+
+@pytest.fixture
+def replay_cache(tmp_path, monkeypatch):
+    """A replay cache of the test's own; the fixture trees need no third-party package: the test interpreter is
+    the replay interpreter, without a warm server (nothing outlives the test)."""
+    import sys
+
+    root = tmp_path / "replay-cache"
+    monkeypatch.setenv("TPINDEX_REPLAY_CACHE", str(root))
+    monkeypatch.setenv("TPINDEX_REPLAY_PYTHON", sys.executable)
+    monkeypatch.setenv("TPINDEX_REPLAY_IDLE", "0")
+    return root
+
+
+def write_tree(root: Path, files: dict[str, str | None]) -> Path:
+    for path, text in files.items():
+        if text is not None:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+    return root
+
+
+def test_a_directory_version_whose_label_has_a_space_replays_and_leaves_no_temporary_directory(
+    tmp_path, replay_cache, monkeypatch
+):
+    import tempfile
+
+    from fixtures.replay_trees import CALL, history
+
+    from indexer.api import Index
+
+    tree = write_tree(tmp_path / "tree", history()["v0.6.3"])
+    db = tmp_path / "t.db"
+    tpindex("build", "--path", tree, "--label", "v0.6.3 local", "--db", db, "-q")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    (v,) = Index(db).replay("fixture_json", at="v0.6.3 local", text=CALL, modes=["nonstream"]).versions
+    assert v.version == "v0.6.3 local" and v.status == "ok", v.error
+    assert [(c.name, c.arguments) for c in v.modes[0].calls] == [("get_weather", {"city": "Paris"})]
+    assert list(temp.iterdir()) == []  # the run's work directory is gone
+
+
+def test_replay_refuses_a_directory_whose_indexed_files_changed_since(tmp_path, replay_cache):
+    from fixtures.replay_trees import CALL, history
+
+    from indexer.api import Index
+    from indexer.core.problems import Problem
+
+    tree = write_tree(tmp_path / "tree", history()["v0.6.3"])
+    db = tmp_path / "t.db"
+    tpindex("build", "--path", tree, "--label", "v0.6.3", "--db", db, "-q")
+    parser = tree / "vllm/entrypoints/openai/tool_parsers/fixture_tool_parser.py"
+    parser.write_text(parser.read_text().replace("def extract_tool_calls(", "def extract_tool_calls_edited("))
+    with pytest.raises(Problem) as e:
+        Index(db).replay("fixture_json", at="v0.6.3", text=CALL, modes=["nonstream"])
+    assert "changed since" in e.value.message and "fixture_tool_parser.py" in e.value.message
+    assert "tpindex build --path" in e.value.hint
+    (tmp_path / "out.txt").write_text(CALL)
+    result = tpindex(
+        "replay", "fixture_json", "--at", "v0.6.3", "--text", tmp_path / "out.txt", "--db", db, ok=False
+    )
+    assert result.exit_code == 2 and "changed since" in result.output and "Traceback" not in result.output
+
+
+def no_registry_tree() -> dict[str, str | None]:
+    """The v0.6.3 fixture tree as the era before the registry had it: the parser undecorated, no manager in
+    the package, the CLI's choices naming it, the serving code picking the class by its name."""
+    from fixtures.replay_trees import ABSTRACT, JSON_PARSER, history
+
+    tp = "vllm/entrypoints/openai/tool_parsers/"
+    files = dict(history()["v0.6.3"])
+    for name in ("torch", "split", "spin", "pure", "hog"):
+        files[tp + f"{name}_tool_parser.py"] = None
+    files[tp + "__init__.py"] = "from .fixture_tool_parser import FixtureJsonToolParser\n"
+    files[tp + "abstract_tool_parser.py"] = ABSTRACT[: ABSTRACT.index("class ToolParserManager")]
+    files[tp + "fixture_tool_parser.py"] = JSON_PARSER.replace(
+        '@ToolParserManager.register_module("fixture_json")\n', ""
+    ).replace("ToolParser, ToolParserManager", "ToolParser")
+    files["vllm/entrypoints/openai/cli_args.py"] = (
+        "def make_arg_parser(parser):\n"
+        '    parser.add_argument("--tool-call-parser", type=str, choices=["fixture_json"], default=None)\n'
+        "    return parser\n"
+    )
+    files["vllm/entrypoints/openai/serving_chat.py"] = (
+        "from vllm.entrypoints.openai.tool_parsers import FixtureJsonToolParser\n\n\n"
+        "class OpenAIServingChat:\n"
+        "    def __init__(self, tool_parser):\n"
+        '        if tool_parser == "fixture_json":\n'
+        "            self.tool_parser = FixtureJsonToolParser\n"
+    )
+    return files
+
+
+def test_a_tree_without_a_registry_is_not_replayable_not_an_error_of_its_code(tmp_path, replay_cache):
+    from fixtures.replay_trees import CALL
+
+    from indexer.api import Index
+
+    repo = make_repo(tmp_path / "repo", {"v0.6.0": no_registry_tree()})
+    db = tmp_path / "t.db"
+    tpindex("build", "--repo", repo, "--tags", "v0.6.0", "--db", db, "-q")
+    assert rows(db, "select name from parser_map where kind = 'tool'") == [("fixture_json",)]
+    (v,) = Index(db).replay("fixture_json", at="v0.6.0", text=CALL).versions
+    assert v.status == "not-replayable" and "no tool-parser registry" in v.error, (v.status, v.error)
+    assert v.modes == []
+    (tmp_path / "out.txt").write_text(CALL)
+    out = tpindex(
+        "replay", "fixture_json", "--at", "v0.6.0", "--text", tmp_path / "out.txt", "--db", db
+    ).output
+    assert "not-replayable" in out and "LookupError" not in out
+
+
+# -- 11. where on what is no name; check-plugin on a long chain; 21. bases defined later or cyclic --------------
+
+
+@pytest.mark.parametrize("query", ["tool-call-parser", "foo bar", 'a"b', "\x00", "vllm/x.py:foo-bar"])
+def test_where_says_in_one_line_that_a_query_is_neither_a_name_nor_a_path(tree_db, query):
+    from indexer.api import Index
+    from indexer.core.problems import Problem
+
+    with pytest.raises(Problem) as e:
+        Index(tree_db).where(query)
+    assert "neither a Python name nor a path" in e.value.message and "tpindex grep" in e.value.hint
+    fails("where", query, "--db", tree_db, words=["neither a Python name nor a path"])
+
+
+@pytest.fixture(scope="module")
+def plugin_db(tmp_path_factory):
+    from fixtures.helpers import build_tags
+    from fixtures.plugin_eras import history
+
+    root = tmp_path_factory.mktemp("plugin")
+    db = root / "i.db"
+    build_tags(make_repo(root / "repo", history()), db, "v0.10.0..")
+    return db
+
+
+IMPORT_BASE = """try:
+    from vllm.tool_parsers import ToolParser
+except ImportError:
+    from vllm.entrypoints.openai.tool_parsers import ToolParser
+"""
+
+
+def test_check_plugin_follows_a_chain_of_a_thousand_classes(plugin_db):
+    from indexer.api import Index
+
+    chain = (
+        IMPORT_BASE
+        + "\n\nclass C0(ToolParser):\n    def extract_tool_calls(self, text, request):\n        return None\n"
+    )
+    chain += "".join(f"\n\nclass C{i}(C{i - 1}):\n    pass\n" for i in range(1, 1000))
+    report = Index(plugin_db).check_plugin(chain.encode())
+    assert report.compatible and not report.broken
+    last = [f for v in report.versions for f in v.findings if f.subject.startswith("C999(")]
+    assert last and all(f.status == "ok" for f in last)
+
+
+@pytest.mark.parametrize(
+    ("source", "subject", "words"),
+    [
+        ("class A(B):\n    pass\n\n\nclass B(ToolParser):\n    pass\n", "A(B)", "B, defined after it"),
+        ("class A(B):\n    pass\n\n\nclass B(A):\n    pass\n", "A(B)", "B, defined after it"),
+        ("class S(S):\n    pass\n", "S(S)", "derives from itself"),
+    ],
+)
+def test_check_plugin_calls_a_base_defined_later_or_cyclic_broken(plugin_db, source, subject, words):
+    from indexer.api import Index
+
+    report = Index(plugin_db).check_plugin((IMPORT_BASE + "\n\n" + source).encode())
+    assert not report.compatible and report.broken
+    for v in report.versions:
+        (f,) = [f for f in v.findings if f.subject == subject and f.what == "base"]
+        assert f.status == "broken" and words in f.message and "NameError" in f.message

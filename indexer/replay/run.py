@@ -161,7 +161,9 @@ def replay(
         elif reasoning_parser:
             r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning", r_sig)
             specials, written = specials + r_specials, written + r_written
-        tree = materialize(rows[v], root, notice)
+        tree = materialize(
+            rows[v], root, notice, indexed_files(db, v) if rows[v]["source"] == "dir" else None
+        )
         job_list.append(
             {
                 "id": v,
@@ -220,6 +222,12 @@ def replay(
         environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)),
         timing=timing,
     )
+
+
+def indexed_files(db, version: str) -> dict[str, str]:
+    """path -> blob id of the files the index holds for a version (what a directory held when it was
+    indexed)."""
+    return dict(db.execute("select file, blob_id from version_files where version = ?", [version]).fetchall())
 
 
 def _mode_names(modes: list[str], splits: list[str]) -> list[str]:
@@ -322,6 +330,8 @@ def outcome(m: ReplayMode) -> str:
 
 
 def _version(v: str, r: dict) -> ReplayVersion:
+    if r.get("not_replayable"):  # tpindex cannot drive this tree: no result of vLLM's, no error of its code
+        return _empty(v, "not-replayable", r["not_replayable"])
     if r.get("status") in ("timeout", "crashed", "killed") or (r.get("error") and not r.get("modes")):
         out = _empty(v, r.get("status") if r.get("status") != "ok" else "error", _err(r.get("error")))
         out.seconds, out.cpu_seconds = r.get("seconds"), r.get("cpu_seconds")

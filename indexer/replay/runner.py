@@ -65,17 +65,26 @@ def run(
         return {}
     learnt = _read_preload(preload_file)
     stats = {} if stats is None else stats
+    # the protocol's lines are words separated by spaces: a job is named by its place, not by its id (a
+    # version label may hold a space)
+    ids = {f"j{i}": j["id"] for i, j in enumerate(jobs)}
+    jobs = [{**j, "id": key} for key, j in zip(ids, jobs, strict=True)]
+    if progress is not None:
+        told = progress
+        progress = lambda jid, done, n: told(ids[jid], done, n)  # noqa: E731
     work = Path(tempfile.mkdtemp(prefix="tpindex-replay-"))
     for j in jobs:
-        j["out"] = str(work / f"{len(j['id'])}-{abs(hash(j['id']))}.json")
+        j["out"] = str(work / f"{j['id']}.json")
         j["limits"] = {"memory": memory, "cpu": int(timeout) + 1}
     restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
     try:
-        return _serve(
+        results = _serve(
             python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file
         )
     finally:
         restore()
+        _cleanup(work)  # whatever ended the run
+    return {ids[key]: r for key, r in results.items()}
 
 
 START_WAIT = 120.0  # seconds for a session's first answer (the server imports what the header adds first)
@@ -222,7 +231,6 @@ def _serve(
     if any(r.get("status") == "crashed" for r in results.values()) and log.is_file():
         for r in results.values():
             r.setdefault("child_log", log.read_text(errors="replace")[-2000:])
-    _cleanup(work)
     return results
 
 

@@ -659,6 +659,20 @@ def run(job: dict) -> dict:
     out: dict = {"version": job["version"], "modes": {}}
     try:
         tree = Tree(job)
+        missing = [
+            what
+            for what, manager, wanted in (
+                ("tool-parser", tree.tool_manager, True),
+                ("reasoning-parser", tree.reasoning_manager, bool(job.get("reasoning_parser"))),
+            )
+            if wanted and manager is None
+        ]
+        if missing:  # nothing of the version's to ask for the parser: not its failure, replay's limit
+            out["not_replayable"] = (
+                f"no {' or '.join(missing)} registry in this tree to ask for the parser by its name (its"
+                " serving code picks a parser class itself)"
+            )
+            return out
         specials = list(job.get("specials") or [])
         specials += _resolved_specials(job.get("unresolved_specials") or [])
         if job.get("tokenizer_file"):
