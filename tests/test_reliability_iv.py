@@ -6,6 +6,7 @@ vLLM code); the servers of these items are driven for real in test_hostile_serve
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,82 @@ def test_check_plugin_calls_a_base_defined_later_or_cyclic_broken(plugin_db, sou
     for v in report.versions:
         (f,) = [f for f in v.findings if f.subject == subject and f.what == "base"]
         assert f.status == "broken" and words in f.message and "NameError" in f.message
+
+
+# -- 12. every link built from the upstream takes the one validated path ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stored", ["git@github.com:vllm-project/vllm.git", "file:///srv/vllm", "javascript:x"]
+)
+def test_every_page_of_a_clone_built_database_with_history_answers_whatever_upstream_is_stored(
+    hostile_history, tmp_path, stored
+):
+    """A database built from a clone (its history stored) whose stored upstream is not an http(s) URL (an
+    older tpindex, or written by hand): pages, log and contains answer, without links upstream."""
+    from fixtures.serve import serve
+
+    _, built, _ = hostile_history
+    db = tmp_path / "t.db"
+    db.write_bytes(built.read_bytes())
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("insert or replace into meta(key, value) values ('upstream', ?)", [stored])
+    conn.close()
+    client = serve(db)
+    try:
+        for page in ("/-/parser/tool/hermes", "/-/parser/tool/hermes?v=v0.6.3", "/-/version/v0.7.1", "/"):
+            r = client.get(page)
+            assert r.status_code == 200, (page, r.status_code, r.text[-2000:])
+            assert stored not in r.text
+    finally:
+        client.close()
+    log = json.loads(tpindex("log", "hermes", "v0.6.3", "v0.7.1", "--db", db, "--format", "json").output)
+    assert [(c["url"], c["pr_url"]) for k in log["kinds"] for c in k["commits"]] == [(None, None)]
+    assert "fix" in tpindex("log", "hermes", "v0.6.3", "v0.7.1", "--db", db, "--format", "markdown").output
+
+
+# -- 13. every third-party module the package imports comes from a declared dependency ----------------------
+
+
+def test_every_third_party_module_the_package_imports_is_a_declared_dependency():
+    """Read with ast (imports inside functions too): each top-level module outside the standard library comes
+    from a distribution that pyproject.toml's dependencies (not an extra) bring, directly or through theirs
+    (pygments came only through the test extra's pytest: a plain install served 500 on /-/source)."""
+    import ast
+    import importlib.metadata as md
+    import re
+    import sys
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parents[1]
+    imported = set()
+    for path in (root / "indexer").rglob("*.py"):
+        if "child" in path.relative_to(root / "indexer").parts:  # run by the replay interpreter
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = sorted(m for m in imported if m not in sys.stdlib_module_names and m != "indexer")
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    brought, todo = set(), [Requirement(r).name for r in declared]
+    while todo:
+        name = norm(todo.pop())
+        if name in brought:
+            continue
+        brought.add(name)
+        for r in md.requires(name) or []:
+            req = Requirement(r)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+    dists = md.packages_distributions()
+    missing = {m: dists.get(m) for m in third_party if not {norm(d) for d in dists.get(m, [])} & brought}
+    assert not missing, f"imported but not brought by a declared dependency: {missing}"

@@ -27,7 +27,7 @@ def printable(text: str, styles: bool = True) -> str:
 
 
 def _escaped(s: str) -> str:
-    return "".join(f"\\u{ord(c):04x}" for c in s)
+    return "".join(f"\\u{ord(c):04x}" if c < " " or "\x7f" <= c <= "\x9f" else c for c in s)
 
 
 def output_width() -> int | None:
