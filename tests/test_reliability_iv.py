@@ -403,3 +403,44 @@ def test_every_third_party_module_the_package_imports_is_a_declared_dependency()
     dists = md.packages_distributions()
     missing = {m: dists.get(m) for m in third_party if not {norm(d) for d in dists.get(m, [])} & brought}
     assert not missing, f"imported but not brought by a declared dependency: {missing}"
+
+
+# -- 15. check verifies grep's index and where's words ----------------------------------------------------------
+
+
+def test_check_finds_a_file_whose_postings_grep_reads_are_gone(hostile_history, tmp_path):
+    from indexer.store import code
+
+    _, built, _ = hostile_history
+    db = tmp_path / "t.db"
+    db.write_bytes(built.read_bytes())
+    conn = sqlite3.connect(db)
+    row, packed = conn.execute(
+        "select t.id, t.lines from code_texts t join units u on u.blob_id = t.blob_id"
+        " where u.path like '%mistral_tool_parser.py'"
+    ).fetchone()
+    with conn:
+        conn.execute(
+            "insert into code_postings(code_postings, rowid, lines) values ('delete', ?, ?)",
+            [row, code.document(code.unpack_ids(packed))],
+        )
+    conn.close()
+    assert "class Mistral" in tpindex("show", f"{TP}/mistral_tool_parser.py", "--db", db).output
+    assert "mistral_tool_parser.py" not in tpindex("grep", "class Mistral", "--db", db, ok=False).output
+    result = tpindex("check", "--db", db, ok=False)
+    assert result.exit_code != 0 and "grep's index (code_postings)" in result.output, result.output
+
+
+def test_check_finds_a_file_whose_words_where_reads_are_gone(tree_db, tmp_path):
+    db = tmp_path / "t.db"
+    db.write_bytes(tree_db.read_bytes())
+    assert tpindex("check", "--db", db).exit_code == 0
+    conn = sqlite3.connect(db)
+    key = conn.execute("select max(id) from tree_words_docsize").fetchone()[0]
+    with conn:  # what a lost document of a contentless index leaves: no row of it anywhere
+        conn.execute("insert into tree_words(tree_words) values ('delete-all')")
+        conn.execute("insert into tree_words(rowid, words) values (?, 'x')", [key])
+        conn.execute("insert into tree_words(tree_words, rowid, words) values ('delete', ?, 'x')", [key])
+    conn.close()
+    result = tpindex("check", "--db", db, ok=False)
+    assert result.exit_code != 0 and "where's words (tree_words) hold nothing" in result.output, result.output
