@@ -444,3 +444,25 @@ def test_check_finds_a_file_whose_words_where_reads_are_gone(tree_db, tmp_path):
     conn.close()
     result = tpindex("check", "--db", db, ok=False)
     assert result.exit_code != 0 and "where's words (tree_words) hold nothing" in result.output, result.output
+
+
+# -- 16. a timed-out search is never kept by the response cache ------------------------------------------------
+
+
+def test_a_search_stopped_at_its_time_limit_is_answered_503_and_never_cached(built):
+    from urllib.parse import quote
+
+    from fixtures.serve import serve
+
+    from indexer.serve import cache
+
+    client = serve(built, time_limit_ms=100)
+    try:
+        url = f"/-/grep?q={quote('(.|.)*[#][@]')}"
+        for _ in range(2):
+            r = client.get(url)
+            assert r.status_code == 503 and "took longer than its time limit" in r.text
+        stats = cache.of(client.ds).stats()
+        assert stats["entries"] == 0 and stats["hits"] == 0 and stats["misses"] == 2, stats
+    finally:
+        client.close()

@@ -27,9 +27,13 @@ MEMORY_LIMIT = 2 << 30  # bytes of address space a child may add to what it star
 class TooSlow(Problem):
     """The work took longer than its time limit and was stopped."""
 
+    transient = True
+
 
 class TooLarge(Problem):
     """The work needed more memory than the limit, or its process died."""
+
+    transient = True
 
 
 _PRELOAD = ["indexer.answers.grep", "indexer.store.database"]

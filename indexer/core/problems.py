@@ -11,7 +11,11 @@ from __future__ import annotations
 
 
 class Problem(Exception):
-    """`message` says what is wrong, `hint` what to do; str() is "message; hint"."""
+    """`message` says what is wrong, `hint` what to do; str() is "message; hint". `transient`: what the load
+    of the moment decided (a time or memory limit reached, a server busy), not the answer to what was asked:
+    a surface that keeps answers (serve's response cache) never keeps one of these."""
+
+    transient = False
 
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message + (f"; {hint}" if hint else ""))
