@@ -16,6 +16,7 @@ pytest_plugins = [
     "fixtures.helpers",
     "fixtures.links",
     "fixtures.logic",
+    "fixtures.loopback",
     "fixtures.plugin_eras",
     "fixtures.pypi",
     "fixtures.real_logic",

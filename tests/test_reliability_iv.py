@@ -466,3 +466,29 @@ def test_a_search_stopped_at_its_time_limit_is_answered_503_and_never_cached(bui
         assert stats["entries"] == 0 and stats["hits"] == 0 and stats["misses"] == 2, stats
     finally:
         client.close()
+
+
+# -- 17. a served database replaced by mv is read from its new file ----------------------------------------------
+
+
+def test_a_served_database_replaced_by_mv_is_served_from_the_new_file(hostile_history, built, tmp_path):
+    import os
+
+    from fixtures.loopback import get, serving
+
+    _, three, _ = hostile_history  # v0.6.3, v0.7.0, v0.7.1
+    served = tmp_path / "served.db"
+    served.write_bytes(built.read_bytes())  # v0.6.3, v0.7.0
+    for cache in ("0", "64"):  # with and without the response cache
+        with serving(served, "--cache-mb", cache) as (url, _):
+            status, page = get(url + "/tpindex/versions.json?_shape=array")
+            assert status == 200 and "v0.7.1" not in page
+            assert get(url + "/-/version/v0.7.1")[0] == 404
+            new = tmp_path / "new.db"
+            new.write_bytes(three.read_bytes())
+            os.replace(new, served)  # what `mv new.db served.db` does
+            status, page = get(url + "/tpindex/versions.json?_shape=array")
+            assert status == 200 and "v0.7.1" in page, page
+            assert get(url + "/-/version/v0.7.1")[0] == 200
+            assert "v0.7.1" in get(url + "/-/parser/tool/hermes")[1]
+        served.write_bytes(built.read_bytes())

@@ -91,7 +91,37 @@ def _database_class():
         """Datasette's database, with SQL from users bounded: a value may hold at most MAX_VALUE_BYTES
         (select zeroblob(300000000) returned 1.8 GB and the server grew to 10 GB), all the rows together
         MAX_RESULT_BYTES. The answers' own reads (execute_fn) are not bounded. Tables that cannot be
-        counted (contentless full-text indexes) are not counted, instead of logging an error per page."""
+        counted (contentless full-text indexes) are not counted, instead of logging an error per page.
+
+        A database file replaced under the server (`mv new.db served.db`: another file at the path) is
+        noticed at the next query and read from then on: Datasette's connections, one per thread, kept the
+        old file open (and served it indefinitely); each is opened again when the path's file changed."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._file = _file_id(self.path)
+            self._opened: dict[int, tuple] = {}  # id of a connection -> the file it was opened on
+
+        def connect(self, write=False):
+            conn = super().connect(write)
+            self._opened[id(conn)] = self._file
+            return conn
+
+        def _current(self, conn):
+            """The thread's connection, opened again when the file at the path is another one now."""
+            if self._opened.get(id(conn)) == self._file:
+                return conn
+            import datasette.database as dd
+
+            fresh = self.connect()
+            self.ds._prepare_connection(fresh, self.name)
+            if getattr(dd.connections, self.name, None) is conn:
+                setattr(dd.connections, self.name, fresh)
+            self._opened.pop(id(conn), None)
+            if conn in self._all_file_connections:
+                self._all_file_connections.remove(conn)
+            conn.close()
+            return fresh
 
         async def execute(self, sql, *args, **kwargs):
             token = user_sql.set(True)
@@ -101,20 +131,30 @@ def _database_class():
                 user_sql.reset(token)
 
         async def execute_fn(self, fn):
-            if not user_sql.get():
-                return await super().execute_fn(fn)
+            now = _file_id(self.path)
+            if now is not None and now != self._file:
+                self._file = now
+            run = fn
+            if user_sql.get():
 
-            def bounded(conn):
-                old = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-                factory = conn.row_factory
-                conn.row_factory = _counting(factory)
-                try:
-                    return fn(conn)
-                finally:
-                    conn.row_factory = factory
-                    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old)
+                def run(conn):
+                    old = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+                    factory = conn.row_factory
+                    conn.row_factory = _counting(factory)
+                    try:
+                        return fn(conn)
+                    finally:
+                        conn.row_factory = factory
+                        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old)
 
-            return await super().execute_fn(bounded)
+            if self.ds.executor is None:
+                conn = self._read_connection
+                if conn is not None and self._opened.get(id(conn)) != self._file:
+                    self._read_connection = None
+                    conn.close()
+                return await super().execute_fn(run)
+            # in the connection's thread, with the thread's connection to the file at the path now
+            return await super().execute_fn(lambda conn: run(self._current(conn)))
 
         async def table_counts(self, limit=10):
             if not self.is_mutable and self.cached_table_counts is not None:
@@ -137,6 +177,17 @@ def _database_class():
             return counts
 
     return ServedDatabase
+
+
+def _file_id(path) -> tuple | None:
+    """The identity of the file at a path (device, inode): another file after a `mv` onto the path."""
+    import os
+
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError):
+        return None
+    return st.st_dev, st.st_ino
 
 
 _UNCOUNTABLE = {"code_postings", "tree_words"}  # contentless full-text tables: "does not support scanning"
