@@ -515,16 +515,16 @@ def check_database(path) -> CheckReport:
 
 
 def warm_searches() -> None:
-    """Start the fork server searches run from (answers/bounded.py): a process with threads (a server) calls it
+    """Start the fork server searches run from (core/bounded.py): a process with threads (a server) calls it
     before its first search."""
-    from .answers import bounded
+    from .core import bounded
 
-    bounded.warm()
+    bounded.warm(["indexer.answers.grep", "indexer.answers.fit", "jinja2.sandbox"])
 
 
 def stop_searches() -> None:
     """Stop every search still running, and the fork server."""
-    from .answers import bounded
+    from .core import bounded
 
     bounded.stop_all()
 

@@ -824,7 +824,7 @@ def test_check_doc_page_reads_no_more_of_a_posted_body_than_its_cap(built):
 # -- a search child never outlives its limit, even when the command that waits for it is killed -------------
 _ORPHAN = """
 import os, sys, time
-from indexer.answers import bounded
+from indexer.core import bounded
 
 def spin(path):
     with open(path, "w") as f:

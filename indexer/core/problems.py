@@ -21,6 +21,19 @@ class Problem(Exception):
         super().__init__(message + (f"; {hint}" if hint else ""))
         self.message, self.hint = message, hint
 
+    def __reduce__(self):
+        """Pickled whole, whatever its subclass takes (a child process raises it, its parent raises it again:
+        core/bounded.py): its class, message, hint and attributes."""
+        return _rebuilt, (type(self), self.message, self.hint, dict(self.__dict__))
+
+
+def _rebuilt(cls, message, hint, state):
+    e = cls.__new__(cls)
+    Exception.__init__(e, message + (f"; {hint}" if hint else ""))
+    e.__dict__.update(state)
+    e.message, e.hint = message, hint
+    return e
+
 
 class BuildError(Problem):
     """A build that cannot start."""
