@@ -47,12 +47,16 @@ if TYPE_CHECKING:  # the answers' data classes are imported by the answers that 
 
 
 def __getattr__(name: str):
-    """Read without importing the answers before they are asked for: FIT_MAX_INPUT (the characters `fit`
-    reads of a file) and the answers' data classes (`from indexer.api import NameCodeDiff`)."""
-    if name == "FIT_MAX_INPUT":
-        from .answers.fit import MAX_INPUT
+    """Read without importing the answers before they are asked for: FIT_MAX_INPUT (the characters of a text
+    `fit` reads), FIT_MAX_FILE (of a JSON file) and the answers' data classes (`from indexer.api import NameCodeDiff`)."""
+    if name == "FIT_MAX_INPUT":  # what a page or an MCP tool takes (a whole tokenizer.json: the command line)
+        from .answers.fitrun import MAX_TEXT
 
-        return MAX_INPUT
+        return MAX_TEXT
+    if name == "FIT_MAX_FILE":
+        from .answers.fitrun import MAX_JSON
+
+        return MAX_JSON
     if name[:1].isupper():  # a class name (never a dunder the import system asks for)
         from .answers import model
 
@@ -419,14 +423,18 @@ class Index:
         name: str = "FILE",
         replay: bool = False,
         notice=None,
+        time_limit: float | None = None,
+        cancel=None,
     ) -> Fit:
         """Which parser fits a model: the tool and reasoning parsers of a version (default: the newest) ranked by
         the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, with
         the `vllm serve` line (schema `fit`). `name` is how the file is called in the answer (and in
         --chat-template). `replay` (a raw output): the top tool candidates are also run on it by the version's own
         code (`replay()`, non-streaming and one token per delta), their results weighed in; `notice(message)`: the
-        replay's slow first-use steps."""
-        from .answers.fit import fit
+        replay's slow first-use steps. Computed in a child process stopped after `time_limit` seconds (default:
+        the Index's, else answers.fitrun.FIT_TIME_LIMIT) or when `cancel` (a threading.Event) is set: it runs
+        the candidates' regular expressions and the given template (answers/fitrun.py)."""
+        from .answers.fitrun import run as fit
 
         def run(candidate: str, version: str, output: str):
             return self.replay(
@@ -438,7 +446,16 @@ class Index:
                 notice=notice,
             )
 
-        return fit(self.db, text, at, kind, name, run if replay else None)
+        return fit(
+            self.db,
+            text,
+            at,
+            kind,
+            name,
+            run if replay else None,
+            time_limit or self.time_limit,
+            cancel,
+        )
 
     def log(
         self,

@@ -14,6 +14,7 @@ pytest_plugins = [
     "fixtures.eras",
     "fixtures.golden",
     "fixtures.helpers",
+    "fixtures.hostile",
     "fixtures.links",
     "fixtures.logic",
     "fixtures.loopback",

@@ -54,6 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import markup
+from .command import vllm_serve
 from .plain import Model
 from .versions import AnswerError, newest, require
 
@@ -198,8 +199,13 @@ def read_input(text: str) -> Input:
     if stripped[:1] in "{[":
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
+            if '"added_tokens' in stripped[: 1 << 16]:  # a tokenizer file, cut or damaged: no raw output
+                raise AnswerError(
+                    "the file reads like a tokenizer.json or tokenizer_config.json but is not valid JSON",
+                    "give the whole file (a download cut short?)",
+                ) from None
     if (
         isinstance(data, dict)
         and isinstance(data.get("added_tokens"), list)
@@ -1032,7 +1038,7 @@ def fit(
     """Rank the parsers of a version by the evidence a file's text gives (see the module). `replay(name, version,
     text)` -> a `Replay` answer (Index.replay): given, the top tool candidates are run on a raw output."""
     version = require(db, at) if at else newest(db)
-    inp = read_input(text[:MAX_INPUT])
+    inp = read_input(text)  # whole: its size is fitrun.sized's, where every surface asks (Index.fit)
     if replay and inp.kind != "output":
         raise AnswerError(
             f"--replay runs parsers on a raw model output; {name} is read as a {inp.kind.replace('_', ' ')}"
@@ -1074,13 +1080,10 @@ def fit(
         )
         think = paired or think
     serve = None
-    if fits:
-        serve = f"vllm serve {inp.model or 'MODEL'} --enable-auto-tool-choice --tool-call-parser {best.name}"
-        if think:
-            serve += f" --reasoning-parser {think.name}"
-        chat = _chat_template(inp, ob, tdiff, name)
-        if chat:
-            serve += f" --chat-template {chat}"
+    if fits:  # the model's name and the template's path come from files: quoted for a shell
+        serve = vllm_serve(
+            inp.model, best.name, think.name if think else None, _chat_template(inp, ob, tdiff, name)
+        )
     verdict = _verdict(
         kind,
         tool,

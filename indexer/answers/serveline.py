@@ -159,11 +159,9 @@ def serve_line(db, card) -> ServeLine | None:
     )  # the token is said when it paired them, agrees, or none paired
     exact = [t["file"] for t in card.chat_templates if t["level"] == "exact"]
     template = exact[0] if exact else None
-    command = f"vllm serve MODEL --enable-auto-tool-choice --tool-call-parser {card.name}"
-    if reasoning:
-        command += f" --reasoning-parser {reasoning}"
-    if template:
-        command += f" --chat-template {template}"
+    from .command import vllm_serve
+
+    command = vllm_serve(None, card.name, reasoning, template)
     return ServeLine(
         card.version,
         card.name,

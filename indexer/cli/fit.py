@@ -35,8 +35,18 @@ from .main import FILE_OR_DASH, db_option
     "(as tpindex replay does: non-streaming, then one token per delta) and weigh what each made of "
     "it (a call or none, call markup left in the content) into the ranking.",
 )
+@click.option(
+    "--time-limit",
+    "time_limit",
+    type=click.FloatRange(0.1, 3600),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the answer after this long: fit runs the parsers' regular expressions and FILE's template in a"
+    " child process with a time and a memory limit (a template that loops, a pattern that backtracks).",
+)
 @db_option
-def fit(file, at, kind, fmt, replay, db_path):
+def fit(file, at, kind, fmt, replay, time_limit, db_path):
     """Which parser fits a model: rank the tool and reasoning parsers of a version by the evidence FILE gives,
     each with the evidence for and against it, and end with the vllm serve line.
 
@@ -54,12 +64,12 @@ def fit(file, at, kind, fmt, replay, db_path):
     skip_special_tokens = False. Names the chat template the version ships for the winner, with a
     character diff of the call markup when FILE is a template.
     """
-    from ..api import FIT_MAX_INPUT
+    from ..api import FIT_MAX_FILE
     from ..render import fit as f
 
     try:
         with click.open_file(file, "rb") as fh:
-            data = fh.read(FIT_MAX_INPUT + 1)
+            data = fh.read(FIT_MAX_FILE + 1)  # a larger file is refused with a hint (answers/fitrun.py)
     except OSError as e:
         raise Problem(
             f"cannot read {file} ({e.strerror or e})",
@@ -74,6 +84,7 @@ def fit(file, at, kind, fmt, replay, db_path):
         name="-" if file == "-" else file,
         replay=replay,
         notice=lambda m: click.echo(m, err=True),
+        time_limit=time_limit,
     )
     if fmt == "json":
         click.echo(dumps(answer))
