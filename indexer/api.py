@@ -66,12 +66,21 @@ def __getattr__(name: str):
 
 
 class Index:
-    def __init__(self, db: str | Path | sqlite3.Connection | object, time_limit: float | None = None):
+    def __init__(
+        self,
+        db: str | Path | sqlite3.Connection | object,
+        time_limit: float | None = None,
+        cancel=None,
+        serving: bool = False,
+    ):
         """A database path (opened read-only), an open sqlite3 connection, or a store.Reader. `time_limit`:
-        the seconds a search may take unless its call says (default answers.grep.GREP_TIME_LIMIT)."""
+        the seconds a search (or fit) may take unless its call says (default answers.grep.GREP_TIME_LIMIT,
+        answers.fitrun.FIT_TIME_LIMIT). `cancel`: a threading.Event that, once set, stops the child processes
+        its questions run (fit's, a replay's: a server's request gone). `serving`: it answers a server's
+        requests, which never create the replay environment (its operator does: tpindex replay --setup)."""
         from .store.database import Reader, connect
 
-        self.time_limit = time_limit
+        self.time_limit, self.cancel, self.serving = time_limit, cancel, serving
         if isinstance(db, (str, os.PathLike)):  # a path (pathlib's Path among them)
             self.db = connect(db, create=False, readonly=True)
         elif isinstance(db, sqlite3.Connection):
@@ -80,12 +89,12 @@ class Index:
             self.db = db
 
     @classmethod
-    def of_file(cls, path: str | Path, time_limit: float | None = None) -> Index:
+    def of_file(cls, path: str | Path, time_limit: float | None = None, cancel=None) -> Index:
         """An Index of a database file already found readable (the served one, opened again by a thread of its
-        own), without connect()'s schema checks."""
+        own, for a server's request), without connect()'s schema checks."""
         from .store.database import open_reader
 
-        return cls(open_reader(path), time_limit=time_limit)
+        return cls(open_reader(path), time_limit=time_limit, cancel=cancel, serving=True)
 
     def close(self) -> None:
         self.db.conn.close()
@@ -454,7 +463,7 @@ class Index:
             name,
             run if replay else None,
             time_limit or self.time_limit,
-            cancel,
+            cancel or self.cancel,
         )
 
     def log(
@@ -498,9 +507,12 @@ class Index:
     ):
         """Run the version's own parser and serving code on a raw model output, in a child process (schema
         `replay`); options: splits, tools, tool_choice, reasoning_parser, tokenizer_file, modes, timeout, jobs,
-        progress. See indexer/replay/."""
+        progress, cancel (default the Index's), create_environment (default: unless it is `serving`). See
+        indexer/replay/."""
         from .replay.run import replay
 
+        options.setdefault("cancel", self.cancel)
+        options.setdefault("create_environment", not self.serving)
         return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)
 
 

@@ -51,8 +51,17 @@ _running: set = set()  # the children at work, for stop_all
 _lock = threading.Lock()
 
 
+_HOME = (
+    os.getpid()
+)  # the process that imported this module; a process forked from it forks its children itself
+
+
+_stopping = threading.Event()  # stop_all was called: a child that dies now was stopped, not broken
+
+
 def stop_all() -> None:
     """Kill every child at work (a server shutting down): the threads waiting for them return at once."""
+    _stopping.set()
     with _lock:
         procs = list(_running)
     for proc in procs:
@@ -197,8 +206,11 @@ def run(
 ):
     """fn(*args) in a child process, its result (picklable) returned; a Problem it raises is raised again
     here. Stopped after `seconds` (TooSlow), or when it needs more than `memory` more bytes (TooLarge), or
-    when `cancel` is set (Cancelled: what asked for it went away); `hint` says what to do then."""
-    if threading.active_count() == 1:
+    when `cancel` is set (Cancelled: what asked for it went away); `hint` says what to do then. A process
+    forked from the one that imported this module (a build's worker, whose other thread only watches its
+    parent) forks itself too: the fork server multiprocessing keeps is its parent's, whose bookkeeping fails
+    there (ECHILD)."""
+    if threading.active_count() == 1 or os.getpid() != _HOME:
         return _answer(_forked(fn, args, seconds, memory), seconds, what, memory, None, hint)
     import time
 
@@ -245,8 +257,8 @@ def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode, hint: 
         raise out[1]
     if out[0] == "problem":
         raise Problem(out[1], out[2])
-    if out[0] == "cancelled":
-        raise Cancelled(f"{what} was stopped: its request went away", "ask again")
+    if out[0] == "cancelled" or (out[0] == "died" and _stopping.is_set()):
+        raise Cancelled(f"{what} was stopped: its request went away, or the server is stopping", "ask again")
     raise TooLarge(
         f"{what} needed more than {memory >> 30} GiB of memory and was stopped"
         if out[0] == "memory"

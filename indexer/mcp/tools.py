@@ -106,6 +106,9 @@ class ToolSpec:
     annotations: ToolAnnotations = field(default_factory=lambda: READ_ONLY)
     paged: tuple[str, ...] = ()
     schema_name: str = ""  # the JSON contract's schema of the answer (default: the name, "-" for "_")
+    runs_code: bool = (
+        False  # it runs code in child processes (fit, replay): a server queues it (serve/work.py)
+    )
 
     @property
     def schema(self) -> str:
@@ -395,6 +398,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         (TEXT, VERSION, Arg("kind", Literal["tool", "reasoning"] | None, None)),
         _fit,
+        runs_code=True,
     ),
     ToolSpec(
         "contract",
@@ -497,6 +501,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         _replay,
         annotations=REPLAY,
+        runs_code=True,
     ),
 )
 
@@ -514,7 +519,7 @@ def _tool_function(spec: ToolSpec, run: Runner):
             return _page(answer, spec.paged, a.offset, a.max_chars) if spec.paged else answer
 
         try:
-            return _result(await run(ctx, question))
+            return _result(await (run(ctx, question, True) if spec.runs_code else run(ctx, question)))
         except Problem as e:
             raise problem_as_tool_error(e) from None
 
@@ -532,8 +537,9 @@ def _tool_function(spec: ToolSpec, run: Runner):
 
 
 def register(mcp: MCPServer, run: Runner) -> None:
-    """Add tpindex's tools (TOOLS) to an MCP server. `run(ctx, question)` awaits `question(index)`; a Problem
-    it raises is the tool's error."""
+    """Add tpindex's tools (TOOLS) to an MCP server. `run(ctx, question)` awaits `question(index)` (`run(ctx,
+    question, True)` for a tool that runs code: a server queues it); a Problem it raises is the tool's
+    error."""
     for spec in TOOLS:
         mcp.add_tool(
             _tool_function(spec, run), name=spec.name, description=spec.text, annotations=spec.annotations
@@ -640,7 +646,7 @@ def stdio_server(db_path: str) -> MCPServer:
             local.index = Index(db_path)
         return question(local.index)
 
-    async def run(ctx, question):
+    async def run(ctx, question, runs_code: bool = False):
         # in a worker thread: a long question (a search waits for its child process up to its time limit)
         # never holds the event loop, which goes on reading requests, answering others, and seeing stdin close
         # (then the question is abandoned: its search process ends with this one)

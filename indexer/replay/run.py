@@ -112,11 +112,14 @@ def replay(
     progress=None,
     notice=None,
     specials: list[str] | None = None,
+    cancel=None,
+    create_environment: bool = True,
 ) -> Replay:
     """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
     tree materialized, the environment created). `specials`: the synthetic tokenizer's special tokens instead
     of the name's sentinels (a parser may read the vocabulary: mistral's takes `[ARGS]` in it for a v11
-    tokenizer)."""
+    tokenizer). `cancel` (a threading.Event): once set, the run's processes are ended and the versions not
+    replayed yet are `killed` (a server whose client went away, or that is stopping)."""
     from ..answers.grep import select_versions
     from ..answers.versions import newest
     from . import env, runner
@@ -184,7 +187,7 @@ def replay(
         )
     timing["materialize"] = round(time.monotonic() - t0, 3)
     t0 = time.monotonic()
-    python = env.interpreter(root, notice or (lambda m: None)) if job_list else None
+    python = env.interpreter(root, notice or (lambda m: None), create_environment) if job_list else None
     timing["environment"] = round(time.monotonic() - t0, 3)
     start = time.monotonic()
     stats: dict = {}
@@ -201,6 +204,7 @@ def replay(
             dataclass_file=root / f"dataclass-{digest}.json",
             root=root,
             progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None,
+            cancel=cancel,
         )
         if job_list
         else {}
@@ -278,14 +282,18 @@ def _calls(raw: list[dict]) -> list[ReplayCall]:
     ]
 
 
+MAX_ERRORS = 20  # errors kept per mode (a parser failing on every one of 200000 deltas made a 59 MB answer)
+
+
 def _mode(mode: str, r: dict) -> ReplayMode:
+    raw = r.get("errors") or []
     errors = (
         [_err(r["error"])]
         if r.get("error")
-        else [
-            f"delta {e.get('delta')}: " + _err(e) if "delta" in e else _err(e) for e in r.get("errors") or []
-        ]
+        else [f"delta {e.get('delta')}: " + _err(e) if "delta" in e else _err(e) for e in raw[:MAX_ERRORS]]
     )
+    if not r.get("error") and len(raw) > MAX_ERRORS:
+        errors.append(f"... and {len(raw) - MAX_ERRORS} more errors like these")
     m = ReplayMode(
         mode=mode,
         entry=r.get("entry"),

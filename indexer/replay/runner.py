@@ -56,6 +56,7 @@ def run(
     stats: dict | None = None,
     dataclass_file: Path | None = None,
     root: Path | None = None,
+    cancel=None,
 ) -> dict[str, dict]:
     """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}.
     `preload_file` keeps the installed modules earlier workers imported, for the server to import first;
@@ -79,7 +80,18 @@ def run(
     restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
     try:
         results = _serve(
-            python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file
+            python,
+            root,
+            jobs,
+            parallel,
+            timeout,
+            progress,
+            preload_file,
+            stats,
+            learnt,
+            work,
+            dataclass_file,
+            cancel,
         )
     finally:
         restore()
@@ -90,7 +102,9 @@ def run(
 START_WAIT = 120.0  # seconds for a session's first answer (the server imports what the header adds first)
 
 
-def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats) -> server.Session:
+def _open(
+    python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats, cancel=None
+) -> server.Session:
     """A session that answered `ready` (a stale or vanishing warm server is replaced, twice at most)."""
     t0 = time.monotonic()
     line = None
@@ -110,7 +124,7 @@ def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, 
                     + '{"end": true}\n'
                 ).encode()
             )
-            line = _line(s, START_WAIT)
+            line = _line(s, START_WAIT, cancel)
         except OSError:
             line = None
         if line and line.startswith("ready "):
@@ -128,11 +142,11 @@ def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, 
     raise server.ServerFailed(f"no replay server would take the run ({line or 'no answer'})")
 
 
-def _line(s: server.Session, seconds: float) -> str | None:
+def _line(s: server.Session, seconds: float, cancel=None) -> str | None:
     deadline = time.monotonic() + seconds
     while b"\n" not in s.buf:
         left = deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or (cancel is not None and cancel.is_set()):
             return None
         ready, _, _ = select.select([s.sock], [], [], min(left, 0.5))
         if ready:
@@ -145,7 +159,18 @@ def _line(s: server.Session, seconds: float) -> str | None:
 
 
 def _serve(
-    python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file=None
+    python,
+    root,
+    jobs,
+    parallel,
+    timeout,
+    progress,
+    preload_file,
+    stats,
+    learnt,
+    work,
+    dataclass_file=None,
+    cancel=None,
 ) -> dict[str, dict]:
     # A warm server imports everything earlier runs' workers imported, once for many runs. A server of one
     # run does so only when several rounds of workers share it; with no more jobs than workers at once, each
@@ -159,7 +184,9 @@ def _serve(
     session = None
     try:
         try:
-            session = _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats)
+            session = _open(
+                python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats, cancel
+            )
         except server.ServerFailed as e:
             for j in jobs:
                 results[j["id"]] = {
@@ -173,7 +200,7 @@ def _serve(
                 if jid not in results and jid not in killed and now - t0 > timeout:
                     server.kill_group(pid)
                     killed.add(jid)
-            if now > overall:
+            if now > overall or (cancel is not None and cancel.is_set()):
                 break
             if b"\n" not in session.buf:
                 ready, _, _ = select.select([session.sock], [], [], 0.2)
@@ -213,7 +240,9 @@ def _serve(
                 "status": "killed",
                 "error": {
                     "type": "Killed",
-                    "message": "the replay run's overall time limit ended it",
+                    "message": "stopped: what asked for it went away, or the server is stopping"
+                    if cancel is not None and cancel.is_set()
+                    else "the replay run's overall time limit ended it",
                     "where": None,
                 },
             }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import shlex
 import shutil
 import tempfile
 import threading
@@ -88,6 +89,15 @@ def materialize(
         notice(f"replay: materializing {row['label']} into {dest} (once)")
     source, ref = _source(row)
     try:
+        return _materialize(row, root, dest, source, ref, indexed)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:  # a git source's cat-file process: one per tree read, none left behind
+            close()
+
+
+def _materialize(row: dict, root: Path, dest: Path, source, ref, indexed) -> Path:
+    try:
         entries = [e for e in source.tree(ref) if wanted(e.path)]
     except OSError as e:
         raise ReplayError(
@@ -151,6 +161,6 @@ def _same_as_indexed(row: dict, have: dict[str, str], indexed: dict[str, str]) -
             f"{row['label']} was indexed from the directory {row['origin']}, whose files changed since"
             f" ({len(changed)} changed, {len(gone)} gone: {first}); replay runs what was indexed, not what"
             " the directory holds now",
-            f"index the directory again (tpindex build --path {row['origin']} --label '{row['label']}'), then"
-            " replay",
+            f"index the directory again (tpindex build --path {shlex.quote(str(row['origin']))} --label"
+            f" {shlex.quote(row['label'])}), then replay",
         )

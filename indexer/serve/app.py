@@ -20,12 +20,15 @@ def make_datasette(
     time_limit_ms: int = SQL_TIME_LIMIT_MS,
     host: str | None = None,
     cache_bytes: int = CACHE_BYTES,
+    allow_hosts: tuple[str, ...] = (),
 ):
     """A Datasette instance serving one tpindex database read-only (the connections open it with
     mode=ro and are query-only; Datasette 0.65 has no write API and no writable canned query is defined).
-    SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; /-/mcp
-    answers only requests addressed to a loopback host (or `host`) from a loopback origin. Pages are kept
-    in a response cache of at most cache_bytes (cache.py; 0: none)."""
+    SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; every
+    request must be addressed to a loopback name, an IP address, `host` or one of `allow_hosts`, and a form
+    posted from its own origin (guard.py); /-/mcp answers only requests addressed to a loopback host (or
+    `host`) from a loopback origin. Pages are kept in a response cache of at most cache_bytes (cache.py;
+    0: none)."""
     from datasette.app import Datasette
 
     from . import cache, plugin
@@ -52,6 +55,9 @@ def make_datasette(
     if "_memory" in ds.databases:  # added by Datasette when started without files
         ds.remove_database("_memory")
     _protect_mcp(ds, host)
+    from .guard import allowed_hosts
+
+    ds._tpindex_hosts = allowed_hosts(host, allow_hosts)
     cache.install(ds, cache_bytes)
     return ds
 
@@ -228,7 +234,8 @@ def _server_class():
         """uvicorn's server, but a signal only stops it gracefully: uvicorn raises the signal again once
         stopped (SIGTERM then ended the process with status 143 and a CancelledError traceback of the
         lifespan, Ctrl-C with status 0); serve exits itself, 0 on SIGTERM and 130 on Ctrl-C. Searches at
-        work are stopped at once, so that their requests do not hold the shutdown up to their time limit."""
+        work are stopped at once, and so are the replays and fits of the queue for code (work.py), so that
+        their requests do not hold the shutdown up to their time limit."""
 
         signals: list[int] = []
 
@@ -244,12 +251,31 @@ def _server_class():
 
         def handle_exit(self, sig, frame):
             from ..api import stop_searches
+            from .work import cancel_all
 
             self.signals.append(sig)
             super().handle_exit(sig, frame)
+            cancel_all()  # the replays and fits at work end their children and return
             stop_searches()
 
     return Server
+
+
+def quiet_lifespan(app):
+    """The app, whose lifespan task ends quietly when the server's loop ends under it: datasette-mcp's wrapper
+    of the lifespan still closes its MCP sessions when Datasette has answered the shutdown (a session whose
+    call was just stopped), and the loop's end cancelling it was logged as a CancelledError traceback."""
+    import asyncio
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "lifespan":
+            return await app(scope, receive, send)
+        try:
+            return await app(scope, receive, send)
+        except asyncio.CancelledError:
+            return None
+
+    return wrapped
 
 
 def _Server(config):  # noqa: N802 - a class made on first use (uvicorn is imported only by serve)
