@@ -492,3 +492,52 @@ def test_a_served_database_replaced_by_mv_is_served_from_the_new_file(hostile_hi
             assert get(url + "/-/version/v0.7.1")[0] == 200
             assert "v0.7.1" in get(url + "/-/parser/tool/hermes")[1]
         served.write_bytes(built.read_bytes())
+
+
+# -- 7. answers bounded: a parser page and MCP's log on a long history ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def long_history(tmp_path_factory):
+    """hermes's file changed by 30 commits between v0.7.0 and v0.7.1, built from the clone."""
+    root = tmp_path_factory.mktemp("long")
+    repo = make_repo(root / "repo", HISTORY)
+    text = (repo / TP / "hermes_tool_parser.py").read_text()
+    for i in range(30):  # its streaming method returns another value each time
+        changed = text.replace("return None", f"return {i}")
+        commit(repo, {f"{TP}/hermes_tool_parser.py": changed}, message=f"change {i} (#{1000 + i})")
+    commit(repo, {}, tag="v0.7.1")
+    db = root / "index.db"
+    tpindex("build", "--repo", repo, "--tags", "v0.6.3..", "--db", db, "-q")
+    return db
+
+
+def test_the_parser_page_lists_at_most_its_share_of_a_changes_commits(long_history, monkeypatch):
+    from fixtures.serve import serve
+
+    from indexer.answers import pages
+
+    monkeypatch.setattr(pages, "PAGE_COMMITS", 5)
+    client = serve(long_history, cache_bytes=0)
+    try:
+        page = client.html("/-/parser/tool/hermes")
+    finally:
+        client.close()
+    assert "change 29" in page and "change 0 " not in page and "change 24" not in page
+    assert "and 25 earlier commits" in page and "tpindex log hermes v0.7.0 v0.7.1" in page
+
+
+def test_mcp_log_lists_at_most_its_share_of_commits_and_says_so(long_history, monkeypatch):
+    from types import SimpleNamespace
+
+    from indexer.api import Index
+    from indexer.mcp import tools
+
+    monkeypatch.setattr(tools, "MAX_LOG_COMMITS", 10)
+    args = SimpleNamespace(
+        name="hermes", a="v0.7.0", b="v0.7.1", kind=None, framework=False, all_parents=False
+    )
+    ans = tools._log(Index(long_history), args)
+    (k,) = ans.kinds
+    assert [c.subject.split(" (")[0] for c in k.commits] == [f"change {i}" for i in range(20, 30)]
+    assert "the 20 oldest commits are not listed" in ans.note

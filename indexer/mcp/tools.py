@@ -218,6 +218,25 @@ def _fit(ix, a):
     return ix.fit(a.text, a.version, a.kind)
 
 
+MAX_LOG_COMMITS = 1000  # commits a `log` answer lists per kind (a 100k-commit clone made a 62 MB answer)
+
+
+def _log(ix, a):
+    ans = ix.log(a.name, a.a, a.b, a.kind, a.framework, a.all_parents)
+    cut = 0
+    for k in ans.kinds:
+        if len(k.commits) > MAX_LOG_COMMITS:
+            cut += len(k.commits) - MAX_LOG_COMMITS
+            k.commits = k.commits[-MAX_LOG_COMMITS:]  # the newest
+    if cut:
+        said = (
+            f"the {cut} oldest commits are not listed (at most {MAX_LOG_COMMITS} a kind): ask a narrower range"
+            " (a, b closer together), or run tpindex log"
+        )
+        ans.note = f"{ans.note}; {said}" if ans.note else said
+    return ans
+
+
 def _replay(ix, a):
     _too_long(a.text, MAX_TEXT, "the text is over 200 kB")
     return ix.replay(
@@ -465,7 +484,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Only for versions indexed from a git clone."
         ),
         (NAME, A, B, KIND, Arg("framework", bool, False), Arg("all_parents", bool, False)),
-        lambda ix, a: ix.log(a.name, a.a, a.b, a.kind, a.framework, a.all_parents),
+        _log,
     ),
     ToolSpec(
         "contains",
