@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -255,15 +254,18 @@ def served(db):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    from fixtures.loopback import wait_until
+
+    def listening():
+        if proc.poll() is not None:
+            pytest.fail(proc.stdout.read().decode())
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
+            return True
         except OSError:
-            if proc.poll() is not None:
-                pytest.fail(proc.stdout.read().decode())
-            time.sleep(0.1)
+            return False
+
+    wait_until(listening, "serve listening")
     yield f"http://127.0.0.1:{port}/-/mcp"
     proc.terminate()
     proc.wait(timeout=30)

@@ -459,7 +459,16 @@ def versions(fmt, db_path):
 
 @main.command(short_help="Serve the tools for agents over stdio (Model Context Protocol).")
 @db_option
-def mcp(db_path):
+@click.option(
+    "--time-limit",
+    "time_limit",
+    type=click.FloatRange(0.1, 3600),
+    default=None,
+    metavar="SECONDS",
+    help="Time limit of a code search (grep) and of fit's work, each in a child process it stops (default:"
+    " 10 s for a search, 30 s for fit).",
+)
+def mcp(db_path, time_limit):
     """Serve tpindex's tools to a local agent over stdio (the Model Context Protocol): versions, which,
     which_history, diff, export, ... with structured output following `tpindex schema`. Read-only. Configure
     your MCP client to run: tpindex mcp --db PATH (see the README, "Use from other tools")."""
@@ -468,7 +477,7 @@ def mcp(db_path):
     Index(db_path).close()  # a StoreError says what is wrong, before stdio
     from ..mcp.tools import run_stdio, stdio_server
 
-    run_stdio(stdio_server(db_path))
+    run_stdio(stdio_server(db_path, time_limit))
 
 
 @main.command(short_help="Print the JSON Schema of a --format json output.")

@@ -649,8 +649,9 @@ def _grep_result_schema(rows: dict, model) -> dict:
     )
 
 
-def stdio_server(db_path: str) -> MCPServer:
-    """`tpindex mcp`: the tools over stdio, on one database opened read-only."""
+def stdio_server(db_path: str, time_limit: float | None = None) -> MCPServer:
+    """`tpindex mcp`: the tools over stdio, on one database opened read-only; `time_limit`: the seconds a
+    search or a fit may take (default: each one's own)."""
     import threading
 
     import anyio
@@ -662,7 +663,7 @@ def stdio_server(db_path: str) -> MCPServer:
 
     def ask(question):
         if getattr(local, "index", None) is None:
-            local.index = Index(db_path)
+            local.index = Index(db_path, time_limit=time_limit)
         return question(local.index)
 
     async def run(ctx, question, runs_code: bool = False):
