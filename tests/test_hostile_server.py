@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import sys
 import time
@@ -25,10 +24,12 @@ from fixtures.loopback import (
     EXE,
     HANG,
     Background,
+    alive,
     children_at_work,
     get,
     post,
     serving,
+    stop,
     wait_until,
 )
 
@@ -60,16 +61,6 @@ def pages_answer(url: str) -> None:
     assert status == 200 and "TaggedToolParser" in text
     status, text = get(f"{url}/-/grep?q=extract_tool_calls&_n={n}")
     assert status == 200 and "tagged_tool_parser.py" in text
-
-
-def stop(proc, sig=signal.SIGTERM, status=0) -> str:
-    """Signal the server; it ends (promptly: the bound only turns a hang into a failure) with `status` and no
-    traceback; -> its standard error."""
-    proc.send_signal(sig)
-    assert proc.wait(timeout=HANG) == status
-    err = proc.stderr.read().decode()
-    assert "Traceback" not in err and "CancelledError" not in err, err
-    return err
 
 
 # -- 1. one request must not freeze serve, and SIGTERM stops it at once ----------------------------------------
@@ -160,20 +151,12 @@ def test_stdio_mcp_answers_while_a_fit_runs_and_ends_when_its_input_closes(hosti
         proc.stdin.close()  # the client is gone: the process ends, the fit's child with it
         assert proc.wait(timeout=HANG) is not None
         wait_until(
-            lambda: not any(os.path.exists(f"/proc/{p}") and _alive(p) for p in fit_child), "fit's child gone"
+            lambda: not any(os.path.exists(f"/proc/{p}") and alive(p) for p in fit_child), "fit's child gone"
         )
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 # -- 3. code runs only for a form posted from the server's own origin; Host and Origin on every page ----------
@@ -320,7 +303,7 @@ def test_replays_run_outside_the_sql_threads_and_sigterm_ends_them_at_once(repla
             assert status == 200 and "v0.6.3" in text
         assert not any(r.done for r in running)
         stop(proc)
-        wait_until(lambda: not [p for p in replays_at_work(proc, before) if _alive(p)], "replays ended")
+        wait_until(lambda: not [p for p in replays_at_work(proc, before) if alive(p)], "replays ended")
         for r in running:
             r.thread.join(HANG)
 
@@ -340,7 +323,7 @@ def test_a_replay_whose_client_goes_away_is_stopped(replay_db, replay_env):
         )
         wait_until(lambda: replays_at_work(proc, before), "the replay at work")
         s.close()  # the browser's tab closed
-        wait_until(lambda: not [p for p in replays_at_work(proc, before) if _alive(p)], "its processes ended")
+        wait_until(lambda: not [p for p in replays_at_work(proc, before) if alive(p)], "its processes ended")
         status, _ = get(url + "/tpindex/versions.json?_shape=array")
         assert status == 200
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -240,35 +238,12 @@ def test_mcp_over_stdio(db, tmp_path):
     anyio.run(main)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def served(db):
-    port = free_port()
-    proc = subprocess.Popen(
-        [TPINDEX, "serve", "--db", str(db), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    from fixtures.loopback import wait_until
+    from fixtures.loopback import serving
 
-    def listening():
-        if proc.poll() is not None:
-            pytest.fail(proc.stdout.read().decode())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            return False
-
-    wait_until(listening, "serve listening")
-    yield f"http://127.0.0.1:{port}/-/mcp"
-    proc.terminate()
-    proc.wait(timeout=30)
+    with serving(db) as (url, _):
+        yield url + "/-/mcp"
 
 
 def test_mcp_over_streamable_http_from_serve(db, served):

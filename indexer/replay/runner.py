@@ -64,7 +64,6 @@ def run(
     `root` the cache whose warm server runs the jobs (server.py; none: a server of this run alone)."""
     if not jobs:
         return {}
-    learnt = _read_preload(preload_file)
     stats = {} if stats is None else stats
     # the protocol's lines are words separated by spaces: a job is named by its place, not by its id (a
     # version label may hold a space)
@@ -80,18 +79,7 @@ def run(
     restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
     try:
         results = _serve(
-            python,
-            root,
-            jobs,
-            parallel,
-            timeout,
-            progress,
-            preload_file,
-            stats,
-            learnt,
-            work,
-            dataclass_file,
-            cancel,
+            python, root, jobs, parallel, timeout, progress, preload_file, stats, work, dataclass_file, cancel
         )
     finally:
         restore()
@@ -159,19 +147,9 @@ def _line(s: server.Session, seconds: float, cancel=None) -> str | None:
 
 
 def _serve(
-    python,
-    root,
-    jobs,
-    parallel,
-    timeout,
-    progress,
-    preload_file,
-    stats,
-    learnt,
-    work,
-    dataclass_file=None,
-    cancel=None,
+    python, root, jobs, parallel, timeout, progress, preload_file, stats, work, dataclass_file, cancel
 ) -> dict[str, dict]:
+    learnt = _read_preload(preload_file)
     # A warm server imports everything earlier runs' workers imported, once for many runs. A server of one
     # run does so only when several rounds of workers share it; with no more jobs than workers at once, each
     # worker imports (only) what it needs, side by side.
