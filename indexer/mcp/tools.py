@@ -537,8 +537,9 @@ def _tool_function(spec: ToolSpec, run: Runner):
             answer = spec.ask(ix, a)
             return _page(answer, spec.paged, a.offset, a.max_chars) if spec.paged else answer
 
+        question.runs_code = spec.runs_code  # a server queues what runs code (serve/work.py)
         try:
-            return _result(await (run(ctx, question, True) if spec.runs_code else run(ctx, question)))
+            return _result(await run(ctx, question))
         except Problem as e:
             raise problem_as_tool_error(e) from None
 
@@ -556,9 +557,9 @@ def _tool_function(spec: ToolSpec, run: Runner):
 
 
 def register(mcp: MCPServer, run: Runner) -> None:
-    """Add tpindex's tools (TOOLS) to an MCP server. `run(ctx, question)` awaits `question(index)` (`run(ctx,
-    question, True)` for a tool that runs code: a server queues it); a Problem it raises is the tool's
-    error."""
+    """Add tpindex's tools (TOOLS) to an MCP server. `run(ctx, question)` awaits `question(index)` (its
+    `runs_code` says when it runs code in child processes: a server queues it); a Problem it raises is the
+    tool's error."""
     for spec in TOOLS:
         mcp.add_tool(
             _tool_function(spec, run), name=spec.name, description=spec.text, annotations=spec.annotations
@@ -666,7 +667,7 @@ def stdio_server(db_path: str, time_limit: float | None = None) -> MCPServer:
             local.index = Index(db_path, time_limit=time_limit)
         return question(local.index)
 
-    async def run(ctx, question, runs_code: bool = False):
+    async def run(ctx, question):
         # in a worker thread: a long question (a search waits for its child process up to its time limit)
         # never holds the event loop, which goes on reading requests, answering others, and seeing stdin close
         # (then the question is abandoned: its search process ends with this one)

@@ -325,7 +325,7 @@ def register_mcp_tools(datasette, mcp):
     from ..mcp.tools import register
 
     async def run(
-        ctx, question, runs_code: bool = False
+        ctx, question
     ):  # a Problem raised here or by the question is the tool's error (mcp/tools.py)
         names = await tpindex_databases(datasette)
         if not names:
@@ -334,7 +334,7 @@ def register_mcp_tools(datasette, mcp):
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
             raise Problem(f"database {names[0]!r} is not available")
 
-        if runs_code:  # fit, replay: a job of the server's queue for code, stopped if the call is cancelled
+        if getattr(question, "runs_code", False):  # fit, replay: a job of the server's queue for code
             from .work import ask as queued
 
             return await queued(datasette, names[0], question)
