@@ -31,11 +31,11 @@ async def fit_page(datasette, request):
     form = await read(request, FIELDS)
     text = form["text"]
     versions = await ask(datasette, wanted, lambda ix: ix.labels())
-    answer, error, status = None, None, 200
+    answer, error, note, status = None, None, None, 200
     if len(text) > MAX_INPUT or request.scope.get("tpindex_body_too_large"):
         error = f"the file is larger than {MAX_INPUT >> 20} MB; run tpindex fit on it instead"
     elif text.strip() and not runs(request):
-        error = "press Fit to run it: this page runs the parsers' code only for its form"
+        note = "press Fit to run it: this page runs the parsers' code only for its form"
     elif text.strip():
         args = arguments(FIELDS, form)
         try:
@@ -59,6 +59,7 @@ async def fit_page(datasette, request):
                 "versions": versions,
                 "answer": answer,
                 "error": error,
+                "note": note,
                 "one_line": one_line,
                 "max_mb": MAX_INPUT >> 20,
             },

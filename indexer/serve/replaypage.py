@@ -36,11 +36,11 @@ async def replay_page(datasette, request):
     form = await read(request, FIELDS)
     text, name = form["text"], form["name"]
     versions = await ask(datasette, wanted, lambda ix: ix.labels())
-    report, error, status = None, None, 200
+    report, error, note, status = None, None, None, 200
     if len(text.encode("utf-8", "replace")) > MAX_TEXT or request.scope.get("tpindex_body_too_large"):
         error = f"the text is larger than {MAX_TEXT // 1000} kB; replay it with tpindex replay instead"
     elif text.strip() and name and not runs(request):
-        error = "press Replay to run it: this page runs a version's code only for its form"
+        note = "press Replay to run it: this page runs a version's code only for its form"
     elif text.strip() and name:
         args = arguments(FIELDS, form)
         try:
@@ -64,6 +64,7 @@ async def replay_page(datasette, request):
                 "versions": versions,
                 "report": report,
                 "error": error,
+                "note": note,
                 "max_kb": MAX_TEXT // 1000,
             },
             request=request,
