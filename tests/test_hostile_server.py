@@ -15,6 +15,7 @@ import os
 import socket
 import sys
 import time
+from types import SimpleNamespace
 from urllib.parse import urlencode
 
 import pytest
@@ -398,3 +399,22 @@ def test_a_replay_failing_on_every_delta_answers_a_bounded_list_of_errors(tmp_pa
     (mode,) = v.modes
     assert len(mode.errors) == MAX_ERRORS + 1 and "more errors" in mode.errors[-1], mode.errors[-2:]
     assert len(json.dumps(v.to_json())) < 64_000
+
+
+def test_materializing_a_versions_tree_leaves_no_git_process(replay_db, replay_env, monkeypatch):
+    """Each version a replay materialized from a git repository left its `git cat-file --batch` running for
+    the life of the process (a server's: one a version, for good)."""
+    from fixtures.replay_trees import CALL
+
+    from indexer.api import Index
+
+    for k, v in replay_env.items():
+        monkeypatch.setenv(k, v)
+
+    def cat_files() -> set[int]:
+        return at_work(SimpleNamespace(pid=os.getpid()), set(), "cat-file")
+
+    before = cat_files()
+    got = Index(replay_db).replay("fixture_json", tags="v0.6.3..", text=CALL, modes=["nonstream"]).versions
+    assert [v.status for v in got] == ["ok"] * len(got) and len(got) == 3
+    assert not [p for p in cat_files() - before if alive(p)]
