@@ -22,9 +22,9 @@ import pytest
 from fixtures.helpers import build_tags, make_repo
 from fixtures.hostile import ENDLESS
 from fixtures.loopback import (
-    EXE,
     HANG,
     Background,
+    Stdio,
     alive,
     children_at_work,
     get,
@@ -103,61 +103,21 @@ def test_a_fit_over_mcp_never_freezes_the_server(hostile_db):
 
 
 def test_stdio_mcp_answers_while_a_fit_runs_and_ends_when_its_input_closes(hostile_db):
-    import subprocess
-
-    proc = subprocess.Popen(
-        [EXE, "mcp", "--db", str(hostile_db)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    lines = iter(proc.stdout)
-
-    def send(i, method, params=None):
-        msg = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
-        if i is not None:
-            msg["id"] = i
-        proc.stdin.write(json.dumps(msg).encode() + b"\n")
-        proc.stdin.flush()
-
-    def answer(i):
-        for line in lines:
-            msg = json.loads(line)
-            if msg.get("id") == i:
-                return msg
-        raise AssertionError("the process ended without answering")
-
+    stdio = Stdio(hostile_db, "--time-limit", "600")
     try:
-        import mcp.types
-
-        send(
-            1,
-            "initialize",
-            {
-                "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        )
-        answer(1)
-        send(None, "notifications/initialized")
-        send(2, "tools/call", {"name": "versions", "arguments": {}})
-        answer(2)
-        before = children_at_work(proc.pid)
-        send(3, "tools/call", {"name": "fit", "arguments": {"text": ENDLESS}})
-        wait_until(lambda: at_work(proc, before), "fit's child process at work")
-        send(4, "tools/call", {"name": "versions", "arguments": {}})
-        assert "error" not in answer(4)
-        fit_child = at_work(proc, before)
-        proc.stdin.close()  # the client is gone: the process ends, the fit's child with it
-        assert proc.wait(timeout=HANG) is not None
-        wait_until(
-            lambda: not any(os.path.exists(f"/proc/{p}") and alive(p) for p in fit_child), "fit's child gone"
-        )
+        stdio.start()
+        before = children_at_work(stdio.proc.pid)
+        stdio.call("fit", {"text": ENDLESS})
+        wait_until(lambda: at_work(stdio.proc, before), "fit's child process at work")
+        assert "error" not in stdio.answer(stdio.call("versions", {}), HANG)
+        fit_child = at_work(stdio.proc, before)
+        stdio.proc.stdin.close()  # the client is gone: the process ends, the fit's child with it
+        stdio.proc.wait(timeout=HANG)
+        wait_until(lambda: not [p for p in fit_child if alive(p)], "fit's child gone")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if stdio.proc.poll() is None:
+            stdio.proc.kill()
+            stdio.proc.wait()
 
 
 # -- 3. code runs only for a form posted from the server's own origin; Host and Origin on every page ----------
@@ -418,3 +378,37 @@ def test_materializing_a_versions_tree_leaves_no_git_process(replay_db, replay_e
     got = Index(replay_db).replay("fixture_json", tags="v0.6.3..", text=CALL, modes=["nonstream"]).versions
     assert [v.status for v in got] == ["ok"] * len(got) and len(got) == 3
     assert not [p for p in cat_files() - before if alive(p)]
+
+
+def test_mcp_replay_answers_a_page_of_versions(tmp_path, replay_env):
+    """MCP's replay of a long output split per character, over several versions: each answer a page of at
+    most max_chars characters of versions (one version at least), with how to ask for the next."""
+    from fixtures.replay_trees import history
+
+    tp = "vllm/entrypoints/openai/tool_parsers/"
+    tree = dict(history()["v0.6.3"])
+    tree[tp + "raises_tool_parser.py"] = RAISES
+    tree[tp + "__init__.py"] += "from .raises_tool_parser import RaisesToolParser\n"
+    db = tmp_path / "r.db"
+    build_tags(make_repo(tmp_path / "repo", {"v0.6.3": tree, "v0.6.4": {}, "v0.6.5": {}}), db, "v0.6.3..")
+    stdio = Stdio(db, env=replay_env)
+    try:
+        stdio.start()
+        args = {
+            "name": "raises",
+            "text": "!" * 20_000,
+            "versions": "v0.6.3..",
+            "splits": ["char"],
+            "modes": ["stream"],
+            "max_chars": 5000,
+        }
+        got = stdio.answer(stdio.call("replay", args), HANG)["result"]
+        assert not got.get("isError"), got
+        page = got["structuredContent"]
+        assert len(page["versions"]) == 1 and page["truncated"] and page["next_offset"] == 1
+        assert page["totals"]["versions"] == 3 and len(json.dumps(page["versions"])) < 64_000
+        rest = stdio.answer(stdio.call("replay", {**args, "offset": 1}), HANG)["result"]["structuredContent"]
+        assert rest["versions"][0]["version"] == "v0.6.4"
+    finally:
+        stdio.proc.stdin.close()
+        stdio.proc.wait(timeout=HANG)

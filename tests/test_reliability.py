@@ -12,12 +12,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from fixtures.helpers import make_repo, rows, tpindex
-from fixtures.loopback import EXE, HANG, Background, alive, children_at_work, get, serving, stop, wait_until
+from fixtures.loopback import HANG, Background, Stdio, alive, children_at_work, get, serving, stop, wait_until
 from fixtures.small import HISTORY, TP, fails
 
 
@@ -218,75 +217,6 @@ async def _call(url: str, tool: str, arguments: dict):
     async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
         await session.initialize()
         return await session.call_tool(tool, arguments)
-
-
-class Stdio:
-    """`tpindex mcp` driven by hand (newline-delimited JSON-RPC), so that a test can send what an SDK client
-    would refuse to encode (a lone surrogate) and see when the process ends."""
-
-    def __init__(self, db: Path, *args: str):
-        import threading
-        from queue import Queue
-
-        self.proc = subprocess.Popen(
-            [EXE, "mcp", "--db", str(db), *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.answers: Queue = Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.next_id = 0
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.answers.put(json.loads(line))
-
-    def send(
-        self, method: str, params: dict | None = None, raw: str | None = None, notify: bool = False
-    ) -> int:
-        self.next_id += 1
-        msg = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
-        if not notify:
-            msg["id"] = self.next_id
-        text = json.dumps(msg) if raw is None else raw.replace("ID", str(self.next_id))
-        self.proc.stdin.write(text.encode() + b"\n")
-        self.proc.stdin.flush()
-        return self.next_id
-
-    def answer(self, id_: int, timeout: float) -> dict:
-        from queue import Empty
-
-        deadline, kept = time.monotonic() + timeout, []
-        try:
-            while True:
-                msg = self.answers.get(timeout=max(0.01, deadline - time.monotonic()))
-                if msg.get("id") == id_:
-                    return msg
-                kept.append(msg)
-        except Empty:
-            raise AssertionError(f"no answer to request {id_} within {timeout} s") from None
-        finally:
-            for m in kept:
-                self.answers.put(m)
-
-    def call(self, tool: str, arguments: dict) -> int:
-        return self.send("tools/call", {"name": tool, "arguments": arguments})
-
-    def start(self):
-        import mcp.types
-
-        i = self.send(
-            "initialize",
-            {
-                "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"},
-            },
-        )
-        self.answer(i, 60)
-        self.send("notifications/initialized", notify=True)
-        self.answer(self.call("versions", {}), 60)  # the first call imports the answers: not measured
 
 
 def test_stdio_mcp_answers_while_a_catastrophic_search_runs_and_ends_with_its_input(built, monkeypatch):

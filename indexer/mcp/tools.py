@@ -520,6 +520,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         _replay,
         annotations=REPLAY,
+        paged=("versions", "changes"),  # one version's modes hold a whole output (a 199 kB one made 59 MB)
         runs_code=True,
     ),
 )
