@@ -106,16 +106,22 @@ class Queue:
                 else:
                     answer.set_result(result)
 
+        def tell(*args) -> None:
+            try:
+                loop.call_soon_threadsafe(*args)
+            except RuntimeError:  # the loop is closed (the server stopped): nobody waits for the answer
+                pass
+
         def target():
             try:
                 result = fn(cancel)
             except BaseException as e:  # noqa: BLE001 - handed to the request's task
-                loop.call_soon_threadsafe(done, None, e)
+                tell(done, None, e)
             else:
-                loop.call_soon_threadsafe(done, result)
+                tell(done, result)
             finally:
                 self.running.discard(cancel)
-                loop.call_soon_threadsafe(self.slots.release)
+                tell(self.slots.release)
 
         threading.Thread(target=target, name="tpindex-work", daemon=True).start()
         try:
