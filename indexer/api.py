@@ -48,12 +48,16 @@ if TYPE_CHECKING:  # the answers' data classes are imported by the answers that 
 
 
 def __getattr__(name: str):
-    """Read without importing the answers before they are asked for: FIT_MAX_INPUT (the characters `fit`
-    reads of a file) and the answers' data classes (`from indexer.api import NameCodeDiff`)."""
-    if name == "FIT_MAX_INPUT":
-        from .answers.fit import MAX_INPUT
+    """Read without importing the answers before they are asked for: FIT_MAX_INPUT (the characters of a text
+    `fit` reads), FIT_MAX_FILE (of a JSON file) and the answers' data classes (`from indexer.api import NameCodeDiff`)."""
+    if name == "FIT_MAX_INPUT":  # what a page or an MCP tool takes (a whole tokenizer.json: the command line)
+        from .answers.fitrun import MAX_TEXT
 
-        return MAX_INPUT
+        return MAX_TEXT
+    if name == "FIT_MAX_FILE":
+        from .answers.fitrun import MAX_JSON
+
+        return MAX_JSON
     if name[:1].isupper():  # a class name (never a dunder the import system asks for)
         from .answers import model
 
@@ -63,12 +67,21 @@ def __getattr__(name: str):
 
 
 class Index:
-    def __init__(self, db: str | Path | sqlite3.Connection | object, time_limit: float | None = None):
+    def __init__(
+        self,
+        db: str | Path | sqlite3.Connection | object,
+        time_limit: float | None = None,
+        cancel=None,
+        serving: bool = False,
+    ):
         """A database path (opened read-only), an open sqlite3 connection, or a store.Reader. `time_limit`:
-        the seconds a search may take unless its call says (default answers.grep.GREP_TIME_LIMIT)."""
+        the seconds a search (or fit) may take unless its call says (default answers.grep.GREP_TIME_LIMIT,
+        answers.fitrun.FIT_TIME_LIMIT). `cancel`: a threading.Event that, once set, stops the child processes
+        its questions run (fit's, a replay's: a server's request gone). `serving`: it answers a server's
+        requests, which never create the replay environment (its operator does: tpindex replay --setup)."""
         from .store.database import Reader, connect
 
-        self.time_limit = time_limit
+        self.time_limit, self.cancel, self.serving = time_limit, cancel, serving
         if isinstance(db, (str, os.PathLike)):  # a path (pathlib's Path among them)
             self.db = connect(db, create=False, readonly=True)
         elif isinstance(db, sqlite3.Connection):
@@ -77,12 +90,12 @@ class Index:
             self.db = db
 
     @classmethod
-    def of_file(cls, path: str | Path, time_limit: float | None = None) -> Index:
+    def of_file(cls, path: str | Path, time_limit: float | None = None, cancel=None) -> Index:
         """An Index of a database file already found readable (the served one, opened again by a thread of its
-        own), without connect()'s schema checks."""
+        own, for a server's request), without connect()'s schema checks."""
         from .store.database import open_reader
 
-        return cls(open_reader(path), time_limit=time_limit)
+        return cls(open_reader(path), time_limit=time_limit, cancel=cancel, serving=True)
 
     def close(self) -> None:
         self.db.conn.close()
@@ -458,6 +471,8 @@ class Index:
         model: str | None = None,
         proof: bool = True,
         template_path: str | None = "FILE",
+        time_limit: float | None = None,
+        cancel=None,
     ) -> Fit:
         """Which parser fits a model: the tool and reasoning parsers of a version (default: the newest) ranked by
         the evidence a chat template, tokenizer_config.json, tokenizer.json or raw output (its text) gives, or, with
@@ -468,8 +483,11 @@ class Index:
         on it by the version's own code (`replay()`, non-streaming and one token per delta), their results weighed
         in. `proof`: the pair is replayed on the model's outputs (its template's turns, the raw output) by the
         version's own code, non-streaming, streamed and through serving, and a pair that fails is not recommended
-        (answers/pairing.py). `notice(message)`: the replay's slow first-use steps."""
-        from .answers.fit import fit, fit_model
+        (answers/pairing.py). `notice(message)`: the replay's slow first-use steps. Computed in a child process
+        stopped after `time_limit` seconds (default: the Index's, else answers.fitrun.FIT_TIME_LIMIT) or when
+        `cancel` (a threading.Event) is set: it runs the candidates' regular expressions and templates
+        (answers/fitrun.py); the replays it asks for run here, each in replay's own child."""
+        from .answers.fitrun import run as fit
 
         def run(candidate: str, version: str, output: str):
             return self.replay(
@@ -510,7 +528,17 @@ class Index:
                 raise Problem(
                     "give fit a FILE or --model NAME, not both", "tpindex fit --model Qwen/Qwen3-8B"
                 )
-            return fit_model(self.db, model, at, kind, prove if proof else None)
+            return fit(
+                self.db,
+                None,
+                at,
+                kind,
+                name,
+                prove=prove if proof else None,
+                seconds=time_limit or self.time_limit,
+                cancel=cancel or self.cancel,
+                model=model,
+            )
         if text is None:
             from .core.problems import Problem
 
@@ -527,6 +555,8 @@ class Index:
             run if replay else None,
             prove=prove if proof else None,
             template_path=template_path,
+            seconds=time_limit or self.time_limit,
+            cancel=cancel or self.cancel,
         )
 
     def log(
@@ -606,9 +636,12 @@ class Index:
     ):
         """Run the version's own parser and serving code on a raw model output, in a child process (schema
         `replay`); options: splits, tools, tool_choice, reasoning_parser, tokenizer_file, modes, timeout, jobs,
-        progress. See indexer/replay/."""
+        progress, cancel (default the Index's), create_environment (default: unless it is `serving`). See
+        indexer/replay/."""
         from .replay.run import replay
 
+        options.setdefault("cancel", self.cancel)
+        options.setdefault("create_environment", not self.serving)
         return replay(self.db, name, at=at, tags=tags, text=text, deltas=deltas, **options)
 
 
@@ -662,16 +695,16 @@ def check_database(path) -> CheckReport:
 
 
 def warm_searches() -> None:
-    """Start the fork server searches run from (answers/bounded.py): a process with threads (a server) calls it
+    """Start the fork server searches run from (core/bounded.py): a process with threads (a server) calls it
     before its first search."""
-    from .answers import bounded
+    from .core import bounded
 
-    bounded.warm()
+    bounded.warm(["indexer.answers.grep", "indexer.answers.fit", "jinja2.sandbox"])
 
 
 def stop_searches() -> None:
     """Stop every search still running, and the fork server."""
-    from .answers import bounded
+    from .core import bounded
 
     bounded.stop_all()
 

@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.crash import SPEC, assert_same, assert_user_error, check_ok, dump, tpindex_exe, vllm_history
+from fixtures.crash import (
+    SPEC,
+    assert_same,
+    assert_user_error,
+    check_ok,
+    dump,
+    paused_tpindex,
+    tpindex_exe,
+    vllm_history,
+)
 from fixtures.helpers import make_repo, rows, tpindex
+from fixtures.loopback import wait_until
 
 N = len(vllm_history())
 
@@ -159,12 +170,20 @@ def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # 
     db = tmp_path / "live.db"
     subprocess.run(build_cmd(fixture_repo, db, spec="v0.6.3"), check=True, capture_output=True, timeout=120)
     ds = make_datasette(db)
+    # the build pauses after its first version until the readers have read once (a build faster than the
+    # first read made this test read nothing): then it resumes, and they read on while it runs
+    paused, env = paused_tpindex(1, tmp_path / "paused")
     proc = subprocess.Popen(
-        build_cmd(fixture_repo, db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*paused, *build_cmd(fixture_repo, db)[len(tpindex_exe()) :]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     reads = datasette_reads = 0
     seen_counts = []
     try:
+        wait_until(lambda: (tmp_path / "paused").exists() or proc.poll() is not None, "the build paused")
         while proc.poll() is None:
             conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
             try:
@@ -178,6 +197,8 @@ def test_readers_polling_a_running_build(fixture_repo, reference, tmp_path):  # 
             assert resp.status_code == 200, resp.text
             assert {r["version"] for r in resp.json()} <= set(want)
             datasette_reads += 1
+            if reads == 1:
+                proc.send_signal(signal.SIGUSR1)  # read once while it was paused: let it go on
     finally:
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err

@@ -704,22 +704,29 @@ def long_history(n_versions: int) -> dict[str, dict[str, str | None]]:
 def test_ctrl_c_during_a_build(tmp_path):
     """Ctrl-C (SIGINT to the terminal's process group, workers included) once a version is complete: one
     line, exit 130, no traceback from any process; complete versions are kept, and the same build then
-    gives a clean build's rows."""
+    gives a clean build's rows. The build pauses after its first version until the signal (PAUSED_BUILD):
+    the signal always lands in the middle of the build, however fast or loaded the machine."""
+    from fixtures.crash import paused_tpindex
+    from fixtures.loopback import wait_until
+
     history = long_history(10)
     repo = make_repo(tmp_path / "repo", history)
     clean_db, db = tmp_path / "clean.db", tmp_path / "t.db"
-    cmd = [*tpindex_exe(), "build", "--repo", str(repo), "--tags", "v1.0.0..", "-q", "--db"]
+    args = ["build", "--repo", str(repo), "--tags", "v1.0.0..", "-q", "--db"]
+    cmd = [*tpindex_exe(), *args]
     subprocess.run([*cmd, str(clean_db), "-j", "1"], check=True, capture_output=True, timeout=300)
+    paused, env = paused_tpindex(1, tmp_path / "paused")
     proc = subprocess.Popen(
-        [*cmd, str(db), "-j", "2"],
+        [*paused, *args, str(db), "-j", "2"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        env=env,
     )
-    while proc.poll() is None and complete_versions(db) < 1:
-        time.sleep(0.01)
+    wait_until(lambda: (tmp_path / "paused").exists() or proc.poll() is not None, "the build paused")
+    assert proc.poll() is None and complete_versions(db) == 1
     os.killpg(proc.pid, signal.SIGINT)
     _, err = reap(proc, "a build interrupted with Ctrl-C")
     assert proc.returncode == 130, err

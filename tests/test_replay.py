@@ -311,7 +311,6 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
     import os
     import signal
     import subprocess
-    import time
 
     out = tmp_path / "out.txt"
     out.write_text(CALL)
@@ -352,14 +351,12 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
             out += sorted(frontier)
         return out
 
-    deadline = time.monotonic() + 60
-    while len(children()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert len(children()) == 3, "the server, its session and its worker never started"
+    from fixtures.loopback import HANG, wait_until
+
+    wait_until(lambda: len(children()) >= 3, "the server, its session and its worker at work")
     pids = children()
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
-    time.sleep(0.5)
+    proc.wait(timeout=HANG)
 
     def running(pid):  # a killed process not yet reaped (a zombie) is not running
         try:
@@ -367,7 +364,4 @@ def test_terminating_tpindex_ends_the_child_too(replay_db, tmp_path, cache):
         except (OSError, IndexError):
             return False
 
-    deadline = time.monotonic() + 10
-    while any(running(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert [p for p in pids if running(p)] == []
+    wait_until(lambda: not any(running(p) for p in pids), "the replay's processes ended")

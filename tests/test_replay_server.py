@@ -199,17 +199,13 @@ def test_terminating_tpindex_ends_its_session_and_workers_not_the_server(replay_
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while len(descendants(pid)) < 2 and time.monotonic() < deadline:  # the session and its worker
-        time.sleep(0.2)
-    below = descendants(pid)
-    assert len(below) == 2, "the session and its worker never started"
+    from fixtures.loopback import HANG, wait_until
+
+    wait_until(lambda: len(descendants(pid)) >= 2, "the session and its worker at work")
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
-    deadline = time.monotonic() + 10
-    while descendants(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert descendants(pid) == [] and server.running(pid)
+    proc.wait(timeout=HANG)
+    wait_until(lambda: not descendants(pid), "the session and its worker ended")
+    assert server.running(pid)
 
 
 def test_a_cache_path_too_long_for_a_socket_puts_it_in_a_private_temporary_directory(tmp_path):

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -241,32 +238,12 @@ def test_mcp_over_stdio(db, tmp_path):
     anyio.run(main)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def served(db):
-    port = free_port()
-    proc = subprocess.Popen(
-        [TPINDEX, "serve", "--db", str(db), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail(proc.stdout.read().decode())
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/-/mcp"
-    proc.terminate()
-    proc.wait(timeout=30)
+    from fixtures.loopback import serving
+
+    with serving(db) as (url, _):
+        yield url + "/-/mcp"
 
 
 def test_mcp_over_streamable_http_from_serve(db, served):

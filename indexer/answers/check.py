@@ -342,6 +342,38 @@ def _code(conn) -> list[str]:
             f"{len(bad)} stored file content(s) do not hash to their blob id: their stored code is damaged"
             f"{where}, and show, grep and diff --code answer wrongly from it"
         )
+    unindexed = code.unindexed(conn)
+    if unindexed:
+        out.append(
+            f"grep's index (code_postings) does not hold the lines of {len(unindexed)} stored file content(s)"
+            f" as stored (first: {unindexed[0][:12]}): grep misses or misplaces lines that show prints; rebuild"
+            " the database into a new --db"
+        )
+    return out
+
+
+def _tree_words(conn) -> list[str]:
+    """Where's words (tree_words, build --tree): every tree blob recorded as having its identifiers indexed
+    has a document there, and every document is such a blob's (FTS5 keeps a row per document in
+    tree_words_docsize, an empty document's too). The files' text is not stored: what each document holds
+    cannot be compared."""
+    try:
+        docs = {r[0] for r in conn.execute("select id from tree_words_docsize")}
+        wanted = {r[0] for r in conn.execute("select id from tree_blobs where words = 1")}
+    except sqlite3.DatabaseError as e:
+        return [f"where's words (tree_words) cannot be read ({e})"]
+    out = []
+    if wanted - docs:
+        out.append(
+            f"where's words (tree_words) hold nothing for {len(wanted - docs)} file content(s) recorded as indexed"
+            f" (first tree blob {min(wanted - docs)}): where and check-doc miss their mentions; rebuild the"
+            " database into a new --db"
+        )
+    if docs - wanted:
+        out.append(
+            f"where's words (tree_words) hold {len(docs - wanted)} document(s) of no indexed file content (first"
+            f" row {min(docs - wanted)})"
+        )
     return out
 
 
@@ -425,6 +457,7 @@ PROBLEM_CHECKS = (
     _underfed_files,  # files at parsed paths whose content was never parsed (met first by an older tpindex)
     _fts,  # the markers' full-text index, rebuilt in a temporary table and compared term by term
     _code,
+    _tree_words,
     _leftovers,
     _parser_map,
     _views,

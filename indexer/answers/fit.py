@@ -190,8 +190,13 @@ def read_input(text: str) -> Input:
     if stripped[:1] in "{[":
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
+            if '"added_tokens' in stripped[: 1 << 16]:  # a tokenizer file, cut or damaged: no raw output
+                raise AnswerError(
+                    "the file reads like a tokenizer.json or tokenizer_config.json but is not valid JSON",
+                    "give the whole file (a download cut short?)",
+                ) from None
     if (
         isinstance(data, dict)
         and isinstance(data.get("added_tokens"), list)
@@ -1030,7 +1035,7 @@ def fit(
     outputs (answers/pairing.py). `template_path`: how the serve line names the given template in --chat-template
     (default `name`; None: not named, as the browser's pasted text has no path)."""
     version = require(db, at) if at else newest(db)
-    inp = read_input(text[:MAX_INPUT])
+    inp = read_input(text)  # whole: its size is fitrun.sized's, where every surface asks (Index.fit)
     if replay and inp.kind != "output":
         raise AnswerError(
             f"--replay runs parsers on a raw model output; {name} is read as a {inp.kind.replace('_', ' ')}"

@@ -356,7 +356,7 @@ def run(
             return _search(db, p, max_lines, mark)
         finally:
             db.conn.close()
-    from . import bounded
+    from ..core import bounded
 
     return bounded.run(_search_file, (p, max_lines, mark), time_limit)
 

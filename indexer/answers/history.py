@@ -354,7 +354,15 @@ def contains(db, query: str) -> Contains:
 
     q = query.strip()
     pr = None
-    if q.startswith("#") and q[1:].isdigit():
+    if q.startswith("#") and q[1:].isascii() and q[1:].isdigit():
+        from ..sources.history import MAX_PR_DIGITS
+
+        if len(q[1:].lstrip("0")) > MAX_PR_DIGITS:
+            raise AnswerError(
+                f"{q[:24]}{'...' if len(q) > 24 else ''} is no pull request number (more than {MAX_PR_DIGITS}"
+                " digits)",
+                "give the number of a pull request, e.g. tpindex contains '#12345'",
+            )
         pr = int(q[1:])
     elif q and set(q.lower()) <= HEX:
         if len(q) < 4:

@@ -30,6 +30,7 @@ from ..extract.templates import (  # noqa: F401
     Rendered,
     from_row,
     render,
+    render_bounded,
     render_call,
 )
 from ..extract.tokens import TOKEN, is_token
@@ -55,7 +56,7 @@ def shipped(db, version: str, path: str) -> tuple[str | None, Rendered | None]:
     from ..store import code
 
     text = code.read_text(db, blob_id)
-    return blob_id, (render_call(text) if text is not None else None)
+    return blob_id, (render_bounded(text) if text is not None else None)  # a repository's: it may loop
 
 
 # -- tokens and look-alikes --------------------------------------------------------------------------------
@@ -195,6 +196,9 @@ _NAME_TOKEN = re.compile(
     r"[A-Za-z_][\w.:\-]*\s*(?:<[^<>\s]+>|\[[A-Z_]+\])\s*$"
 )  # f<sep> right before the arguments
 _ARGS_KEYS = ("arguments", "parameters", "args", "input", "params")
+# _NAME_TOKEN is searched in this many characters before the first JSON object (searched in all of them, each
+# start of a word was tried to the end of the text: 'a' * 4000 before the JSON took 12.8 s per fit)
+NAME_TOKEN_TAIL = 256
 
 
 def _json_objects(text: str, calls_only: bool) -> list[tuple[int, int, dict]]:
@@ -210,6 +214,8 @@ def _json_objects(text: str, calls_only: bool) -> list[tuple[int, int, dict]]:
         except ValueError:
             i += 1
             continue
+        except RecursionError:  # nested deeper than Python's parser goes: so is every "{" inside it
+            return out
         call = (
             isinstance(obj, dict)
             and isinstance(obj.get("name"), str)
@@ -252,7 +258,7 @@ def shapes(text: str) -> list[str]:
         found.append("list")
     if before.endswith("```json") or before.endswith("```"):
         found.append("fenced")
-    elif _NAME_TOKEN.search(before):
+    elif _NAME_TOKEN.search(before[-NAME_TOKEN_TAIL:]):  # anchored at the end: its tail holds any match
         found.append("name-token")
     elif before and TOKEN.search(before[-48:]) and before.endswith((">", "]")):
         found.append("tagged")

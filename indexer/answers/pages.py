@@ -67,6 +67,16 @@ class CodeChange:
     )
     added: int | None = None  # lines added and removed in the name's code (its diff page's +/-)
     removed: int | None = None
+    more_commits: int = 0  # commits past PAGE_COMMITS, not listed (tpindex log lists them all)
+
+
+PAGE_COMMITS = 50  # commits a change of the page lists (a 100k-commit clone made a 29 MB page)
+
+
+def _page_commits(commits: list | None) -> tuple[list | None, int]:
+    if commits is None or len(commits) <= PAGE_COMMITS:
+        return commits, 0
+    return commits[-PAGE_COMMITS:], len(commits) - PAGE_COMMITS  # the newest, next to the version
 
 
 @dataclass
@@ -137,9 +147,11 @@ def _stored(db, versions) -> dict[str, frozenset]:
 
 
 def _counted(db, change: CodeChange, kind: str, name: str) -> CodeChange:
-    """The change with the +/- of the name's code diff from its previous version."""
+    """The change with the +/- of the name's code diff from its previous version (and its commits cut at
+    PAGE_COMMITS)."""
     from .namecode import name_code_counts
 
+    change.commits, change.more_commits = _page_commits(change.commits)
     try:
         change.added, change.removed = name_code_counts(db, change.previous, change.version, name, kind) or (
             None,

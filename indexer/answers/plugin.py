@@ -542,21 +542,61 @@ def _versions(db, tags: str | None) -> list[str]:
     return sorted(chosen, key=order.get)
 
 
-def _vllm_base(plugin: Plugin, cls: str, seen: frozenset = frozenset()) -> tuple[list[str], list[str]] | None:
-    """The first vLLM base of a plugin class (through the plugin's own classes): (the dotted names it may
-    be, one per import alternative; the plugin classes on the way, the class itself first)."""
-    if cls in seen or cls not in plugin.local:
+def _vllm_base(plugin: Plugin, cls: str) -> tuple[list[str], list[str]] | None:
+    """The first vLLM base of a plugin class (through the plugin's own classes, depth first, first base
+    first): (the dotted names it may be, one per import alternative; the plugin classes on the way, the
+    class itself first). Walked with a stack of its own, each class once (a chain of 1000 plugin classes
+    is no RecursionError; a cycle, which raises NameError at import, ends the walk: _definition_order
+    says so); remembered per plugin."""
+    cache = plugin.__dict__.setdefault("_vllm_bases", {})
+    if cls not in cache:
+        cache[cls] = _walk_bases(plugin, cls)
+    return cache[cls]
+
+
+def _walk_bases(plugin: Plugin, cls: str) -> tuple[list[str], list[str]] | None:
+    if cls not in plugin.local:
         return None
-    for b in plugin.local[cls]["bases"]:
+    stack = [(cls, iter(plugin.local[cls]["bases"]))]
+    visited = {cls}
+    while stack:
+        _, bases = stack[-1]
+        b = next(bases, None)
+        if b is None:
+            stack.pop()
+            continue
         dotted = plugin.vllm_names(b["head"])
         if dotted:
-            return dotted, [cls]
+            return dotted, [c for c, _ in stack]
         head = b["head"]
-        if head in plugin.local:
-            found = _vllm_base(plugin, head, seen | {cls})
-            if found:
-                return found[0], [cls] + found[1]
+        if head in plugin.local and head not in visited:
+            visited.add(head)
+            stack.append((head, iter(plugin.local[head]["bases"])))
     return None
+
+
+def _definition_order(plugin: Plugin) -> list[Finding]:
+    """A module-level class whose base is one of the plugin's classes defined after it, or itself (a cycle
+    among them is one of these): the class statement runs at import and raises NameError there."""
+    out = []
+    for c in plugin.local.values():
+        if c["nested_in"] != "module":
+            continue
+        for b in c["bases"]:
+            base = plugin.local.get(b["head"])
+            if base is None or base["nested_in"] != "module" or base["line"] < c["line"]:
+                continue
+            where = "itself" if base is c else f"{b['head']}, defined after it (line {base['line']})"
+            out.append(
+                Finding(
+                    "base",
+                    f"{c['qualname']}({b['written']})",
+                    "broken",
+                    f"{c['qualname']} derives from {where}: importing the plugin raises NameError",
+                    c["line"],
+                )
+            )
+    return out
 
 
 def _plugin_methods(plugin: Plugin, chain: list[str]) -> dict[str, tuple[str, PluginMethod]]:
@@ -586,7 +626,7 @@ def _base_methods(plugin: Plugin, ats: dict[str, At]) -> dict[tuple[str, str], l
 
 
 def _check_at(plugin: Plugin, at: At, defined_somewhere: dict) -> list[Finding]:
-    findings = _imports(plugin, at)
+    findings = _definition_order(plugin) + _imports(plugin, at)
     broken_imports = {f.subject.rpartition(" import ")[2] for f in findings if f.status == "broken"}
     for pc in plugin.classes:
         findings += _class(plugin, at, pc, broken_imports, defined_somewhere)

@@ -32,15 +32,11 @@ from .plain import Model
 def command(
     tool: str | None, reasoning: str | None = None, chat_template: str | None = None, model: str | None = None
 ) -> str:
-    """The one `vllm serve` line (a reasoning parser alone when there is no tool parser)."""
-    out = f"vllm serve {model or 'MODEL'}"
-    if tool:
-        out += f" --enable-auto-tool-choice --tool-call-parser {tool}"
-    if reasoning:
-        out += f" --reasoning-parser {reasoning}"
-    if chat_template:
-        out += f" --chat-template {chat_template}"
-    return out
+    """The one `vllm serve` line (a reasoning parser alone when there is no tool parser), shell-quoted
+    (answers/command.py)."""
+    from .command import vllm_serve
+
+    return vllm_serve(model, tool, reasoning, chat_template)
 
 
 @dataclass

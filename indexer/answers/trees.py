@@ -222,8 +222,10 @@ class TreeIndex:
 
     # -- mentions -------------------------------------------------------------------------------------
     def _mention_keys(self, word: str) -> set[int]:
-        from ..extract.words import encode_word
+        from ..extract.words import encode_word, is_word
 
+        if word not in self._mentions and not is_word(word):  # the index holds identifiers only: a query
+            self._mentions[word] = set()  # of other characters would be an FTS5 phrase or syntax (an error)
         if word not in self._mentions:
             self._mentions[word] = {
                 r[0]

@@ -4,6 +4,8 @@ name) and removals. Reads what `build --tree` records."""
 
 from __future__ import annotations
 
+import shlex
+
 from ..core.paths import names_a_path
 from ..core.ranges import span
 from .trees import Def, TreeIndex, module_path_candidates, require_tree, to_glob
@@ -74,6 +76,13 @@ def where(db, query: str, at: str | None = None, all_: bool = False) -> Where:
     spec = parse_symbol(index, query)
     if "module_path" in spec:
         return path_answer(index, spec["module_path"], version, asked=query)
+    if not spec["name"].isidentifier():
+        shown = query if len(query) <= 60 and query.isprintable() else repr(query[:60])
+        raise AnswerError(
+            f"{shown} is neither a Python name nor a path",
+            "where looks up a symbol (Name, Class.method, pkg.mod.Name, path.py:Name) or a path; for any other"
+            f" text, search the code: tpindex grep -F {shlex.quote(query[:60])}",
+        )
     return symbol_answer(index, query, spec, version)
 
 

@@ -424,10 +424,10 @@ class Builder:
             for ref, old_id in todo:
                 try:
                     if self.tree:  # one listing of the whole tree; the scope's files are among it
-                        listing = self.source.tree(ref)
+                        listing = self._text_paths(ref, self.source.tree(ref))
                         entries = [e for e in listing if self.scope.matches(e.path)]
                     else:
-                        entries = list(self.source.files(ref, self.scope))
+                        entries = self._text_paths(ref, list(self.source.files(ref, self.scope)))
                 except BaseException:
                     write_until(0)  # the versions already read are fine: keep them, then fail
                     raise
@@ -454,6 +454,24 @@ class Builder:
     def _with_definitions(self, blob_id: str) -> bool:
         """Whether a blob is being extracted with its definitions (the tree tier derives its own from them)."""
         return self.inflight_depth.get(blob_id, RECORDED) >= MODULE
+
+    def _text_paths(self, ref, entries: list) -> list:
+        """The entries with every path the database can store: a name that is not UTF-8 has its bytes escaped
+        (core.paths.text_path), and the build says so, rather than stopping at that version and every later
+        one."""
+        from ..core.paths import text_path
+        from ..sources import FileEntry
+
+        odd = [i for i, e in enumerate(entries) if text_path(e.path) != e.path]
+        for i in odd:
+            e = entries[i]
+            entries[i] = FileEntry(text_path(e.path), e.blob_id, e.read)
+        if odd:
+            self.stats.warnings.append(
+                f"{ref.label}: {len(odd)} path(s) not UTF-8, stored with their bytes escaped"
+                f" ({entries[odd[0]].path})"
+            )
+        return entries
 
     # -- parse -------------------------------------------------------------------------------------
     def submit(self, entries, alone: bool = False) -> int:

@@ -51,8 +51,18 @@ from .main import FILE_OR_DASH, db_option
     "with and without reasoning; a raw output as is), non-streaming, streamed and through serving; a pair whose "
     "call does not come back intact with finish_reason tool_calls and the reasoning separated is not recommended.",
 )
+@click.option(
+    "--time-limit",
+    "time_limit",
+    type=click.FloatRange(0.1, 3600),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the answer after this long: fit runs the parsers' regular expressions and FILE's template in a"
+    " child process with a time and a memory limit (a template that loops, a pattern that backtracks).",
+)
 @db_option
-def fit(file, model, at, kind, fmt, replay, no_proof, db_path):
+def fit(file, model, at, kind, fmt, replay, no_proof, time_limit, db_path):
     """Which parser fits a model: rank the tool and reasoning parsers of a version by the evidence FILE gives,
     each with the evidence for and against it, and end with the vllm serve line.
 
@@ -75,7 +85,7 @@ def fit(file, model, at, kind, fmt, replay, no_proof, db_path):
     skip_special_tokens = False. Names the chat template the version ships for the winner, with a
     character diff of the call markup when FILE is a template.
     """
-    from ..api import FIT_MAX_INPUT
+    from ..api import FIT_MAX_FILE
 
     if model is not None or file is None:
         if file is not None:
@@ -87,13 +97,18 @@ def fit(file, model, at, kind, fmt, replay, no_proof, db_path):
         if replay:
             raise click.UsageError("--replay runs parsers on a raw output FILE; --model has none")
         answer = index(db_path).fit(
-            at=at, kind=kind, model=model, proof=not no_proof, notice=lambda m: click.echo(m, err=True)
+            at=at,
+            kind=kind,
+            model=model,
+            proof=not no_proof,
+            notice=lambda m: click.echo(m, err=True),
+            time_limit=time_limit,
         )
         _show(answer, fmt)
         return
     try:
         with click.open_file(file, "rb") as fh:
-            data = fh.read(FIT_MAX_INPUT + 1)
+            data = fh.read(FIT_MAX_FILE + 1)  # a larger file is refused with a hint (answers/fitrun.py)
     except OSError as e:
         raise Problem(
             f"cannot read {file} ({e.strerror or e})",
@@ -109,6 +124,7 @@ def fit(file, model, at, kind, fmt, replay, no_proof, db_path):
         replay=replay,
         notice=lambda m: click.echo(m, err=True),
         proof=not no_proof,
+        time_limit=time_limit,
     )
     _show(answer, fmt)
 

@@ -30,7 +30,27 @@ class _Shown(click.ClickException):
         self.hint = hint
 
     def format_message(self) -> str:
-        return self.message + (f"\nHint: {self.hint}" if self.hint else "")
+        from ..render.text import printable
+
+        return printable(self.message + (f"\nHint: {self.hint}" if self.hint else ""))
+
+
+class _Printable:
+    """Standard output as every command writes it: control characters that came from a repository (a commit
+    subject, a path, a line of code) escaped on their way (render.text.printable), whichever command and
+    format wrote them."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from ..render.text import printable
+
+        self._stream.write(printable(text))
+        return len(text)
+
+    def __getattr__(self, name: str):  # isatty, flush, encoding, buffer, fileno ...: the stream's own
+        return getattr(self._stream, name)
 
 
 def _download_bar(total: int, label: str):
@@ -102,6 +122,8 @@ class LazyGroup(click.Group):
     def invoke(self, ctx):
         import sqlite3
 
+        stdout = sys.stdout
+        sys.stdout = _Printable(stdout)
         try:
             return super().invoke(ctx)
         except Problem as e:  # every stage's user-fixable error, shown the same way
@@ -121,6 +143,8 @@ class LazyGroup(click.Group):
                 f"the database is damaged ({e})",
                 "run tpindex check for details, then rebuild it into a new --db",
             ) from None
+        finally:
+            sys.stdout = stdout
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
@@ -444,7 +468,16 @@ def versions(fmt, db_path):
 
 @main.command(short_help="Serve the tools for agents over stdio (Model Context Protocol).")
 @db_option
-def mcp(db_path):
+@click.option(
+    "--time-limit",
+    "time_limit",
+    type=click.FloatRange(0.1, 3600),
+    default=None,
+    metavar="SECONDS",
+    help="Time limit of a code search (grep) and of fit's work, each in a child process it stops (default:"
+    " 10 s for a search, 30 s for fit).",
+)
+def mcp(db_path, time_limit):
     """Serve tpindex's tools to a local agent over stdio (the Model Context Protocol): versions, which,
     which_history, diff, export, ... with structured output following `tpindex schema`. Read-only. Configure
     your MCP client to run: tpindex mcp --db PATH (see the README, "Use from other tools")."""
@@ -453,7 +486,7 @@ def mcp(db_path):
     Index(db_path).close()  # a StoreError says what is wrong, before stdio
     from ..mcp.tools import run_stdio, stdio_server
 
-    run_stdio(stdio_server(db_path))
+    run_stdio(stdio_server(db_path, time_limit))
 
 
 @main.command(short_help="Print the JSON Schema of a --format json output.")

@@ -8,7 +8,7 @@ import socket
 import click
 
 from ..core.problems import Problem
-from ..serve.app import CACHE_MB, SQL_TIME_LIMIT_MS, _Server, make_datasette
+from ..serve.app import CACHE_MB, SQL_TIME_LIMIT_MS, _Server, make_datasette, quiet_lifespan
 from .main import db_option
 
 
@@ -53,7 +53,8 @@ def _check_port(host: str, port: int) -> None:
     show_default=True,
     type=click.IntRange(100, 600_000),
     metavar="MS",
-    help="Time limit of any SQL query and of any code search (the search page, MCP's grep), in milliseconds.",
+    help="Time limit of any SQL query, of any code search (the search page, MCP's grep) and of fit's work (the"
+    " fit page, MCP's fit), in milliseconds.",
 )
 @click.option(
     "--cache-mb",
@@ -64,7 +65,16 @@ def _check_port(host: str, port: int) -> None:
     help="Memory for the response cache: a page is rendered once per state of the database and then"
     " answered from memory, until a build writes into the database; 0 turns it off.",
 )
-def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A name requests may be addressed to (their Host header), beside loopback names, IP addresses and"
+    " --host; repeatable. Any other is refused: a page of another site reaching the server through a name"
+    " that resolves to it.",
+)
+def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb, allow_hosts):
     """Browse the database in Datasette, read-only: the questions as canned queries, the parser matrix at
     /-/parser-matrix, and every file linked to its line upstream at the row's version."""
     from ..api import Index
@@ -77,7 +87,9 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
 
     import uvicorn
 
-    ds = make_datasette(db_path, upstream, time_limit_ms, host, cache_bytes=cache_mb << 20)
+    ds = make_datasette(
+        db_path, upstream, time_limit_ms, host, cache_bytes=cache_mb << 20, allow_hosts=allow_hosts
+    )
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
     click.echo(f"Serving {db_path} read-only at {url}  (parser matrix: {url}-/parser-matrix; Ctrl-C stops)")
     if open_browser:
@@ -90,7 +102,12 @@ def serve(db_path, host, port, open_browser, upstream, time_limit_ms, cache_mb):
     warm_searches()  # a server has threads: its searches fork through the fork server, started now
     server = _Server(
         uvicorn.Config(
-            ds.app(), host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+            quiet_lifespan(ds.app()),
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
         )
     )
     server.run()

@@ -87,11 +87,16 @@ def normalize_upstream(url: str) -> str:
     return url[:-4] if url.endswith(".git") else url
 
 
+def _linkable(upstream: str | None) -> bool:
+    """The one check every link built from the upstream passes: an http(s) URL or template (none: no link)."""
+    return upstream is not None and upstream_problem(upstream) is None
+
+
 def source_url(upstream: str | None, ref: str, path: str, line: int | None = None) -> str | None:
     """The upstream URL of a file (and line) at a ref. An upstream containing `{ref}`, `{path}` and
     `{line}` is a template (for hosts other than GitHub); otherwise GitHub's /blob/ layout. None (no link)
     for no upstream, or one that is not a valid http(s) URL or template."""
-    if upstream is None or upstream_problem(upstream):
+    if not _linkable(upstream):
         return None
     has_line = isinstance(line, int) and line > 0
     if "{" in upstream:
@@ -111,7 +116,7 @@ def ref_for(label: str, source: str | None, commit: str | None) -> str:
 def compare_url(upstream: str | None, ref_a: str, ref_b: str, path: str | None = None) -> str | None:
     """GitHub's compare view of two refs (at one file's diff when `path` is given); None for an upstream
     template (other hosts have no common compare layout), for none, and for one that is not valid."""
-    if upstream is None or "{" in upstream or upstream_problem(upstream):
+    if not _linkable(upstream) or "{" in upstream:
         return None
     import hashlib
 
@@ -119,11 +124,16 @@ def compare_url(upstream: str | None, ref_a: str, ref_b: str, path: str | None =
     return url + (f"#diff-{hashlib.sha256(path.encode()).hexdigest()}" if path else "")
 
 
-def commit_url(upstream: str, sha: str) -> str | None:
-    """GitHub's page of a commit; None for an upstream template."""
-    return None if "{" in upstream else f"{upstream}/commit/{quote(sha, safe='')}"
+def commit_url(upstream: str | None, sha: str) -> str | None:
+    """GitHub's page of a commit; None for an upstream template, for none, and for one that is not valid."""
+    if not _linkable(upstream) or "{" in upstream:
+        return None
+    return f"{upstream}/commit/{quote(sha, safe='')}"
 
 
-def pull_url(upstream: str, number: int | None) -> str | None:
-    """GitHub's page of a pull request; None for an upstream template or no number."""
-    return None if "{" in upstream or number is None else f"{upstream}/pull/{int(number)}"
+def pull_url(upstream: str | None, number: int | None) -> str | None:
+    """GitHub's page of a pull request; None for an upstream template, for none, for one that is not valid,
+    or no number."""
+    if not _linkable(upstream) or "{" in upstream or number is None:
+        return None
+    return f"{upstream}/pull/{int(number)}"

@@ -8,6 +8,7 @@ own rule; they were three functions of one name in three modules):
 - `parse_location`: the `PATH[:LINE[-END]]` argument of `show`, split.
 - `is_linkable_file`: is a stored cell value a repository file path a page may link (not a URL, not an
   absolute path, no spaces)?
+- `text_path`: a path as the database stores it: a name that is not UTF-8 with its bytes escaped.
 """
 
 from __future__ import annotations
@@ -62,3 +63,14 @@ def parse_location(text: str) -> tuple[str, int | None, int | None]:
     if end is None:
         return m.group("path"), start, start
     return m.group("path"), start, int(end) if end else None
+
+
+def text_path(path: str) -> str:
+    """A repository path as text the database can hold: the sources read names with surrogateescape, so a
+    name that is not UTF-8 (`bad\\xff_tool_parser.py`) arrives with lone surrogates, which SQLite's UTF-8
+    cannot store; its bytes are then written as \\xNN escapes (what git shows of them, quoted)."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -43,6 +43,10 @@ REPLY = "It is sunny in Paris today."
 THOUGHT = "The user asks about the weather."
 CALL_ID = "call_0123456789"  # some templates keep the last 9 characters (a digit string)
 MAX_TEMPLATE = 1 << 20  # a larger file is not rendered (read as text only)
+MAX_RENDERED = 1 << 20  # characters one render may produce (a real conversation renders a few thousand)
+MAX_VALUE = 1 << 20  # items a string, list or number made by * or ** in a template may hold (digits for **)
+RENDER_SECONDS = 20.0  # a template's renders, in a child process (render_bounded): a loop is stopped
+RENDER_MEMORY = 1 << 30  # ... and the memory they may take
 
 
 @dataclass
@@ -68,6 +72,7 @@ def environment():
     import datetime
 
     from jinja2 import ext
+    from jinja2.exceptions import SecurityError
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     def raise_exception(message):
@@ -83,7 +88,28 @@ def environment():
     # optimized=False: Jinja's compile-time constant folding left out. The build compiles each template once
     # and renders it a few times, so folding never pays: without it a compile takes 0.80 of the time (its code
     # generation 0.65), and every template of the 64 releases renders the same (issue 45, measured)
-    env = ImmutableSandboxedEnvironment(
+    class Environment(ImmutableSandboxedEnvironment):
+        """Jinja's sandbox (no attribute of Python's internals, no mutation of what it is given, ranges of at
+        most 100000), and no `*` or `**` making a value of more than MAX_VALUE items: `"a" * 1500000000`
+        took a render to 5.9 GB, `9 ** 9 ** 9` computes for hours in one C call."""
+
+        intercepted_binops = frozenset({"*", "**"})
+
+        def call_binop(self, context, operator, left, right):
+            if operator == "*":
+                for seq, n in ((left, right), (right, left)):
+                    if (
+                        isinstance(seq, (str, list, tuple))
+                        and isinstance(n, int)
+                        and len(seq) * n > MAX_VALUE
+                    ):
+                        raise SecurityError(f"the template repeats a value into more than {MAX_VALUE} items")
+            elif isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 64:
+                if right * max(abs(left), 2).bit_length() > MAX_VALUE:
+                    raise SecurityError(f"the template raises a number past {MAX_VALUE} bits")
+            return super().call_binop(context, operator, left, right)
+
+    env = Environment(
         trim_blocks=True, lstrip_blocks=True, extensions=[ext.loopcontrols, ext.do], optimized=False
     )
     env.filters["tojson"] = tojson
@@ -147,7 +173,17 @@ def _render(source: str, prompts: bool = True) -> Rendered:
     base = {"bos_token": "<s>", "eos_token": "</s>"}
 
     def run(messages, tools, generation=False) -> str:
-        return template.render(messages=messages, tools=tools, add_generation_prompt=generation, **base)
+        pieces, size = [], 0
+        for piece in template.generate(
+            messages=messages, tools=tools, add_generation_prompt=generation, **base
+        ):
+            size += len(piece)
+            if size > MAX_RENDERED:
+                from jinja2.exceptions import TemplateError
+
+                raise TemplateError(f"the template renders more than {MAX_RENDERED} characters")
+            pieces.append(piece)
+        return "".join(pieces)
 
     errors = []
     with_reply = None  # the plain reply's turn: the same for every attempt, rendered once it renders
@@ -340,12 +376,39 @@ def turns(template, source: str) -> list[dict]:
     return [t for _, t in found.values()]
 
 
-def facts(data: bytes) -> dict:
-    """The row a template blob gets (a build's worker: bytes -> the template_renders columns). Never raises."""
+def render_bounded(source: str, prompts: bool = False) -> Rendered:
+    """What render_call (or, with `prompts`, render) gives, computed in a child process stopped after
+    RENDER_SECONDS or past RENDER_MEMORY (core/bounded.py): a template from a repository (a build's, a
+    card's) may loop for hours. Stopped, it is a template that does not render (its `error` says why)."""
+    from ..core import bounded
+    from ..core.problems import Problem
+
+    if source in _RENDERED:
+        return _RENDERED[source]
     try:
-        r = render_call(data.decode("utf-8", errors="replace"))
+        return bounded.run(
+            _render_safely,
+            (source, prompts),
+            RENDER_SECONDS,
+            "rendering the template",
+            memory=RENDER_MEMORY,
+            hint="the template loops, or builds values too large to render",
+        )
+    except Problem as e:
+        return Rendered(error=f"does not render: {e.message}"[:300])
+
+
+def _render_safely(source: str, prompts: bool) -> Rendered:
+    try:
+        return _render(source, prompts)
     except Exception as e:  # noqa: BLE001 - a template that breaks the renderer is a finding, not a failed build
-        r = Rendered(error=f"does not render: {type(e).__name__}: {e}"[:300])
+        return Rendered(error=f"does not render: {type(e).__name__}: {e}"[:300])
+
+
+def facts(data: bytes) -> dict:
+    """The row a template blob gets (a build's worker: bytes -> the template_renders columns), rendered where
+    it can be stopped (render_bounded). Never raises."""
+    r = render_bounded(data.decode("utf-8", errors="replace"))
     return {"call": r.call, "reply": r.reply, "error": r.error, "notes": json.dumps(r.notes)}
 
 

@@ -56,6 +56,14 @@ def encode_words(data: bytes) -> str:
     return joined.decode("ascii")
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+
+
+def is_word(word: str) -> bool:
+    """Whether the identifiers the index holds (encode_words) can hold `word`: 2+ ASCII name characters."""
+    return _IDENTIFIER.fullmatch(word) is not None
+
+
 def encode_word(word: str) -> str:
     """One identifier as a tree_words query term."""
     return '"' + _UPPER_STR.sub(r"$\g<0>", word).lower() + '"'

@@ -107,6 +107,9 @@ class ToolSpec:
     annotations: ToolAnnotations = field(default_factory=lambda: READ_ONLY)
     paged: tuple[str, ...] = ()
     schema_name: str = ""  # the JSON contract's schema of the answer (default: the name, "-" for "_")
+    runs_code: bool = (
+        False  # it runs code in child processes (fit, replay): a server queues it (serve/work.py)
+    )
 
     @property
     def schema(self) -> str:
@@ -215,6 +218,25 @@ def _fit(ix, a):
             f"the text is over {MAX_INPUT // (1 << 20)} MB; for a tokenizer.json, send its added_tokens",
         )
     return ix.fit(a.text, a.version, a.kind, model=a.model, proof=a.proof, template_path=None)
+
+
+MAX_LOG_COMMITS = 1000  # commits a `log` answer lists per kind (a 100k-commit clone made a 62 MB answer)
+
+
+def _log(ix, a):
+    ans = ix.log(a.name, a.a, a.b, a.kind, a.framework, a.all_parents)
+    cut = 0
+    for k in ans.kinds:
+        if len(k.commits) > MAX_LOG_COMMITS:
+            cut += len(k.commits) - MAX_LOG_COMMITS
+            k.commits = k.commits[-MAX_LOG_COMMITS:]  # the newest
+    if cut:
+        said = (
+            f"the {cut} oldest commits are not listed (at most {MAX_LOG_COMMITS} a kind): ask a narrower range"
+            " (a, b closer together), or run tpindex log"
+        )
+        ans.note = f"{ans.note}; {said}" if ans.note else said
+    return ans
 
 
 def _replay(ix, a):
@@ -409,6 +431,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             Arg("proof", bool, True),
         ),
         _fit,
+        runs_code=True,
     ),
     ToolSpec(
         "contract",
@@ -475,7 +498,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Only for versions indexed from a git clone."
         ),
         (NAME, A, B, KIND, Arg("framework", bool, False), Arg("all_parents", bool, False)),
-        lambda ix, a: ix.log(a.name, a.a, a.b, a.kind, a.framework, a.all_parents),
+        _log,
     ),
     ToolSpec(
         "contains",
@@ -535,6 +558,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         _replay,
         annotations=REPLAY,
+        paged=("versions", "changes"),  # one version's modes hold a whole output (a 199 kB one made 59 MB)
+        runs_code=True,
     ),
 )
 
@@ -551,6 +576,7 @@ def _tool_function(spec: ToolSpec, run: Runner):
             answer = spec.ask(ix, a)
             return _page(answer, spec.paged, a.offset, a.max_chars) if spec.paged else answer
 
+        question.runs_code = spec.runs_code  # a server queues what runs code (serve/work.py)
         try:
             return _result(await run(ctx, question))
         except Problem as e:
@@ -570,8 +596,9 @@ def _tool_function(spec: ToolSpec, run: Runner):
 
 
 def register(mcp: MCPServer, run: Runner) -> None:
-    """Add tpindex's tools (TOOLS) to an MCP server. `run(ctx, question)` awaits `question(index)`; a Problem
-    it raises is the tool's error."""
+    """Add tpindex's tools (TOOLS) to an MCP server. `run(ctx, question)` awaits `question(index)` (its
+    `runs_code` says when it runs code in child processes: a server queues it); a Problem it raises is the
+    tool's error."""
     for spec in TOOLS:
         mcp.add_tool(
             _tool_function(spec, run), name=spec.name, description=spec.text, annotations=spec.annotations
@@ -662,8 +689,9 @@ def _grep_result_schema(rows: dict, model) -> dict:
     )
 
 
-def stdio_server(db_path: str) -> MCPServer:
-    """`tpindex mcp`: the tools over stdio, on one database opened read-only."""
+def stdio_server(db_path: str, time_limit: float | None = None) -> MCPServer:
+    """`tpindex mcp`: the tools over stdio, on one database opened read-only; `time_limit`: the seconds a
+    search or a fit may take (default: each one's own)."""
     import threading
 
     import anyio
@@ -675,7 +703,7 @@ def stdio_server(db_path: str) -> MCPServer:
 
     def ask(question):
         if getattr(local, "index", None) is None:
-            local.index = Index(db_path)
+            local.index = Index(db_path, time_limit=time_limit)
         return question(local.index)
 
     async def run(ctx, question):

@@ -12,13 +12,23 @@ def _day(date: str) -> str:
 
 
 def _files_text(files: list[CommitFile]) -> str:
-    return ", ".join(
-        f"{f.file} +{f.added} -{f.removed}" if f.added is not None else f"{f.file} (binary)" for f in files
+    from .text import printable
+
+    return printable(
+        ", ".join(
+            f"{f.file} +{f.added} -{f.removed}" if f.added is not None else f"{f.file} (binary)"
+            for f in files
+        ),
+        styles=False,
     )
 
 
 def _commit_line(c: Commit) -> str:
-    return f"{c.sha[:10]}  {_day(c.date)}  {c.subject}" + (" (merge)" if c.merge else "")
+    from .text import printable  # a subject is the repository's: no colour of its own reaches the terminal
+
+    return f"{c.sha[:10]}  {_day(c.date)}  {printable(c.subject, styles=False)}" + (
+        " (merge)" if c.merge else ""
+    )
 
 
 def format_log(ans: Log, width: int | None = None) -> list[str]:
@@ -60,7 +70,9 @@ def format_log(ans: Log, width: int | None = None) -> list[str]:
 
 
 def _md(s) -> str:
-    return "" if s is None else str(s).replace("|", "\\|").replace("\n", " ")
+    from .text import printable
+
+    return "" if s is None else printable(str(s), styles=False).replace("|", "\\|").replace("\n", " ")
 
 
 def md_commit(c: Commit) -> str:

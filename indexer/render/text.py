@@ -4,9 +4,30 @@ middle, where the file name stays readable)."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 ELLIPSIS = "…"
+
+# a control character (tab and newline aside), or a colour (SGR) sequence
+_CONTROL = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# the colours tpindex writes itself (style(), the diff's and the source's dim line numbers): all it keeps
+_OWN_STYLES = frozenset(f"\x1b[{n}m" for n in (0, 1, 2, *range(30, 38)))
+
+
+def printable(text: str, styles: bool = True) -> str:
+    """`text` with every control character (C0 but tab and newline, DEL, C1) written as a \\uXXXX escape, so
+    that what a repository holds (a commit subject, a path, a line of code) cannot move the cursor, set the
+    terminal's title or clipboard (OSC), or hide a line; the colours tpindex writes itself are kept (unless
+    `styles` is False: a field that came from a repository keeps none). In JSON the escape stands for the
+    same character, so JSON output stays the same data."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: m[0] if styles and m[0] in _OWN_STYLES else _escaped(m[0]), text)
+
+
+def _escaped(s: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" if c < " " or "\x7f" <= c <= "\x9f" else c for c in s)
 
 
 def output_width() -> int | None:

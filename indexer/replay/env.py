@@ -101,9 +101,10 @@ def ready(root: Path | None = None) -> bool:
     return (env_dir(root) / ".complete").is_file()
 
 
-def interpreter(root: Path | None = None, progress=None) -> Path:
+def interpreter(root: Path | None = None, progress=None, create: bool = True) -> Path:
     """The replay interpreter: TPINDEX_REPLAY_PYTHON when set (an interpreter you made yourself), else the
-    environment's, created now when it is not there."""
+    environment's, created now when it is not there (unless `create` is False: a server never installs
+    packages because a visitor asked for a replay; its operator sets the environment up)."""
     given = os.environ.get("TPINDEX_REPLAY_PYTHON")
     if given:
         if not os.access(given, os.X_OK):
@@ -112,6 +113,11 @@ def interpreter(root: Path | None = None, progress=None) -> Path:
                 "unset it to use the replay environment tpindex makes",
             )
         return Path(given)
+    if not create and not ready(root):
+        raise ReplayError(
+            "the replay environment is not set up where this server runs",
+            "its operator creates it once: tpindex replay --setup",
+        )
     return setup(root, progress)
 
 

@@ -206,6 +206,8 @@ def replay(
     server_args=None,
     api: str = "chat",
     prompt: str | None = None,
+    cancel=None,
+    create_environment: bool = True,
 ) -> Replay:
     """`progress(message)`: a line per version replayed; `notice(message)`: the slow first-use steps (a
     tree materialized, the environment created). `specials`: the synthetic tokenizer's special tokens instead
@@ -234,7 +236,10 @@ def replay(
     `api`: "chat" (the chat-completion serving code: serving-full, serving-stream) or "responses" (the version's
     Responses API serving code, OpenAIServingResponses, on its own ResponsesRequest: responses-full,
     responses-stream, responses-completed; only the serving mode, the others calling the parser directly
-    with a chat request; a version without it is `no-responses-api`)."""
+    with a chat request; a version without it is `no-responses-api`).
+
+    `cancel` (a threading.Event): once set, the run's processes are ended and the versions not replayed yet are
+    `killed` (a server whose client went away, or that is stopping)."""
     from ..answers.grep import select_versions
     from ..answers.versions import newest
     from . import env, runner
@@ -307,16 +312,17 @@ def replay(
         elif reasoning_parser:
             r_specials, r_written = specials_of(db, reasoning_parser, v, "reasoning", r_sig)
             specials, written = specials + r_specials, written + r_written
+        files = indexed_files(db, v) if rows[v]["source"] == "dir" else None
         if v in to_make:
             made += 1
             t_tree = time.monotonic()
-            tree = materialize(rows[v], root)
+            tree = materialize(rows[v], root, None, files)
             notice(
                 f"replay: materialized {v} ({made}/{len(to_make)} trees made once into the cache, "
                 f"{time.monotonic() - t_tree:.1f} s)"
             )
         else:
-            tree = materialize(rows[v], root, notice)
+            tree = materialize(rows[v], root, notice, files)
         responses_module = None
         if api == "responses":
             found = [m for m in RESPONSES_MODULES if (tree / m).is_file()]
@@ -359,7 +365,7 @@ def replay(
         )
     timing["materialize"] = round(time.monotonic() - t0, 3)
     t0 = time.monotonic()
-    python = env.interpreter(root, notice or (lambda m: None)) if job_list else None
+    python = env.interpreter(root, notice or (lambda m: None), create_environment) if job_list else None
     timing["environment"] = round(time.monotonic() - t0, 3)
     start = time.monotonic()
     stats: dict = {}
@@ -376,6 +382,7 @@ def replay(
             dataclass_file=root / f"dataclass-{digest}.json",
             root=root,
             progress=(lambda jid, done, n: progress(f"replayed {jid} ({done}/{n})")) if progress else None,
+            cancel=cancel,
         )
         if job_list
         else {}
@@ -416,6 +423,12 @@ def replay(
         environment=os.environ.get("TPINDEX_REPLAY_PYTHON") or str(env.env_dir(root)),
         timing=timing,
     )
+
+
+def indexed_files(db, version: str) -> dict[str, str]:
+    """path -> blob id of the files the index holds for a version (what a directory held when it was
+    indexed)."""
+    return dict(db.execute("select file, blob_id from version_files where version = ?", [version]).fetchall())
 
 
 RESPONSES_MODES = ("responses-full", "responses-stream", "responses-completed")
@@ -471,14 +484,18 @@ def _calls(raw: list[dict]) -> list[ReplayCall]:
     ]
 
 
+MAX_ERRORS = 20  # errors kept per mode (a parser failing on every one of 200000 deltas made a 59 MB answer)
+
+
 def _mode(mode: str, r: dict) -> ReplayMode:
+    raw = r.get("errors") or []
     errors = (
         [_err(r["error"])]
         if r.get("error")
-        else [
-            f"delta {e.get('delta')}: " + _err(e) if "delta" in e else _err(e) for e in r.get("errors") or []
-        ]
+        else [f"delta {e.get('delta')}: " + _err(e) if "delta" in e else _err(e) for e in raw[:MAX_ERRORS]]
     )
+    if not r.get("error") and len(raw) > MAX_ERRORS:
+        errors.append(f"... and {len(raw) - MAX_ERRORS} more errors like these")
     logged = [
         ReplayLog(
             level=x.get("level") or "",
@@ -488,7 +505,7 @@ def _mode(mode: str, r: dict) -> ReplayMode:
             where=x.get("where"),
             count=int(x.get("count") or 1),
         )
-        for x in r.get("logged") or []
+        for x in (r.get("logged") or [])[:MAX_ERRORS]
     ]
     m = ReplayMode(
         logged=logged,
@@ -539,6 +556,8 @@ def outcome(m: ReplayMode) -> str:
 
 
 def _version(v: str, r: dict) -> ReplayVersion:
+    if r.get("not_replayable"):  # tpindex cannot drive this tree: no result of vLLM's, no error of its code
+        return _empty(v, "not-replayable", r["not_replayable"])
     if r.get("status") in ("timeout", "crashed", "killed") or (r.get("error") and not r.get("modes")):
         out = _empty(v, r.get("status") if r.get("status") != "ok" else "error", _err(r.get("error")))
         out.seconds, out.cpu_seconds = r.get("seconds"), r.get("cpu_seconds")

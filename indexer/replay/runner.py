@@ -56,6 +56,7 @@ def run(
     stats: dict | None = None,
     dataclass_file: Path | None = None,
     root: Path | None = None,
+    cancel=None,
 ) -> dict[str, dict]:
     """job id -> the worker's result (drive.run's output), or {"status": "timeout"|"killed"|"crashed", ...}.
     `preload_file` keeps the installed modules earlier workers imported, for the server to import first;
@@ -63,25 +64,35 @@ def run(
     `root` the cache whose warm server runs the jobs (server.py; none: a server of this run alone)."""
     if not jobs:
         return {}
-    learnt = _read_preload(preload_file)
     stats = {} if stats is None else stats
+    # the protocol's lines are words separated by spaces: a job is named by its place, not by its id (a
+    # version label may hold a space)
+    ids = {f"j{i}": j["id"] for i, j in enumerate(jobs)}
+    jobs = [{**j, "id": key} for key, j in zip(ids, jobs, strict=True)]
+    if progress is not None:
+        told = progress
+        progress = lambda jid, done, n: told(ids[jid], done, n)  # noqa: E731
     work = Path(tempfile.mkdtemp(prefix="tpindex-replay-"))
     for j in jobs:
-        j["out"] = str(work / f"{len(j['id'])}-{abs(hash(j['id']))}.json")
+        j["out"] = str(work / f"{j['id']}.json")
         j["limits"] = {"memory": memory, "cpu": int(timeout) + 1}
     restore = _terminate_as_exit()  # before the child exists: no moment where SIGTERM would leave it behind
     try:
-        return _serve(
-            python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file
+        results = _serve(
+            python, root, jobs, parallel, timeout, progress, preload_file, stats, work, dataclass_file, cancel
         )
     finally:
         restore()
+        _cleanup(work)  # whatever ended the run
+    return {ids[key]: r for key, r in results.items()}
 
 
 START_WAIT = 120.0  # seconds for a session's first answer (the server imports what the header adds first)
 
 
-def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats) -> server.Session:
+def _open(
+    python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats, cancel=None
+) -> server.Session:
     """A session that answered `ready` (a stale or vanishing warm server is replaced, twice at most)."""
     t0 = time.monotonic()
     line = None
@@ -101,7 +112,7 @@ def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, 
                     + '{"end": true}\n'
                 ).encode()
             )
-            line = _line(s, START_WAIT)
+            line = _line(s, START_WAIT, cancel)
         except OSError:
             line = None
         if line and line.startswith("ready "):
@@ -119,11 +130,11 @@ def _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, 
     raise server.ServerFailed(f"no replay server would take the run ({line or 'no answer'})")
 
 
-def _line(s: server.Session, seconds: float) -> str | None:
+def _line(s: server.Session, seconds: float, cancel=None) -> str | None:
     deadline = time.monotonic() + seconds
     while b"\n" not in s.buf:
         left = deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or (cancel is not None and cancel.is_set()):
             return None
         ready, _, _ = select.select([s.sock], [], [], min(left, 0.5))
         if ready:
@@ -136,8 +147,9 @@ def _line(s: server.Session, seconds: float) -> str | None:
 
 
 def _serve(
-    python, root, jobs, parallel, timeout, progress, preload_file, stats, learnt, work, dataclass_file=None
+    python, root, jobs, parallel, timeout, progress, preload_file, stats, work, dataclass_file, cancel
 ) -> dict[str, dict]:
+    learnt = _read_preload(preload_file)
     # A warm server imports everything earlier runs' workers imported, once for many runs. A server of one
     # run does so only when several rounds of workers share it; with no more jobs than workers at once, each
     # worker imports (only) what it needs, side by side.
@@ -150,7 +162,9 @@ def _serve(
     session = None
     try:
         try:
-            session = _open(python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats)
+            session = _open(
+                python, root, work, jobs, parallel, preload, dataclass_file, one_run, stats, cancel
+            )
         except server.ServerFailed as e:
             for j in jobs:
                 results[j["id"]] = {
@@ -164,7 +178,7 @@ def _serve(
                 if jid not in results and jid not in killed and now - t0 > timeout:
                     server.kill_group(pid)
                     killed.add(jid)
-            if now > overall:
+            if now > overall or (cancel is not None and cancel.is_set()):
                 break
             if b"\n" not in session.buf:
                 ready, _, _ = select.select([session.sock], [], [], 0.2)
@@ -204,7 +218,9 @@ def _serve(
                 "status": "killed",
                 "error": {
                     "type": "Killed",
-                    "message": "the replay run's overall time limit ended it",
+                    "message": "stopped: what asked for it went away, or the server is stopping"
+                    if cancel is not None and cancel.is_set()
+                    else "the replay run's overall time limit ended it",
                     "where": None,
                 },
             }
@@ -222,7 +238,6 @@ def _serve(
     if any(r.get("status") == "crashed" for r in results.values()) and log.is_file():
         for r in results.values():
             r.setdefault("child_log", log.read_text(errors="replace")[-2000:])
-    _cleanup(work)
     return results
 
 

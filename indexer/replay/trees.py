@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import shlex
 import shutil
 import tempfile
 import threading
@@ -71,15 +72,31 @@ def _source(row: dict):
     raise ReplayError(f"{row['label']}: unknown source {kind!r}", "rebuild the version")
 
 
-def materialize(row: dict, root: Path | None = None, notice=None) -> Path:
-    """The version's tree in the cache (made now if it is not there yet); -> the tree's directory."""
+def materialize(
+    row: dict, root: Path | None = None, notice=None, indexed: dict[str, str] | None = None
+) -> Path:
+    """The version's tree in the cache (made now if it is not there yet); -> the tree's directory.
+    `indexed` (a version indexed from a directory, whose files may have changed since): path -> blob id
+    of the files the index holds; a tree whose files differ from them is refused (what runs must be what
+    was indexed)."""
     root = root or cache_root()
     dest = tree_dir(root, row)
     if (dest / ".complete").is_file():
+        if indexed is not None:
+            _same_as_indexed(row, _manifest(dest), indexed)
         return dest
     if notice:
         notice(f"replay: materializing {row['label']} into {dest} (once)")
     source, ref = _source(row)
+    try:
+        return _materialize(row, root, dest, source, ref, indexed)
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:  # a git source's cat-file process: one per tree read, none left behind
+            close()
+
+
+def _materialize(row: dict, root: Path, dest: Path, source, ref, indexed) -> Path:
     try:
         entries = [e for e in source.tree(ref) if wanted(e.path)]
     except OSError as e:
@@ -91,6 +108,8 @@ def materialize(row: dict, root: Path | None = None, notice=None) -> Path:
         raise ReplayError(
             f"{row['label']}: its source has no vllm/ package to run", "replay needs a vLLM tree"
         )
+    if indexed is not None:
+        _same_as_indexed(row, {e.path: e.blob_id for e in entries}, indexed)
     blobs = root / "blobs"
     (root / "trees").mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=root / "trees"))
@@ -122,3 +141,26 @@ def materialize(row: dict, root: Path | None = None, notice=None) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+def _manifest(tree: Path) -> dict[str, str]:
+    try:
+        data = json.loads((tree / ".manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _same_as_indexed(row: dict, have: dict[str, str], indexed: dict[str, str]) -> None:
+    """Refuse a tree whose files (those replay runs: WANTED) are not the ones the index holds."""
+    changed = sorted(p for p, blob in indexed.items() if wanted(p) and have.get(p, blob) != blob)
+    gone = sorted(p for p in indexed if wanted(p) and p not in have)
+    if changed or gone:
+        first = (changed or gone)[0]
+        raise ReplayError(
+            f"{row['label']} was indexed from the directory {row['origin']}, whose files changed since"
+            f" ({len(changed)} changed, {len(gone)} gone: {first}); replay runs what was indexed, not what"
+            " the directory holds now",
+            f"index the directory again (tpindex build --path {shlex.quote(str(row['origin']))} --label"
+            f" {shlex.quote(row['label'])}), then replay",
+        )

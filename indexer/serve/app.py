@@ -20,12 +20,15 @@ def make_datasette(
     time_limit_ms: int = SQL_TIME_LIMIT_MS,
     host: str | None = None,
     cache_bytes: int = CACHE_BYTES,
+    allow_hosts: tuple[str, ...] = (),
 ):
     """A Datasette instance serving one tpindex database read-only (the connections open it with
     mode=ro and are query-only; Datasette 0.65 has no write API and no writable canned query is defined).
-    SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; /-/mcp
-    answers only requests addressed to a loopback host (or `host`) from a loopback origin. Pages are kept
-    in a response cache of at most cache_bytes (cache.py; 0: none)."""
+    SQL from users (pages, canned queries, MCP's execute_sql) is bounded in value and result size; every
+    request must be addressed to a loopback name, an IP address, `host` or one of `allow_hosts`, and a form
+    posted from its own origin (guard.py); /-/mcp answers only requests addressed to a loopback host (or
+    `host`) from a loopback origin. Pages are kept in a response cache of at most cache_bytes (cache.py;
+    0: none)."""
     from datasette.app import Datasette
 
     from . import cache, plugin
@@ -52,6 +55,9 @@ def make_datasette(
     if "_memory" in ds.databases:  # added by Datasette when started without files
         ds.remove_database("_memory")
     _protect_mcp(ds, host)
+    from .guard import allowed_hosts
+
+    ds._tpindex_hosts = allowed_hosts(host, allow_hosts)
     cache.install(ds, cache_bytes)
     return ds
 
@@ -91,7 +97,37 @@ def _database_class():
         """Datasette's database, with SQL from users bounded: a value may hold at most MAX_VALUE_BYTES
         (select zeroblob(300000000) returned 1.8 GB and the server grew to 10 GB), all the rows together
         MAX_RESULT_BYTES. The answers' own reads (execute_fn) are not bounded. Tables that cannot be
-        counted (contentless full-text indexes) are not counted, instead of logging an error per page."""
+        counted (contentless full-text indexes) are not counted, instead of logging an error per page.
+
+        A database file replaced under the server (`mv new.db served.db`: another file at the path) is
+        noticed at the next query and read from then on: Datasette's connections, one per thread, kept the
+        old file open (and served it indefinitely); each is opened again when the path's file changed."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._file = _file_id(self.path)
+            self._opened: dict[int, tuple] = {}  # id of a connection -> the file it was opened on
+
+        def connect(self, write=False):
+            conn = super().connect(write)
+            self._opened[id(conn)] = self._file
+            return conn
+
+        def _current(self, conn):
+            """The thread's connection, opened again when the file at the path is another one now."""
+            if self._opened.get(id(conn)) == self._file:
+                return conn
+            import datasette.database as dd
+
+            fresh = self.connect()
+            self.ds._prepare_connection(fresh, self.name)
+            if getattr(dd.connections, self.name, None) is conn:
+                setattr(dd.connections, self.name, fresh)
+            self._opened.pop(id(conn), None)
+            if conn in self._all_file_connections:
+                self._all_file_connections.remove(conn)
+            conn.close()
+            return fresh
 
         async def execute(self, sql, *args, **kwargs):
             token = user_sql.set(True)
@@ -101,20 +137,30 @@ def _database_class():
                 user_sql.reset(token)
 
         async def execute_fn(self, fn):
-            if not user_sql.get():
-                return await super().execute_fn(fn)
+            now = _file_id(self.path)
+            if now is not None and now != self._file:
+                self._file = now
+            run = fn
+            if user_sql.get():
 
-            def bounded(conn):
-                old = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-                factory = conn.row_factory
-                conn.row_factory = _counting(factory)
-                try:
-                    return fn(conn)
-                finally:
-                    conn.row_factory = factory
-                    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old)
+                def run(conn):
+                    old = conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+                    factory = conn.row_factory
+                    conn.row_factory = _counting(factory)
+                    try:
+                        return fn(conn)
+                    finally:
+                        conn.row_factory = factory
+                        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old)
 
-            return await super().execute_fn(bounded)
+            if self.ds.executor is None:
+                conn = self._read_connection
+                if conn is not None and self._opened.get(id(conn)) != self._file:
+                    self._read_connection = None
+                    conn.close()
+                return await super().execute_fn(run)
+            # in the connection's thread, with the thread's connection to the file at the path now
+            return await super().execute_fn(lambda conn: run(self._current(conn)))
 
         async def table_counts(self, limit=10):
             if not self.is_mutable and self.cached_table_counts is not None:
@@ -137,6 +183,17 @@ def _database_class():
             return counts
 
     return ServedDatabase
+
+
+def _file_id(path) -> tuple | None:
+    """The identity of the file at a path (device, inode): another file after a `mv` onto the path."""
+    import os
+
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError):
+        return None
+    return st.st_dev, st.st_ino
 
 
 _UNCOUNTABLE = {"code_postings", "tree_words"}  # contentless full-text tables: "does not support scanning"
@@ -177,7 +234,8 @@ def _server_class():
         """uvicorn's server, but a signal only stops it gracefully: uvicorn raises the signal again once
         stopped (SIGTERM then ended the process with status 143 and a CancelledError traceback of the
         lifespan, Ctrl-C with status 0); serve exits itself, 0 on SIGTERM and 130 on Ctrl-C. Searches at
-        work are stopped at once, so that their requests do not hold the shutdown up to their time limit."""
+        work are stopped at once, and so are the replays and fits of the queue for code (work.py), so that
+        their requests do not hold the shutdown up to their time limit."""
 
         signals: list[int] = []
 
@@ -193,12 +251,31 @@ def _server_class():
 
         def handle_exit(self, sig, frame):
             from ..api import stop_searches
+            from .work import cancel_all
 
             self.signals.append(sig)
             super().handle_exit(sig, frame)
+            cancel_all()  # the replays and fits at work end their children and return
             stop_searches()
 
     return Server
+
+
+def quiet_lifespan(app):
+    """The app, whose lifespan task ends quietly when the server's loop ends under it: datasette-mcp's wrapper
+    of the lifespan still closes its MCP sessions when Datasette has answered the shutdown (a session whose
+    call was just stopped), and the loop's end cancelling it was logged as a CancelledError traceback."""
+    import asyncio
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "lifespan":
+            return await app(scope, receive, send)
+        try:
+            return await app(scope, receive, send)
+        except asyncio.CancelledError:
+            return None
+
+    return wrapped
 
 
 def _Server(config):  # noqa: N802 - a class made on first use (uvicorn is imported only by serve)

@@ -358,6 +358,7 @@ async def grep_page(datasette, request):
         "truncated": False,
         "max_rows": MAX_GREP_ROWS,
     }
+    status = 200
     if q:
         from ..core.problems import Problem
         from .state import ask
@@ -375,6 +376,7 @@ async def grep_page(datasette, request):
             res = await asyncio.to_thread(planned.run, limit, MAX_GREP_LINES, MAX_GREP_ROWS)
         except Problem as e:
             ctx["error"] = (e.message, e.hint)
+            status = _status_of(e)
         else:
             shown = res.matches[:MAX_GREP_ROWS]
             ctx.update(
@@ -383,4 +385,12 @@ async def grep_page(datasette, request):
                 truncated=res.truncated,
                 rows=_grep_rows(datasette, res, shown, db_arg),
             )
-    return Response.html(await datasette.render_template("tpindex_grep.html", ctx, request=request))
+    return Response.html(
+        await datasette.render_template("tpindex_grep.html", ctx, request=request), status=status
+    )
+
+
+def _status_of(e) -> int:
+    """A search stopped at its time or memory limit is no answer to keep: 503, which serve's response cache
+    never keeps (it is asked again once the load is gone); any other problem is the page's answer."""
+    return 503 if e.transient else 200

@@ -29,9 +29,7 @@ async def check_doc_page(datasette, request):
     wanted, names = await served_database(datasette, request)
     form = await _form(request)
     text = form.get("doc", "") or ""
-    too_large = request.scope.get(
-        "tpindex_form_too_large"
-    )  # cut at the plugin's MAX_FORM_BYTES as it was read
+    too_large = request.scope.get("tpindex_body_too_large")  # cut at guard.BODY_LIMITS as it was read
     at = (form.get("at", "") or "").strip()[:MAX_QUERY]
     db = datasette.get_database(wanted)
     versions = await ask(datasette, wanted, lambda ix: ix.labels())

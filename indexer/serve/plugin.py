@@ -214,60 +214,14 @@ async def _page_vars(template, database, request, datasette):
     return out
 
 
-MAX_FORM_BYTES = (
-    3 * 200_000 + 4096
-)  # a check-doc form: the 200 kB document, url-encoded (each byte %XX at worst)
-
-
 @hookimpl
 def asgi_wrapper(datasette):
-    """In front of Datasette: the response cache (cache.py, when serve installed one), then a form posted to
-    /-/check-doc read no further than MAX_FORM_BYTES (Datasette's CSRF check and post_vars() read a whole
-    body, 100 MB as well as 2 kB, before the page could look at its size): a declared length over it is
-    refused at once, a longer body is cut there and the page says so."""
-    from . import cache
+    """In front of Datasette: the Host, Origin and body rules every request passes (guard.py), then the
+    response cache (cache.py, when serve installed one)."""
+    from . import cache, guard
 
     def wrap(app):
-        async def bounded(scope, receive, send):
-            if (
-                scope["type"] != "http"
-                or scope.get("method") != "POST"
-                or scope.get("path") != datasette.urls.path("/-/check-doc")
-            ):
-                return await app(scope, receive, send)
-            length = dict(scope.get("headers") or []).get(b"content-length", b"")
-            if length.isdigit() and int(length) > MAX_FORM_BYTES:
-                body = (
-                    f"the document is larger than {MAX_FORM_BYTES // 3000} kB; check it with tpindex check-doc"
-                    " instead"
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 413,
-                        "headers": [
-                            (b"content-type", b"text/plain; charset=utf-8"),
-                            (b"connection", b"close"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return None
-            seen = 0
-
-            async def receive_bounded():
-                nonlocal seen
-                message = await receive()
-                if message.get("type") == "http.request":
-                    seen += len(message.get("body", b""))
-                    if seen > MAX_FORM_BYTES:
-                        scope["tpindex_form_too_large"] = True
-                        return {"type": "http.request", "body": b"", "more_body": False}
-                return message
-
-            return await app(scope, receive_bounded, send)
-
-        return cache.wrap(bounded, datasette)
+        return guard.wrap(cache.wrap(app, datasette), datasette)
 
     return wrap
 
@@ -388,6 +342,10 @@ def register_mcp_tools(datasette, mcp):
         if not await datasette.permission_allowed(actor, "view-database", names[0], default=True):
             raise Problem(f"database {names[0]!r} is not available")
 
+        if getattr(question, "runs_code", False):  # fit, replay: a job of the server's queue for code
+            from .work import ask as queued
+
+            return await queued(datasette, names[0], question)
         path = datasette.get_database(names[0]).path
         limit = datasette.setting("sql_time_limit_ms") / 1000
 

@@ -245,6 +245,12 @@ class GitSource:
             self._catfile = CatFile(self._command)
         return self._catfile
 
+    def close(self) -> None:
+        """End the cat-file process (a long-lived reader, a server's replay, must not keep one per read)."""
+        if self._catfile is not None:
+            self._catfile.close()
+            self._catfile = None
+
 
 def _discover(path: Path) -> tuple[str, str | None]:
     """(git directory, work tree or None when bare) of the repository at `path` itself: its work tree's root,

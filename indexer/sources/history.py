@@ -26,14 +26,18 @@ from dataclasses import dataclass
 from . import SourceError
 
 # A squashed pull request: "[Bugfix] fix the parser (#12345)"; a merged one: "Merge pull request #123 from ..."
-_PR_SQUASHED = re.compile(r"\(#(\d+)\)\s*$")
-_PR_MERGED = re.compile(r"^Merge pull request #(\d+)\b")
+_PR_SQUASHED = re.compile(r"\(#([0-9]+)\)\s*$")
+_PR_MERGED = re.compile(r"^Merge pull request #([0-9]+)\b")
+
+
+MAX_PR_DIGITS = 18  # a larger number is no pull request, and no SQLite INTEGER (at most 2**63 - 1) holds it
 
 
 def pr_of(subject: str) -> int | None:
-    """The pull request a commit subject names, else None."""
+    """The pull request a commit subject names, else None (a number of more than MAX_PR_DIGITS digits names
+    none: `(#99999999999999999999999)` in a subject must not stop the build from storing the history)."""
     m = _PR_SQUASHED.search(subject) or _PR_MERGED.match(subject)
-    return int(m.group(1)) if m else None
+    return int(m.group(1)) if m and len(m.group(1)) <= MAX_PR_DIGITS else None
 
 
 def subject_of(message: str) -> str:

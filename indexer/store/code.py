@@ -454,6 +454,41 @@ def read_bytes(conn, blob_id: str) -> bytes | None:
     return zlib.decompress(row[0]) if row else None
 
 
+def unindexed(conn) -> list[str]:
+    """The blob ids of the text blobs whose document in code_postings (grep's index) is not their line ids in
+    line order: missing, cut short, holding other lines, or indexed under a row no blob has (its id then
+    given as the row, "#N"). Each document is read back through fts5vocab, in (row, position) order, and
+    compared with the blob's array."""
+    if not _has_table(conn):
+        return []
+    conn.execute(
+        "create virtual table if not exists temp.code_places using fts5vocab(main, code_postings, 'instance')"
+    )
+    places = conn.execute("select doc, offset, term from temp.code_places order by doc, offset")
+    place = next(places, None)
+    bad = []
+    for row, blob_id, packed in conn.execute(
+        "select id, blob_id, lines from code_texts where lines is not null order by id"
+    ):
+        while place is not None and place[0] < row:  # a document of no blob
+            bad.append(f"#{place[0]}")
+            while place is not None and place[0] == int(bad[-1][1:]):
+                place = next(places, None)
+        got = []
+        while place is not None and place[0] == row:
+            got.append(place[2])
+            place = next(places, None)
+        try:
+            want = document(unpack_ids(packed)).split()
+        except (ValueError, zlib.error, TypeError):
+            want = None  # damaged itself: damaged() says so
+        if want is not None and got != want:
+            bad.append(blob_id)
+    if place is not None:
+        bad.append(f"#{place[0]}")
+    return bad
+
+
 def damaged(conn) -> tuple[int, list[str]]:
     """(blobs checked, the ids of those whose stored code does not hash to their blob id): each blob's bytes
     are put back together from its line ids (or its raw bytes) and hashed as git does, sha1 of

@@ -1347,6 +1347,20 @@ def run(job: dict) -> dict:
     out: dict = {"version": job["version"], "modes": {}}
     try:
         tree = Tree(job)
+        missing = [
+            what
+            for what, manager, wanted in (
+                ("tool-parser", tree.tool_manager, True),
+                ("reasoning-parser", tree.reasoning_manager, bool(job.get("reasoning_parser"))),
+            )
+            if wanted and manager is None
+        ]
+        if missing:  # nothing of the version's to ask for the parser: not its failure, replay's limit
+            out["not_replayable"] = (
+                f"no {' or '.join(missing)} registry in this tree to ask for the parser by its name (its"
+                " serving code picks a parser class itself)"
+            )
+            return out
         tree.request()  # an unknown request field refuses the version before anything runs
         if "serving" in job["modes"] or job.get("server_args") or job.get("server_env"):
             _check_server_args(tree)

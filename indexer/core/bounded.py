@@ -1,5 +1,7 @@
 """Work with a wall-clock limit that really stops it: run a function in a child process and kill it when the
-limit passes.
+limit passes. What a visitor, an MCP client, a model's files or a repository controls runs so: grep's
+search (a pattern), fit (vLLM's regular expressions on a given text, a given chat template), the chat
+templates a build renders (a repository's) and the card renders from an older database.
 
 A backtracking regular expression can take exponential time inside one C call of Python's `re`, holding the
 GIL: no signal handler, thread or SQL time limit gets a word in, and in a server every other request waits.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 
-from ..core.problems import Problem
+from .problems import Problem
 
 MEMORY_LIMIT = 2 << 30  # bytes of address space a child may add to what it starts with
 
@@ -27,18 +29,39 @@ MEMORY_LIMIT = 2 << 30  # bytes of address space a child may add to what it star
 class TooSlow(Problem):
     """The work took longer than its time limit and was stopped."""
 
+    transient = True
+
 
 class TooLarge(Problem):
     """The work needed more memory than the limit, or its process died."""
 
+    transient = True
 
-_PRELOAD = ["indexer.answers.grep", "indexer.store.database"]
+
+class Cancelled(Problem):
+    """The work was stopped because what asked for it went away (a browser closed the page)."""
+
+    transient = True
+
+
+# what the fork server imports once, so that a child forked from it does not (warm() adds the modules of the
+# work a process will send)
+_PRELOAD = ["indexer.store.database"]
 _running: set = set()  # the children at work, for stop_all
 _lock = threading.Lock()
 
 
+_HOME = (
+    os.getpid()
+)  # the process that imported this module; a process forked from it forks its children itself
+
+
+_stopping = threading.Event()  # stop_all was called: a child that dies now was stopped, not broken
+
+
 def stop_all() -> None:
     """Kill every child at work (a server shutting down): the threads waiting for them return at once."""
+    _stopping.set()
     with _lock:
         procs = list(_running)
     for proc in procs:
@@ -56,11 +79,12 @@ def _context():
     return ctx
 
 
-def warm() -> None:
+def warm(preload: list[str] | tuple[str, ...] = ()) -> None:
     """Start the fork server now (a process with threads forks its children through it), so that the first
-    search does not wait for it."""
+    search does not wait for it; `preload`: the modules of the work it will run, imported there once."""
     import multiprocessing
 
+    _PRELOAD.extend(m for m in preload if m not in _PRELOAD)
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)
     from multiprocessing import forkserver
@@ -92,15 +116,17 @@ def _child(conn, fn, args, memory: int, nice: int, seconds: float | None = None)
     try:
         out = ("ok", fn(*args))
     except Problem as e:
-        out = ("problem", type(e).__name__, e.message, e.hint)
+        out = ("raised", e)
     except MemoryError:
         out = ("memory",)
     except RecursionError:
-        out = ("problem", "Problem", "the work nests too deeply", "simplify what was asked")
+        out = ("problem", "the work nests too deeply", "simplify what was asked")
     try:
         conn.send(out)
     except MemoryError:
         conn.send(("memory",))
+    except Exception:  # noqa: BLE001 - a problem whose attributes do not pickle: its words still do
+        conn.send(("problem", out[1].message, out[1].hint) if out[0] == "raised" else ("died",))
     conn.close()
 
 
@@ -163,11 +189,29 @@ def _forked(fn, args, seconds: float, memory: int) -> tuple:
             pass
 
 
-def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int = MEMORY_LIMIT):
+SEARCH_HINT = (
+    "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested repetition such as (a|aa)*"
+    " or (.*)*, or give it more time (--time-limit)"
+)
+
+
+def run(
+    fn,
+    args: tuple,
+    seconds: float,
+    what: str = "the search",
+    memory: int = MEMORY_LIMIT,
+    hint: str = SEARCH_HINT,
+    cancel: threading.Event | None = None,
+):
     """fn(*args) in a child process, its result (picklable) returned; a Problem it raises is raised again
-    here. Stopped after `seconds` (TooSlow), or when it needs more than `memory` more bytes (TooLarge)."""
-    if threading.active_count() == 1:
-        return _answer(_forked(fn, args, seconds, memory), seconds, what, memory, None)
+    here. Stopped after `seconds` (TooSlow), or when it needs more than `memory` more bytes (TooLarge), or
+    when `cancel` is set (Cancelled: what asked for it went away); `hint` says what to do then. A process
+    forked from the one that imported this module (a build's worker, whose other thread only watches its
+    parent) forks itself too: the fork server multiprocessing keeps is its parent's, whose bookkeeping fails
+    there (ECHILD)."""
+    if threading.active_count() == 1 or os.getpid() != _HOME:
+        return _answer(_forked(fn, args, seconds, memory), seconds, what, memory, None, hint)
     import time
 
     ctx = _context()
@@ -180,13 +224,20 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
         _running.add(proc)
     send.close()
     try:
-        if not receive.poll(max(0.0, deadline - time.monotonic())):
-            out = ("slow",)
-        else:
-            try:
-                out = receive.recv()
-            except (EOFError, OSError):
-                out = ("died",)
+        while True:
+            left = deadline - time.monotonic()
+            if receive.poll(max(0.0, min(left, 0.25) if cancel is not None else left)):
+                try:
+                    out = receive.recv()
+                except (EOFError, OSError):
+                    out = ("died",)
+                break
+            if cancel is not None and cancel.is_set():
+                out = ("cancelled",)
+                break
+            if time.monotonic() >= deadline:
+                out = ("slow",)
+                break
     finally:
         receive.close()
         if proc.is_alive():
@@ -194,26 +245,23 @@ def run(fn, args: tuple, seconds: float, what: str = "the search", memory: int =
         proc.join()
         with _lock:
             _running.discard(proc)
-    return _answer(out, seconds, what, memory, proc.exitcode)
+    return _answer(out, seconds, what, memory, proc.exitcode, hint)
 
 
-def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode):
+def _answer(out: tuple, seconds: float, what: str, memory: int, exitcode, hint: str = SEARCH_HINT):
     if out[0] == "slow":
-        raise TooSlow(
-            f"{what} took longer than its time limit ({seconds:g} s) and was stopped",
-            "narrow it (a literal in the pattern, fewer versions, a --path), avoid nested"
-            " repetition such as (a|aa)* or (.*)*, or give it more time (--time-limit)",
-        )
+        raise TooSlow(f"{what} took longer than its time limit ({seconds:g} s) and was stopped", hint)
     if out[0] == "ok":
         return out[1]
+    if out[0] == "raised":  # the problem the work raised, as it was
+        raise out[1]
     if out[0] == "problem":
-        from . import ere, versions
-
-        kinds = {"PatternError": ere.PatternError, "AnswerError": versions.AnswerError}
-        raise kinds.get(out[1], Problem)(out[2], out[3])
+        raise Problem(out[1], out[2])
+    if out[0] == "cancelled" or (out[0] == "died" and _stopping.is_set()):
+        raise Cancelled(f"{what} was stopped: its request went away, or the server is stopping", "ask again")
     raise TooLarge(
         f"{what} needed more than {memory >> 30} GiB of memory and was stopped"
         if out[0] == "memory"
         else f"{what} ended without an answer (its process died{f': exit status {exitcode}' if exitcode else ''})",
-        "narrow it (a literal in the pattern, fewer versions, a --path)",
+        hint,
     )
