@@ -221,8 +221,15 @@ def no_registry_tree() -> dict[str, str | None]:
 
     tp = "vllm/entrypoints/openai/tool_parsers/"
     files = dict(history()["v0.6.3"])
-    for name in ("torch", "split", "spin", "pure", "hog"):
-        files[tp + f"{name}_tool_parser.py"] = None
+    for path in list(
+        files
+    ):  # every other parser of the fixture's tree: the era had one class, named by the CLI
+        if (
+            path.startswith(tp)
+            and path.endswith("_tool_parser.py")
+            and not path.endswith("/fixture_tool_parser.py")
+        ):
+            files[path] = None
     files[tp + "__init__.py"] = "from .fixture_tool_parser import FixtureJsonToolParser\n"
     files[tp + "abstract_tool_parser.py"] = ABSTRACT[: ABSTRACT.index("class ToolParserManager")]
     files[tp + "fixture_tool_parser.py"] = JSON_PARSER.replace(

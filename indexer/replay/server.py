@@ -76,10 +76,19 @@ def servers_dir(root: Path) -> Path:
 
 
 def socket_path(root: Path, k: str) -> str:
-    path = str(servers_dir(root) / f"{k}.sock")
-    if len(path.encode()) < 100:  # sun_path holds 108 bytes
+    return short_socket(str(servers_dir(root) / f"{k}.sock"))
+
+
+def short_socket(path: str) -> str:
+    """`path`, or, when it is too long for a Unix socket (sun_path holds 108 bytes), a path named by its hash
+    in a directory of this user's alone under the temporary directory (or /tmp, when that is long too)."""
+    if len(path.encode()) < 100:
         return path
-    d = Path(tempfile.gettempdir()) / f"tpindex-{os.getuid()}"
+    name = f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.sock"
+    base = Path(tempfile.gettempdir())
+    if len(str(base / f"tpindex-{os.getuid()}" / name).encode()) >= 100:
+        base = Path("/tmp")
+    d = base / f"tpindex-{os.getuid()}"
     d.mkdir(mode=0o700, exist_ok=True)
     st = d.lstat()
     if st.st_uid != os.getuid() or st.st_mode & 0o077 or not d.is_dir() or d.is_symlink():
@@ -87,7 +96,7 @@ def socket_path(root: Path, k: str) -> str:
             f"{d} is not a directory of yours alone, so the replay server's socket cannot go there",
             "remove it, or set TPINDEX_REPLAY_CACHE to a shorter path",
         )
-    return str(d / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.sock")
+    return str(d / name)
 
 
 class Session:
@@ -183,7 +192,7 @@ def open_session(
         "watch": [str(p) for p in sorted(CHILD_DIR.glob("*.py"))],
     }
     if idle <= 0:
-        path = str(work / "server.sock")
+        path = short_socket(str(work / "server.sock"))
         proc, pid = _start(
             python,
             {
