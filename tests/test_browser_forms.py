@@ -38,7 +38,7 @@ def test_the_fit_form_filled_by_a_link_runs_only_when_posted(browser, server, tm
     shown = tmp_path / "fit-answer.html"
     shown.write_text(page.replace("<head>", f'<head><base href="{server}">', 1))
     dom = browser.dom(shown.as_uri())
-    assert "Tool parsers" in dom and "tagged" in dom
+    assert "tool parsers with evidence" in dom and "tagged" in dom
     browser.screenshot(shown.as_uri(), shots / "fit-answer.png")
 
 
