@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from indexer.extract import parse
 from indexer.extract.locate import locate
 from indexer.store import database as store
+from indexer.store.schema import setup as schema_setup
 
 STATUSES = {"ok", "syntax-errors", "nul-bytes", "not-utf8", "extract-failed"}
 FUZZ = settings(
@@ -34,7 +35,7 @@ FUZZ_MANY = settings(FUZZ, max_examples=1000)  # cheap to generate
 
 @pytest.fixture(scope="module")
 def schema(tmp_path_factory):
-    db = store.connect(tmp_path_factory.mktemp("fuzz") / "fuzz.db")
+    db = store.connect(tmp_path_factory.mktemp("fuzz") / "fuzz.db", setup=schema_setup)
     db.conn.execute("pragma foreign_keys = off")
     yield db.conn
     db.conn.close()
